@@ -198,6 +198,15 @@ def decimal_to_float(m: int, e: int) -> float:
     return float(m) / float(10 ** -e)
 
 
+def widen_f32(bits: int) -> float:
+    """binary32 -> binary64 by bits, so a NaN keeps sign, payload and quiet bit
+    exactly (hardware conversion would quiet a signalling NaN)."""
+    if bits & 0x7F800000 == 0x7F800000 and bits & 0x007FFFFF:
+        wide = ((bits & 0x80000000) << 32) | (0x7FF << 52) | ((bits & 0x007FFFFF) << 29)
+        return struct.unpack("<d", wide.to_bytes(8, "little"))[0]
+    return struct.unpack("<f", bits.to_bytes(4, "little"))[0]
+
+
 def utf8_char_boundary(b: bytes, i: int) -> bool:
     return i == len(b) or (b[i] & 0xC0) != 0x80
 
@@ -329,6 +338,21 @@ class Dictionary:
     lists of keys (str or Symbol)."""
     strings: list
     shapes: list
+
+    def __post_init__(self):
+        encoded = [s.encode("utf-8") for s in self.strings]
+        if any(len(b) < MIN_TABLE_LEN for b in encoded) or len(set(encoded)) != len(encoded):
+            raise PithError("dictionary strings must be distinct and at least 2 bytes long")
+        shapes = [tuple(key_of(k) for k in keys) for keys in self.shapes]
+        if len(set(shapes)) != len(shapes) or any(len(set(k)) != len(k) for k in shapes):
+            raise PithError("dictionary shapes must be distinct and free of duplicate keys")
+        if len(encoded) > MAX_STRINGS or len(shapes) > MAX_SHAPES:
+            raise PithError("dictionary too large")
+
+    @classmethod
+    def generated(cls, strings: int, shapes: int) -> "Dictionary":
+        """The synthetic dictionaries of the vector files ("generate")."""
+        return cls([f"s{i}" for i in range(strings)], [[f"k{i}"] for i in range(shapes)])
 
     def encode(self) -> bytes:
         body = ["pith-dictionary-v1", list(self.strings),
@@ -765,7 +789,7 @@ class Decoder:
         if t == TRUE:
             return True
         if t == F32:
-            return struct.unpack("<f", self.fixed(4, at))[0]
+            return widen_f32(int.from_bytes(self.fixed(4, at), "little"))
         if t == F64:
             return struct.unpack("<d", self.fixed(8, at))[0]
         if t in (INT_POS, INT_NEG, INT_DELTA):
