@@ -755,10 +755,10 @@ class Decoder:
         if SHAPE0 <= t < ARR0 or t in (SHAPE8, SHAPE16, MAPDEF_LONG) or MAPDEF0 <= t < SMALLINT0:
             return self.shaped_map(t, at, depth)
         if ARR0 <= t < MAPDEF0 or t == ARR_LONG:
+            self.check_depth(depth, at)
             n = t - ARR0 if t != ARR_LONG else self.length(at, N_ARR0)
             if t != ARR_LONG and n > self.end - self.pos:
                 raise DecodeError("length_exceeds_input", at, "count exceeds the remaining input")
-            self.check_depth(depth, at)
             return [self.value(slot, depth + 1) for _ in range(n)]
         if SMALLINT0 <= t < PFX0:
             n = t - SMALLINT0 + SMALLINT_MIN
@@ -793,6 +793,8 @@ class Decoder:
         if t == F64:
             return struct.unpack("<d", self.fixed(8, at))[0]
         if t in (INT_POS, INT_NEG, INT_DELTA):
+            if t == INT_DELTA and slot.int is None:
+                raise DecodeError("bad_reference", at, "integer delta without a previous integer")
             v = self.varint(at)
             if t == INT_POS:
                 if v > UINT64_MAX - (SMALLINT_MAX + 1):
@@ -803,8 +805,6 @@ class Decoder:
                 if n < INT64_MIN:
                     raise DecodeError("invalid_value", at, "integer out of range")
             else:
-                if slot.int is None:
-                    raise DecodeError("bad_reference", at, "integer delta without a previous integer")
                 n = slot.int + unzigzag(v)
                 if not INT64_MIN <= n <= INT64_MAX:
                     raise DecodeError("invalid_value", at, "integer delta overflows int64")
@@ -820,12 +820,18 @@ class Decoder:
                 raise DecodeError("invalid_value", at, "big integer fits a native form")
             return mag if t == BIGINT_POS else -mag
         if t == MAP_GEN:
+            self.check_depth(depth, at)
             n = self.length(at)
             if 2 * n > self.end - self.pos:
                 raise DecodeError("length_exceeds_input", at, "count exceeds the remaining input")
-            self.check_depth(depth, at)
-            pairs = [(self.value(slot, depth + 1), self.value(slot, depth + 1)) for _ in range(n)]
-            return self.generic_map(pairs, at)
+            pairs, seen = [], set()
+            for _ in range(n):
+                k = self.value(slot, depth + 1)
+                if diag(k) in seen:
+                    raise DecodeError("duplicate_key", at, "key repeated in a map")
+                seen.add(diag(k))
+                pairs.append((k, self.value(slot, depth + 1)))
+            return self.generic_map(pairs)
         if t == BIN:
             n = self.length(at)
             return self.fixed(n, at)
@@ -994,10 +1000,7 @@ class Decoder:
             out[k] = self.value(slot, depth + 1)
         return out
 
-    def generic_map(self, pairs, at: int):
-        keys = [diag(k) for k, _ in pairs]
-        if len(set(keys)) != len(keys):
-            raise DecodeError("duplicate_key", at, "key repeated in a map")
+    def generic_map(self, pairs):
         if all(isinstance(k, (str, Symbol)) for k, _ in pairs):
             return dict(pairs)
         return Map(pairs)

@@ -1,0 +1,137 @@
+/*
+ * diag.c - the diagnostic notation (spec/vectors/README.md).
+ */
+#include "internal.h"
+
+#include <stdio.h>
+
+#define APPEND_LIT(out, lit) pith_buf_append((out), (lit), sizeof(lit) - 1)
+
+bool pith_format_bigint(bool negative, const uint8_t *mag, size_t len, pith_buf *out) {
+    while (len && mag[len - 1] == 0) len--;
+    if (len == 0) return APPEND_LIT(out, "0");
+    /* Schoolbook division by 10^9 on 32-bit limbs: quadratic, fine for the
+     * sizes a buffer can hold in practice, and exact for any size. */
+    size_t nlimbs = (len + 3) / 4;
+    uint32_t *limbs = (uint32_t *)mem_alloc(out->alloc, nlimbs * sizeof(uint32_t));
+    size_t maxchunks = nlimbs * 32 / 29 + 2; /* 10^9 > 2^29 */
+    uint32_t *chunks = (uint32_t *)mem_alloc(out->alloc, maxchunks * sizeof(uint32_t));
+    if (!limbs || !chunks) {
+        mem_free(out->alloc, limbs, nlimbs * sizeof(uint32_t));
+        mem_free(out->alloc, chunks, maxchunks * sizeof(uint32_t));
+        out->failed = true;
+        return false;
+    }
+    memset(limbs, 0, nlimbs * sizeof(uint32_t));
+    for (size_t i = 0; i < len; i++) limbs[i / 4] |= (uint32_t)mag[i] << (8 * (i % 4));
+    size_t nchunks = 0, top = nlimbs;
+    while (top) {
+        uint64_t rem = 0;
+        for (size_t i = top; i > 0; i--) {
+            uint64_t cur = (rem << 32) | limbs[i - 1];
+            limbs[i - 1] = (uint32_t)(cur / 1000000000u);
+            rem = cur % 1000000000u;
+        }
+        chunks[nchunks++] = (uint32_t)rem;
+        while (top && limbs[top - 1] == 0) top--;
+    }
+    bool ok = !negative || APPEND_LIT(out, "-");
+    char tmp[16];
+    int n = snprintf(tmp, sizeof tmp, "%u", chunks[nchunks - 1]);
+    ok = ok && pith_buf_append(out, tmp, (size_t)n);
+    for (size_t i = nchunks - 1; ok && i > 0; i--) {
+        n = snprintf(tmp, sizeof tmp, "%09u", chunks[i - 1]);
+        ok = pith_buf_append(out, tmp, (size_t)n);
+    }
+    mem_free(out->alloc, limbs, nlimbs * sizeof(uint32_t));
+    mem_free(out->alloc, chunks, maxchunks * sizeof(uint32_t));
+    return ok;
+}
+
+static bool diag_string(const char *p, size_t n, pith_buf *out) {
+    static const char hex[] = "0123456789abcdef";
+    bool ok = APPEND_LIT(out, "\"");
+    size_t run = 0;
+    for (size_t i = 0; ok && i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c >= 0x20 && c != 0x7F && c != '"' && c != '\\') continue;
+        ok = pith_buf_append(out, p + run, i - run);
+        run = i + 1;
+        if (c == '"') {
+            ok = ok && APPEND_LIT(out, "\\\"");
+        } else if (c == '\\') {
+            ok = ok && APPEND_LIT(out, "\\\\");
+        } else {
+            char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            ok = ok && pith_buf_append(out, esc, 6);
+        }
+    }
+    return ok && pith_buf_append(out, p + run, n - run) && APPEND_LIT(out, "\"");
+}
+
+static bool diag_hex(const uint8_t *p, size_t n, pith_buf *out) {
+    static const char hex[] = "0123456789abcdef";
+    bool ok = APPEND_LIT(out, "h'");
+    for (size_t i = 0; ok && i < n; i++) {
+        char pair[2] = {hex[p[i] >> 4], hex[p[i] & 15]};
+        ok = pith_buf_append(out, pair, 2);
+    }
+    return ok && APPEND_LIT(out, "'");
+}
+
+bool pith_diag(const pith_value *v, pith_buf *out) {
+    char tmp[48];
+    int n;
+    switch (v->type) {
+    case PITH_NULL:
+        return APPEND_LIT(out, "null");
+    case PITH_FALSE:
+        return APPEND_LIT(out, "false");
+    case PITH_TRUE:
+        return APPEND_LIT(out, "true");
+    case PITH_INT:
+        n = snprintf(tmp, sizeof tmp, "%lld", (long long)v->v.i);
+        return pith_buf_append(out, tmp, (size_t)n);
+    case PITH_UINT:
+        n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v->v.u);
+        return pith_buf_append(out, tmp, (size_t)n);
+    case PITH_BIGINT:
+        return pith_format_bigint(v->v.big.negative, v->v.big.mag, v->v.big.len, out);
+    case PITH_FLOAT:
+        return pith_diag_double(v->v.f, out);
+    case PITH_STRING:
+        return diag_string(v->v.str.ptr, v->v.str.len, out);
+    case PITH_SYMBOL:
+        return APPEND_LIT(out, "sym(") && diag_string(v->v.str.ptr, v->v.str.len, out) && APPEND_LIT(out, ")");
+    case PITH_BINARY:
+        return diag_hex(v->v.bin.ptr, v->v.bin.len, out);
+    case PITH_EXT:
+        n = snprintf(tmp, sizeof tmp, "ext(%u, ", (unsigned)v->v.ext.type);
+        return pith_buf_append(out, tmp, (size_t)n) && diag_hex(v->v.ext.ptr, v->v.ext.len, out) &&
+               APPEND_LIT(out, ")");
+    case PITH_TIME: {
+        char iso[40];
+        size_t len = pith_timestamp_iso(&v->v.time, iso);
+        return APPEND_LIT(out, "time(\"") && pith_buf_append(out, iso, len) && APPEND_LIT(out, "\")");
+    }
+    case PITH_ARRAY: {
+        bool ok = APPEND_LIT(out, "[");
+        for (size_t i = 0; ok && i < v->v.array.count; i++) {
+            if (i) ok = APPEND_LIT(out, ", ");
+            ok = ok && pith_diag(&v->v.array.items[i], out);
+        }
+        return ok && APPEND_LIT(out, "]");
+    }
+    case PITH_MAP:
+    case PITH_GENERIC_MAP: {
+        bool ok = APPEND_LIT(out, "{");
+        for (size_t i = 0; ok && i < v->v.map.count; i++) {
+            if (i) ok = APPEND_LIT(out, ", ");
+            ok = ok && pith_diag(&v->v.map.keys[i], out) && APPEND_LIT(out, ": ") &&
+                 pith_diag(&v->v.map.values[i], out);
+        }
+        return ok && APPEND_LIT(out, "}");
+    }
+    }
+    return false;
+}

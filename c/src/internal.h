@@ -1,0 +1,359 @@
+/*
+ * internal.h - shared internals of the Pith C core (not installed).
+ */
+#ifndef PITH_INTERNAL_H
+#define PITH_INTERNAL_H
+
+#include "pith.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define PITH_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define PITH_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define PITH_INLINE static inline __attribute__((always_inline))
+#  define PITH_NOINLINE __attribute__((noinline))
+#else
+#  define PITH_LIKELY(x) (x)
+#  define PITH_UNLIKELY(x) (x)
+#  define PITH_INLINE static inline
+#  define PITH_NOINLINE
+#endif
+
+/* ==========================================================================
+ * Tags (SPEC section 5.1)
+ * ========================================================================== */
+
+enum {
+    T_REF0 = 0x00,      N_REF0 = 64,
+    T_STR0 = 0x40,      N_STR0 = 32,
+    T_SHAPE0 = 0x60,    N_SHAPE0 = 32,
+    T_ARR0 = 0x80,      N_ARR0 = 16,
+    T_MAPDEF0 = 0x90,   N_MAPDEF0 = 16,
+    T_INT0 = 0xA0,      INT_MIN_SMALL = -8, INT_MAX_SMALL = 23,
+    T_PFX0 = 0xC0,      N_PFX0 = 16,
+    T_DEC0 = 0xD0,      DEC_EMIN = -12, DEC_EMAX = 3,
+    T_NULL = 0xE0, T_FALSE = 0xE1, T_TRUE = 0xE2,
+    T_F32 = 0xE3, T_F64 = 0xE4,
+    T_INT_POS = 0xE5, T_INT_NEG = 0xE6, T_INT_DELTA = 0xE7,
+    T_DEC_X = 0xE8, T_DEC_DELTA = 0xE9,
+    T_BIGINT_POS = 0xEA, T_BIGINT_NEG = 0xEB,
+    T_STR_LONG = 0xEC,
+    T_REF8 = 0xED, T_REF16 = 0xEE, T_REF24 = 0xEF,
+    T_SHAPE8 = 0xF0, T_SHAPE16 = 0xF1,
+    T_ARR_LONG = 0xF2, T_MAPDEF_LONG = 0xF3, T_MAP_GEN = 0xF4,
+    T_PFX_LONG = 0xF5,
+    T_BIN = 0xF6, T_EXT = 0xF7, T_SYMBOL = 0xF8, T_TIME = 0xF9,
+    T_TS_STR = 0xFA, T_TS_Z0 = 0xFB, T_TS_Z3 = 0xFC
+};
+
+#define REF8_BASE 64u
+#define REF16_BASE (REF8_BASE + 256u)
+#define REF24_BASE (REF16_BASE + 65536u)
+#define SHAPE8_BASE 32u
+#define SHAPE16_BASE (SHAPE8_BASE + 256u)
+#define MIN_TABLE_LEN 2u
+#define MAX_PREFIX 127u
+
+#define HEADER_MAGIC0 0xC1
+#define HEADER_MAGIC1 0x70
+#define FLAG_DICT 0x01
+#define FLAG_STREAM 0x02
+
+/* Timestamp-string variant bits (SPEC section 6). */
+#define TSV_DIGITS 0x0F
+#define TSV_NUMERIC_OFFSET 0x10
+#define TSV_SPACE 0x20
+#define TSV_DATE_ONLY 0x40
+
+/* ==========================================================================
+ * Little-endian loads and stores
+ * ========================================================================== */
+
+PITH_INLINE uint64_t load_le64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    return v;
+}
+
+PITH_INLINE uint32_t load_le32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    return v;
+}
+
+PITH_INLINE void store_le64(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap64(v);
+#endif
+    memcpy(p, &v, 8);
+}
+
+PITH_INLINE void store_le32(uint8_t *p, uint32_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    v = __builtin_bswap32(v);
+#endif
+    memcpy(p, &v, 4);
+}
+
+PITH_INLINE unsigned ctz32(uint32_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (unsigned)__builtin_ctz(x);
+#else
+    unsigned n = 0;
+    while (!(x & 1)) { x >>= 1; n++; }
+    return n;
+#endif
+}
+
+/* ==========================================================================
+ * Prefix varints (SPEC section 3.1)
+ * ========================================================================== */
+
+/** Bytes needed for `v`. */
+PITH_INLINE unsigned varint_size(uint64_t v) {
+    if (v < (1ull << 7)) return 1;
+    if (v < (1ull << 14)) return 2;
+    if (v < (1ull << 21)) return 3;
+    if (v < (1ull << 28)) return 4;
+    if (v < (1ull << 35)) return 5;
+    if (v < (1ull << 42)) return 6;
+    if (v < (1ull << 49)) return 7;
+    if (v < (1ull << 56)) return 8;
+    return 9;
+}
+
+/** Write `v` at `p` (room for 9 bytes needed); returns bytes written. */
+PITH_INLINE unsigned varint_put(uint8_t *p, uint64_t v) {
+    if (PITH_LIKELY(v < (1ull << 7))) {
+        p[0] = (uint8_t)((v << 1) | 1);
+        return 1;
+    }
+    unsigned n = varint_size(v);
+    if (n == 9) {
+        p[0] = 0;
+        store_le64(p + 1, v);
+        return 9;
+    }
+    uint64_t w = ((v << 1) | 1) << (n - 1);
+    uint8_t tmp[8];
+    store_le64(tmp, w);
+    memcpy(p, tmp, n);
+    return n;
+}
+
+PITH_INLINE uint64_t zigzag(int64_t s) {
+    return ((uint64_t)s << 1) ^ (uint64_t)(s >> 63);
+}
+
+PITH_INLINE int64_t unzigzag(uint64_t z) {
+    return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
+}
+
+/* ==========================================================================
+ * Arena: chunked bump allocator, stable pointers
+ * ========================================================================== */
+
+typedef struct arena_chunk {
+    struct arena_chunk *next;
+    size_t size;   /* usable bytes after the header */
+    size_t used;
+} arena_chunk;
+
+typedef struct arena {
+    const pith_alloc *alloc;
+    arena_chunk *head;   /* current chunk */
+    arena_chunk *spare;  /* first chunk, kept across resets */
+    size_t total;        /* bytes held from the allocator */
+} arena;
+
+void arena_init(arena *a, const pith_alloc *alloc);
+/** Free everything but the first chunk. */
+void arena_reset(arena *a);
+void arena_free(arena *a);
+void *arena_alloc_slow(arena *a, size_t size);
+
+PITH_INLINE void *arena_alloc(arena *a, size_t size) {
+    size = (size + 7) & ~(size_t)7;
+    arena_chunk *c = a->head;
+    if (PITH_LIKELY(c && c->size - c->used >= size)) {
+        void *p = (char *)(c + 1) + c->used;
+        c->used += size;
+        return p;
+    }
+    return arena_alloc_slow(a, size);
+}
+
+PITH_INLINE void *arena_copy(arena *a, const void *src, size_t len) {
+    void *p = arena_alloc(a, len ? len : 1);
+    if (p && len) memcpy(p, src, len);
+    return p;
+}
+
+/* ==========================================================================
+ * Allocator helpers
+ * ========================================================================== */
+
+extern const pith_alloc pith_default_alloc;
+
+PITH_INLINE const pith_alloc *alloc_or_default(const pith_alloc *a) {
+    return a ? a : &pith_default_alloc;
+}
+
+PITH_INLINE void *mem_alloc(const pith_alloc *a, size_t n) { return a->malloc(a->ctx, n); }
+PITH_INLINE void *mem_realloc(const pith_alloc *a, void *p, size_t o, size_t n) {
+    return a->realloc(a->ctx, p, o, n);
+}
+PITH_INLINE void mem_free(const pith_alloc *a, void *p, size_t n) {
+    if (p) a->free(a->ctx, p, n);
+}
+
+/** Grow an array so it holds at least `need` elements of `elem` bytes. */
+bool grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem);
+
+/* ==========================================================================
+ * Hashing (table lookups compare bytes afterwards; the hash only spreads)
+ * ========================================================================== */
+
+#if defined(__SIZEOF_INT128__)
+/* __extension__ keeps -Wpedantic quiet about the GNU 128-bit type. */
+__extension__ typedef unsigned __int128 pith_u128;
+#endif
+
+PITH_INLINE uint64_t hash_mix(uint64_t a, uint64_t b) {
+#if defined(__SIZEOF_INT128__)
+    pith_u128 r = (pith_u128)a * b;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+#else
+    uint64_t x = (a ^ (b >> 29)) * 0xbf58476d1ce4e5b9ull;
+    return x ^ (x >> 31) ^ b;
+#endif
+}
+
+#define HASH_K0 0xa0761d6478bd642full
+#define HASH_K1 0xe7037ed1a0b428dbull
+#define HASH_K2 0x8ebc6af09c88c6e3ull
+
+uint64_t hash_long(const uint8_t *p, size_t n, uint64_t seed);
+
+PITH_INLINE uint64_t hash_bytes(const void *data, size_t n, uint64_t seed) {
+    const uint8_t *p = (const uint8_t *)data;
+    uint64_t a, b;
+    if (PITH_LIKELY(n <= 16)) {
+        if (n >= 8) {
+            a = load_le64(p);
+            b = load_le64(p + n - 8);
+        } else if (n >= 4) {
+            a = load_le32(p);
+            b = load_le32(p + n - 4);
+        } else if (n > 0) {
+            a = ((uint64_t)p[0] << 16) | ((uint64_t)p[n >> 1] << 8) | p[n - 1];
+            b = 0;
+        } else {
+            a = b = 0;
+        }
+        return hash_mix(a ^ HASH_K1, b ^ seed ^ (uint64_t)n * HASH_K2);
+    }
+    return hash_long(p, n, seed);
+}
+
+/* ==========================================================================
+ * UTF-8
+ * ========================================================================== */
+
+/** Validate UTF-8 (RFC 3629). Sets *ascii when all bytes are < 0x80. */
+bool utf8_valid(const uint8_t *p, size_t n, bool *ascii);
+
+PITH_INLINE bool utf8_boundary(const uint8_t *s, size_t len, size_t i) {
+    return i == len || (s[i] & 0xC0) != 0x80;
+}
+
+/* ==========================================================================
+ * Slots and registers (SPEC section 4.3)
+ * ========================================================================== */
+
+typedef struct pith_slot {
+    const uint8_t *str;   /* bytes of the last string item, stable for the buffer */
+    uint32_t str_len;
+    uint8_t has_str;
+    uint8_t has_int;
+    uint8_t has_dec;
+    int8_t dec_e;
+    int64_t int_val;
+    int64_t dec_m;
+} pith_slot;
+
+/** Bytes of the 256 one-byte strings (registers point here for short strings). */
+extern const uint8_t pith_single_bytes[256];
+
+/* ==========================================================================
+ * Decimal floats and timestamps
+ * ========================================================================== */
+
+/** If `d` has a decimal form (SPEC 7: shortest digits, |m| < 2^53, |e| <= 22),
+ *  store it and return true. -0.0, NaN and infinities have none. */
+bool decimal_of_double(double d, int64_t *m, int *e);
+
+/** The value of a decimal (|m| < 2^53, |e| <= 22): one correctly rounded operation. */
+double double_of_decimal(int64_t m, int e);
+
+/** True if `d` converts to binary32 and back unchanged (NaN: never). */
+bool f32_exact(double d);
+
+/** Widen binary32 bits to a double, keeping NaN payloads bit for bit. */
+double widen_f32(uint32_t bits);
+
+/** A parsed timestamp string (SPEC section 6). */
+typedef struct ts_parts {
+    uint8_t variant;
+    int64_t seconds;   /* UTC */
+    uint32_t frac;     /* fraction digits as an integer */
+    int32_t offset;    /* minutes */
+} ts_parts;
+
+/** Parse a timestamp-like string; false if it is not one (SPEC 6 grammar and ranges). */
+bool ts_parse(const uint8_t *s, size_t n, ts_parts *out);
+
+/** Render; returns the length written to `out` (at most 35 bytes), or 0 if
+ *  the local time is outside years 0001-9999. */
+size_t ts_render(const ts_parts *p, uint8_t out[40]);
+
+/** Days since 1970-01-01 of a Gregorian date, and back. */
+int64_t days_from_civil(int64_t y, unsigned m, unsigned d);
+void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+
+/* ==========================================================================
+ * Dictionaries
+ * ========================================================================== */
+
+struct pith_dict {
+    const pith_alloc *alloc;
+    arena mem;
+    pith_key *strings;
+    size_t nstrings;
+    pith_key *shape_keys;
+    size_t *shape_offsets; /* nshapes + 1 entries into shape_keys */
+    size_t nshapes;
+    uint8_t *serialized;
+    size_t serialized_len;
+    uint64_t id;
+};
+
+/* ==========================================================================
+ * Errors
+ * ========================================================================== */
+
+PITH_INLINE void set_error(pith_error *e, pith_code code, size_t offset, const char *message) {
+    e->code = code;
+    e->offset = offset;
+    e->message = message;
+}
+
+#endif /* PITH_INTERNAL_H */

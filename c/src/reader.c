@@ -1,0 +1,1088 @@
+/*
+ * reader.c - the pull reader: decoding and validation (SPEC sections 4-6, 10).
+ *
+ * Every check happens in reading order, and every error is reported at the
+ * offset of the innermost item's tag (SPEC 10), so that all implementations
+ * report the same error for the same input.
+ */
+#include "tables.h"
+
+/* ==========================================================================
+ * State
+ * ========================================================================== */
+
+enum { RFRAME_ARRAY, RFRAME_MAP, RFRAME_GENERIC };
+
+/* A scalar key of an open generic map, kept to detect duplicates. */
+typedef struct gkey {
+    uint64_t hash;
+    uint64_t word;        /* integer, float bits, timestamp seconds */
+    uint64_t word2;       /* timestamp nanos/zone/offset, ext type, bigint sign */
+    const uint8_t *ptr;   /* bytes of strings, symbols, binary, ext, bigints */
+    size_t len;
+    uint8_t used;
+    uint8_t type;
+} gkey;
+
+typedef struct rframe {
+    uint8_t kind;
+    pith_slot *slot;     /* ARRAY, GENERIC: the container's slot; MAP: first slot of the shape */
+    size_t remaining;
+    size_t next;         /* MAP: index of the next value */
+    size_t tag_offset;   /* GENERIC: for duplicate_key */
+    gkey *keys;          /* GENERIC: scalar keys seen, open addressing; grows with the
+                            keys actually read (the count is only a claim) */
+    size_t keys_cap, keys_used;
+} rframe;
+
+struct pith_reader {
+    const pith_alloc *alloc;
+    const uint8_t *data;  /* current window */
+    size_t pos, end;      /* read position and end of the window */
+    size_t base;          /* offset of data[0] in the whole buffer */
+    size_t total;         /* length of the whole buffer (single-buffer mode) */
+    pith_error err;
+
+    arena mem;
+    str_entry *strs;
+    size_t nstrs, strs_cap;
+    shape *shapes;
+    size_t nshapes, shapes_cap;
+
+    pith_slot root, key_slot;
+    const uint8_t *last;
+    uint32_t last_len;
+    bool has_last;
+    int64_t last_ts;
+
+    rframe *stack;
+    size_t depth, stack_cap;
+    uint32_t max_depth;
+
+    uint32_t flags;
+    bool started;
+    bool copy_strings;    /* frames fed one by one: keep what later frames need */
+    bool top_read;
+    bool in_frame;
+};
+
+/* ==========================================================================
+ * Errors
+ * ========================================================================== */
+
+PITH_NOINLINE static bool fail_at(pith_reader *r, pith_code code, size_t at, const char *message) {
+    if (r->err.code == PITH_OK) set_error(&r->err, code, r->base + at, message);
+    return false;
+}
+
+#define FAIL(code, at, msg) return fail_at(r, (code), (at), (msg))
+
+/* ==========================================================================
+ * Lifecycle
+ * ========================================================================== */
+
+pith_reader *pith_reader_new(const pith_alloc *alloc) {
+    alloc = alloc_or_default(alloc);
+    pith_reader *r = (pith_reader *)mem_alloc(alloc, sizeof(pith_reader));
+    if (!r) return NULL;
+    memset(r, 0, sizeof(*r));
+    r->alloc = alloc;
+    r->max_depth = PITH_DEFAULT_MAX_DEPTH;
+    arena_init(&r->mem, alloc);
+    return r;
+}
+
+static void pop_all(pith_reader *r);
+
+void pith_reader_free(pith_reader *r) {
+    if (!r) return;
+    const pith_alloc *a = r->alloc;
+    pop_all(r);
+    arena_free(&r->mem);
+    mem_free(a, r->strs, r->strs_cap * sizeof(str_entry));
+    mem_free(a, r->shapes, r->shapes_cap * sizeof(shape));
+    mem_free(a, r->stack, r->stack_cap * sizeof(rframe));
+    mem_free(a, r, sizeof(*r));
+}
+
+void pith_reader_set_max_depth(pith_reader *r, uint32_t max_depth) { r->max_depth = max_depth; }
+
+const pith_error *pith_reader_error(const pith_reader *r) { return &r->err; }
+
+size_t pith_reader_offset(const pith_reader *r) { return r->base + r->pos; }
+
+static bool add_string(pith_reader *r, const uint8_t *p, size_t n, bool ascii) {
+    if (r->nstrs >= PITH_MAX_STRINGS) return true;
+    if (PITH_UNLIKELY(r->nstrs == r->strs_cap) &&
+        !grow_array(r->alloc, (void **)&r->strs, &r->strs_cap, r->nstrs + 1, sizeof(str_entry)))
+        return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
+    str_entry *e = &r->strs[r->nstrs++];
+    e->ptr = p;
+    e->len = n;
+    e->ascii = ascii;
+    return true;
+}
+
+/* Append a shape (if the table has room) with fresh slots; *index is its
+ * table index or PITH_NO_INDEX. */
+static bool add_shape(pith_reader *r, const pith_key *keys, size_t n, pith_slot **slots, uint32_t *index) {
+    pith_slot *s = (pith_slot *)arena_alloc(&r->mem, n ? n * sizeof(pith_slot) : 1);
+    if (!s) return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
+    if (n) memset(s, 0, n * sizeof(pith_slot));
+    *slots = s;
+    *index = PITH_NO_INDEX;
+    if (r->nshapes >= PITH_MAX_SHAPES) return true;
+    if (!grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, r->nshapes + 1, sizeof(shape)))
+        return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
+    r->shapes[r->nshapes].keys = keys;
+    r->shapes[r->nshapes].slots = s;
+    r->shapes[r->nshapes].nkeys = n;
+    *index = (uint32_t)r->nshapes++;
+    return true;
+}
+
+static void reset_state(pith_reader *r) {
+    pop_all(r);
+    arena_reset(&r->mem);
+    r->err.code = PITH_OK;
+    r->err.offset = 0;
+    r->err.message = NULL;
+    r->nstrs = 0;
+    r->nshapes = 0;
+    memset(&r->root, 0, sizeof(r->root));
+    memset(&r->key_slot, 0, sizeof(r->key_slot));
+    r->has_last = false;
+    r->last_ts = 0;
+    r->depth = 0;
+    r->top_read = false;
+    r->in_frame = false;
+    r->base = 0;
+}
+
+bool pith_reader_start(pith_reader *r, const void *data, size_t len, const pith_dict *const *dicts,
+                       size_t ndicts, uint32_t flags) {
+    reset_state(r);
+    r->data = (const uint8_t *)data;
+    r->pos = 0;
+    r->end = r->total = len;
+    r->flags = flags;
+    r->started = false;
+    r->copy_strings = false;
+    if (flags & PITH_READ_NO_HEADER) {
+        r->started = true;
+        return true;
+    }
+    const uint8_t *p = r->data;
+    if ((len >= 1 && p[0] != HEADER_MAGIC0) || (len >= 2 && p[1] != HEADER_MAGIC1))
+        FAIL(PITH_ERR_BAD_MAGIC, 0, "not a Pith buffer");
+    if (len < 3) FAIL(PITH_ERR_TRUNCATED, 0, "input ends inside the header");
+    if (p[2] >> 4 != PITH_FORMAT_VERSION) FAIL(PITH_ERR_UNSUPPORTED_VERSION, 2, "unsupported format version");
+    uint8_t hf = p[2] & 0x0F;
+    if (hf & ~(FLAG_DICT | FLAG_STREAM)) FAIL(PITH_ERR_BAD_FLAGS, 2, "reserved header flag set");
+    if (((hf & FLAG_STREAM) != 0) != ((flags & PITH_READ_STREAM) != 0))
+        FAIL(PITH_ERR_BAD_FLAGS, 2, (hf & FLAG_STREAM) ? "buffer is a stream" : "buffer is not a stream");
+    r->pos = 3;
+    if (hf & FLAG_DICT) {
+        if (len < 11) FAIL(PITH_ERR_TRUNCATED, 3, "input ends inside the dictionary id");
+        uint64_t id = load_le64(p + 3);
+        const pith_dict *dict = NULL;
+        for (size_t i = 0; i < ndicts; i++)
+            if (dicts[i] && dicts[i]->id == id) dict = dicts[i];
+        if (!dict) FAIL(PITH_ERR_UNKNOWN_DICTIONARY, 3, "buffer names a dictionary that was not supplied");
+        r->pos = 11;
+        for (size_t i = 0; i < dict->nstrings; i++) {
+            bool ascii;
+            utf8_valid((const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, &ascii);
+            if (!add_string(r, (const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, ascii)) return false;
+        }
+        for (size_t i = 0; i < dict->nshapes; i++) {
+            pith_slot *slots;
+            uint32_t index;
+            size_t off = dict->shape_offsets[i];
+            if (!add_shape(r, dict->shape_keys + off, dict->shape_offsets[i + 1] - off, &slots, &index))
+                return false;
+        }
+    }
+    r->started = true;
+    return true;
+}
+
+/* ==========================================================================
+ * Primitive fields
+ * ========================================================================== */
+
+PITH_NOINLINE static bool read_varint_slow(pith_reader *r, size_t at, uint64_t *out) {
+    const uint8_t *p = r->data + r->pos;
+    size_t avail = r->end - r->pos;
+    if (avail == 0) FAIL(PITH_ERR_TRUNCATED, at, "input ends inside a varint");
+    unsigned n = p[0] ? ctz32(p[0]) + 1 : 9;
+    if (avail < n) FAIL(PITH_ERR_TRUNCATED, at, "input ends inside a varint");
+    uint64_t v;
+    if (n == 9) {
+        v = load_le64(p + 1);
+        if (v < (1ull << 56)) FAIL(PITH_ERR_INVALID_VARINT, at, "varint is not minimal");
+    } else {
+        uint8_t tmp[8] = {0};
+        memcpy(tmp, p, n);
+        v = load_le64(tmp) >> n;
+        if (n > 1 && v < (1ull << (7 * (n - 1)))) FAIL(PITH_ERR_INVALID_VARINT, at, "varint is not minimal");
+    }
+    r->pos += n;
+    *out = v;
+    return true;
+}
+
+/* Read a varint belonging to the item whose tag is at `at`. */
+PITH_INLINE bool read_varint(pith_reader *r, size_t at, uint64_t *out) {
+    if (PITH_LIKELY(r->end - r->pos >= 8)) {
+        const uint8_t *p = r->data + r->pos;
+        uint8_t b = p[0];
+        if (PITH_LIKELY(b & 1)) {
+            *out = b >> 1;
+            r->pos++;
+            return true;
+        }
+        if (b) {
+            unsigned n = ctz32(b) + 1;
+            uint64_t w = load_le64(p);
+            uint64_t v = n == 8 ? w >> 8 : (w & ((1ull << (8 * n)) - 1)) >> n;
+            if (PITH_UNLIKELY(v < (1ull << (7 * (n - 1)))))
+                FAIL(PITH_ERR_INVALID_VARINT, at, "varint is not minimal");
+            r->pos += n;
+            *out = v;
+            return true;
+        }
+    }
+    return read_varint_slow(r, at, out);
+}
+
+/* A length or count (plus `bias`) that must not exceed the remaining input. */
+PITH_INLINE bool read_length(pith_reader *r, size_t at, uint64_t bias, size_t *out) {
+    uint64_t v;
+    if (!read_varint(r, at, &v)) return false;
+    uint64_t remaining = r->end - r->pos;
+    if (PITH_UNLIKELY(v > remaining || v + bias > remaining))
+        FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "length exceeds the remaining input");
+    *out = (size_t)(v + bias);
+    return true;
+}
+
+PITH_INLINE bool need(pith_reader *r, size_t n, size_t at) {
+    if (PITH_LIKELY(r->end - r->pos >= n)) return true;
+    FAIL(PITH_ERR_TRUNCATED, at, "input ends inside an item");
+}
+
+/* ==========================================================================
+ * Strings
+ * ========================================================================== */
+
+PITH_INLINE bool is_string_tag(uint8_t t) {
+    return t < T_SHAPE0 || (t >= T_PFX0 && t < T_DEC0) || t == T_STR_LONG || t == T_REF8 || t == T_REF16 ||
+           t == T_REF24 || t == T_PFX_LONG || t == T_TS_STR || t == T_TS_Z0 || t == T_TS_Z3;
+}
+
+PITH_INLINE void note_string(pith_reader *r, pith_slot *slot, const uint8_t *s, size_t n) {
+    slot_set_str(slot, s, n);
+    r->last = s;
+    r->last_len = slot->str_len;
+    r->has_last = true;
+}
+
+static bool ts_seconds(pith_reader *r, size_t at, int64_t *out) {
+    uint64_t z;
+    if (!read_varint(r, at, &z)) return false;
+    int64_t d = unzigzag(z);
+    /* The register is within the range, so an out-of-range delta cannot wrap. */
+    if (d < PITH_MIN_SECONDS - PITH_MAX_SECONDS || d > PITH_MAX_SECONDS - PITH_MIN_SECONDS)
+        FAIL(PITH_ERR_INVALID_VALUE, at, "timestamp out of range");
+    int64_t s = r->last_ts + d;
+    if (s < PITH_MIN_SECONDS || s > PITH_MAX_SECONDS) FAIL(PITH_ERR_INVALID_VALUE, at, "timestamp out of range");
+    r->last_ts = s;
+    *out = s;
+    return true;
+}
+
+static bool read_offset(pith_reader *r, size_t at, int32_t *out) {
+    uint64_t z;
+    if (!read_varint(r, at, &z)) return false;
+    if (z > 2u * PITH_MAX_OFFSET) FAIL(PITH_ERR_INVALID_VALUE, at, "UTC offset out of range");
+    *out = (int32_t)unzigzag(z);
+    return true;
+}
+
+static const uint32_t pow10_u32[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+                                       1000000000};
+
+static bool read_ts_string(pith_reader *r, uint8_t t, size_t at, const uint8_t **out, size_t *outlen) {
+    ts_parts ts;
+    if (t == T_TS_Z0) {
+        ts.variant = 0;
+    } else if (t == T_TS_Z3) {
+        ts.variant = 3;
+    } else {
+        if (!need(r, 1, at)) return false;
+        uint8_t v = r->data[r->pos++];
+        if ((v & 0x80) || (v & TSV_DIGITS) > 9 || v == 0 || v == 3 || ((v & TSV_DATE_ONLY) && v != TSV_DATE_ONLY))
+            FAIL(PITH_ERR_INVALID_VALUE, at, "invalid timestamp-string variant");
+        ts.variant = v;
+    }
+    if (!ts_seconds(r, at, &ts.seconds)) return false;
+    unsigned digits = ts.variant & TSV_DIGITS;
+    ts.frac = 0;
+    if (digits) {
+        uint64_t f;
+        if (!read_varint(r, at, &f)) return false;
+        if (f >= pow10_u32[digits]) FAIL(PITH_ERR_INVALID_VALUE, at, "fraction has too many digits");
+        ts.frac = (uint32_t)f;
+    }
+    ts.offset = 0;
+    if ((ts.variant & TSV_NUMERIC_OFFSET) && !read_offset(r, at, &ts.offset)) return false;
+    if ((ts.variant & TSV_DATE_ONLY) && ts.seconds % 86400 != 0)
+        FAIL(PITH_ERR_INVALID_VALUE, at, "date is not at midnight");
+    uint8_t *buf = (uint8_t *)arena_alloc(&r->mem, 40);
+    if (!buf) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+    size_t n = ts_render(&ts, buf);
+    if (!n) FAIL(PITH_ERR_INVALID_VALUE, at, "local time outside years 0001-9999");
+    *out = buf;
+    *outlen = n;
+    return true;
+}
+
+/* Decode the string item with tag `t` at `at` (tag already consumed). */
+static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, pith_item *item) {
+    const uint8_t *s = NULL;
+    size_t n = 0;
+    bool ascii;
+    if (t < T_STR0 || t == T_REF8 || t == T_REF16 || t == T_REF24) {
+        size_t i;
+        if (t < T_STR0) {
+            i = t;
+        } else if (t == T_REF8) {
+            if (!need(r, 1, at)) return false;
+            i = REF8_BASE + r->data[r->pos];
+            r->pos += 1;
+        } else if (t == T_REF16) {
+            if (!need(r, 2, at)) return false;
+            i = REF16_BASE + (r->data[r->pos] | ((size_t)r->data[r->pos + 1] << 8));
+            r->pos += 2;
+        } else {
+            if (!need(r, 3, at)) return false;
+            i = REF24_BASE + (r->data[r->pos] | ((size_t)r->data[r->pos + 1] << 8) |
+                              ((size_t)r->data[r->pos + 2] << 16));
+            r->pos += 3;
+        }
+        if (PITH_UNLIKELY(i >= r->nstrs)) FAIL(PITH_ERR_BAD_REFERENCE, at, "string reference beyond the table");
+        const str_entry *e = &r->strs[i];
+        note_string(r, slot, e->ptr, e->len);
+        item->v.str.ptr = (const char *)e->ptr;
+        item->v.str.len = e->len;
+        item->v.str.index = (uint32_t)i;
+        item->flags = e->ascii ? PITH_ITEM_ASCII : 0;
+        return true;
+    }
+    if ((t >= T_STR0 && t < T_SHAPE0) || t == T_STR_LONG) {
+        if (t == T_STR_LONG) {
+            if (!read_length(r, at, N_STR0, &n)) return false;
+        } else {
+            n = (size_t)(t - T_STR0);
+            if (!need(r, n, at)) return false;
+        }
+        s = r->data + r->pos;
+        r->pos += n;
+        if (PITH_UNLIKELY(!utf8_valid(s, n, &ascii))) FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+        if (r->copy_strings) {
+            s = (const uint8_t *)arena_copy(&r->mem, s, n);
+            if (!s) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+        }
+    } else if ((t >= T_PFX0 && t < T_DEC0) || t == T_PFX_LONG) {
+        if (!need(r, 1, at)) return false;
+        uint8_t pb = r->data[r->pos++];
+        if (t == T_PFX_LONG) {
+            if (!read_length(r, at, N_PFX0, &n)) return false;
+        } else {
+            n = (size_t)(t - T_PFX0);
+        }
+        const uint8_t *base;
+        size_t base_len;
+        bool have;
+        if (pb & 0x80) {
+            have = r->has_last;
+            base = r->last;
+            base_len = r->last_len;
+        } else {
+            have = slot->has_str;
+            base = slot->str;
+            base_len = slot->str_len;
+        }
+        size_t L = pb & 0x7F;
+        if (!have || L == 0 || L > base_len || (L < base_len && (base[L] & 0xC0) == 0x80))
+            FAIL(PITH_ERR_BAD_REFERENCE, at, "prefix does not fit its base string");
+        if (!need(r, n, at)) return false;
+        uint8_t *buf = (uint8_t *)arena_alloc(&r->mem, L + n);
+        if (!buf) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+        memcpy(buf, base, L);
+        if (n) memcpy(buf + L, r->data + r->pos, n);
+        r->pos += n;
+        n += L;
+        s = buf;
+        if (PITH_UNLIKELY(!utf8_valid(s, n, &ascii))) FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+    } else {
+        if (!read_ts_string(r, t, at, &s, &n)) return false;
+        ascii = true;
+    }
+    uint32_t index = PITH_NO_INDEX;
+    if (n >= MIN_TABLE_LEN && r->nstrs < PITH_MAX_STRINGS) {
+        index = (uint32_t)r->nstrs;
+        if (!add_string(r, s, n, ascii)) return false;
+    }
+    note_string(r, slot, s, n);
+    item->v.str.ptr = (const char *)s;
+    item->v.str.len = n;
+    item->v.str.index = index;
+    item->flags = ascii ? PITH_ITEM_ASCII : 0;
+    return true;
+}
+
+/* A string item required at the current position (symbol names, map keys). */
+static bool read_required_string(pith_reader *r, pith_slot *slot, pith_item *item) {
+    size_t at = r->pos;
+    if (at >= r->end) FAIL(PITH_ERR_TRUNCATED, at, "input ends before an item");
+    uint8_t t = r->data[at];
+    if (!is_string_tag(t)) FAIL(PITH_ERR_EXPECTED_STRING, at, "a string item is required here");
+    r->pos++;
+    return read_string(r, t, at, slot, item);
+}
+
+/* ==========================================================================
+ * Containers
+ * ========================================================================== */
+
+static bool push_frame(pith_reader *r, uint8_t kind, pith_slot *slot, size_t remaining, size_t at) {
+    if (PITH_UNLIKELY(r->depth == r->stack_cap) &&
+        !grow_array(r->alloc, (void **)&r->stack, &r->stack_cap, r->depth + 1, sizeof(rframe)))
+        FAIL(PITH_ERR_NOMEM, at, "out of memory");
+    rframe *f = &r->stack[r->depth++];
+    f->kind = kind;
+    f->slot = slot;
+    f->remaining = remaining;
+    f->next = 0;
+    f->tag_offset = at;
+    f->keys = NULL;
+    f->keys_cap = f->keys_used = 0;
+    return true;
+}
+
+PITH_INLINE void pop_frame(pith_reader *r) {
+    rframe *f = &r->stack[--r->depth];
+    if (f->keys) {
+        mem_free(r->alloc, f->keys, f->keys_cap * sizeof(gkey));
+        f->keys = NULL;
+    }
+}
+
+static void pop_all(pith_reader *r) {
+    while (r->depth) pop_frame(r);
+}
+
+PITH_INLINE bool check_depth(pith_reader *r, size_t at) {
+    if (PITH_LIKELY(r->depth < r->max_depth)) return true;
+    FAIL(PITH_ERR_DEPTH_EXCEEDED, at, "nesting deeper than the limit");
+}
+
+/* Is key i equal to an earlier key of the shape being read? Small shapes scan;
+ * large ones keep an open-addressing set of key indices (cap = 2^k >= 2n). */
+static bool key_seen(const pith_key *keys, size_t i, uint32_t *set, size_t cap) {
+    if (!set) {
+        for (size_t j = 0; j < i; j++)
+            if (keys[j].len == keys[i].len && keys[j].symbol == keys[i].symbol &&
+                (keys[i].len == 0 || memcmp(keys[j].ptr, keys[i].ptr, keys[i].len) == 0))
+                return true;
+        return false;
+    }
+    size_t mask = cap - 1, h = (size_t)hash_bytes(keys[i].ptr, keys[i].len, keys[i].symbol) & mask;
+    for (; set[h]; h = (h + 1) & mask) {
+        const pith_key *k = &keys[set[h] - 1];
+        if (k->len == keys[i].len && k->symbol == keys[i].symbol &&
+            (k->len == 0 || memcmp(k->ptr, keys[i].ptr, k->len) == 0))
+            return true;
+    }
+    set[h] = (uint32_t)i + 1;
+    return false;
+}
+
+static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
+    size_t n = 0;
+    if (t == T_MAPDEF_LONG) {
+        if (!read_length(r, at, N_MAPDEF0, &n)) return false;
+    } else {
+        n = (size_t)(t - T_MAPDEF0);
+    }
+    if (n > (r->end - r->pos) / 2) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
+    pith_key *keys = (pith_key *)arena_alloc(&r->mem, n ? n * sizeof(pith_key) : 1);
+    if (!keys) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+    uint32_t *set = NULL;
+    size_t set_cap = 0;
+    if (n > 16) {
+        set_cap = 32;
+        while (set_cap < 2 * n) set_cap *= 2;
+        set = (uint32_t *)arena_alloc(&r->mem, set_cap * sizeof(uint32_t));
+        if (!set) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+        memset(set, 0, set_cap * sizeof(uint32_t));
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t kat = r->pos;
+        if (kat >= r->end) FAIL(PITH_ERR_TRUNCATED, kat, "input ends before an item");
+        bool symbol = r->data[kat] == T_SYMBOL;
+        pith_item k;
+        if (symbol) {
+            r->pos++;
+            if (!read_required_string(r, &r->key_slot, &k)) return false;
+        } else {
+            uint8_t kt = r->data[kat];
+            if (!is_string_tag(kt)) FAIL(PITH_ERR_EXPECTED_STRING, kat, "a map key must be a string or symbol");
+            r->pos++;
+            if (!read_string(r, kt, kat, &r->key_slot, &k)) return false;
+        }
+        keys[i].ptr = k.v.str.ptr;
+        keys[i].len = k.v.str.len;
+        keys[i].symbol = symbol;
+        if (key_seen(keys, i, set, set_cap)) FAIL(PITH_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
+    }
+    pith_slot *slots;
+    uint32_t index;
+    if (!add_shape(r, keys, n, &slots, &index)) return false;
+    item->type = PITH_MAP;
+    item->flags = PITH_ITEM_NEW_SHAPE;
+    item->v.map.count = n;
+    item->v.map.shape = index;
+    item->v.map.keys = keys;
+    return n == 0 || push_frame(r, RFRAME_MAP, slots, n, at);
+}
+
+/* A shape reference to index i (tag and index bytes consumed). */
+static bool read_shape_ref(pith_reader *r, size_t i, size_t at, pith_item *item) {
+    if (PITH_UNLIKELY(i >= r->nshapes)) FAIL(PITH_ERR_BAD_REFERENCE, at, "shape reference beyond the table");
+    const shape *sh = &r->shapes[i];
+    if (sh->nkeys > r->end - r->pos) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "shape has more values than bytes remain");
+    item->type = PITH_MAP;
+    item->v.map.count = sh->nkeys;
+    item->v.map.shape = (uint32_t)i;
+    item->v.map.keys = sh->keys;
+    return sh->nkeys == 0 || push_frame(r, RFRAME_MAP, sh->slots, sh->nkeys, at);
+}
+
+/* ==========================================================================
+ * Generic-map duplicate keys (SPEC 1: scalar keys MUST be distinct)
+ * ========================================================================== */
+
+static bool gkey_equal(const gkey *a, const gkey *b) {
+    return a->hash == b->hash && a->type == b->type && a->word == b->word && a->word2 == b->word2 &&
+           a->len == b->len && (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
+}
+
+/* Record the key `item` of generic-map frame `f`; false with duplicate_key if seen. */
+static bool note_generic_key(pith_reader *r, rframe *f, const pith_item *item) {
+    gkey k;
+    memset(&k, 0, sizeof(k));
+    k.type = (uint8_t)item->type;
+    switch (item->type) {
+    case PITH_ARRAY:
+    case PITH_MAP:
+    case PITH_GENERIC_MAP:
+        return true; /* container keys: hosts compare those themselves (SPEC 1, MAY) */
+    case PITH_INT:
+        k.word = (uint64_t)item->v.i;
+        break;
+    case PITH_UINT:
+        k.word = item->v.u;
+        break;
+    case PITH_FLOAT:
+        memcpy(&k.word, &item->v.f, 8);
+        break;
+    case PITH_STRING:
+    case PITH_SYMBOL:
+        k.ptr = (const uint8_t *)item->v.str.ptr;
+        k.len = item->v.str.len;
+        break;
+    case PITH_BINARY:
+        k.ptr = item->v.bin.ptr;
+        k.len = item->v.bin.len;
+        break;
+    case PITH_BIGINT:
+        k.ptr = item->v.big.mag;
+        k.len = item->v.big.len;
+        k.word2 = item->v.big.negative;
+        break;
+    case PITH_EXT:
+        k.ptr = item->v.ext.ptr;
+        k.len = item->v.ext.len;
+        k.word2 = item->v.ext.type;
+        break;
+    case PITH_TIME:
+        k.word = (uint64_t)item->v.time.seconds;
+        k.word2 = ((uint64_t)item->v.time.nanos << 32) | ((uint64_t)item->v.time.zone << 16) |
+                  (uint16_t)(item->v.time.zone == PITH_ZONE_OFFSET ? item->v.time.offset : 0);
+        break;
+    default:
+        break;
+    }
+    k.hash = hash_mix(hash_bytes(k.ptr, k.len, k.word) ^ k.type, k.word2 ^ HASH_K2);
+    k.used = 1;
+    if ((f->keys_used + 1) * 2 > f->keys_cap) {
+        size_t cap = f->keys_cap ? f->keys_cap * 2 : 16;
+        gkey *t = (gkey *)mem_alloc(r->alloc, cap * sizeof(gkey));
+        if (!t) FAIL(PITH_ERR_NOMEM, f->tag_offset, "out of memory");
+        memset(t, 0, cap * sizeof(gkey));
+        for (size_t j = 0; j < f->keys_cap; j++) {
+            if (!f->keys[j].used) continue;
+            size_t h = (size_t)f->keys[j].hash & (cap - 1);
+            while (t[h].used) h = (h + 1) & (cap - 1);
+            t[h] = f->keys[j];
+        }
+        mem_free(r->alloc, f->keys, f->keys_cap * sizeof(gkey));
+        f->keys = t;
+        f->keys_cap = cap;
+    }
+    size_t mask = f->keys_cap - 1, i = (size_t)k.hash & mask;
+    for (; f->keys[i].used; i = (i + 1) & mask)
+        if (gkey_equal(&f->keys[i], &k)) FAIL(PITH_ERR_DUPLICATE_KEY, f->tag_offset, "key repeated in a map");
+    f->keys[i] = k;
+    f->keys_used++;
+    return true;
+}
+
+/* ==========================================================================
+ * The item reader
+ * ========================================================================== */
+
+/* The slot of the next item, after closing finished containers. *parent is
+ * the index of the enclosing frame (an index: reading the item may grow the
+ * stack and move it), or SIZE_MAX at the top level. */
+PITH_INLINE pith_slot *claim_slot(pith_reader *r, size_t *parent) {
+    while (r->depth && r->stack[r->depth - 1].remaining == 0) pop_frame(r);
+    if (PITH_LIKELY(r->depth)) {
+        rframe *f = &r->stack[r->depth - 1];
+        f->remaining--;
+        *parent = r->depth - 1;
+        if (f->kind == RFRAME_MAP) return f->slot + f->next++;
+        return f->slot;
+    }
+    *parent = SIZE_MAX;
+    if (r->top_read) return NULL;
+    r->top_read = true;
+    return &r->root;
+}
+
+bool pith_read(pith_reader *r, pith_item *item) {
+    if (PITH_UNLIKELY(r->err.code != PITH_OK)) return false;
+    if (PITH_UNLIKELY(!r->started)) return fail_at(r, PITH_ERR_USAGE, r->pos, "reader not started");
+    size_t parent;
+    pith_slot *slot = claim_slot(r, &parent);
+    if (PITH_UNLIKELY(!slot)) return fail_at(r, PITH_ERR_USAGE, r->pos, "the value has been read completely");
+    size_t at = r->pos;
+    if (PITH_UNLIKELY(at >= r->end)) FAIL(PITH_ERR_TRUNCATED, at, "input ends before an item");
+    uint8_t t = r->data[at];
+    r->pos++;
+    item->tag = t;
+    item->offset = r->base + at;
+    item->flags = 0;
+    switch (t >> 4) {
+    case 0x0: case 0x1: case 0x2: case 0x3: /* REF */
+    case 0x4: case 0x5:                     /* STR */
+    case 0xC:                               /* PFX */
+        item->type = PITH_STRING;
+        if (!read_string(r, t, at, slot, item)) return false;
+        break;
+    case 0x6: case 0x7: /* SHAPE */
+        if (!check_depth(r, at) || !read_shape_ref(r, (size_t)(t - T_SHAPE0), at, item)) return false;
+        break;
+    case 0x8: { /* ARR */
+        if (!check_depth(r, at)) return false;
+        size_t n = (size_t)(t - T_ARR0);
+        if (n > r->end - r->pos) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
+        item->type = PITH_ARRAY;
+        item->v.array.count = n;
+        if (n && !push_frame(r, RFRAME_ARRAY, slot, n, at)) return false;
+        break;
+    }
+    case 0x9: /* MAPDEF */
+        if (!check_depth(r, at)) return false;
+        if (!read_mapdef(r, t, at, item)) return false;
+        break;
+    case 0xA: case 0xB: { /* INT */
+        int64_t v = (int64_t)t - T_INT0 + INT_MIN_SMALL;
+        slot->int_val = v;
+        slot->has_int = 1;
+        item->type = PITH_INT;
+        item->v.i = v;
+        break;
+    }
+    case 0xD: { /* DEC */
+        uint64_t z;
+        if (!read_varint(r, at, &z)) return false;
+        int64_t m = unzigzag(z);
+        if (m >= (1LL << 53) || m <= -(1LL << 53)) FAIL(PITH_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
+        int e = (int)(t - T_DEC0) + DEC_EMIN;
+        slot->dec_m = m;
+        slot->dec_e = (int8_t)e;
+        slot->has_dec = 1;
+        item->type = PITH_FLOAT;
+        item->v.f = double_of_decimal(m, e);
+        break;
+    }
+    default:
+        switch (t) {
+        case T_NULL:
+            item->type = PITH_NULL;
+            break;
+        case T_FALSE:
+            item->type = PITH_FALSE;
+            break;
+        case T_TRUE:
+            item->type = PITH_TRUE;
+            break;
+        case T_F32:
+            if (!need(r, 4, at)) return false;
+            item->type = PITH_FLOAT;
+            item->v.f = widen_f32(load_le32(r->data + r->pos));
+            r->pos += 4;
+            break;
+        case T_F64: {
+            if (!need(r, 8, at)) return false;
+            uint64_t bits = load_le64(r->data + r->pos);
+            r->pos += 8;
+            item->type = PITH_FLOAT;
+            memcpy(&item->v.f, &bits, 8);
+            break;
+        }
+        case T_INT_POS: {
+            uint64_t v;
+            if (!read_varint(r, at, &v)) return false;
+            if (v > UINT64_MAX - (INT_MAX_SMALL + 1)) FAIL(PITH_ERR_INVALID_VALUE, at, "integer out of range");
+            v += INT_MAX_SMALL + 1;
+            if (v <= (uint64_t)INT64_MAX) {
+                item->type = PITH_INT;
+                item->v.i = (int64_t)v;
+                slot->int_val = (int64_t)v;
+                slot->has_int = 1;
+            } else {
+                item->type = PITH_UINT;
+                item->v.u = v;
+            }
+            break;
+        }
+        case T_INT_NEG: {
+            uint64_t v;
+            if (!read_varint(r, at, &v)) return false;
+            if (v > (1ull << 63) + (INT_MIN_SMALL - 1)) /* -9 - v must stay >= -2^63 */
+                FAIL(PITH_ERR_INVALID_VALUE, at, "integer out of range");
+            int64_t n = (int64_t)(INT_MIN_SMALL - 1) - (int64_t)v;
+            item->type = PITH_INT;
+            item->v.i = n;
+            slot->int_val = n;
+            slot->has_int = 1;
+            break;
+        }
+        case T_INT_DELTA: {
+            if (!slot->has_int) FAIL(PITH_ERR_BAD_REFERENCE, at, "integer delta without a previous integer");
+            uint64_t z;
+            if (!read_varint(r, at, &z)) return false;
+            int64_t d = unzigzag(z), reg = slot->int_val;
+            if ((d > 0 && reg > INT64_MAX - d) || (d < 0 && reg < INT64_MIN - d))
+                FAIL(PITH_ERR_INVALID_VALUE, at, "integer delta overflows int64");
+            item->type = PITH_INT;
+            item->v.i = reg + d;
+            slot->int_val = reg + d;
+            break;
+        }
+        case T_DEC_X: case T_DEC_DELTA: {
+            int e;
+            int64_t m;
+            uint64_t z;
+            if (t == T_DEC_DELTA) {
+                if (!slot->has_dec) FAIL(PITH_ERR_BAD_REFERENCE, at, "decimal delta without a previous decimal");
+                if (!read_varint(r, at, &z)) return false;
+                int64_t d = unzigzag(z);
+                /* |dec_m| < 2^53, so a delta beyond 2^54 leaves the range and a smaller one cannot overflow. */
+                if (d > (1LL << 54) || d < -(1LL << 54)) FAIL(PITH_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
+                m = slot->dec_m + d;
+                e = slot->dec_e;
+            } else {
+                if (!need(r, 1, at)) return false;
+                e = (int8_t)r->data[r->pos++];
+                if (e < -22 || e > 22 || (e >= DEC_EMIN && e <= DEC_EMAX))
+                    FAIL(PITH_ERR_INVALID_VALUE, at, "decimal exponent out of range");
+                if (!read_varint(r, at, &z)) return false;
+                m = unzigzag(z);
+            }
+            if (m >= (1LL << 53) || m <= -(1LL << 53)) FAIL(PITH_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
+            slot->dec_m = m;
+            slot->dec_e = (int8_t)e;
+            slot->has_dec = 1;
+            item->type = PITH_FLOAT;
+            item->v.f = double_of_decimal(m, e);
+            break;
+        }
+        case T_BIGINT_POS: case T_BIGINT_NEG: {
+            size_t n = 0;
+            if (!read_length(r, at, 0, &n)) return false;
+            const uint8_t *mag = r->data + r->pos;
+            r->pos += n;
+            if (n == 0 || mag[n - 1] == 0) FAIL(PITH_ERR_INVALID_VALUE, at, "big integer magnitude not minimal");
+            bool negative = t == T_BIGINT_NEG;
+            /* Positive must need more than 8 bytes; negative must exceed 2^63. */
+            if (n <= 8) {
+                uint64_t u = 0;
+                for (size_t i = n; i > 0; i--) u = (u << 8) | mag[i - 1];
+                if (!negative || u <= (1ull << 63)) FAIL(PITH_ERR_INVALID_VALUE, at, "big integer fits a native form");
+            }
+            if (r->copy_strings) {
+                mag = (const uint8_t *)arena_copy(&r->mem, mag, n);
+                if (!mag) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+            }
+            item->type = PITH_BIGINT;
+            item->v.big.negative = negative;
+            item->v.big.mag = mag;
+            item->v.big.len = n;
+            break;
+        }
+        case T_SHAPE8:
+            if (!check_depth(r, at) || !need(r, 1, at)) return false;
+            r->pos += 1;
+            if (!read_shape_ref(r, SHAPE8_BASE + r->data[r->pos - 1], at, item)) return false;
+            break;
+        case T_SHAPE16:
+            if (!check_depth(r, at) || !need(r, 2, at)) return false;
+            r->pos += 2;
+            if (!read_shape_ref(r, SHAPE16_BASE + (r->data[r->pos - 2] | ((size_t)r->data[r->pos - 1] << 8)), at,
+                                item))
+                return false;
+            break;
+        case T_STR_LONG: case T_REF8: case T_REF16: case T_REF24: case T_PFX_LONG:
+        case T_TS_STR: case T_TS_Z0: case T_TS_Z3:
+            item->type = PITH_STRING;
+            if (!read_string(r, t, at, slot, item)) return false;
+            break;
+        case T_ARR_LONG: {
+            if (!check_depth(r, at)) return false;
+            size_t n = 0;
+            if (!read_length(r, at, N_ARR0, &n)) return false;
+            item->type = PITH_ARRAY;
+            item->v.array.count = n;
+            if (!push_frame(r, RFRAME_ARRAY, slot, n, at)) return false;
+            break;
+        }
+        case T_MAPDEF_LONG:
+            if (!check_depth(r, at)) return false;
+            if (!read_mapdef(r, t, at, item)) return false;
+            break;
+        case T_MAP_GEN: {
+            if (!check_depth(r, at)) return false;
+            size_t n = 0;
+            if (!read_length(r, at, 0, &n)) return false;
+            if (n > (r->end - r->pos) / 2) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
+            item->type = PITH_GENERIC_MAP;
+            item->v.map.count = n;
+            item->v.map.shape = PITH_NO_INDEX;
+            item->v.map.keys = NULL;
+            if (n && !push_frame(r, RFRAME_GENERIC, slot, 2 * n, at)) return false;
+            break;
+        }
+        case T_BIN: {
+            size_t n = 0;
+            if (!read_length(r, at, 0, &n)) return false;
+            const uint8_t *p = r->data + r->pos;
+            r->pos += n;
+            if (r->copy_strings) {
+                p = (const uint8_t *)arena_copy(&r->mem, p, n);
+                if (!p) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+            }
+            item->type = PITH_BINARY;
+            item->v.bin.ptr = p;
+            item->v.bin.len = n;
+            break;
+        }
+        case T_EXT: {
+            uint64_t type;
+            if (!read_varint(r, at, &type)) return false;
+            if (type > PITH_MAX_EXT_TYPE) FAIL(PITH_ERR_INVALID_VALUE, at, "extension type out of range");
+            size_t n = 0;
+            if (!read_length(r, at, 0, &n)) return false;
+            const uint8_t *p = r->data + r->pos;
+            r->pos += n;
+            if (r->copy_strings) {
+                p = (const uint8_t *)arena_copy(&r->mem, p, n);
+                if (!p) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+            }
+            item->type = PITH_EXT;
+            item->v.ext.type = (uint32_t)type;
+            item->v.ext.ptr = p;
+            item->v.ext.len = n;
+            break;
+        }
+        case T_SYMBOL:
+            if (!read_required_string(r, slot, item)) return false;
+            item->type = PITH_SYMBOL;
+            item->tag = t;
+            item->offset = r->base + at;
+            break;
+        case T_TIME: {
+            if (!need(r, 1, at)) return false;
+            uint8_t f = r->data[r->pos++];
+            unsigned zone = f >> 1;
+            if (zone > PITH_ZONE_FLOATING) FAIL(PITH_ERR_INVALID_VALUE, at, "invalid timestamp flags");
+            pith_timestamp *ts = &item->v.time;
+            if (!ts_seconds(r, at, &ts->seconds)) return false;
+            ts->nanos = 0;
+            if (f & 1) {
+                uint64_t ns;
+                if (!read_varint(r, at, &ns)) return false;
+                if (ns == 0 || ns > 999999999u) FAIL(PITH_ERR_INVALID_VALUE, at, "nanoseconds out of range");
+                ts->nanos = (uint32_t)ns;
+            }
+            ts->offset = 0;
+            ts->zone = (uint8_t)zone;
+            if (zone == PITH_ZONE_OFFSET) {
+                int32_t off;
+                if (!read_offset(r, at, &off)) return false;
+                int64_t local = ts->seconds + (int64_t)off * 60;
+                if (local < PITH_MIN_SECONDS || local > PITH_MAX_SECONDS)
+                    FAIL(PITH_ERR_INVALID_VALUE, at, "local time outside years 0001-9999");
+                ts->offset = (int16_t)off;
+            }
+            item->type = PITH_TIME;
+            break;
+        }
+        default:
+            FAIL(PITH_ERR_INVALID_TAG, at, "reserved tag");
+        }
+    }
+    /* A generic map's keys sit at even positions counted from its end. */
+    if (parent != SIZE_MAX && r->stack[parent].kind == RFRAME_GENERIC && (r->stack[parent].remaining & 1))
+        return note_generic_key(r, &r->stack[parent], item);
+    return true;
+}
+
+bool pith_skip(pith_reader *r) {
+    size_t pending = 1;
+    pith_item item;
+    while (pending) {
+        if (!pith_read(r, &item)) return false;
+        pending--;
+        if (item.type == PITH_ARRAY)
+            pending += item.v.array.count;
+        else if (item.type == PITH_MAP)
+            pending += item.v.map.count;
+        else if (item.type == PITH_GENERIC_MAP)
+            pending += 2 * item.v.map.count;
+    }
+    return true;
+}
+
+/* ==========================================================================
+ * Ends and frames
+ * ========================================================================== */
+
+static bool value_complete(pith_reader *r) {
+    while (r->depth && r->stack[r->depth - 1].remaining == 0) pop_frame(r);
+    return r->depth == 0 && r->top_read;
+}
+
+bool pith_reader_finish(pith_reader *r) {
+    if (r->err.code != PITH_OK) return false;
+    if (!value_complete(r)) return fail_at(r, PITH_ERR_USAGE, r->pos, "the value has not been read completely");
+    if (r->pos != r->end) FAIL(PITH_ERR_TRAILING_BYTES, r->pos, "bytes after the value");
+    return true;
+}
+
+bool pith_reader_frame_begin(pith_reader *r, bool *more) {
+    if (r->err.code != PITH_OK) return false;
+    if (!r->started || !(r->flags & PITH_READ_STREAM) || r->in_frame)
+        return fail_at(r, PITH_ERR_USAGE, r->pos, "not between frames of a stream");
+    if (r->pos == r->total) {
+        *more = false;
+        return true;
+    }
+    size_t at = r->pos;
+    size_t n = 0;
+    if (!read_length(r, at, 0, &n)) return false;
+    if (n == 0) FAIL(PITH_ERR_INVALID_VALUE, at, "empty stream frame");
+    r->end = r->pos + n;
+    r->in_frame = true;
+    r->top_read = false;
+    *more = true;
+    return true;
+}
+
+bool pith_reader_frame_end(pith_reader *r) {
+    if (r->err.code != PITH_OK) return false;
+    if (!r->in_frame || !value_complete(r))
+        return fail_at(r, PITH_ERR_USAGE, r->pos, "the frame's value has not been read completely");
+    if (r->pos != r->end) FAIL(PITH_ERR_TRAILING_BYTES, r->pos, "bytes after the value in its frame");
+    r->in_frame = false;
+    r->end = r->total;
+    return true;
+}
+
+bool pith_reader_feed_frame(pith_reader *r, const void *frame, size_t len, size_t base) {
+    if (r->err.code != PITH_OK) return false;
+    if (!r->started || !(r->flags & PITH_READ_STREAM) || r->in_frame)
+        return fail_at(r, PITH_ERR_USAGE, r->pos, "not between frames of a stream");
+    /* Frames come from transient buffers: keep copies of what later frames use. */
+    r->copy_strings = true;
+    r->data = (const uint8_t *)frame;
+    r->base = base;
+    r->pos = 0;
+    r->end = r->total = len;
+    bool more;
+    if (!pith_reader_frame_begin(r, &more)) return false;
+    if (!more) return fail_at(r, PITH_ERR_USAGE, 0, "empty frame data");
+    if (r->end != len) FAIL(PITH_ERR_TRAILING_BYTES, r->end, "bytes after the frame");
+    return true;
+}
+
+/* ==========================================================================
+ * Incremental stream scanning
+ * ========================================================================== */
+
+pith_scan pith_stream_scan(const void *data, size_t len, bool header, size_t *size, pith_error *err) {
+    const uint8_t *p = (const uint8_t *)data;
+    if (header) {
+        if ((len >= 1 && p[0] != HEADER_MAGIC0) || (len >= 2 && p[1] != HEADER_MAGIC1)) {
+            set_error(err, PITH_ERR_BAD_MAGIC, 0, "not a Pith buffer");
+            return PITH_SCAN_ERROR;
+        }
+        if (len < 3) return PITH_SCAN_NEED_MORE;
+        *size = (p[2] & FLAG_DICT) ? 11 : 3;
+        return len >= *size ? PITH_SCAN_READY : PITH_SCAN_NEED_MORE;
+    }
+    if (len == 0) return PITH_SCAN_NEED_MORE;
+    unsigned n = p[0] ? ctz32(p[0]) + 1 : 9;
+    if (len < n) return PITH_SCAN_NEED_MORE;
+    uint64_t v;
+    if (n == 9) {
+        v = load_le64(p + 1);
+        if (v < (1ull << 56)) {
+            set_error(err, PITH_ERR_INVALID_VARINT, 0, "varint is not minimal");
+            return PITH_SCAN_ERROR;
+        }
+    } else {
+        uint8_t tmp[8] = {0};
+        memcpy(tmp, p, n);
+        v = load_le64(tmp) >> n;
+        if (n > 1 && v < (1ull << (7 * (n - 1)))) {
+            set_error(err, PITH_ERR_INVALID_VARINT, 0, "varint is not minimal");
+            return PITH_SCAN_ERROR;
+        }
+    }
+    if (v == 0) {
+        set_error(err, PITH_ERR_INVALID_VALUE, 0, "empty stream frame");
+        return PITH_SCAN_ERROR;
+    }
+    if (v > SIZE_MAX - n) {
+        set_error(err, PITH_ERR_LENGTH_EXCEEDS_INPUT, 0, "frame too large");
+        return PITH_SCAN_ERROR;
+    }
+    *size = n + (size_t)v;
+    return len >= *size ? PITH_SCAN_READY : PITH_SCAN_NEED_MORE;
+}

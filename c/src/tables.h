@@ -1,0 +1,74 @@
+/*
+ * tables.h - string and shape tables shared by the writer and the reader.
+ */
+#ifndef PITH_TABLES_H
+#define PITH_TABLES_H
+
+#include "internal.h"
+
+/** One string-table entry: stable bytes (input, arena or dictionary). */
+typedef struct str_entry {
+    const uint8_t *ptr;
+    size_t len;
+    bool ascii;
+} str_entry;
+
+/** One shape: its keys and its slots (both in an arena or a dictionary). */
+typedef struct shape {
+    const pith_key *keys;
+    pith_slot *slots;
+    size_t nkeys;
+} shape;
+
+/** Open-addressing index from a 64-bit hash to a table position (+1; 0 = empty). */
+typedef struct hash_index {
+    uint64_t *hashes;
+    uint32_t *positions;
+    size_t cap;  /* power of two, or 0 */
+    size_t used;
+} hash_index;
+
+bool hash_index_grow(const pith_alloc *a, hash_index *h, size_t need);
+void hash_index_clear(hash_index *h);
+void hash_index_free(const pith_alloc *a, hash_index *h);
+
+/** Insert (position + 1 stored); the caller has checked the key is absent. */
+PITH_INLINE void hash_index_put(hash_index *h, uint64_t hash, uint32_t position) {
+    size_t mask = h->cap - 1, i = (size_t)hash & mask;
+    while (h->positions[i]) i = (i + 1) & mask;
+    h->hashes[i] = hash;
+    h->positions[i] = position + 1;
+    h->used++;
+}
+
+/** Registers of a slot point at a string's first bytes; prefixes need at most
+ *  128 of them (127 to copy and one to check the UTF-8 boundary). */
+#define REG_BYTES 128u
+
+PITH_INLINE void slot_set_str(pith_slot *s, const uint8_t *p, size_t n) {
+    s->str = p;
+    s->str_len = n < REG_BYTES ? (uint32_t)n : REG_BYTES;
+    s->has_str = 1;
+}
+
+/** Hash of a key sequence (kinds and bytes, in order). */
+PITH_INLINE uint64_t hash_keys(const pith_key *keys, size_t n) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+    for (size_t i = 0; i < n; i++)
+        h = hash_mix(h ^ hash_bytes(keys[i].ptr, keys[i].len, keys[i].symbol), HASH_K1);
+    return h;
+}
+
+PITH_INLINE bool keys_equal(const pith_key *a, const pith_key *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (a[i].len != b[i].len || a[i].symbol != b[i].symbol ||
+            (a[i].len && memcmp(a[i].ptr, b[i].ptr, a[i].len) != 0))
+            return false;
+    }
+    return true;
+}
+
+/** True if two keys of a shape are equal (O(n^2) for small shapes, hashed for large). */
+bool keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t n, size_t *second);
+
+#endif /* PITH_TABLES_H */

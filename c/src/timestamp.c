@@ -1,0 +1,197 @@
+/*
+ * timestamp.c - civil calendar arithmetic and timestamp strings (SPEC 6).
+ */
+#include "internal.h"
+
+/* ==========================================================================
+ * Calendar (proleptic Gregorian, days since 1970-01-01)
+ * ========================================================================== */
+
+/* Howard Hinnant's algorithms: exact for the whole int64 year range we use,
+ * with floor division written out so negative years work. */
+int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = (unsigned)(y - era * 400);
+    const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
+    z += 719468;
+    const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    const unsigned doe = (unsigned)(z - era * 146097);
+    const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    const unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+static unsigned days_in_month(int64_t y, unsigned m) {
+    static const unsigned char dim[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m == 2 && (y % 4 == 0 && (y % 100 != 0 || y % 400 == 0))) return 29;
+    return dim[m - 1];
+}
+
+/* ==========================================================================
+ * Timestamp strings
+ * ========================================================================== */
+
+PITH_INLINE bool is_digit(uint8_t c) { return (unsigned)(c - '0') < 10; }
+
+/* Two ASCII digits, or -1. */
+PITH_INLINE int two_digits(const uint8_t *s) {
+    if (!is_digit(s[0]) || !is_digit(s[1])) return -1;
+    return (s[0] - '0') * 10 + (s[1] - '0');
+}
+
+bool ts_parse(const uint8_t *s, size_t n, ts_parts *out) {
+    /* Shortest form "YYYY-MM-DD" (10), longest "YYYY-MM-DDThh:mm:ss.fffffffff+hh:mm" (35). */
+    if (n < 10 || n > 35 || s[4] != '-' || s[7] != '-') return false;
+    int y_hi = two_digits(s), y_lo = two_digits(s + 2), mo = two_digits(s + 5), d = two_digits(s + 8);
+    if (y_hi < 0 || y_lo < 0 || mo < 1 || mo > 12 || d < 1) return false;
+    int64_t y = y_hi * 100 + y_lo;
+    if (y < 1 || (unsigned)d > days_in_month(y, (unsigned)mo)) return false;
+    int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+    if (n == 10) {
+        out->variant = TSV_DATE_ONLY;
+        out->seconds = days * 86400;
+        out->frac = 0;
+        out->offset = 0;
+        return true; /* years 0001-9999 at UTC midnight are always in range */
+    }
+    if (n < 20 || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':') return false;
+    int hh = two_digits(s + 11), mi = two_digits(s + 14), ss = two_digits(s + 17);
+    if (hh < 0 || hh > 23 || mi < 0 || mi > 59 || ss < 0 || ss > 59) return false;
+    uint8_t variant = s[10] == ' ' ? TSV_SPACE : 0;
+    size_t i = 19;
+    uint32_t frac = 0;
+    if (s[i] == '.') {
+        size_t start = ++i;
+        while (i < n && is_digit(s[i]) && i - start < 10) frac = frac * 10 + (uint32_t)(s[i++] - '0');
+        size_t digits = i - start;
+        if (digits == 0 || digits > 9) return false;
+        variant |= (uint8_t)digits;
+    }
+    int32_t offset = 0;
+    if (i + 1 == n && s[i] == 'Z') {
+        /* UTC */
+    } else if (i + 6 == n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
+        int oh = two_digits(s + i + 1), om = two_digits(s + i + 4);
+        if (oh < 0 || oh > 23 || om < 0 || om > 59) return false;
+        offset = oh * 60 + om;
+        if (s[i] == '-') {
+            if (offset == 0) return false; /* "-00:00" has no packed form */
+            offset = -offset;
+        }
+        variant |= TSV_NUMERIC_OFFSET;
+    } else {
+        return false;
+    }
+    int64_t seconds = days * 86400 + hh * 3600 + mi * 60 + ss - (int64_t)offset * 60;
+    if (seconds < PITH_MIN_SECONDS || seconds > PITH_MAX_SECONDS) return false;
+    out->variant = variant;
+    out->seconds = seconds;
+    out->frac = frac;
+    out->offset = offset;
+    return true;
+}
+
+PITH_INLINE uint8_t *put2(uint8_t *p, unsigned v) {
+    p[0] = (uint8_t)('0' + v / 10);
+    p[1] = (uint8_t)('0' + v % 10);
+    return p + 2;
+}
+
+/* Date and time of day of a local second count, or false outside 0001-9999. */
+static bool local_civil(int64_t local, int64_t *y, unsigned *mo, unsigned *d, unsigned *sod) {
+    int64_t days = local / 86400, rem = local % 86400;
+    if (rem < 0) {
+        rem += 86400;
+        days -= 1;
+    }
+    civil_from_days(days, y, mo, d);
+    *sod = (unsigned)rem;
+    return *y >= 1 && *y <= 9999;
+}
+
+static uint8_t *put_date_time(uint8_t *p, int64_t y, unsigned mo, unsigned d, unsigned sod, char sep) {
+    p = put2(p, (unsigned)(y / 100));
+    p = put2(p, (unsigned)(y % 100));
+    *p++ = '-';
+    p = put2(p, mo);
+    *p++ = '-';
+    p = put2(p, d);
+    if (!sep) return p;
+    *p++ = (uint8_t)sep;
+    p = put2(p, sod / 3600);
+    *p++ = ':';
+    p = put2(p, sod / 60 % 60);
+    *p++ = ':';
+    return put2(p, sod % 60);
+}
+
+static uint8_t *put_offset(uint8_t *p, int32_t offset) {
+    *p++ = offset < 0 ? '-' : '+';
+    unsigned a = (unsigned)(offset < 0 ? -offset : offset);
+    p = put2(p, a / 60);
+    *p++ = ':';
+    return put2(p, a % 60);
+}
+
+size_t ts_render(const ts_parts *t, uint8_t out[40]) {
+    int64_t y;
+    unsigned mo, d, sod;
+    if (!local_civil(t->seconds + (int64_t)t->offset * 60, &y, &mo, &d, &sod)) return 0;
+    if (t->variant & TSV_DATE_ONLY) return (size_t)(put_date_time(out, y, mo, d, 0, 0) - out);
+    uint8_t *p = put_date_time(out, y, mo, d, sod, (t->variant & TSV_SPACE) ? ' ' : 'T');
+    unsigned digits = t->variant & TSV_DIGITS;
+    if (digits) {
+        *p++ = '.';
+        uint32_t f = t->frac;
+        for (unsigned i = digits; i > 0; i--) {
+            p[i - 1] = (uint8_t)('0' + f % 10);
+            f /= 10;
+        }
+        p += digits;
+    }
+    if (t->variant & TSV_NUMERIC_OFFSET)
+        p = put_offset(p, t->offset);
+    else
+        *p++ = 'Z';
+    return (size_t)(p - out);
+}
+
+size_t pith_timestamp_iso(const pith_timestamp *ts, char out[40]) {
+    if (ts->seconds < PITH_MIN_SECONDS || ts->seconds > PITH_MAX_SECONDS || ts->nanos > 999999999u ||
+        ts->zone > PITH_ZONE_FLOATING)
+        return 0;
+    int32_t offset = ts->zone == PITH_ZONE_OFFSET ? ts->offset : 0;
+    int64_t y;
+    unsigned mo, d, sod;
+    if (!local_civil(ts->seconds + (int64_t)offset * 60, &y, &mo, &d, &sod)) return 0;
+    uint8_t *o = (uint8_t *)out;
+    uint8_t *p = put_date_time(o, y, mo, d, sod, 'T');
+    if (ts->nanos) {
+        uint8_t frac[9];
+        uint32_t f = ts->nanos;
+        for (int i = 8; i >= 0; i--) {
+            frac[i] = (uint8_t)('0' + f % 10);
+            f /= 10;
+        }
+        unsigned digits = 9;
+        while (frac[digits - 1] == '0') digits--;
+        *p++ = '.';
+        memcpy(p, frac, digits);
+        p += digits;
+    }
+    if (ts->zone == PITH_ZONE_UTC)
+        *p++ = 'Z';
+    else if (ts->zone == PITH_ZONE_OFFSET)
+        p = put_offset(p, offset);
+    *p = '\0';
+    return (size_t)(p - o);
+}

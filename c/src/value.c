@@ -1,0 +1,368 @@
+/*
+ * value.c - the value tree: documents, decoding into a tree, writing a tree.
+ */
+#include "internal.h"
+
+struct pith_doc {
+    const pith_alloc *alloc;
+    arena mem;
+    pith_value *roots;
+    size_t count;
+    size_t cap;
+};
+
+/* ==========================================================================
+ * Documents
+ * ========================================================================== */
+
+pith_doc *pith_doc_new(const pith_alloc *alloc) {
+    alloc = alloc_or_default(alloc);
+    pith_doc *doc = (pith_doc *)mem_alloc(alloc, sizeof(pith_doc));
+    if (!doc) return NULL;
+    doc->alloc = alloc;
+    arena_init(&doc->mem, alloc);
+    doc->roots = NULL;
+    doc->count = doc->cap = 0;
+    return doc;
+}
+
+void pith_doc_free(pith_doc *doc) {
+    if (!doc) return;
+    arena_free(&doc->mem);
+    mem_free(doc->alloc, doc->roots, doc->cap * sizeof(pith_value));
+    mem_free(doc->alloc, doc, sizeof(pith_doc));
+}
+
+pith_value *pith_doc_values(pith_doc *doc, size_t n) {
+    if (n > SIZE_MAX / sizeof(pith_value)) return NULL;
+    pith_value *v = (pith_value *)arena_alloc(&doc->mem, n ? n * sizeof(pith_value) : 1);
+    if (v && n) memset(v, 0, n * sizeof(pith_value));
+    return v;
+}
+
+void *pith_doc_bytes(pith_doc *doc, const void *src, size_t len) {
+    return arena_copy(&doc->mem, src, len);
+}
+
+size_t pith_doc_count(const pith_doc *doc) { return doc->count; }
+
+pith_value *pith_doc_root(const pith_doc *doc, size_t i) {
+    return i < doc->count ? &doc->roots[i] : NULL;
+}
+
+bool pith_doc_push(pith_doc *doc, const pith_value *value) {
+    if (!grow_array(doc->alloc, (void **)&doc->roots, &doc->cap, doc->count + 1, sizeof(pith_value)))
+        return false;
+    doc->roots[doc->count++] = *value;
+    return true;
+}
+
+/* ==========================================================================
+ * Equality
+ * ========================================================================== */
+
+static bool bytes_equal(const void *a, size_t alen, const void *b, size_t blen) {
+    return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
+}
+
+bool pith_value_equal(const pith_value *a, const pith_value *b) {
+    pith_type ta = a->type, tb = b->type;
+    /* A generic map and a shaped map holding the same pairs are the same value. */
+    if (ta == PITH_GENERIC_MAP) ta = PITH_MAP;
+    if (tb == PITH_GENERIC_MAP) tb = PITH_MAP;
+    if (ta != tb) return false;
+    switch (ta) {
+    case PITH_NULL:
+    case PITH_FALSE:
+    case PITH_TRUE:
+        return true;
+    case PITH_INT:
+        return a->v.i == b->v.i;
+    case PITH_UINT:
+        return a->v.u == b->v.u;
+    case PITH_FLOAT: {
+        uint64_t x, y;
+        memcpy(&x, &a->v.f, 8);
+        memcpy(&y, &b->v.f, 8);
+        return x == y;
+    }
+    case PITH_BIGINT:
+        return a->v.big.negative == b->v.big.negative &&
+               bytes_equal(a->v.big.mag, a->v.big.len, b->v.big.mag, b->v.big.len);
+    case PITH_STRING:
+    case PITH_SYMBOL:
+        return bytes_equal(a->v.str.ptr, a->v.str.len, b->v.str.ptr, b->v.str.len);
+    case PITH_BINARY:
+        return bytes_equal(a->v.bin.ptr, a->v.bin.len, b->v.bin.ptr, b->v.bin.len);
+    case PITH_EXT:
+        return a->v.ext.type == b->v.ext.type &&
+               bytes_equal(a->v.ext.ptr, a->v.ext.len, b->v.ext.ptr, b->v.ext.len);
+    case PITH_TIME:
+        return a->v.time.seconds == b->v.time.seconds && a->v.time.nanos == b->v.time.nanos &&
+               a->v.time.zone == b->v.time.zone &&
+               (a->v.time.zone != PITH_ZONE_OFFSET || a->v.time.offset == b->v.time.offset);
+    case PITH_ARRAY:
+        if (a->v.array.count != b->v.array.count) return false;
+        for (size_t i = 0; i < a->v.array.count; i++)
+            if (!pith_value_equal(&a->v.array.items[i], &b->v.array.items[i])) return false;
+        return true;
+    case PITH_MAP:
+        if (a->v.map.count != b->v.map.count) return false;
+        for (size_t i = 0; i < a->v.map.count; i++)
+            if (!pith_value_equal(&a->v.map.keys[i], &b->v.map.keys[i]) ||
+                !pith_value_equal(&a->v.map.values[i], &b->v.map.values[i]))
+                return false;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ==========================================================================
+ * Decoding into a tree
+ * ========================================================================== */
+
+typedef struct tree_builder {
+    pith_reader *r;
+    pith_doc *doc;
+    const char **copies;   /* per string-table index: the doc's copy (shared by references) */
+    size_t ncopies;
+    /* Children of open arrays and generic maps collect here and move to the
+     * arena once complete: counts in the input are claims, and allocating
+     * them up front would let nested containers claim the same bytes over
+     * and over (quadratic memory before the decode fails). */
+    pith_value *scratch;
+    size_t nscratch, scratch_cap;
+} tree_builder;
+
+static bool build(tree_builder *b, pith_value *out);
+
+/* Build `n` values onto the scratch stack, then move them to the arena. */
+static pith_value *build_children(tree_builder *b, size_t n) {
+    size_t start = b->nscratch;
+    for (size_t i = 0; i < n; i++) {
+        if (b->nscratch == b->scratch_cap &&
+            !grow_array(b->doc->alloc, (void **)&b->scratch, &b->scratch_cap, b->nscratch + 1, sizeof(pith_value)))
+            return NULL;
+        pith_value v;
+        if (!build(b, &v)) return NULL;
+        b->scratch[b->nscratch++] = v;
+    }
+    pith_value *items = pith_doc_values(b->doc, n);
+    if (items && n) memcpy(items, b->scratch + start, n * sizeof(pith_value));
+    b->nscratch = start;
+    return items;
+}
+
+static const char *copy_string(tree_builder *b, const pith_item *it) {
+    uint32_t i = it->v.str.index;
+    if (i != PITH_NO_INDEX && i < b->ncopies && b->copies[i]) return b->copies[i];
+    const char *p = (const char *)arena_copy(&b->doc->mem, it->v.str.ptr, it->v.str.len);
+    if (p && i != PITH_NO_INDEX && i < b->ncopies) b->copies[i] = p;
+    return p;
+}
+
+static bool build(tree_builder *b, pith_value *out) {
+    pith_item it;
+    if (!pith_read(b->r, &it)) return false;
+    out->type = it.type;
+    switch (it.type) {
+    case PITH_NULL:
+    case PITH_FALSE:
+    case PITH_TRUE:
+        return true;
+    case PITH_INT:
+        out->v.i = it.v.i;
+        return true;
+    case PITH_UINT:
+        out->v.u = it.v.u;
+        return true;
+    case PITH_FLOAT:
+        out->v.f = it.v.f;
+        return true;
+    case PITH_STRING:
+    case PITH_SYMBOL:
+        out->v.str.ptr = copy_string(b, &it);
+        out->v.str.len = it.v.str.len;
+        return out->v.str.ptr != NULL;
+    case PITH_BINARY:
+        out->v.bin.ptr = (const uint8_t *)arena_copy(&b->doc->mem, it.v.bin.ptr, it.v.bin.len);
+        out->v.bin.len = it.v.bin.len;
+        return out->v.bin.ptr != NULL;
+    case PITH_BIGINT:
+        out->v.big.negative = it.v.big.negative;
+        out->v.big.mag = (const uint8_t *)arena_copy(&b->doc->mem, it.v.big.mag, it.v.big.len);
+        out->v.big.len = it.v.big.len;
+        return out->v.big.mag != NULL;
+    case PITH_EXT:
+        out->v.ext.type = it.v.ext.type;
+        out->v.ext.ptr = (const uint8_t *)arena_copy(&b->doc->mem, it.v.ext.ptr, it.v.ext.len);
+        out->v.ext.len = it.v.ext.len;
+        return out->v.ext.ptr != NULL;
+    case PITH_TIME:
+        out->v.time = it.v.time;
+        return true;
+    case PITH_ARRAY: {
+        size_t n = it.v.array.count;
+        pith_value *items = build_children(b, n);
+        if (!items) return false;
+        out->v.array.items = items;
+        out->v.array.count = n;
+        return true;
+    }
+    case PITH_MAP: {
+        /* The keys were decoded (or are a known shape's): the count is real. */
+        size_t n = it.v.map.count;
+        pith_value *keys = pith_doc_values(b->doc, n), *values = pith_doc_values(b->doc, n);
+        if (!keys || !values) return false;
+        for (size_t i = 0; i < n; i++) {
+            const pith_key *k = &it.v.map.keys[i];
+            keys[i].type = k->symbol ? PITH_SYMBOL : PITH_STRING;
+            keys[i].v.str.ptr = (const char *)arena_copy(&b->doc->mem, k->ptr, k->len);
+            keys[i].v.str.len = k->len;
+            if (!keys[i].v.str.ptr) return false;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (!build(b, &values[i])) return false;
+        out->v.map.keys = keys;
+        out->v.map.values = values;
+        out->v.map.count = n;
+        return true;
+    }
+    case PITH_GENERIC_MAP: {
+        size_t n = it.v.map.count;
+        pith_value *pairs = build_children(b, 2 * n);
+        pith_value *keys = pith_doc_values(b->doc, n), *values = pith_doc_values(b->doc, n);
+        if (!pairs || !keys || !values) return false;
+        for (size_t i = 0; i < n; i++) {
+            keys[i] = pairs[2 * i];
+            values[i] = pairs[2 * i + 1];
+        }
+        out->v.map.keys = keys;
+        out->v.map.values = values;
+        out->v.map.count = n;
+        return true;
+    }
+    }
+    return false;
+}
+
+pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, const pith_decode_options *opts,
+                      pith_error *err) {
+    pith_decode_options none = {NULL, 0, 0, false};
+    if (!opts) opts = &none;
+    alloc = alloc_or_default(alloc);
+    set_error(err, PITH_OK, 0, NULL);
+    pith_doc *doc = pith_doc_new(alloc);
+    pith_reader *r = pith_reader_new(alloc);
+    /* References share their first copy: at most one slot per possible string. */
+    size_t ncopies = len / 3 + 1;
+    if (ncopies > PITH_MAX_STRINGS) ncopies = PITH_MAX_STRINGS;
+    const char **copies = (const char **)mem_alloc(alloc, ncopies * sizeof(char *));
+    bool ok = doc && r && copies;
+    if (!ok) {
+        set_error(err, PITH_ERR_NOMEM, 0, "out of memory");
+    } else {
+        memset(copies, 0, ncopies * sizeof(char *));
+        if (opts->max_depth) pith_reader_set_max_depth(r, opts->max_depth);
+        tree_builder b = {r, doc, copies, ncopies, NULL, 0, 0};
+        ok = pith_reader_start(r, data, len, opts->dicts, opts->ndicts, opts->stream ? PITH_READ_STREAM : 0);
+        if (ok && opts->stream) {
+            bool more = true;
+            while (ok) {
+                ok = pith_reader_frame_begin(r, &more);
+                if (!ok || !more) break;
+                pith_value v;
+                ok = build(&b, &v) && pith_reader_frame_end(r) && pith_doc_push(doc, &v);
+            }
+        } else if (ok) {
+            pith_value v;
+            ok = build(&b, &v) && pith_reader_finish(r) && pith_doc_push(doc, &v);
+        }
+        if (!ok) {
+            *err = *pith_reader_error(r);
+            if (err->code == PITH_OK) set_error(err, PITH_ERR_NOMEM, 0, "out of memory");
+        }
+        mem_free(alloc, b.scratch, b.scratch_cap * sizeof(pith_value));
+    }
+    mem_free(alloc, copies, ncopies * sizeof(char *));
+    pith_reader_free(r);
+    if (!ok) {
+        pith_doc_free(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+/* ==========================================================================
+ * Writing a tree
+ * ========================================================================== */
+
+static bool all_keys_textual(const pith_value *v) {
+    for (size_t i = 0; i < v->v.map.count; i++)
+        if (v->v.map.keys[i].type != PITH_STRING && v->v.map.keys[i].type != PITH_SYMBOL) return false;
+    return true;
+}
+
+bool pith_write_value(pith_writer *w, const pith_value *v) {
+    switch (v->type) {
+    case PITH_NULL:
+        return pith_write_null(w);
+    case PITH_FALSE:
+        return pith_write_bool(w, false);
+    case PITH_TRUE:
+        return pith_write_bool(w, true);
+    case PITH_INT:
+        return pith_write_int(w, v->v.i);
+    case PITH_UINT:
+        return pith_write_uint(w, v->v.u);
+    case PITH_BIGINT:
+        return pith_write_bigint(w, v->v.big.negative, v->v.big.mag, v->v.big.len);
+    case PITH_FLOAT:
+        return pith_write_double(w, v->v.f);
+    case PITH_STRING:
+        return pith_write_string(w, v->v.str.ptr, v->v.str.len);
+    case PITH_SYMBOL:
+        return pith_write_symbol(w, v->v.str.ptr, v->v.str.len);
+    case PITH_BINARY:
+        return pith_write_binary(w, v->v.bin.ptr, v->v.bin.len);
+    case PITH_EXT:
+        return pith_write_ext(w, v->v.ext.type, v->v.ext.ptr, v->v.ext.len);
+    case PITH_TIME:
+        return pith_write_timestamp(w, &v->v.time);
+    case PITH_ARRAY:
+        if (!pith_write_array_begin(w, v->v.array.count)) return false;
+        for (size_t i = 0; i < v->v.array.count; i++)
+            if (!pith_write_value(w, &v->v.array.items[i])) return false;
+        return pith_write_array_end(w);
+    case PITH_MAP:
+    case PITH_GENERIC_MAP: {
+        size_t n = v->v.map.count;
+        if (all_keys_textual(v)) {
+            pith_key stack_keys[32] = {{NULL, 0, false}};
+            pith_key *keys = stack_keys;
+            const pith_alloc *a = &pith_default_alloc;
+            if (n > 32) {
+                keys = (pith_key *)mem_alloc(a, n * sizeof(pith_key));
+                if (!keys) return false;
+            }
+            for (size_t i = 0; i < n; i++) {
+                keys[i].ptr = v->v.map.keys[i].v.str.ptr;
+                keys[i].len = v->v.map.keys[i].v.str.len;
+                keys[i].symbol = v->v.map.keys[i].type == PITH_SYMBOL;
+            }
+            bool ok = pith_write_map_begin(w, keys, n);
+            if (keys != stack_keys) mem_free(a, keys, n * sizeof(pith_key));
+            if (!ok) return false;
+            for (size_t i = 0; i < n; i++)
+                if (!pith_write_value(w, &v->v.map.values[i])) return false;
+            return pith_write_map_end(w);
+        }
+        if (!pith_write_generic_map_begin(w, n)) return false;
+        for (size_t i = 0; i < n; i++)
+            if (!pith_write_value(w, &v->v.map.keys[i]) || !pith_write_value(w, &v->v.map.values[i])) return false;
+        return pith_write_map_end(w);
+    }
+    }
+    return false;
+}

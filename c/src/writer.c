@@ -1,0 +1,749 @@
+/*
+ * writer.c - the streaming writer: canonical encoding (SPEC section 7).
+ */
+#include "tables.h"
+
+/* ==========================================================================
+ * State
+ * ========================================================================== */
+
+enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
+
+typedef struct wframe {
+    uint8_t kind;
+    pith_slot *slot;   /* ARRAY, GENERIC: the container's slot; MAP: the shape's first slot */
+    size_t remaining;  /* items still to write */
+    size_t next;       /* MAP: index of the next value */
+} wframe;
+
+struct pith_writer {
+    const pith_alloc *alloc;
+    uint8_t *buf;
+    size_t len, cap;
+    pith_error err;
+
+    arena mem;            /* string copies, shape keys, slots */
+    str_entry *strs;
+    size_t nstrs, strs_cap;
+    hash_index str_index;
+    shape *shapes;
+    size_t nshapes, shapes_cap;
+    hash_index shape_index;
+
+    pith_slot root, key_slot;
+    const uint8_t *last;
+    uint32_t last_len;
+    bool has_last;
+    int64_t last_ts;
+
+    wframe *stack;
+    size_t depth, stack_cap;
+    uint32_t max_depth;
+
+    uint32_t flags;
+    bool started;
+    bool in_frame;
+    size_t top_values;   /* top-level values written (single) or in the open frame */
+    size_t frame_start;
+    const pith_dict *dict;
+};
+
+/* ==========================================================================
+ * Errors and buffer
+ * ========================================================================== */
+
+PITH_NOINLINE static bool fail(pith_writer *w, pith_code code, const char *message) {
+    if (w->err.code == PITH_OK) set_error(&w->err, code, w->len, message);
+    return false;
+}
+
+PITH_NOINLINE static bool grow(pith_writer *w, size_t need) {
+    size_t ncap = w->cap ? w->cap : 256;
+    while (ncap - w->len < need) {
+        if (ncap > SIZE_MAX / 2) return fail(w, PITH_ERR_NOMEM, "output too large");
+        ncap *= 2;
+    }
+    uint8_t *p = (uint8_t *)mem_realloc(w->alloc, w->buf, w->cap, ncap);
+    if (!p) return fail(w, PITH_ERR_NOMEM, "out of memory");
+    w->buf = p;
+    w->cap = ncap;
+    return true;
+}
+
+/* Room for `n` more bytes. */
+PITH_INLINE bool reserve(pith_writer *w, size_t n) {
+    if (PITH_LIKELY(w->cap - w->len >= n)) return true;
+    return grow(w, n);
+}
+
+PITH_INLINE void put_byte(pith_writer *w, uint8_t b) { w->buf[w->len++] = b; }
+
+PITH_INLINE void put_varint(pith_writer *w, uint64_t v) { w->len += varint_put(w->buf + w->len, v); }
+
+PITH_INLINE void put_bytes(pith_writer *w, const void *p, size_t n) {
+    if (n) memcpy(w->buf + w->len, p, n);
+    w->len += n;
+}
+
+/* ==========================================================================
+ * Lifecycle
+ * ========================================================================== */
+
+pith_writer *pith_writer_new(const pith_alloc *alloc) {
+    alloc = alloc_or_default(alloc);
+    pith_writer *w = (pith_writer *)mem_alloc(alloc, sizeof(pith_writer));
+    if (!w) return NULL;
+    memset(w, 0, sizeof(*w));
+    w->alloc = alloc;
+    w->max_depth = PITH_DEFAULT_MAX_DEPTH;
+    arena_init(&w->mem, alloc);
+    return w;
+}
+
+void pith_writer_free(pith_writer *w) {
+    if (!w) return;
+    const pith_alloc *a = w->alloc;
+    mem_free(a, w->buf, w->cap);
+    arena_free(&w->mem);
+    mem_free(a, w->strs, w->strs_cap * sizeof(str_entry));
+    mem_free(a, w->shapes, w->shapes_cap * sizeof(shape));
+    hash_index_free(a, &w->str_index);
+    hash_index_free(a, &w->shape_index);
+    mem_free(a, w->stack, w->stack_cap * sizeof(wframe));
+    mem_free(a, w, sizeof(*w));
+}
+
+void pith_writer_set_max_depth(pith_writer *w, uint32_t max_depth) { w->max_depth = max_depth; }
+
+const pith_error *pith_writer_error(const pith_writer *w) { return &w->err; }
+
+const uint8_t *pith_writer_data(const pith_writer *w, size_t *len) {
+    *len = w->len;
+    return w->buf;
+}
+
+bool pith_writer_complete(const pith_writer *w) {
+    if (!w->started || w->err.code != PITH_OK || w->depth != 0) return false;
+    if (w->flags & PITH_WRITE_STREAM) return !w->in_frame;
+    return w->top_values == 1;
+}
+
+static bool add_string_entry(pith_writer *w, const uint8_t *p, size_t n, bool ascii, uint64_t h, bool index) {
+    if (w->nstrs >= PITH_MAX_STRINGS) return true;
+    if (!grow_array(w->alloc, (void **)&w->strs, &w->strs_cap, w->nstrs + 1, sizeof(str_entry)))
+        return fail(w, PITH_ERR_NOMEM, "out of memory");
+    if (index) {
+        if (!hash_index_grow(w->alloc, &w->str_index, w->str_index.used + 1))
+            return fail(w, PITH_ERR_NOMEM, "out of memory");
+        hash_index_put(&w->str_index, h, (uint32_t)w->nstrs);
+    }
+    w->strs[w->nstrs].ptr = p;
+    w->strs[w->nstrs].len = n;
+    w->strs[w->nstrs].ascii = ascii;
+    w->nstrs++;
+    return true;
+}
+
+static bool add_shape(pith_writer *w, const pith_key *keys, size_t n, uint64_t h, pith_slot **slots) {
+    pith_slot *s = (pith_slot *)arena_alloc(&w->mem, n ? n * sizeof(pith_slot) : 1);
+    if (!s) return fail(w, PITH_ERR_NOMEM, "out of memory");
+    if (n) memset(s, 0, n * sizeof(pith_slot));
+    *slots = s;
+    if (w->nshapes >= PITH_MAX_SHAPES) return true; /* a full table gives fresh slots only */
+    if (!grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, w->nshapes + 1, sizeof(shape)) ||
+        !hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1))
+        return fail(w, PITH_ERR_NOMEM, "out of memory");
+    hash_index_put(&w->shape_index, h, (uint32_t)w->nshapes);
+    w->shapes[w->nshapes].keys = keys;
+    w->shapes[w->nshapes].slots = s;
+    w->shapes[w->nshapes].nkeys = n;
+    w->nshapes++;
+    return true;
+}
+
+bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
+    w->len = 0;
+    w->err.code = PITH_OK;
+    w->err.offset = 0;
+    w->err.message = NULL;
+    arena_reset(&w->mem);
+    w->nstrs = 0;
+    hash_index_clear(&w->str_index);
+    w->nshapes = 0;
+    hash_index_clear(&w->shape_index);
+    memset(&w->root, 0, sizeof(w->root));
+    memset(&w->key_slot, 0, sizeof(w->key_slot));
+    w->has_last = false;
+    w->last_ts = 0;
+    w->depth = 0;
+    w->flags = flags;
+    w->in_frame = false;
+    w->top_values = 0;
+    w->dict = dict;
+    w->started = true;
+    if (dict) {
+        for (size_t i = 0; i < dict->nstrings; i++) {
+            const pith_key *k = &dict->strings[i];
+            bool ascii;
+            utf8_valid((const uint8_t *)k->ptr, k->len, &ascii);
+            if (!add_string_entry(w, (const uint8_t *)k->ptr, k->len, ascii,
+                                  hash_bytes(k->ptr, k->len, 0), true))
+                return false;
+        }
+        for (size_t i = 0; i < dict->nshapes; i++) {
+            const pith_key *keys = dict->shape_keys + dict->shape_offsets[i];
+            size_t n = dict->shape_offsets[i + 1] - dict->shape_offsets[i];
+            pith_slot *slots;
+            if (!add_shape(w, keys, n, hash_keys(keys, n), &slots)) return false;
+        }
+    }
+    if (flags & PITH_WRITE_NO_HEADER) return true;
+    if (!reserve(w, 11)) return false;
+    put_byte(w, HEADER_MAGIC0);
+    put_byte(w, HEADER_MAGIC1);
+    put_byte(w, (uint8_t)((PITH_FORMAT_VERSION << 4) | (dict ? FLAG_DICT : 0) |
+                          ((flags & PITH_WRITE_STREAM) ? FLAG_STREAM : 0)));
+    if (dict) {
+        store_le64(w->buf + w->len, dict->id);
+        w->len += 8;
+    }
+    return true;
+}
+
+/* ==========================================================================
+ * Positions and slots (SPEC 4.3)
+ * ========================================================================== */
+
+/* Claim the next position and return its slot, or NULL on misuse. */
+PITH_INLINE pith_slot *next_slot(pith_writer *w) {
+    if (PITH_UNLIKELY(w->err.code != PITH_OK)) return NULL;
+    if (PITH_LIKELY(w->depth)) {
+        wframe *f = &w->stack[w->depth - 1];
+        if (PITH_UNLIKELY(f->remaining == 0)) {
+            fail(w, PITH_ERR_USAGE, "more items than the container's count");
+            return NULL;
+        }
+        f->remaining--;
+        if (f->kind == FRAME_MAP) return f->slot + f->next++;
+        return f->slot;
+    }
+    if (PITH_UNLIKELY(!w->started)) {
+        fail(w, PITH_ERR_USAGE, "pith_writer_start was not called");
+        return NULL;
+    }
+    if (w->flags & PITH_WRITE_STREAM) {
+        if (!w->in_frame || w->top_values) {
+            fail(w, PITH_ERR_USAGE, "stream values must each be inside pith_write_frame_begin/end");
+            return NULL;
+        }
+    } else if (w->top_values) {
+        fail(w, PITH_ERR_USAGE, "a single-value buffer holds one top-level value");
+        return NULL;
+    }
+    w->top_values++;
+    return &w->root;
+}
+
+static bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_t remaining) {
+    if (!grow_array(w->alloc, (void **)&w->stack, &w->stack_cap, w->depth + 1, sizeof(wframe)))
+        return fail(w, PITH_ERR_NOMEM, "out of memory");
+    wframe *f = &w->stack[w->depth++];
+    f->kind = kind;
+    f->slot = slot;
+    f->remaining = remaining;
+    f->next = 0;
+    return true;
+}
+
+/* ==========================================================================
+ * Scalars
+ * ========================================================================== */
+
+bool pith_write_null(pith_writer *w) {
+    if (!next_slot(w) || !reserve(w, 1)) return false;
+    put_byte(w, T_NULL);
+    return true;
+}
+
+bool pith_write_bool(pith_writer *w, bool value) {
+    if (!next_slot(w) || !reserve(w, 1)) return false;
+    put_byte(w, value ? T_TRUE : T_FALSE);
+    return true;
+}
+
+static bool write_int_in(pith_writer *w, pith_slot *slot, int64_t v) {
+    if (!reserve(w, 10)) return false;
+    if (v >= INT_MIN_SMALL && v <= INT_MAX_SMALL) {
+        put_byte(w, (uint8_t)(T_INT0 + (v - INT_MIN_SMALL)));
+    } else {
+        uint8_t tag;
+        uint64_t body;
+        if (v > 0) {
+            tag = T_INT_POS;
+            body = (uint64_t)v - (INT_MAX_SMALL + 1);
+        } else {
+            tag = T_INT_NEG;
+            body = (uint64_t)(-(v - (INT_MIN_SMALL - 1))); /* -9 - v, without overflow */
+        }
+        if (slot->has_int) {
+            int64_t r = slot->int_val;
+            bool fits = r >= 0 ? v >= INT64_MIN + r : v <= INT64_MAX + r;
+            if (fits) {
+                uint64_t z = zigzag(v - r);
+                if (varint_size(z) < varint_size(body)) {
+                    tag = T_INT_DELTA;
+                    body = z;
+                }
+            }
+        }
+        put_byte(w, tag);
+        put_varint(w, body);
+    }
+    slot->int_val = v;
+    slot->has_int = 1;
+    return true;
+}
+
+bool pith_write_int(pith_writer *w, int64_t value) {
+    pith_slot *slot = next_slot(w);
+    return slot && write_int_in(w, slot, value);
+}
+
+static bool write_uint_in(pith_writer *w, pith_slot *slot, uint64_t value) {
+    if (value <= (uint64_t)INT64_MAX) return write_int_in(w, slot, (int64_t)value);
+    if (!reserve(w, 10)) return false;
+    put_byte(w, T_INT_POS);
+    put_varint(w, value - (INT_MAX_SMALL + 1));
+    return true; /* beyond int64: the register is unchanged */
+}
+
+bool pith_write_uint(pith_writer *w, uint64_t value) {
+    pith_slot *slot = next_slot(w);
+    return slot && write_uint_in(w, slot, value);
+}
+
+bool pith_write_bigint(pith_writer *w, bool negative, const uint8_t *mag, size_t len) {
+    pith_slot *slot = next_slot(w);
+    if (!slot) return false;
+    while (len && mag[len - 1] == 0) len--;
+    if (len <= 8) {
+        uint64_t u = 0;
+        for (size_t i = len; i > 0; i--) u = (u << 8) | mag[i - 1];
+        if (!negative) return write_uint_in(w, slot, u);
+        if (u <= (1ull << 63)) return write_int_in(w, slot, u == (1ull << 63) ? INT64_MIN : -(int64_t)u);
+    }
+    if (!reserve(w, 10 + len)) return false;
+    put_byte(w, negative ? T_BIGINT_NEG : T_BIGINT_POS);
+    put_varint(w, len);
+    put_bytes(w, mag, len);
+    return true;
+}
+
+bool pith_write_double(pith_writer *w, double d) {
+    pith_slot *slot = next_slot(w);
+    if (!slot || !reserve(w, 11)) return false;
+    int64_t m;
+    int e;
+    if (decimal_of_double(d, &m, &e)) {
+        uint64_t z = zigzag(m);
+        bool in_tag = e >= DEC_EMIN && e <= DEC_EMAX;
+        size_t abs_size = (in_tag ? 1u : 2u) + varint_size(z);
+        size_t size = abs_size;
+        bool delta = false;
+        uint64_t dz = 0;
+        if (slot->has_dec && slot->dec_e == e) {
+            dz = zigzag(m - slot->dec_m);
+            if (1 + varint_size(dz) < abs_size) {
+                delta = true;
+                size = 1 + varint_size(dz);
+            }
+        }
+        /* Ties favour the decimal forms (SPEC 7: earliest candidate). */
+        if (size <= 5 || (size <= 9 && !f32_exact(d))) {
+            if (delta) {
+                put_byte(w, T_DEC_DELTA);
+                put_varint(w, dz);
+            } else {
+                if (in_tag) {
+                    put_byte(w, (uint8_t)(T_DEC0 + (e - DEC_EMIN)));
+                } else {
+                    put_byte(w, T_DEC_X);
+                    put_byte(w, (uint8_t)(int8_t)e);
+                }
+                put_varint(w, z);
+            }
+            slot->dec_m = m;
+            slot->dec_e = (int8_t)e;
+            slot->has_dec = 1;
+            return true;
+        }
+    }
+    if (f32_exact(d)) {
+        float f = (float)d;
+        uint32_t bits;
+        memcpy(&bits, &f, 4);
+        put_byte(w, T_F32);
+        store_le32(w->buf + w->len, bits);
+        w->len += 4;
+    } else {
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        put_byte(w, T_F64);
+        store_le64(w->buf + w->len, bits);
+        w->len += 8;
+    }
+    return true;
+}
+
+/* ==========================================================================
+ * Strings (SPEC 7, strings)
+ * ========================================================================== */
+
+PITH_INLINE size_t ref_size(size_t i) {
+    return i < REF8_BASE ? 1 : i < REF16_BASE ? 2 : i < REF24_BASE ? 3 : 4;
+}
+
+PITH_INLINE size_t common_prefix(const uint8_t *base, size_t base_len, const uint8_t *p, size_t n) {
+    size_t limit = base_len < n ? base_len : n;
+    if (limit > MAX_PREFIX) limit = MAX_PREFIX;
+    size_t i = 0;
+    while (i + 8 <= limit) {
+        uint64_t a, b;
+        memcpy(&a, base + i, 8);
+        memcpy(&b, p + i, 8);
+        if (a != b) break;
+        i += 8;
+    }
+    while (i < limit && base[i] == p[i]) i++;
+    while (i > 0 && !utf8_boundary(p, n, i)) i--;
+    return i;
+}
+
+static void put_ref(pith_writer *w, size_t i) {
+    if (i < REF8_BASE) {
+        put_byte(w, (uint8_t)(T_REF0 + i));
+    } else if (i < REF16_BASE) {
+        put_byte(w, T_REF8);
+        put_byte(w, (uint8_t)(i - REF8_BASE));
+    } else if (i < REF24_BASE) {
+        put_byte(w, T_REF16);
+        put_byte(w, (uint8_t)(i - REF16_BASE));
+        put_byte(w, (uint8_t)((i - REF16_BASE) >> 8));
+    } else {
+        size_t v = i - REF24_BASE;
+        put_byte(w, T_REF24);
+        put_byte(w, (uint8_t)v);
+        put_byte(w, (uint8_t)(v >> 8));
+        put_byte(w, (uint8_t)(v >> 16));
+    }
+}
+
+static void put_ts(pith_writer *w, const ts_parts *t) {
+    if (t->variant == 0) {
+        put_byte(w, T_TS_Z0);
+    } else if (t->variant == 3) {
+        put_byte(w, T_TS_Z3);
+    } else {
+        put_byte(w, T_TS_STR);
+        put_byte(w, t->variant);
+    }
+    put_varint(w, zigzag(t->seconds - w->last_ts));
+    w->last_ts = t->seconds;
+    if (t->variant & TSV_DIGITS) put_varint(w, t->frac);
+    if (t->variant & TSV_NUMERIC_OFFSET) put_varint(w, zigzag(t->offset));
+}
+
+PITH_INLINE void note_string(pith_writer *w, pith_slot *slot, const uint8_t *s, size_t n) {
+    slot_set_str(slot, s, n);
+    w->last = s;
+    w->last_len = slot->str_len;
+    w->has_last = true;
+}
+
+/* Write one string item in `slot`; on success *stable points at bytes that
+ * live as long as this buffer's encoding (for shape keys). */
+static bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, bool ascii,
+                           const uint8_t **stable) {
+    size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
+    uint64_t h = 0;
+    uint32_t found = PITH_NO_INDEX;
+    if (n >= MIN_TABLE_LEN) {
+        h = hash_bytes(p, n, 0);
+        const hash_index *ix = &w->str_index;
+        if (ix->cap) {
+            size_t mask = ix->cap - 1, i = (size_t)h & mask;
+            for (uint32_t pos; (pos = ix->positions[i]) != 0; i = (i + 1) & mask) {
+                const str_entry *e = &w->strs[pos - 1];
+                if (ix->hashes[i] == h && e->len == n && memcmp(e->ptr, p, n) == 0) {
+                    found = pos - 1;
+                    break;
+                }
+            }
+        }
+        if (found != PITH_NO_INDEX && ref_size(found) <= inline_size) {
+            if (!reserve(w, 4)) return false;
+            put_ref(w, found);
+            const str_entry *e = &w->strs[found];
+            note_string(w, slot, e->ptr, e->len);
+            if (stable) *stable = e->ptr;
+            return true;
+        }
+    }
+    if (!reserve(w, 12 + n)) return false;
+    ts_parts ts;
+    if (n >= 10 && n <= 35 && p[4] == '-' && ts_parse(p, n, &ts)) {
+        put_ts(w, &ts);
+    } else {
+        size_t best = 0;
+        uint8_t base_flag = 0;
+        if (slot->has_str) best = common_prefix(slot->str, slot->str_len, p, n);
+        if (w->has_last) {
+            size_t l = common_prefix(w->last, w->last_len, p, n);
+            if (l > best) {
+                best = l;
+                base_flag = 0x80;
+            }
+        }
+        size_t suffix = n - best;
+        size_t pfx_size = best ? (suffix < N_PFX0 ? 2 : 2 + varint_size(suffix - N_PFX0)) + suffix : SIZE_MAX;
+        if (pfx_size < inline_size) {
+            if (suffix < N_PFX0) {
+                put_byte(w, (uint8_t)(T_PFX0 + suffix));
+                put_byte(w, (uint8_t)(base_flag | best));
+            } else {
+                put_byte(w, T_PFX_LONG);
+                put_byte(w, (uint8_t)(base_flag | best));
+                put_varint(w, suffix - N_PFX0);
+            }
+            put_bytes(w, p + best, suffix);
+        } else if (n < N_STR0) {
+            put_byte(w, (uint8_t)(T_STR0 + n));
+            put_bytes(w, p, n);
+        } else {
+            put_byte(w, T_STR_LONG);
+            put_varint(w, n - N_STR0);
+            put_bytes(w, p, n);
+        }
+    }
+    const uint8_t *s;
+    if (n >= MIN_TABLE_LEN) {
+        s = (const uint8_t *)arena_copy(&w->mem, p, n);
+        if (!s) return fail(w, PITH_ERR_NOMEM, "out of memory");
+        if (!add_string_entry(w, s, n, ascii, h, found == PITH_NO_INDEX)) return false;
+    } else {
+        s = n ? &pith_single_bytes[p[0]] : pith_single_bytes;
+    }
+    note_string(w, slot, s, n);
+    if (stable) *stable = s;
+    return true;
+}
+
+static bool check_utf8(pith_writer *w, const char *ptr, size_t len, bool *ascii) {
+    if (utf8_valid((const uint8_t *)ptr, len, ascii)) return true;
+    return fail(w, PITH_ERR_UNREPRESENTABLE, "string is not valid UTF-8");
+}
+
+bool pith_write_string_utf8(pith_writer *w, const char *ptr, size_t len) {
+    pith_slot *slot = next_slot(w);
+    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, false, NULL);
+}
+
+bool pith_write_string(pith_writer *w, const char *ptr, size_t len) {
+    bool ascii;
+    if (!check_utf8(w, ptr, len, &ascii)) return false;
+    pith_slot *slot = next_slot(w);
+    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, ascii, NULL);
+}
+
+bool pith_write_symbol(pith_writer *w, const char *ptr, size_t len) {
+    bool ascii;
+    if (!check_utf8(w, ptr, len, &ascii)) return false;
+    pith_slot *slot = next_slot(w);
+    if (!slot || !reserve(w, 1)) return false;
+    put_byte(w, T_SYMBOL);
+    return write_str_item(w, slot, (const uint8_t *)ptr, len, ascii, NULL);
+}
+
+/* ==========================================================================
+ * Binary, extensions, timestamps
+ * ========================================================================== */
+
+bool pith_write_binary(pith_writer *w, const void *ptr, size_t len) {
+    if (!next_slot(w) || !reserve(w, 10 + len)) return false;
+    put_byte(w, T_BIN);
+    put_varint(w, len);
+    put_bytes(w, ptr, len);
+    return true;
+}
+
+bool pith_write_ext(pith_writer *w, uint32_t type, const void *ptr, size_t len) {
+    if (type > PITH_MAX_EXT_TYPE) return fail(w, PITH_ERR_UNREPRESENTABLE, "extension type above 65535");
+    if (!next_slot(w) || !reserve(w, 20 + len)) return false;
+    put_byte(w, T_EXT);
+    put_varint(w, type);
+    put_varint(w, len);
+    put_bytes(w, ptr, len);
+    return true;
+}
+
+bool pith_write_timestamp(pith_writer *w, const pith_timestamp *ts) {
+    if (ts->seconds < PITH_MIN_SECONDS || ts->seconds > PITH_MAX_SECONDS)
+        return fail(w, PITH_ERR_UNREPRESENTABLE, "timestamp outside years 0001-9999");
+    if (ts->nanos > 999999999u) return fail(w, PITH_ERR_UNREPRESENTABLE, "nanoseconds above 999999999");
+    if (ts->zone > PITH_ZONE_FLOATING) return fail(w, PITH_ERR_UNREPRESENTABLE, "invalid timestamp zone");
+    if (ts->zone == PITH_ZONE_OFFSET) {
+        if (ts->offset < -PITH_MAX_OFFSET || ts->offset > PITH_MAX_OFFSET)
+            return fail(w, PITH_ERR_UNREPRESENTABLE, "UTC offset beyond 23:59");
+        int64_t local = ts->seconds + (int64_t)ts->offset * 60;
+        if (local < PITH_MIN_SECONDS || local > PITH_MAX_SECONDS)
+            return fail(w, PITH_ERR_UNREPRESENTABLE, "local time outside years 0001-9999");
+    }
+    if (!next_slot(w) || !reserve(w, 2 + 9 + 5 + 3)) return false;
+    put_byte(w, T_TIME);
+    put_byte(w, (uint8_t)((ts->nanos ? 1 : 0) | (ts->zone << 1)));
+    put_varint(w, zigzag(ts->seconds - w->last_ts));
+    w->last_ts = ts->seconds;
+    if (ts->nanos) put_varint(w, ts->nanos);
+    if (ts->zone == PITH_ZONE_OFFSET) put_varint(w, zigzag(ts->offset));
+    return true;
+}
+
+/* ==========================================================================
+ * Containers
+ * ========================================================================== */
+
+PITH_INLINE bool check_depth(pith_writer *w) {
+    if (PITH_LIKELY(w->depth < w->max_depth)) return true;
+    return fail(w, PITH_ERR_DEPTH_EXCEEDED, "nesting deeper than the limit");
+}
+
+bool pith_write_array_begin(pith_writer *w, size_t count) {
+    pith_slot *slot = next_slot(w);
+    if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
+    if (count < N_ARR0) {
+        put_byte(w, (uint8_t)(T_ARR0 + count));
+    } else {
+        put_byte(w, T_ARR_LONG);
+        put_varint(w, count - N_ARR0);
+    }
+    return push_frame(w, FRAME_ARRAY, slot, count);
+}
+
+static bool end_container(pith_writer *w, bool map) {
+    if (w->err.code != PITH_OK) return false;
+    if (w->depth == 0) return fail(w, PITH_ERR_USAGE, "no open container");
+    wframe *f = &w->stack[w->depth - 1];
+    if ((f->kind == FRAME_ARRAY) == map) return fail(w, PITH_ERR_USAGE, "closing the wrong kind of container");
+    if (f->remaining) return fail(w, PITH_ERR_USAGE, "fewer items than the container's count");
+    w->depth--;
+    return true;
+}
+
+bool pith_write_array_end(pith_writer *w) { return end_container(w, false); }
+
+bool pith_write_map_end(pith_writer *w) { return end_container(w, true); }
+
+static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool checked) {
+    if (!next_slot(w) || !check_depth(w)) return false;
+    uint64_t h = hash_keys(keys, count);
+    const hash_index *ix = &w->shape_index;
+    if (ix->cap) {
+        size_t mask = ix->cap - 1, i = (size_t)h & mask;
+        for (uint32_t pos; (pos = ix->positions[i]) != 0; i = (i + 1) & mask) {
+            const shape *s = &w->shapes[pos - 1];
+            if (ix->hashes[i] == h && s->nkeys == count && keys_equal(s->keys, keys, count)) {
+                size_t id = pos - 1;
+                if (!reserve(w, 3)) return false;
+                if (id < SHAPE8_BASE) {
+                    put_byte(w, (uint8_t)(T_SHAPE0 + id));
+                } else if (id < SHAPE16_BASE) {
+                    put_byte(w, T_SHAPE8);
+                    put_byte(w, (uint8_t)(id - SHAPE8_BASE));
+                } else {
+                    put_byte(w, T_SHAPE16);
+                    put_byte(w, (uint8_t)(id - SHAPE16_BASE));
+                    put_byte(w, (uint8_t)((id - SHAPE16_BASE) >> 8));
+                }
+                return push_frame(w, FRAME_MAP, s->slots, count);
+            }
+        }
+    }
+    /* A new shape: define it with its keys. */
+    if (checked) {
+        for (size_t i = 0; i < count; i++) {
+            bool ascii;
+            if (!check_utf8(w, keys[i].ptr, keys[i].len, &ascii)) return false;
+        }
+        size_t second;
+        if (keys_have_duplicate(w->alloc, keys, count, &second))
+            return fail(w, PITH_ERR_UNREPRESENTABLE, "duplicate map key");
+    }
+    pith_key *copy = (pith_key *)arena_alloc(&w->mem, count ? count * sizeof(pith_key) : 1);
+    if (!copy || !reserve(w, 10)) return fail(w, PITH_ERR_NOMEM, "out of memory");
+    if (count < N_MAPDEF0) {
+        put_byte(w, (uint8_t)(T_MAPDEF0 + count));
+    } else {
+        put_byte(w, T_MAPDEF_LONG);
+        put_varint(w, count - N_MAPDEF0);
+    }
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *stable;
+        if (keys[i].symbol) {
+            if (!reserve(w, 1)) return false;
+            put_byte(w, T_SYMBOL);
+        }
+        if (!write_str_item(w, &w->key_slot, (const uint8_t *)keys[i].ptr, keys[i].len, false, &stable))
+            return false;
+        copy[i].ptr = (const char *)stable;
+        copy[i].len = keys[i].len;
+        copy[i].symbol = keys[i].symbol;
+    }
+    pith_slot *slots;
+    if (!add_shape(w, copy, count, h, &slots)) return false;
+    return push_frame(w, FRAME_MAP, slots, count);
+}
+
+bool pith_write_map_begin(pith_writer *w, const pith_key *keys, size_t count) {
+    return map_begin(w, keys, count, true);
+}
+
+bool pith_write_map_begin_utf8(pith_writer *w, const pith_key *keys, size_t count) {
+    return map_begin(w, keys, count, false);
+}
+
+bool pith_write_generic_map_begin(pith_writer *w, size_t count) {
+    pith_slot *slot = next_slot(w);
+    if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
+    if (count > SIZE_MAX / 2) return fail(w, PITH_ERR_UNREPRESENTABLE, "map too large");
+    put_byte(w, T_MAP_GEN);
+    put_varint(w, count);
+    return push_frame(w, FRAME_GENERIC, slot, count * 2);
+}
+
+/* ==========================================================================
+ * Stream frames
+ * ========================================================================== */
+
+bool pith_write_frame_begin(pith_writer *w) {
+    if (w->err.code != PITH_OK) return false;
+    if (!w->started || !(w->flags & PITH_WRITE_STREAM)) return fail(w, PITH_ERR_USAGE, "not writing a stream");
+    if (w->in_frame) return fail(w, PITH_ERR_USAGE, "frame already open");
+    w->in_frame = true;
+    w->top_values = 0;
+    w->frame_start = w->len;
+    return true;
+}
+
+bool pith_write_frame_end(pith_writer *w) {
+    if (w->err.code != PITH_OK) return false;
+    if (!w->in_frame || w->depth || w->top_values != 1)
+        return fail(w, PITH_ERR_USAGE, "a frame holds exactly one complete value");
+    size_t body = w->len - w->frame_start;
+    unsigned n = varint_size(body);
+    if (!reserve(w, n)) return false;
+    memmove(w->buf + w->frame_start + n, w->buf + w->frame_start, body);
+    varint_put(w->buf + w->frame_start, body);
+    w->len += n;
+    w->in_frame = false;
+    return true;
+}

@@ -1,0 +1,308 @@
+/*
+ * test_api.c - the C API's contracts: misuse, allocation failure, limits,
+ * dictionaries, incremental streams.
+ */
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ==========================================================================
+ * An allocator that fails after a budget of allocations
+ * ========================================================================== */
+
+typedef struct failing {
+    long budget; /* allocations left; <0 means unlimited */
+    size_t live;
+} failing;
+
+static void *f_malloc(void *ctx, size_t n) {
+    failing *f = (failing *)ctx;
+    if (f->budget == 0) return NULL;
+    if (f->budget > 0) f->budget--;
+    f->live += n;
+    return malloc(n);
+}
+
+static void *f_realloc(void *ctx, void *p, size_t o, size_t n) {
+    failing *f = (failing *)ctx;
+    if (f->budget == 0) return NULL;
+    if (f->budget > 0) f->budget--;
+    f->live += n - o;
+    return realloc(p, n);
+}
+
+static void f_free(void *ctx, void *p, size_t n) {
+    failing *f = (failing *)ctx;
+    f->live -= n;
+    free(p);
+}
+
+/* A representative value: shapes, references, prefixes, timestamps, nesting. */
+static bool write_sample(pith_writer *w, int records) {
+    pith_key keys[4] = {{"id", 2, false}, {"name", 4, false}, {"at", 2, false}, {"tags", 4, true}};
+    bool ok = pith_write_array_begin(w, (size_t)records);
+    for (int i = 0; ok && i < records; i++) {
+        char id[32], at[32];
+        int n = snprintf(id, sizeof id, "usr_%05d", i);
+        int m = snprintf(at, sizeof at, "2025-04-16T09:%02d:%02dZ", i / 60 % 60, i % 60);
+        ok = pith_write_map_begin(w, keys, 4) && pith_write_string(w, id, (size_t)n) &&
+             pith_write_string(w, i % 3 ? "admin" : "user", i % 3 ? 5 : 4) && pith_write_string(w, at, (size_t)m) &&
+             pith_write_array_begin(w, 2) && pith_write_double(w, 37.7749 + i / 1e4) && pith_write_int(w, 1000 + i) &&
+             pith_write_array_end(w) && pith_write_map_end(w);
+    }
+    return ok && pith_write_array_end(w);
+}
+
+static void test_allocation_failures(void) {
+    /* Encode with the allocator failing at every possible point. */
+    for (long budget = 0; budget < 200; budget++) {
+        failing f = {budget, 0};
+        pith_alloc a = {f_malloc, f_realloc, f_free, &f};
+        pith_writer *w = pith_writer_new(&a);
+        if (w) {
+            bool ok = pith_writer_start(w, NULL, 0) && write_sample(w, 300);
+            if (!ok) CHECK(pith_writer_error(w)->code == PITH_ERR_NOMEM, "budget %ld: wrong error %s", budget,
+                           pith_code_name(pith_writer_error(w)->code));
+            pith_writer_free(w);
+        }
+        CHECK(f.live == 0, "encode with budget %ld leaked %zu bytes", budget, f.live);
+    }
+    /* Decode likewise. */
+    pith_writer *w = pith_writer_new(NULL);
+    CHECK(pith_writer_start(w, NULL, 0) && write_sample(w, 300), "sample encodes");
+    size_t len;
+    const uint8_t *data = pith_writer_data(w, &len);
+    for (long budget = 0; budget < 200; budget++) {
+        failing f = {budget, 0};
+        pith_alloc a = {f_malloc, f_realloc, f_free, &f};
+        pith_error err;
+        pith_doc *d = pith_decode(&a, data, len, NULL, &err);
+        if (!d) CHECK(err.code == PITH_ERR_NOMEM, "decode budget %ld: wrong error %s", budget, pith_code_name(err.code));
+        pith_doc_free(d);
+        CHECK(f.live == 0, "decode with budget %ld leaked %zu bytes", budget, f.live);
+    }
+    pith_writer_free(w);
+}
+
+/* ==========================================================================
+ * Writer contracts
+ * ========================================================================== */
+
+static void test_writer_misuse(void) {
+    pith_writer *w = pith_writer_new(NULL);
+    CHECK(!pith_write_null(w) && pith_writer_error(w)->code == PITH_ERR_USAGE, "write before start");
+
+    pith_writer_start(w, NULL, 0);
+    CHECK(pith_write_null(w), "first top-level value");
+    CHECK(!pith_write_null(w) && pith_writer_error(w)->code == PITH_ERR_USAGE, "second top-level value");
+
+    pith_writer_start(w, NULL, 0);
+    CHECK(pith_writer_error(w)->code == PITH_OK, "start clears the error");
+    CHECK(pith_write_array_begin(w, 2) && pith_write_int(w, 1), "array begin");
+    CHECK(!pith_write_array_end(w) && pith_writer_error(w)->code == PITH_ERR_USAGE, "early end");
+
+    pith_writer_start(w, NULL, 0);
+    CHECK(pith_write_array_begin(w, 1) && pith_write_int(w, 1), "array");
+    CHECK(!pith_write_int(w, 2) && pith_writer_error(w)->code == PITH_ERR_USAGE, "too many items");
+
+    pith_writer_start(w, NULL, 0);
+    pith_key dup[2] = {{"a", 1, false}, {"a", 1, false}};
+    CHECK(!pith_write_map_begin(w, dup, 2) && pith_writer_error(w)->code == PITH_ERR_UNREPRESENTABLE, "duplicate keys");
+
+    pith_writer_start(w, NULL, 0);
+    pith_key symstr[2] = {{"a", 1, false}, {"a", 1, true}};
+    CHECK(pith_write_map_begin(w, symstr, 2), "a string and a symbol of the same name are distinct keys");
+
+    pith_writer_start(w, NULL, 0);
+    CHECK(!pith_write_string(w, "\xc0\x80", 2) && pith_writer_error(w)->code == PITH_ERR_UNREPRESENTABLE,
+          "invalid UTF-8 string");
+    pith_writer_start(w, NULL, 0);
+    CHECK(!pith_write_ext(w, 65536, "", 0) && pith_writer_error(w)->code == PITH_ERR_UNREPRESENTABLE, "ext type");
+    pith_writer_start(w, NULL, 0);
+    pith_timestamp ts = {PITH_MAX_SECONDS + 1, 0, 0, PITH_ZONE_UTC};
+    CHECK(!pith_write_timestamp(w, &ts) && pith_writer_error(w)->code == PITH_ERR_UNREPRESENTABLE, "time range");
+    pith_writer_start(w, NULL, 0);
+    pith_timestamp ts2 = {PITH_MAX_SECONDS, 0, 1, PITH_ZONE_OFFSET};
+    CHECK(!pith_write_timestamp(w, &ts2), "local time beyond 9999");
+    pith_writer_start(w, NULL, 0);
+    pith_timestamp ts3 = {0, 1000000000u, 0, PITH_ZONE_UTC};
+    CHECK(!pith_write_timestamp(w, &ts3), "nanos range");
+
+    pith_writer_start(w, NULL, 0);
+    pith_writer_set_max_depth(w, 3);
+    CHECK(pith_write_array_begin(w, 1) && pith_write_array_begin(w, 1) && pith_write_array_begin(w, 1), "depth 3");
+    CHECK(!pith_write_array_begin(w, 0) && pith_writer_error(w)->code == PITH_ERR_DEPTH_EXCEEDED, "depth 4");
+    pith_writer_set_max_depth(w, PITH_DEFAULT_MAX_DEPTH);
+
+    pith_writer_start(w, NULL, PITH_WRITE_STREAM);
+    CHECK(!pith_write_null(w) && pith_writer_error(w)->code == PITH_ERR_USAGE, "stream value outside a frame");
+    pith_writer_start(w, NULL, PITH_WRITE_STREAM);
+    CHECK(pith_write_frame_begin(w) && !pith_write_frame_end(w), "empty frame");
+    pith_writer_start(w, NULL, PITH_WRITE_STREAM);
+    CHECK(pith_writer_complete(w), "an empty stream is complete");
+
+    /* Big integers in the native range take the native forms. */
+    pith_writer_start(w, NULL, 0);
+    uint8_t mag[12] = {5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    CHECK(pith_write_bigint(w, true, mag, sizeof mag), "bigint -5");
+    size_t len;
+    const uint8_t *data = pith_writer_data(w, &len);
+    CHECK(len == 4 && data[3] == 0xA0 + 3, "bigint -5 is INT");
+    pith_writer_free(w);
+}
+
+/* ==========================================================================
+ * Reader contracts
+ * ========================================================================== */
+
+static void test_reader(void) {
+    const uint8_t one[] = {0xC1, 0x70, 0x10, 0x82, 0xA9, 0xAA};
+    pith_reader *r = pith_reader_new(NULL);
+    pith_item it;
+    CHECK(pith_reader_start(r, one, sizeof one, NULL, 0, 0), "start");
+    CHECK(pith_read(r, &it) && it.type == PITH_ARRAY && it.v.array.count == 2, "array");
+    CHECK(pith_read(r, &it) && it.type == PITH_INT && it.v.i == 1 && it.offset == 4, "first element");
+    CHECK(!pith_reader_finish(r) && pith_reader_error(r)->code == PITH_ERR_USAGE, "finish before the end");
+    CHECK(pith_reader_start(r, one, sizeof one, NULL, 0, 0) && pith_skip(r) && pith_reader_finish(r), "skip");
+    CHECK(!pith_read(r, &it) && pith_reader_error(r)->code == PITH_ERR_USAGE, "read past the value");
+
+    const uint8_t trailing[] = {0xC1, 0x70, 0x10, 0xE0, 0xE0};
+    CHECK(pith_reader_start(r, trailing, sizeof trailing, NULL, 0, 0) && pith_read(r, &it), "read");
+    CHECK(!pith_reader_finish(r) && pith_reader_error(r)->code == PITH_ERR_TRAILING_BYTES &&
+              pith_reader_error(r)->offset == 4, "trailing");
+
+    uint8_t deep[3 + 10] = {0xC1, 0x70, 0x10};
+    memset(deep + 3, 0x81, 9);
+    deep[12] = 0x80;
+    pith_reader_set_max_depth(r, 9);
+    CHECK(pith_reader_start(r, deep, sizeof deep, NULL, 0, 0), "deep start");
+    bool ok = true;
+    for (int i = 0; i < 10 && ok; i++) ok = pith_read(r, &it);
+    CHECK(!ok && pith_reader_error(r)->code == PITH_ERR_DEPTH_EXCEEDED && pith_reader_error(r)->offset == 12,
+          "depth limit 9");
+    pith_reader_free(r);
+}
+
+/* ==========================================================================
+ * Dictionaries
+ * ========================================================================== */
+
+static void test_dictionaries(void) {
+    pith_error err;
+    pith_key strings[3] = {{"admin", 5, false}, {"user", 4, false}, {"en-US", 5, false}};
+    pith_key shape_keys[5] = {{"id", 2, false}, {"name", 4, false}, {"role", 4, false}, {"id", 2, true},
+                              {"name", 4, true}};
+    size_t lens[2] = {3, 2};
+    pith_dict *d = pith_dict_new(NULL, strings, 3, shape_keys, lens, 2, &err);
+    CHECK(d, "dict_new: %s", err.message);
+    if (!d) return;
+    size_t slen;
+    const uint8_t *ser = pith_dict_serialized(d, &slen);
+    pith_dict *d2 = pith_dict_parse(NULL, ser, slen, &err);
+    CHECK(d2 && pith_dict_id(d2) == pith_dict_id(d), "parse(serialize) keeps the id");
+    CHECK(d2 && pith_dict_string_count(d2) == 3 && pith_dict_shape_count(d2) == 2, "counts");
+    size_t nk;
+    const pith_key *k = d2 ? pith_dict_shape(d2, 1, &nk) : NULL;
+    CHECK(k && nk == 2 && k[0].symbol && k[0].len == 2, "symbol keys survive");
+    pith_dict_free(d2);
+
+    /* Encode with, decode with / without. */
+    pith_writer *w = pith_writer_new(NULL);
+    CHECK(pith_writer_start(w, d, 0) && pith_write_map_begin(w, shape_keys, 3) && pith_write_int(w, 1) &&
+              pith_write_string(w, "admin", 5) && pith_write_string(w, "user", 4) && pith_write_map_end(w),
+          "encode with dictionary");
+    size_t len;
+    const uint8_t *data = pith_writer_data(w, &len);
+    CHECK(len == 3 + 8 + 1 + 1 + 1 + 1, "shape and strings from the dictionary: %zu bytes", len);
+    const pith_dict *dicts[1] = {d};
+    pith_decode_options o = {dicts, 1, 0, false};
+    pith_doc *doc = pith_decode(NULL, data, len, &o, &err);
+    CHECK(doc, "decode with the dictionary");
+    pith_doc_free(doc);
+    doc = pith_decode(NULL, data, len, NULL, &err);
+    CHECK(!doc && err.code == PITH_ERR_UNKNOWN_DICTIONARY && err.offset == 3, "decode without it");
+    pith_writer_free(w);
+
+    /* Invalid dictionaries. */
+    pith_key bad1[1] = {{"a", 1, false}};
+    CHECK(!pith_dict_new(NULL, bad1, 1, NULL, NULL, 0, &err) && err.code == PITH_ERR_INVALID_VALUE, "short string");
+    pith_key bad2[2] = {{"ab", 2, false}, {"ab", 2, false}};
+    CHECK(!pith_dict_new(NULL, bad2, 2, NULL, NULL, 0, &err), "repeated string");
+    size_t l2[2] = {1, 1};
+    CHECK(!pith_dict_new(NULL, NULL, 0, bad2, l2, 2, &err), "repeated shape");
+    size_t l1[1] = {2};
+    CHECK(!pith_dict_new(NULL, NULL, 0, bad2, l1, 1, &err), "repeated key in a shape");
+    pith_key bad3[1] = {{"\xff\xfe", 2, false}};
+    CHECK(!pith_dict_new(NULL, bad3, 1, NULL, NULL, 0, &err), "invalid UTF-8");
+    const uint8_t junk[] = {0x81, 0xE0};
+    CHECK(!pith_dict_parse(NULL, junk, sizeof junk, &err), "not a dictionary");
+    pith_dict_free(d);
+
+    pith_dict *empty = pith_dict_new(NULL, NULL, 0, NULL, NULL, 0, &err);
+    CHECK(empty && pith_dict_id(empty) == 0x9503724a42a9d608ull, "empty dictionary id matches the vectors: %016llx",
+          empty ? (unsigned long long)pith_dict_id(empty) : 0ull);
+    pith_dict_free(empty);
+}
+
+/* ==========================================================================
+ * Incremental streams
+ * ========================================================================== */
+
+static void test_stream_scan(void) {
+    pith_writer *w = pith_writer_new(NULL);
+    pith_writer_start(w, NULL, PITH_WRITE_STREAM);
+    for (int i = 0; i < 3; i++) {
+        pith_write_frame_begin(w);
+        write_sample(w, 50 * i + 1);
+        pith_write_frame_end(w);
+    }
+    size_t len;
+    const uint8_t *data = pith_writer_data(w, &len);
+    pith_error err;
+    size_t size;
+    for (size_t cut = 0; cut < 3; cut++)
+        CHECK(pith_stream_scan(data, cut, true, &size, &err) == PITH_SCAN_NEED_MORE, "header needs 3 bytes");
+    CHECK(pith_stream_scan(data, len, true, &size, &err) == PITH_SCAN_READY && size == 3, "header");
+    CHECK(pith_stream_scan(data + 3, 1, false, &size, &err) == PITH_SCAN_NEED_MORE, "frame needs more");
+    const uint8_t bad[] = {0x01};
+    CHECK(pith_stream_scan(bad, 1, false, &size, &err) == PITH_SCAN_ERROR && err.code == PITH_ERR_INVALID_VALUE,
+          "empty frame");
+    const uint8_t overlong[] = {0x02, 0x00};
+    CHECK(pith_stream_scan(overlong, 2, false, &size, &err) == PITH_SCAN_ERROR && err.code == PITH_ERR_INVALID_VARINT,
+          "overlong frame length");
+    pith_writer_free(w);
+}
+
+/* ==========================================================================
+ * Small functions
+ * ========================================================================== */
+
+static void test_misc(void) {
+    for (int c = PITH_OK; c <= PITH_ERR_USAGE; c++) {
+        const char *name = pith_code_name((pith_code)c);
+        CHECK(c == PITH_OK || pith_code_from_name(name, strlen(name)) == (pith_code)c, "code name %s", name);
+    }
+    char iso[40];
+    pith_timestamp t = {1744795427, 500000000, 120, PITH_ZONE_OFFSET};
+    CHECK(pith_timestamp_iso(&t, iso) && strcmp(iso, "2025-04-16T11:23:47.5+02:00") == 0, "iso %s", iso);
+    pith_timestamp t2 = {-62135596800LL, 0, 0, PITH_ZONE_FLOATING};
+    CHECK(pith_timestamp_iso(&t2, iso) && strcmp(iso, "0001-01-01T00:00:00") == 0, "iso %s", iso);
+    pith_buf b;
+    pith_buf_init(&b, NULL);
+    const uint8_t mag[10] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0}; /* 2^64 */
+    CHECK(pith_format_bigint(true, mag, sizeof mag, &b) && strcmp(b.ptr, "-18446744073709551616") == 0, "%s", b.ptr);
+    pith_buf_free(&b);
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    test_allocation_failures();
+    test_writer_misuse();
+    test_reader();
+    test_dictionaries();
+    test_stream_scan();
+    test_misc();
+    return test_summary("test_api");
+}

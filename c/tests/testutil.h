@@ -1,0 +1,46 @@
+/*
+ * testutil.h - tiny test harness: checks that count failures and keep going.
+ */
+#ifndef PITH_TESTUTIL_H
+#define PITH_TESTUTIL_H
+
+#include "pith.h"
+
+#include <stdio.h>
+
+extern unsigned long test_checks, test_failures;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        test_checks++;                                                     \
+        if (!(cond)) {                                                     \
+            test_failures++;                                               \
+            if (test_failures <= 50) {                                     \
+                fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+                fprintf(stderr, __VA_ARGS__);                              \
+                fputc('\n', stderr);                                       \
+            }                                                              \
+        }                                                                  \
+    } while (0)
+
+/** Print a summary; returns the process exit status. */
+int test_summary(const char *name);
+
+/** Hex text to bytes (malloc'ed); NULL on bad hex. */
+uint8_t *hex_decode(const char *hex, size_t hexlen, size_t *len);
+
+/** Bytes to lowercase hex (malloc'ed, NUL-terminated). */
+char *hex_encode(const uint8_t *p, size_t n);
+
+/** A small deterministic PRNG (xorshift64*). */
+typedef struct test_rng { uint64_t s; } test_rng;
+uint64_t rng_next(test_rng *r);
+uint64_t rng_below(test_rng *r, uint64_t n);
+
+/** Encode one value (single buffer) with a fresh writer; malloc'ed bytes or NULL. */
+uint8_t *encode_value(const pith_value *v, const pith_dict *dict, size_t *len, pith_error *err);
+
+/** Diagnostic notation of a value (malloc'ed). */
+char *diag_of(const pith_value *v);
+
+#endif
