@@ -629,7 +629,7 @@ static bool note_generic_key(pith_reader *r, rframe *f, const pith_item *item) {
     k.hash = hash_mix(hash_bytes(k.ptr, k.len, k.word) ^ k.type, k.word2 ^ HASH_K2);
     k.used = 1;
     if ((f->keys_used + 1) * 2 > f->keys_cap) {
-        size_t cap = f->keys_cap ? f->keys_cap * 2 : 16;
+        size_t cap = f->keys_cap ? f->keys_cap * 2 : 4;
         gkey *t = (gkey *)mem_alloc(r->alloc, cap * sizeof(gkey));
         if (!t) FAIL(PITH_ERR_NOMEM, f->tag_offset, "out of memory");
         memset(t, 0, cap * sizeof(gkey));
@@ -957,8 +957,10 @@ bool pith_read(pith_reader *r, pith_item *item) {
             FAIL(PITH_ERR_INVALID_TAG, at, "reserved tag");
         }
     }
-    /* A generic map's keys sit at even positions counted from its end. */
-    if (parent != SIZE_MAX && r->stack[parent].kind == RFRAME_GENERIC && (r->stack[parent].remaining & 1))
+    /* A generic map's keys sit at odd remaining counts; its last key cannot
+     * repeat a later one, so a one-pair map (or the last pair) records nothing. */
+    if (parent != SIZE_MAX && r->stack[parent].kind == RFRAME_GENERIC && (r->stack[parent].remaining & 1) &&
+        (r->stack[parent].remaining > 1 || r->stack[parent].keys_used))
         return note_generic_key(r, &r->stack[parent], item);
     return true;
 }

@@ -122,37 +122,28 @@ bool pith_value_equal(const pith_value *a, const pith_value *b) {
  * Decoding into a tree
  * ========================================================================== */
 
+/* Decoding into a tree is iterative: nesting is bounded by max_depth, but
+ * stack frames are not bounded by anything we control (sanitizers, small
+ * thread stacks), so the only stack is an explicit one on the heap. Nodes
+ * collect on a scratch stack and move to the arena when their container is
+ * complete: counts in the input are claims, and allocating them up front would
+ * let nested containers claim the same bytes over and over. */
+typedef struct bframe {
+    size_t node;   /* scratch index of the container */
+    size_t start;  /* scratch index of its first child */
+    size_t need;   /* children it takes */
+} bframe;
+
 typedef struct tree_builder {
     pith_reader *r;
     pith_doc *doc;
     const char **copies;   /* per string-table index: the doc's copy (shared by references) */
     size_t ncopies;
-    /* Children of open arrays and generic maps collect here and move to the
-     * arena once complete: counts in the input are claims, and allocating
-     * them up front would let nested containers claim the same bytes over
-     * and over (quadratic memory before the decode fails). */
     pith_value *scratch;
     size_t nscratch, scratch_cap;
+    bframe *frames;
+    size_t nframes, frames_cap;
 } tree_builder;
-
-static bool build(tree_builder *b, pith_value *out);
-
-/* Build `n` values onto the scratch stack, then move them to the arena. */
-static pith_value *build_children(tree_builder *b, size_t n) {
-    size_t start = b->nscratch;
-    for (size_t i = 0; i < n; i++) {
-        if (b->nscratch == b->scratch_cap &&
-            !grow_array(b->doc->alloc, (void **)&b->scratch, &b->scratch_cap, b->nscratch + 1, sizeof(pith_value)))
-            return NULL;
-        pith_value v;
-        if (!build(b, &v)) return NULL;
-        b->scratch[b->nscratch++] = v;
-    }
-    pith_value *items = pith_doc_values(b->doc, n);
-    if (items && n) memcpy(items, b->scratch + start, n * sizeof(pith_value));
-    b->nscratch = start;
-    return items;
-}
 
 static const char *copy_string(tree_builder *b, const pith_item *it) {
     uint32_t i = it->v.str.index;
@@ -162,89 +153,133 @@ static const char *copy_string(tree_builder *b, const pith_item *it) {
     return p;
 }
 
-static bool build(tree_builder *b, pith_value *out) {
-    pith_item it;
-    if (!pith_read(b->r, &it)) return false;
-    out->type = it.type;
-    switch (it.type) {
+/* Turn an item into a node; containers get their children later. */
+static bool node_of(tree_builder *b, const pith_item *it, pith_value *out, size_t *children) {
+    out->type = it->type;
+    *children = 0;
+    switch (it->type) {
     case PITH_NULL:
     case PITH_FALSE:
     case PITH_TRUE:
         return true;
     case PITH_INT:
-        out->v.i = it.v.i;
+        out->v.i = it->v.i;
         return true;
     case PITH_UINT:
-        out->v.u = it.v.u;
+        out->v.u = it->v.u;
         return true;
     case PITH_FLOAT:
-        out->v.f = it.v.f;
+        out->v.f = it->v.f;
         return true;
     case PITH_STRING:
     case PITH_SYMBOL:
-        out->v.str.ptr = copy_string(b, &it);
-        out->v.str.len = it.v.str.len;
+        out->v.str.ptr = copy_string(b, it);
+        out->v.str.len = it->v.str.len;
         return out->v.str.ptr != NULL;
     case PITH_BINARY:
-        out->v.bin.ptr = (const uint8_t *)arena_copy(&b->doc->mem, it.v.bin.ptr, it.v.bin.len);
-        out->v.bin.len = it.v.bin.len;
+        out->v.bin.ptr = (const uint8_t *)arena_copy(&b->doc->mem, it->v.bin.ptr, it->v.bin.len);
+        out->v.bin.len = it->v.bin.len;
         return out->v.bin.ptr != NULL;
     case PITH_BIGINT:
-        out->v.big.negative = it.v.big.negative;
-        out->v.big.mag = (const uint8_t *)arena_copy(&b->doc->mem, it.v.big.mag, it.v.big.len);
-        out->v.big.len = it.v.big.len;
+        out->v.big.negative = it->v.big.negative;
+        out->v.big.mag = (const uint8_t *)arena_copy(&b->doc->mem, it->v.big.mag, it->v.big.len);
+        out->v.big.len = it->v.big.len;
         return out->v.big.mag != NULL;
     case PITH_EXT:
-        out->v.ext.type = it.v.ext.type;
-        out->v.ext.ptr = (const uint8_t *)arena_copy(&b->doc->mem, it.v.ext.ptr, it.v.ext.len);
-        out->v.ext.len = it.v.ext.len;
+        out->v.ext.type = it->v.ext.type;
+        out->v.ext.ptr = (const uint8_t *)arena_copy(&b->doc->mem, it->v.ext.ptr, it->v.ext.len);
+        out->v.ext.len = it->v.ext.len;
         return out->v.ext.ptr != NULL;
     case PITH_TIME:
-        out->v.time = it.v.time;
+        out->v.time = it->v.time;
         return true;
-    case PITH_ARRAY: {
-        size_t n = it.v.array.count;
-        pith_value *items = build_children(b, n);
-        if (!items) return false;
-        out->v.array.items = items;
-        out->v.array.count = n;
+    case PITH_ARRAY:
+        out->v.array.items = NULL;
+        out->v.array.count = *children = it->v.array.count;
         return true;
-    }
     case PITH_MAP: {
-        /* The keys were decoded (or are a known shape's): the count is real. */
-        size_t n = it.v.map.count;
-        pith_value *keys = pith_doc_values(b->doc, n), *values = pith_doc_values(b->doc, n);
-        if (!keys || !values) return false;
+        /* The keys were decoded (or are a known shape's): this count is real. */
+        size_t n = it->v.map.count;
+        pith_value *keys = pith_doc_values(b->doc, n);
+        if (!keys) return false;
         for (size_t i = 0; i < n; i++) {
-            const pith_key *k = &it.v.map.keys[i];
+            const pith_key *k = &it->v.map.keys[i];
             keys[i].type = k->symbol ? PITH_SYMBOL : PITH_STRING;
             keys[i].v.str.ptr = (const char *)arena_copy(&b->doc->mem, k->ptr, k->len);
             keys[i].v.str.len = k->len;
             if (!keys[i].v.str.ptr) return false;
         }
-        for (size_t i = 0; i < n; i++)
-            if (!build(b, &values[i])) return false;
         out->v.map.keys = keys;
-        out->v.map.values = values;
-        out->v.map.count = n;
+        out->v.map.values = NULL;
+        out->v.map.count = *children = n;
         return true;
     }
-    case PITH_GENERIC_MAP: {
-        size_t n = it.v.map.count;
-        pith_value *pairs = build_children(b, 2 * n);
-        pith_value *keys = pith_doc_values(b->doc, n), *values = pith_doc_values(b->doc, n);
-        if (!pairs || !keys || !values) return false;
-        for (size_t i = 0; i < n; i++) {
-            keys[i] = pairs[2 * i];
-            values[i] = pairs[2 * i + 1];
-        }
-        out->v.map.keys = keys;
-        out->v.map.values = values;
-        out->v.map.count = n;
+    case PITH_GENERIC_MAP:
+        out->v.map.keys = out->v.map.values = NULL;
+        out->v.map.count = it->v.map.count;
+        *children = 2 * it->v.map.count;
         return true;
-    }
     }
     return false;
+}
+
+/* Move a complete container's children from the scratch stack to the arena. */
+static bool close_container(tree_builder *b, const bframe *f) {
+    pith_value *node = &b->scratch[f->node];
+    const pith_value *kids = b->scratch + f->start;
+    size_t n = f->need;
+    if (node->type == PITH_ARRAY) {
+        node->v.array.items = pith_doc_values(b->doc, n);
+        if (!node->v.array.items) return false;
+        memcpy(node->v.array.items, kids, n * sizeof(pith_value));
+    } else if (node->type == PITH_MAP) {
+        node->v.map.values = pith_doc_values(b->doc, n);
+        if (!node->v.map.values) return false;
+        memcpy(node->v.map.values, kids, n * sizeof(pith_value));
+    } else {
+        size_t pairs = n / 2;
+        node->v.map.keys = pith_doc_values(b->doc, pairs);
+        node->v.map.values = pith_doc_values(b->doc, pairs);
+        if (!node->v.map.keys || !node->v.map.values) return false;
+        for (size_t i = 0; i < pairs; i++) {
+            node->v.map.keys[i] = kids[2 * i];
+            node->v.map.values[i] = kids[2 * i + 1];
+        }
+    }
+    b->nscratch = f->start;
+    return true;
+}
+
+/* Read one whole value into *out. */
+static bool build(tree_builder *b, pith_value *out) {
+    const pith_alloc *a = b->doc->alloc;
+    size_t base = b->nscratch, base_frames = b->nframes;
+    do {
+        pith_item it;
+        if (!pith_read(b->r, &it)) return false;
+        if (b->nscratch == b->scratch_cap &&
+            !grow_array(a, (void **)&b->scratch, &b->scratch_cap, b->nscratch + 1, sizeof(pith_value)))
+            return false;
+        size_t children;
+        size_t index = b->nscratch;
+        if (!node_of(b, &it, &b->scratch[index], &children)) return false;
+        b->nscratch++;
+        if (children) {
+            if (b->nframes == b->frames_cap &&
+                !grow_array(a, (void **)&b->frames, &b->frames_cap, b->nframes + 1, sizeof(bframe)))
+                return false;
+            b->frames[b->nframes++] = (bframe){index, index + 1, children};
+        }
+        while (b->nframes > base_frames) {
+            const bframe *f = &b->frames[b->nframes - 1];
+            if (b->nscratch - f->start < f->need) break;
+            if (!close_container(b, f)) return false;
+            b->nframes--;
+        }
+    } while (b->nframes > base_frames);
+    *out = b->scratch[base];
+    b->nscratch = base;
+    return true;
 }
 
 pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, const pith_decode_options *opts,
@@ -265,7 +300,7 @@ pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, con
     } else {
         memset(copies, 0, ncopies * sizeof(char *));
         if (opts->max_depth) pith_reader_set_max_depth(r, opts->max_depth);
-        tree_builder b = {r, doc, copies, ncopies, NULL, 0, 0};
+        tree_builder b = {r, doc, copies, ncopies, NULL, 0, 0, NULL, 0, 0};
         ok = pith_reader_start(r, data, len, opts->dicts, opts->ndicts, opts->stream ? PITH_READ_STREAM : 0);
         if (ok && opts->stream) {
             bool more = true;
@@ -284,6 +319,7 @@ pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, con
             if (err->code == PITH_OK) set_error(err, PITH_ERR_NOMEM, 0, "out of memory");
         }
         mem_free(alloc, b.scratch, b.scratch_cap * sizeof(pith_value));
+        mem_free(alloc, b.frames, b.frames_cap * sizeof(bframe));
     }
     mem_free(alloc, copies, ncopies * sizeof(char *));
     pith_reader_free(r);
@@ -304,7 +340,7 @@ static bool all_keys_textual(const pith_value *v) {
     return true;
 }
 
-bool pith_write_value(pith_writer *w, const pith_value *v) {
+static bool write_scalar(pith_writer *w, const pith_value *v) {
     switch (v->type) {
     case PITH_NULL:
         return pith_write_null(w);
@@ -330,39 +366,89 @@ bool pith_write_value(pith_writer *w, const pith_value *v) {
         return pith_write_ext(w, v->v.ext.type, v->v.ext.ptr, v->v.ext.len);
     case PITH_TIME:
         return pith_write_timestamp(w, &v->v.time);
-    case PITH_ARRAY:
-        if (!pith_write_array_begin(w, v->v.array.count)) return false;
-        for (size_t i = 0; i < v->v.array.count; i++)
-            if (!pith_write_value(w, &v->v.array.items[i])) return false;
-        return pith_write_array_end(w);
-    case PITH_MAP:
-    case PITH_GENERIC_MAP: {
-        size_t n = v->v.map.count;
-        if (all_keys_textual(v)) {
-            pith_key stack_keys[32] = {{NULL, 0, false}};
-            pith_key *keys = stack_keys;
-            const pith_alloc *a = &pith_default_alloc;
-            if (n > 32) {
-                keys = (pith_key *)mem_alloc(a, n * sizeof(pith_key));
-                if (!keys) return false;
-            }
-            for (size_t i = 0; i < n; i++) {
-                keys[i].ptr = v->v.map.keys[i].v.str.ptr;
-                keys[i].len = v->v.map.keys[i].v.str.len;
-                keys[i].symbol = v->v.map.keys[i].type == PITH_SYMBOL;
-            }
-            bool ok = pith_write_map_begin(w, keys, n);
-            if (keys != stack_keys) mem_free(a, keys, n * sizeof(pith_key));
-            if (!ok) return false;
-            for (size_t i = 0; i < n; i++)
-                if (!pith_write_value(w, &v->v.map.values[i])) return false;
-            return pith_write_map_end(w);
+    default:
+        return false;
+    }
+}
+
+/* Open a container; *children is how many values follow (generic maps: keys
+ * and values interleaved). */
+static bool open_container(pith_writer *w, const pith_value *v, size_t *children) {
+    if (v->type == PITH_ARRAY) {
+        *children = v->v.array.count;
+        return pith_write_array_begin(w, v->v.array.count);
+    }
+    size_t n = v->v.map.count;
+    if (!all_keys_textual(v)) {
+        *children = 2 * n;
+        return pith_write_generic_map_begin(w, n);
+    }
+    pith_key stack_keys[16] = {{NULL, 0, false}};
+    pith_key *keys = stack_keys;
+    const pith_alloc *a = &pith_default_alloc;
+    if (n > 16 && !(keys = (pith_key *)mem_alloc(a, n * sizeof(pith_key)))) return false;
+    for (size_t i = 0; i < n; i++) {
+        keys[i].ptr = v->v.map.keys[i].v.str.ptr;
+        keys[i].len = v->v.map.keys[i].v.str.len;
+        keys[i].symbol = v->v.map.keys[i].type == PITH_SYMBOL;
+    }
+    bool ok = pith_write_map_begin(w, keys, n);
+    if (keys != stack_keys) mem_free(a, keys, n * sizeof(pith_key));
+    *children = n;
+    return ok;
+}
+
+/* The i-th value to write inside container v. */
+static const pith_value *child(const pith_value *v, size_t i, bool shaped) {
+    if (v->type == PITH_ARRAY) return &v->v.array.items[i];
+    if (shaped) return &v->v.map.values[i];
+    return (i & 1) ? &v->v.map.values[i / 2] : &v->v.map.keys[i / 2];
+}
+
+typedef struct wstep {
+    const pith_value *v;
+    size_t next, count;
+    bool shaped;
+} wstep;
+
+/* Iterative for the same reason as decoding: the writer bounds the depth,
+ * nothing bounds a stack frame's size. */
+bool pith_write_value(pith_writer *w, const pith_value *v) {
+    if (v->type != PITH_ARRAY && v->type != PITH_MAP && v->type != PITH_GENERIC_MAP) return write_scalar(w, v);
+    const pith_alloc *a = &pith_default_alloc;
+    wstep local[32];
+    wstep *stack = local;
+    size_t depth = 0, cap = 32;
+    bool ok = true;
+    size_t count;
+    ok = open_container(w, v, &count);
+    if (ok) stack[depth++] = (wstep){v, 0, count, v->type != PITH_ARRAY && all_keys_textual(v)};
+    while (ok && depth) {
+        wstep *top = &stack[depth - 1];
+        if (top->next == top->count) {
+            ok = top->v->type == PITH_ARRAY ? pith_write_array_end(w) : pith_write_map_end(w);
+            depth--;
+            continue;
         }
-        if (!pith_write_generic_map_begin(w, n)) return false;
-        for (size_t i = 0; i < n; i++)
-            if (!pith_write_value(w, &v->v.map.keys[i]) || !pith_write_value(w, &v->v.map.values[i])) return false;
-        return pith_write_map_end(w);
+        const pith_value *c = child(top->v, top->next++, top->shaped);
+        if (c->type != PITH_ARRAY && c->type != PITH_MAP && c->type != PITH_GENERIC_MAP) {
+            ok = write_scalar(w, c);
+            continue;
+        }
+        if (depth == cap) {
+            wstep *bigger = (wstep *)mem_alloc(a, 2 * cap * sizeof(wstep));
+            if (!bigger) {
+                ok = false;
+                break;
+            }
+            memcpy(bigger, stack, cap * sizeof(wstep));
+            if (stack != local) mem_free(a, stack, cap * sizeof(wstep));
+            stack = bigger;
+            cap *= 2;
+        }
+        ok = open_container(w, c, &count);
+        if (ok) stack[depth++] = (wstep){c, 0, count, c->type != PITH_ARRAY && all_keys_textual(c)};
     }
-    }
-    return false;
+    if (stack != local) mem_free(a, stack, cap * sizeof(wstep));
+    return ok;
 }

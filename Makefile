@@ -1,0 +1,95 @@
+# Pith - top-level build.
+#
+#   make test    install what is needed, build and run every implementation's tests
+#   make bench   the benchmark suite (see bench/)
+#   make c       build the C core, the pith CLI and the C benchmark (c/build)
+#   make fuzz    long fuzzing run of the C decoder (FUZZ_SECONDS, default 3600)
+#   make vectors regenerate spec/vectors from the reference codec
+#
+# Every install step a fresh Debian machine needs is here: CI runs `make test`
+# on a clean clone.
+
+SHELL := /bin/bash
+ROOT := $(abspath .)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+PYTHON ?= python3
+FUZZ_SECONDS ?= 3600
+FUZZ_TEST_SECONDS ?= 60
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+C_BUILD := c/build
+C_ASAN := c/build-asan
+C_FUZZ := c/build-fuzz
+
+.PHONY: all c test test-c test-vectors test-differential test-fuzz fuzz bench vectors deps-c clean
+
+all: c
+
+# --------------------------------------------------------------------------
+# Dependencies (Debian packages), installed only when missing
+# --------------------------------------------------------------------------
+APT_INSTALL = DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends
+define apt_need
+	@missing=""; for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(APT_INSTALL) $$missing >/dev/null || { $(SUDO) apt-get update -q >/dev/null && $(APT_INSTALL) $$missing >/dev/null; }; \
+	fi
+endef
+
+deps-c:
+	$(call apt_need,cmake ninja-build gcc clang libclang-rt-14-dev xz-utils python3)
+
+# --------------------------------------------------------------------------
+# C core
+# --------------------------------------------------------------------------
+c: deps-c
+	cmake -S c -B $(C_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPITH_BUILD_TESTS=OFF >/dev/null
+	cmake --build $(C_BUILD) -j $(JOBS)
+
+test-c: deps-c
+	@# Both compilers must build the core warning-free; the tests run under ASan+UBSan.
+	cmake -S c -B c/build-clang -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build c/build-clang -j $(JOBS)
+	cmake -S c -B $(C_ASAN) -G Ninja -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DPITH_SANITIZE=ON >/dev/null
+	cmake --build $(C_ASAN) -j $(JOBS)
+	cd $(C_ASAN) && ctest --output-on-failure
+
+# The committed vectors must be exactly what the reference codec generates.
+test-vectors:
+	@tmp=$$(mktemp -d); cp -r spec $$tmp/ ; mkdir -p $$tmp/bench; cp -r bench/corpus $$tmp/bench/; \
+	cd $$tmp && $(PYTHON) spec/tools/make_vectors.py >/dev/null && \
+	diff -r $(ROOT)/spec/vectors $$tmp/spec/vectors >/dev/null || \
+	  { echo "spec/vectors differ from what spec/tools/make_vectors.py generates (run make vectors)"; rm -rf $$tmp; exit 1; }; \
+	rm -rf $$tmp; echo "spec/vectors: up to date"
+
+# Random values from the reference codec, re-encoded and printed by the C CLI.
+test-differential: c
+	$(PYTHON) spec/tools/differential.py --cli $(C_BUILD)/pith --count 3000
+
+test-fuzz: deps-c
+	cmake -S c -B $(C_FUZZ) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DPITH_FUZZ=ON \
+	  -DPITH_BUILD_TESTS=OFF -DPITH_BUILD_CLI=OFF -DPITH_BUILD_BENCH=OFF >/dev/null
+	cmake --build $(C_FUZZ) -j $(JOBS)
+	$(PYTHON) c/fuzz/seed_corpus.py $(C_FUZZ)/seeds
+	mkdir -p $(C_FUZZ)/corpus
+	$(C_FUZZ)/fuzz_decode -dict=c/fuzz/pith.dict -max_len=4096 -rss_limit_mb=2048 -artifact_prefix=$(C_FUZZ)/ \
+	  -max_total_time=$(FUZZ_TEST_SECONDS) -print_final_stats=1 $(C_FUZZ)/corpus $(C_FUZZ)/seeds
+
+fuzz:
+	$(MAKE) test-fuzz FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
+
+test: test-c test-vectors test-differential test-fuzz
+	@echo "all tests passed"
+
+# --------------------------------------------------------------------------
+# Benchmarks and generated files
+# --------------------------------------------------------------------------
+bench: c
+	$(C_BUILD)/pith_bench $(ROOT)
+
+vectors:
+	$(PYTHON) spec/tools/make_vectors.py
+
+clean:
+	rm -rf $(C_BUILD) $(C_ASAN) $(C_FUZZ) c/build-clang

@@ -1,0 +1,176 @@
+/*
+ * bench_core.c - throughput of the C core on the seed and large documents.
+ *
+ * Usage: pith_bench REPO_ROOT [SECONDS_PER_CASE]
+ *
+ * For each document (parsed once from JSON into a value tree):
+ *   encode   pith_writer_start + pith_write_value (what a binding does)
+ *   pull     pith_reader_start + pith_skip: every item decoded and validated,
+ *            no objects built (the floor under a binding's decoder)
+ *   tree     pith_decode into a value tree (allocation included)
+ * Rates are documents per second and MB/s of the Pith bytes and of the
+ * compact-JSON-equivalent bytes (JSON size / time), so that formats of
+ * different sizes compare on the same data.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "pith.h"
+
+#include "fileio.h"
+#include "json.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+typedef struct doc_case {
+    char name[64];
+    pith_doc *doc;
+    uint8_t *bytes;
+    size_t len;
+    size_t json_len; /* compact JSON */
+} doc_case;
+
+static volatile size_t sink;
+
+/* Run `op` repeatedly for about `seconds`; returns operations per second. */
+#define MEASURE(seconds, op)                                         \
+    ({                                                               \
+        size_t iters = 0, batch = 1;                                 \
+        double start = now(), elapsed = 0;                           \
+        while (elapsed < (seconds)) {                                \
+            for (size_t b_ = 0; b_ < batch; b_++) { op; }            \
+            iters += batch;                                          \
+            elapsed = now() - start;                                 \
+            if (elapsed < (seconds) / 20) batch *= 2;                \
+        }                                                            \
+        (double)iters / elapsed;                                     \
+    })
+
+static bool load(doc_case *c, const char *path, const char *name) {
+    size_t len;
+    uint8_t *text = read_file(path, &len);
+    if (!text) return false;
+    json_error jerr;
+    c->doc = json_read(NULL, (const char *)text, len, NULL, &jerr);
+    free(text);
+    if (!c->doc) return false;
+    snprintf(c->name, sizeof c->name, "%s", name);
+    pith_buf compact;
+    pith_buf_init(&compact, NULL);
+    json_write(pith_doc_root(c->doc, 0), NULL, &compact, &jerr);
+    c->json_len = compact.len;
+    pith_buf_free(&compact);
+    pith_writer *w = pith_writer_new(NULL);
+    pith_writer_start(w, NULL, 0);
+    pith_write_value(w, pith_doc_root(c->doc, 0));
+    const uint8_t *data = pith_writer_data(w, &c->len);
+    c->bytes = (uint8_t *)malloc(c->len);
+    memcpy(c->bytes, data, c->len);
+    pith_writer_free(w);
+    return true;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static size_t list_dir(const char *dir, const char *suffix, char **out, size_t max) {
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL && n < max;) {
+        size_t l = strlen(e->d_name), s = strlen(suffix);
+        if (l > s && strcmp(e->d_name + l - s, suffix) == 0) out[n++] = strdup(e->d_name);
+    }
+    if (d) closedir(d);
+    qsort(out, n, sizeof(char *), by_name);
+    return n;
+}
+
+int main(int argc, char **argv) {
+    const char *root = argc > 1 ? argv[1] : ".";
+    double seconds = argc > 2 ? atof(argv[2]) : 0.5;
+    doc_case cases[32];
+    size_t ncases = 0, nseed = 0;
+    char dir[4096], path[8192], *names[32];
+    snprintf(dir, sizeof dir, "%s/bench/corpus/seed", root);
+    size_t n = list_dir(dir, ".json", names, 32);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        names[i][strlen(names[i]) - 5] = 0;
+        if (load(&cases[ncases], path, names[i])) ncases++;
+        free(names[i]);
+    }
+    nseed = ncases;
+    snprintf(dir, sizeof dir, "%s/bench/corpus/large", root);
+    n = list_dir(dir, ".json.xz", names, 32);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        names[i][strlen(names[i]) - 8] = 0;
+        if (load(&cases[ncases], path, names[i])) ncases++;
+        free(names[i]);
+    }
+    if (nseed == 0) {
+        fprintf(stderr, "no documents under %s/bench/corpus\n", root);
+        return 1;
+    }
+
+    pith_writer *w = pith_writer_new(NULL);
+    pith_reader *r = pith_reader_new(NULL);
+    printf("%-14s %8s %8s | %11s %9s %9s | %11s %9s %9s | %11s %9s\n", "document", "json B", "pith B", "encode/s",
+           "MB/s", "json MB/s", "pull/s", "MB/s", "json MB/s", "tree/s", "json MB/s");
+    double gm_enc = 0, gm_pull = 0, gm_tree = 0;
+    size_t seed_bytes = 0, seed_json = 0;
+    for (size_t i = 0; i < ncases; i++) {
+        doc_case *c = &cases[i];
+        const pith_value *root_value = pith_doc_root(c->doc, 0);
+        double enc = MEASURE(seconds, {
+            pith_writer_start(w, NULL, 0);
+            pith_write_value(w, root_value);
+            size_t l;
+            pith_writer_data(w, &l);
+            sink += l;
+        });
+        double pull = MEASURE(seconds, {
+            pith_reader_start(r, c->bytes, c->len, NULL, 0, 0);
+            pith_skip(r);
+            sink += pith_reader_finish(r);
+        });
+        double tree = MEASURE(seconds, {
+            pith_error err;
+            pith_doc *d = pith_decode(NULL, c->bytes, c->len, NULL, &err);
+            sink += pith_doc_count(d);
+            pith_doc_free(d);
+        });
+        printf("%-14s %8zu %8zu | %11.0f %9.1f %9.1f | %11.0f %9.1f %9.1f | %11.0f %9.1f\n", c->name, c->json_len,
+               c->len, enc, enc * (double)c->len / 1e6, enc * (double)c->json_len / 1e6, pull,
+               pull * (double)c->len / 1e6, pull * (double)c->json_len / 1e6, tree,
+               tree * (double)c->json_len / 1e6);
+        if (i < nseed) {
+            gm_enc += log(enc);
+            gm_pull += log(pull);
+            gm_tree += log(tree);
+            seed_bytes += c->len;
+            seed_json += c->json_len;
+        }
+        if (i + 1 == nseed) {
+            double k = (double)nseed;
+            printf("%-14s %8.0f %8.0f | %11.0f %9s %9s | %11.0f %9s %9s | %11.0f\n", "seed (geomean)",
+                   (double)seed_json / k, (double)seed_bytes / k, exp(gm_enc / k), "", "", exp(gm_pull / k), "", "",
+                   exp(gm_tree / k));
+        }
+    }
+    pith_writer_free(w);
+    pith_reader_free(r);
+    for (size_t i = 0; i < ncases; i++) {
+        pith_doc_free(cases[i].doc);
+        free(cases[i].bytes);
+    }
+    return 0;
+}

@@ -1,0 +1,191 @@
+/*
+ * json.h - the JSON layer of the `pith` command-line tool.
+ *
+ * json_read parses RFC 8259 JSON into a pith_doc; json_write renders a
+ * pith_value as JSON. Neither keeps global state: both are safe to call from
+ * any number of threads on distinct documents and buffers.
+ *
+ * Mapping (JSON -> Pith):
+ *   integer syntax (no '.', no exponent)  PITH_INT if it fits int64, PITH_UINT if
+ *                                        it fits uint64, else PITH_BIGINT (exact);
+ *                                        -0 is PITH_INT 0
+ *   any other number                     PITH_FLOAT, correctly rounded; a number
+ *                                        beyond the double range is an error
+ *   string                               PITH_STRING (strict UTF-8, escapes decoded)
+ *   object                               PITH_MAP, string keys in document order;
+ *                                        a repeated key is an error
+ *   array / true / false / null          PITH_ARRAY / PITH_TRUE / PITH_FALSE / PITH_NULL
+ *
+ * Mapping (Pith -> JSON): see json_write_options for the types JSON cannot hold.
+ */
+#ifndef PITH_CLI_JSON_H
+#define PITH_CLI_JSON_H
+
+#include "pith.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==========================================================================
+ * Errors
+ * ========================================================================== */
+
+/**
+ * A reader or writer error. `message` is English text without a trailing
+ * period; it points to static storage or into this struct's `text`, so read it
+ * through the struct that the failing call filled (copies of the struct keep a
+ * pointer to the original's `text`).
+ *
+ * Reader errors locate the problem in the input: `offset` is a byte offset
+ * from the start of the text given (a skipped BOM counts), `line` and `column`
+ * are 1-based, `column` counting characters (UTF-8 code points) from the
+ * start of the line. Writer errors have offset, line and column 0 and name the
+ * JSON path of the offending value in the message (e.g. "$[3].user").
+ */
+typedef struct json_error {
+    const char *message;
+    size_t offset;
+    size_t line;
+    size_t column;
+    char text[192];
+} json_error;
+
+/* ==========================================================================
+ * Reader
+ * ========================================================================== */
+
+/** Reader options. All-zero (or a NULL pointer) means the defaults. */
+typedef struct json_read_options {
+    /** Containers may nest this deep (the top level is depth 0; a container
+     *  at depth >= max_depth is an error, as in SPEC 5.7). 0 means
+     *  PITH_DEFAULT_MAX_DEPTH. */
+    uint32_t max_depth;
+} json_read_options;
+
+/** The default reader options (all zero). */
+static inline json_read_options json_read_options_defaults(void) {
+    json_read_options o = {0};
+    return o;
+}
+
+/**
+ * Parse exactly one JSON text from [text, text + len) into a new document
+ * with one root. A leading UTF-8 byte order mark is skipped; whitespace may
+ * follow the value, anything else is an error. `text` need not be
+ * NUL-terminated and may be freed as soon as this returns: the document holds
+ * its own copy of every string. `alloc` (NULL: malloc) serves the document and
+ * the parser's temporary memory. `opts` may be NULL. Returns NULL and fills
+ * *err (which must not be NULL) on failure; free the result with
+ * pith_doc_free.
+ */
+pith_doc *json_read(const pith_alloc *alloc, const char *text, size_t len,
+                    const json_read_options *opts, json_error *err);
+
+/**
+ * Like json_read for a sequence of JSON texts separated by optional
+ * whitespace (JSON Lines, concatenated JSON): each becomes one root of the
+ * document, in order. Empty input (or only whitespace) gives a document with
+ * no roots.
+ */
+pith_doc *json_read_seq(const pith_alloc *alloc, const char *text, size_t len,
+                        const json_read_options *opts, json_error *err);
+
+/* ==========================================================================
+ * Writer
+ * ========================================================================== */
+
+/** Floats JSON cannot hold (NaN, +-Infinity). */
+typedef enum json_nonfinite_mode {
+    JSON_NONFINITE_ERROR = 0, /**< fail */
+    JSON_NONFINITE_NULL,      /**< write null */
+    JSON_NONFINITE_STRING     /**< write "NaN", "Infinity", "-Infinity" (any NaN payload is "NaN") */
+} json_nonfinite_mode;
+
+/** Binary values. */
+typedef enum json_binary_mode {
+    JSON_BINARY_ERROR = 0,
+    JSON_BINARY_BASE64, /**< a string, standard alphabet with padding (RFC 4648 section 4) */
+    JSON_BINARY_HEX     /**< a string of lowercase hex digits */
+} json_binary_mode;
+
+/** Symbols. */
+typedef enum json_symbol_mode {
+    JSON_SYMBOL_ERROR = 0,
+    JSON_SYMBOL_STRING /**< the name, as a string */
+} json_symbol_mode;
+
+/** Timestamps. */
+typedef enum json_time_mode {
+    JSON_TIME_ERROR = 0,
+    JSON_TIME_ISO /**< a string from pith_timestamp_iso */
+} json_time_mode;
+
+/** Extension values. */
+typedef enum json_ext_mode {
+    JSON_EXT_ERROR = 0,
+    JSON_EXT_OBJECT /**< {"$ext": {"type": n, "data": "<base64>"}} */
+} json_ext_mode;
+
+/** Map keys that are not strings. */
+typedef enum json_keys_mode {
+    JSON_KEYS_ERROR = 0,
+    /** Write the key as a JSON string: a symbol key as its name (this also
+     *  needs symbol = JSON_SYMBOL_STRING), any other scalar as the text it
+     *  would have as a value under these options (1 -> "1", true -> "true",
+     *  binary -> its base64 or hex text). Container keys and ext keys remain
+     *  errors, and so do two keys of one map that become the same string. */
+    JSON_KEYS_STRING
+} json_keys_mode;
+
+/** Writer options. All-zero (or a NULL pointer) means: compact output,
+ *  UTF-8 kept as is, and an error for every value JSON cannot hold. */
+typedef struct json_write_options {
+    unsigned indent; /**< > 0: one member per line, indented by this many spaces per level */
+    bool ascii;      /**< escape every non-ASCII character as \uXXXX (surrogate pairs above U+FFFF) */
+    json_nonfinite_mode nonfinite;
+    json_binary_mode binary;
+    json_symbol_mode symbol;
+    json_time_mode time;
+    json_ext_mode ext;
+    json_keys_mode keys;
+} json_write_options;
+
+/** The default writer options (all zero). */
+static inline json_write_options json_write_options_defaults(void) {
+    json_write_options o = {0};
+    return o;
+}
+
+/**
+ * Append the JSON text of `v` to `out` (no trailing newline). Integers of any
+ * size are written exactly; floats with their shortest round-trip digits, in
+ * a form every JSON reader sees as a float (`2100.0`, `-0.0`, `1.5e-7`,
+ * `1.0e+22`: the diagnostic-notation layout). Strings are escaped minimally
+ * (`"`, `\`, control characters) and must be valid UTF-8. A generic map
+ * whose keys are all strings is written like a map.
+ *
+ * Values JSON cannot hold fail unless `opts` says how to write them. On
+ * failure returns false, fills *err (which must not be NULL) and leaves `out`
+ * as it was; on allocation failure `out->failed` is also set. `opts` may be
+ * NULL. Temporary memory comes from `out`'s allocator.
+ */
+bool json_write(const pith_value *v, const json_write_options *opts, pith_buf *out,
+                json_error *err);
+
+/* ==========================================================================
+ * Shared by json_read.c and json_write.c (not for other callers)
+ * ========================================================================== */
+
+/**
+ * The index of the first of `keys` (PITH_STRING values) that repeats an
+ * earlier one, `n` if all differ, or SIZE_MAX if temporary memory from
+ * `alloc` (not NULL) ran out. Linear time on average.
+ */
+size_t json_first_duplicate(const pith_value *keys, size_t n, const pith_alloc *alloc);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PITH_CLI_JSON_H */

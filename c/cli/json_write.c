@@ -1,0 +1,682 @@
+/*
+ * json_write.c - a pith_value as JSON text.
+ *
+ * The tree is walked with an explicit stack rather than recursion: documents
+ * may be deeper than the C stack is safe for (a reader's depth limit is the
+ * application's choice), and the stack doubles as the JSON path that error
+ * messages print.
+ *
+ * Output goes straight into the pith_buf's memory after one capacity check
+ * per token (the buffer's fields are public); the byte loops never call
+ * functions.
+ */
+#include "json.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#  define JW_INLINE static inline __attribute__((always_inline))
+#  define JW_NOINLINE __attribute__((noinline))
+#  define JW_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define JW_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#  define JW_INLINE static inline
+#  define JW_NOINLINE
+#  define JW_LIKELY(x) (x)
+#  define JW_UNLIKELY(x) (x)
+#endif
+
+/* ==========================================================================
+ * Writer state and output
+ * ========================================================================== */
+
+typedef struct jw_frame {
+    const pith_value *v; /* an array or map being written */
+    size_t i;            /* items started so far; the current one is i - 1 */
+} jw_frame;
+
+typedef struct jw {
+    pith_buf *out;
+    json_write_options o;
+    json_error *err;
+    const pith_alloc *alloc; /* out's allocator, also for temporary memory */
+    jw_frame *stack;
+    size_t depth, cap;
+} jw;
+
+static JW_NOINLINE bool out_of_memory(jw *w) {
+    w->out->failed = true;
+    w->err->message = "out of memory";
+    return false;
+}
+
+/* Make room for n more bytes plus the NUL that pith_buf keeps after len. */
+static JW_NOINLINE bool grow_out(jw *w, size_t n) {
+    pith_buf *b = w->out;
+    if (b->failed) return out_of_memory(w);
+    if (n > SIZE_MAX - 1 - b->len) return out_of_memory(w);
+    size_t want = b->len + n + 1;
+    size_t ncap = b->cap ? b->cap : 256;
+    while (ncap < want) {
+        if (ncap > SIZE_MAX / 2) return out_of_memory(w);
+        ncap *= 2;
+    }
+    char *p = b->ptr ? (char *)b->alloc->realloc(b->alloc->ctx, b->ptr, b->cap, ncap)
+                     : (char *)b->alloc->malloc(b->alloc->ctx, ncap);
+    if (!p) return out_of_memory(w);
+    b->ptr = p;
+    b->cap = ncap;
+    return true;
+}
+
+JW_INLINE bool reserve(jw *w, size_t n) {
+    pith_buf *b = w->out;
+    if (JW_LIKELY(b->ptr && b->cap - b->len > n)) return true;
+    return grow_out(w, n);
+}
+
+/* Append; the caller has reserved. */
+JW_INLINE void put(jw *w, const void *p, size_t n) {
+    memcpy(w->out->ptr + w->out->len, p, n);
+    w->out->len += n;
+}
+
+JW_INLINE void put_c(jw *w, char c) { w->out->ptr[w->out->len++] = c; }
+
+JW_INLINE bool append(jw *w, const void *p, size_t n) {
+    if (!reserve(w, n)) return false;
+    put(w, p, n);
+    return true;
+}
+
+#define APPEND_LIT(w, s) append((w), (s), sizeof(s) - 1)
+
+/* A line break and the indentation of the given depth (pretty output only). */
+static bool newline(jw *w, size_t depth) {
+    if (!w->o.indent) return true;
+    size_t n = (size_t)w->o.indent * depth;
+    if (!reserve(w, n + 1)) return false;
+    put_c(w, '\n');
+    memset(w->out->ptr + w->out->len, ' ', n);
+    w->out->len += n;
+    return true;
+}
+
+/* ==========================================================================
+ * Errors with a JSON path
+ * ========================================================================== */
+
+static bool is_identifier(const char *s, size_t n) {
+    if (n == 0) return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        bool alpha = (unsigned char)((c | 0x20) - 'a') < 26 || c == '_' || c == '$';
+        if (!alpha && !(i > 0 && (unsigned)(c - '0') < 10u)) return false;
+    }
+    return true;
+}
+
+/* Append to a fixed buffer, truncating with "..." when full. */
+typedef struct sbuf {
+    char *p;
+    size_t len, cap;
+} sbuf;
+
+static void sput(sbuf *s, const char *p, size_t n) {
+    for (size_t i = 0; i < n && s->len + 1 < s->cap; i++) s->p[s->len++] = p[i];
+    s->p[s->len] = '\0';
+}
+
+static void sputs(sbuf *s, const char *p) { sput(s, p, strlen(p)); }
+
+/* Record "<what> at <path>" for the value being written (or the map entry
+ * whose key is being written). */
+static JW_NOINLINE bool fail(jw *w, const char *what) {
+    json_error *e = w->err;
+    sbuf s = {e->text, 0, sizeof e->text};
+    sputs(&s, what);
+    sputs(&s, " at $");
+    for (size_t d = 0; d < w->depth; d++) {
+        const pith_value *c = w->stack[d].v;
+        size_t i = w->stack[d].i - 1;
+        char num[32];
+        if (c->type == PITH_ARRAY) {
+            snprintf(num, sizeof num, "[%zu]", i);
+            sputs(&s, num);
+            continue;
+        }
+        const pith_value *k = &c->v.map.keys[i];
+        if (k->type == PITH_STRING || k->type == PITH_SYMBOL) {
+            if (is_identifier(k->v.str.ptr, k->v.str.len)) {
+                sputs(&s, ".");
+                sput(&s, k->v.str.ptr, k->v.str.len);
+            } else {
+                sputs(&s, "[\"");
+                for (size_t j = 0; j < k->v.str.len; j++) {
+                    char ch = k->v.str.ptr[j];
+                    if (ch == '"' || ch == '\\') sputs(&s, "\\");
+                    sput(&s, &ch, 1);
+                }
+                sputs(&s, "\"]");
+            }
+        } else if (k->type == PITH_INT) {
+            snprintf(num, sizeof num, "[%lld]", (long long)k->v.i);
+            sputs(&s, num);
+        } else if (k->type == PITH_UINT) {
+            snprintf(num, sizeof num, "[%llu]", (unsigned long long)k->v.u);
+            sputs(&s, num);
+        } else {
+            snprintf(num, sizeof num, "[key #%zu]", i);
+            sputs(&s, num);
+        }
+    }
+    if (s.len + 1 >= s.cap && s.cap > 4) memcpy(s.p + s.cap - 4, "...", 4);
+    e->message = e->text;
+    return false;
+}
+
+/* ==========================================================================
+ * Scalars
+ * ========================================================================== */
+
+static const char digit_pairs[200] = {
+#define D10(t) t,'0', t,'1', t,'2', t,'3', t,'4', t,'5', t,'6', t,'7', t,'8', t,'9'
+    D10('0'), D10('1'), D10('2'), D10('3'), D10('4'),
+    D10('5'), D10('6'), D10('7'), D10('8'), D10('9')
+#undef D10
+};
+
+/* Decimal digits of u into the end of buf[20]; returns the start. */
+JW_INLINE char *u64_digits(uint64_t u, char *end) {
+    char *p = end;
+    while (u >= 100) {
+        unsigned d = (unsigned)(u % 100);
+        u /= 100;
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * d, 2);
+    }
+    if (u >= 10) {
+        p -= 2;
+        memcpy(p, digit_pairs + 2 * u, 2);
+    } else {
+        *--p = (char)('0' + u);
+    }
+    return p;
+}
+
+static bool write_u64(jw *w, uint64_t u, bool neg) {
+    char buf[24];
+    char *p = u64_digits(u, buf + sizeof buf);
+    if (neg) *--p = '-';
+    return append(w, p, (size_t)(buf + sizeof buf - p));
+}
+
+/* A magnitude of any length, exactly: repeated division by 10^9. */
+static bool write_bigint(jw *w, bool neg, const uint8_t *mag, size_t len) {
+    while (len && mag[len - 1] == 0) len--;
+    if (len <= 8) {
+        uint64_t u = 0;
+        for (size_t i = len; i-- > 0;) u = (u << 8) | mag[i];
+        return write_u64(w, u, neg && u != 0);
+    }
+    size_t nl = (len + 3) / 4;
+    /* 2^32 < 10^9.64: a limb yields at most 10 digits, a chunk holds 9. */
+    size_t nchunks = nl * 10 / 9 + 2;
+    const pith_alloc *a = w->alloc;
+    size_t bytes = nl * sizeof(uint32_t) + nchunks * sizeof(uint32_t);
+    uint32_t *limbs = (uint32_t *)a->malloc(a->ctx, bytes);
+    if (!limbs) return out_of_memory(w);
+    uint32_t *chunks = limbs + nl;
+    memset(limbs, 0, nl * sizeof(uint32_t));
+    for (size_t i = 0; i < len; i++) limbs[i / 4] |= (uint32_t)mag[i] << (8 * (i % 4));
+    size_t nc = 0;
+    while (nl > 0) {
+        uint64_t rem = 0;
+        for (size_t i = nl; i-- > 0;) {
+            uint64_t cur = (rem << 32) | limbs[i];
+            limbs[i] = (uint32_t)(cur / 1000000000u);
+            rem = cur % 1000000000u;
+        }
+        chunks[nc++] = (uint32_t)rem;
+        while (nl > 0 && limbs[nl - 1] == 0) nl--;
+    }
+    bool ok = reserve(w, 1 + nc * 9);
+    if (ok) {
+        if (neg) put_c(w, '-');
+        char buf[24];
+        char *p = u64_digits(chunks[nc - 1], buf + sizeof buf);
+        put(w, p, (size_t)(buf + sizeof buf - p));
+        for (size_t i = nc - 1; i-- > 0;) {
+            uint32_t c = chunks[i];
+            char *q = w->out->ptr + w->out->len + 9;
+            for (int k = 0; k < 9; k++) {
+                *--q = (char)('0' + c % 10);
+                c /= 10;
+            }
+            w->out->len += 9;
+        }
+    }
+    a->free(a->ctx, limbs, bytes);
+    return ok;
+}
+
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+/* Non-zero if any byte is '"', '\\', a control or non-ASCII (see json_read.c). */
+JW_INLINE uint64_t swar_special(uint64_t x) {
+    uint64_t q = x ^ (ONES * '"');
+    uint64_t b = x ^ (ONES * '\\');
+    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | (x - ONES * 0x20) | x) & HIGHS;
+}
+
+JW_INLINE bool byte_special(unsigned char c) { return c < 0x20 || c >= 0x80 || c == '"' || c == '\\'; }
+
+/* Length of the valid UTF-8 sequence at p (first byte >= 0x80, n bytes
+ * available) and its code point, or 0. */
+static size_t utf8_decode(const unsigned char *p, size_t n, uint32_t *cp) {
+    unsigned c = p[0];
+    if (c < 0xC2) return 0;
+    if (c < 0xE0) {
+        if (n < 2 || (p[1] & 0xC0) != 0x80) return 0;
+        *cp = ((c & 0x1Fu) << 6) | (p[1] & 0x3Fu);
+        return 2;
+    }
+    if (c < 0xF0) {
+        if (n < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80) return 0;
+        if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0)) return 0;
+        *cp = ((c & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
+        return 3;
+    }
+    if (c < 0xF5) {
+        if (n < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 || (p[3] & 0xC0) != 0x80)
+            return 0;
+        if ((c == 0xF0 && p[1] < 0x90) || (c == 0xF4 && p[1] >= 0x90)) return 0;
+        *cp = ((c & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) | (p[3] & 0x3Fu);
+        return 4;
+    }
+    return 0;
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+JW_INLINE void put_u_escape(jw *w, uint32_t u) {
+    char e[6] = {'\\', 'u', hex_digits[(u >> 12) & 15], hex_digits[(u >> 8) & 15],
+                 hex_digits[(u >> 4) & 15], hex_digits[u & 15]};
+    put(w, e, 6);
+}
+
+static bool write_string(jw *w, const char *str, size_t len) {
+    if (len == 0) return APPEND_LIT(w, "\"\""); /* str may be NULL */
+    const unsigned char *p = (const unsigned char *)str, *end = p + len;
+    if (!reserve(w, len + 2)) return false; /* exact when nothing needs escaping */
+    put_c(w, '"');
+    while (p < end) {
+        const unsigned char *run = p;
+        while (end - p >= 8) {
+            uint64_t x;
+            memcpy(&x, p, 8);
+            if (swar_special(x)) break;
+            p += 8;
+        }
+        while (p < end && !byte_special(*p)) p++;
+        if (p > run) {
+            if (!reserve(w, (size_t)(p - run))) return false;
+            put(w, run, (size_t)(p - run));
+        }
+        if (p == end) break;
+        if (!reserve(w, 12)) return false;
+        unsigned char c = *p;
+        if (c >= 0x80) {
+            uint32_t cp;
+            size_t n = utf8_decode(p, (size_t)(end - p), &cp);
+            if (!n) return fail(w, "invalid UTF-8 in string");
+            if (!w->o.ascii) {
+                put(w, p, n);
+            } else if (cp < 0x10000) {
+                put_u_escape(w, cp);
+            } else {
+                cp -= 0x10000;
+                put_u_escape(w, 0xD800 + (cp >> 10));
+                put_u_escape(w, 0xDC00 + (cp & 0x3FF));
+            }
+            p += n;
+            continue;
+        }
+        char e[2] = {'\\', 0};
+        switch (c) {
+        case '"': e[1] = '"'; break;
+        case '\\': e[1] = '\\'; break;
+        case '\n': e[1] = 'n'; break;
+        case '\t': e[1] = 't'; break;
+        case '\r': e[1] = 'r'; break;
+        case '\b': e[1] = 'b'; break;
+        case '\f': e[1] = 'f'; break;
+        default: break;
+        }
+        if (e[1])
+            put(w, e, 2);
+        else
+            put_u_escape(w, c);
+        p++;
+    }
+    if (!reserve(w, 1)) return false;
+    put_c(w, '"');
+    return true;
+}
+
+static bool write_base64(jw *w, const uint8_t *p, size_t n) {
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    if (n > (SIZE_MAX - 3) / 4 * 3) return out_of_memory(w);
+    if (!reserve(w, (n + 2) / 3 * 4 + 2)) return false;
+    char *o = w->out->ptr + w->out->len;
+    *o++ = '"';
+    size_t i = 0;
+    for (; i + 3 <= n; i += 3) {
+        uint32_t t = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+        *o++ = alphabet[t >> 18];
+        *o++ = alphabet[(t >> 12) & 63];
+        *o++ = alphabet[(t >> 6) & 63];
+        *o++ = alphabet[t & 63];
+    }
+    if (n - i == 1) {
+        uint32_t t = (uint32_t)p[i] << 16;
+        *o++ = alphabet[t >> 18];
+        *o++ = alphabet[(t >> 12) & 63];
+        *o++ = '=';
+        *o++ = '=';
+    } else if (n - i == 2) {
+        uint32_t t = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+        *o++ = alphabet[t >> 18];
+        *o++ = alphabet[(t >> 12) & 63];
+        *o++ = alphabet[(t >> 6) & 63];
+        *o++ = '=';
+    }
+    *o++ = '"';
+    w->out->len = (size_t)(o - w->out->ptr);
+    return true;
+}
+
+static bool write_hex(jw *w, const uint8_t *p, size_t n) {
+    if (n > (SIZE_MAX - 3) / 2) return out_of_memory(w);
+    if (!reserve(w, 2 * n + 2)) return false;
+    char *o = w->out->ptr + w->out->len;
+    *o++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        *o++ = hex_digits[p[i] >> 4];
+        *o++ = hex_digits[p[i] & 15];
+    }
+    *o++ = '"';
+    w->out->len = (size_t)(o - w->out->ptr);
+    return true;
+}
+
+static bool write_float(jw *w, double d) {
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    if ((bits & 0x7FF0000000000000ull) != 0x7FF0000000000000ull) {
+        /* The diagnostic layout is valid JSON and always reads back as a
+         * float: a '.' or an exponent in every finite value. */
+        if (!pith_diag_double(d, w->out)) return out_of_memory(w);
+        return true;
+    }
+    bool nan = (bits & 0x000FFFFFFFFFFFFFull) != 0;
+    const char *name = nan ? "NaN" : (bits >> 63) ? "-Infinity" : "Infinity";
+    switch (w->o.nonfinite) {
+    case JSON_NONFINITE_NULL:
+        return APPEND_LIT(w, "null");
+    case JSON_NONFINITE_STRING:
+        return append(w, "\"", 1) && append(w, name, strlen(name)) && append(w, "\"", 1);
+    default:
+        return fail(w, nan ? "NaN is not a JSON number" : (bits >> 63) ? "-Infinity is not a JSON number"
+                                                                      : "Infinity is not a JSON number");
+    }
+}
+
+static bool write_ext_object(jw *w, const pith_value *v);
+
+/* Any value but an array or map. */
+static bool write_scalar(jw *w, const pith_value *v) {
+    switch (v->type) {
+    case PITH_NULL:
+        return APPEND_LIT(w, "null");
+    case PITH_FALSE:
+        return APPEND_LIT(w, "false");
+    case PITH_TRUE:
+        return APPEND_LIT(w, "true");
+    case PITH_INT:
+        return v->v.i < 0 ? write_u64(w, 0 - (uint64_t)v->v.i, true) : write_u64(w, (uint64_t)v->v.i, false);
+    case PITH_UINT:
+        return write_u64(w, v->v.u, false);
+    case PITH_BIGINT:
+        return write_bigint(w, v->v.big.negative, v->v.big.mag, v->v.big.len);
+    case PITH_FLOAT:
+        return write_float(w, v->v.f);
+    case PITH_STRING:
+        return write_string(w, v->v.str.ptr, v->v.str.len);
+    case PITH_SYMBOL:
+        if (w->o.symbol != JSON_SYMBOL_STRING) return fail(w, "symbol has no JSON form");
+        return write_string(w, v->v.str.ptr, v->v.str.len);
+    case PITH_BINARY:
+        if (w->o.binary == JSON_BINARY_BASE64) return write_base64(w, v->v.bin.ptr, v->v.bin.len);
+        if (w->o.binary == JSON_BINARY_HEX) return write_hex(w, v->v.bin.ptr, v->v.bin.len);
+        return fail(w, "binary value has no JSON form");
+    case PITH_TIME: {
+        if (w->o.time != JSON_TIME_ISO) return fail(w, "timestamp has no JSON form");
+        char iso[40];
+        size_t n = pith_timestamp_iso(&v->v.time, iso);
+        if (!n) return fail(w, "timestamp out of range");
+        return append(w, "\"", 1) && append(w, iso, n) && append(w, "\"", 1);
+    }
+    case PITH_EXT:
+        if (w->o.ext != JSON_EXT_OBJECT) return fail(w, "extension value has no JSON form");
+        return write_ext_object(w, v);
+    default:
+        return fail(w, "value of unknown type");
+    }
+}
+
+/* {"$ext": {"type": n, "data": "<base64>"}}, laid out like any object. */
+static bool write_ext_object(jw *w, const pith_value *v) {
+    const char *colon = w->o.indent ? ": " : ":";
+    size_t cl = strlen(colon);
+    size_t d = w->depth;
+    return APPEND_LIT(w, "{") && newline(w, d + 1) && APPEND_LIT(w, "\"$ext\"") &&
+           append(w, colon, cl) && APPEND_LIT(w, "{") && newline(w, d + 2) &&
+           APPEND_LIT(w, "\"type\"") && append(w, colon, cl) && write_u64(w, v->v.ext.type, false) &&
+           APPEND_LIT(w, ",") && newline(w, d + 2) && APPEND_LIT(w, "\"data\"") &&
+           append(w, colon, cl) && write_base64(w, v->v.ext.ptr, v->v.ext.len) &&
+           newline(w, d + 1) && APPEND_LIT(w, "}") && newline(w, d) && APPEND_LIT(w, "}");
+}
+
+/* ==========================================================================
+ * Map keys
+ * ========================================================================== */
+
+/* Whether a key of this type can be written under the options; sets the
+ * error if not. */
+static bool key_allowed(jw *w, const pith_value *k) {
+    switch (k->type) {
+    case PITH_STRING:
+        return true;
+    case PITH_ARRAY:
+    case PITH_MAP:
+    case PITH_GENERIC_MAP:
+        return fail(w, "a container cannot be a JSON object key");
+    case PITH_EXT:
+        return fail(w, "an extension value cannot be a JSON object key");
+    case PITH_SYMBOL:
+        if (w->o.keys != JSON_KEYS_STRING || w->o.symbol != JSON_SYMBOL_STRING)
+            return fail(w, "symbol map key has no JSON form");
+        return true;
+    default:
+        if (w->o.keys != JSON_KEYS_STRING) return fail(w, "non-string map key has no JSON form");
+        return true;
+    }
+}
+
+/* A key as a JSON string (key_allowed said yes). */
+static bool write_key(jw *w, const pith_value *k) {
+    if (k->type == PITH_STRING || k->type == PITH_SYMBOL) return write_string(w, k->v.str.ptr, k->v.str.len);
+    size_t mark = w->out->len;
+    if (!write_scalar(w, k)) return false;
+    if (w->out->ptr[mark] == '"') return true; /* binary, time, "NaN": already a string */
+    /* Numbers and literals need no escaping: just quote them. */
+    if (!reserve(w, 2)) return false;
+    char *s = w->out->ptr + mark;
+    memmove(s + 1, s, w->out->len - mark);
+    *s = '"';
+    w->out->len++;
+    put_c(w, '"');
+    return true;
+}
+
+/* Before writing the map on top of the stack: every key must be writable,
+ * and keys converted to strings must not collide. */
+static bool check_keys(jw *w) {
+    jw_frame *f = &w->stack[w->depth - 1];
+    const pith_value *m = f->v;
+    size_t n = m->v.map.count;
+    bool converted = false;
+    for (size_t i = 0; i < n; i++) {
+        const pith_value *k = &m->v.map.keys[i];
+        if (JW_LIKELY(k->type == PITH_STRING)) continue;
+        f->i = i + 1; /* so that an error names this entry */
+        if (!key_allowed(w, k)) return false;
+        converted = true;
+    }
+    f->i = 0;
+    if (!converted || n < 2) return true;
+
+    /* Render every key as it will be written and look for repeats. */
+    pith_buf scratch;
+    pith_buf_init(&scratch, w->alloc);
+    pith_buf *saved = w->out;
+    size_t *ends = (size_t *)w->alloc->malloc(w->alloc->ctx, n * sizeof(size_t));
+    pith_value *keys = (pith_value *)w->alloc->malloc(w->alloc->ctx, n * sizeof(pith_value));
+    bool ok = ends && keys;
+    w->out = &scratch;
+    for (size_t i = 0; ok && i < n; i++) {
+        f->i = i + 1;
+        ok = write_key(w, &m->v.map.keys[i]);
+        if (ok) ends[i] = scratch.len;
+    }
+    w->out = saved;
+    if (ok) {
+        for (size_t i = 0; i < n; i++) {
+            size_t start = i ? ends[i - 1] : 0;
+            memset(&keys[i], 0, sizeof keys[i]);
+            keys[i].type = PITH_STRING;
+            keys[i].v.str.ptr = scratch.ptr + start;
+            keys[i].v.str.len = ends[i] - start;
+        }
+        size_t dup = json_first_duplicate(keys, n, w->alloc);
+        if (dup == SIZE_MAX) {
+            ok = out_of_memory(w);
+        } else if (dup < n) {
+            f->i = dup + 1;
+            ok = fail(w, "two map keys become the same JSON string");
+        }
+    } else if (!ends || !keys || scratch.failed) {
+        ok = out_of_memory(w);
+    }
+    if (ends) w->alloc->free(w->alloc->ctx, ends, n * sizeof(size_t));
+    if (keys) w->alloc->free(w->alloc->ctx, keys, n * sizeof(pith_value));
+    pith_buf_free(&scratch);
+    f->i = 0;
+    return ok;
+}
+
+/* ==========================================================================
+ * Tree walk
+ * ========================================================================== */
+
+static bool push(jw *w, const pith_value *v) {
+    if (w->depth == w->cap) {
+        size_t ncap = w->cap ? w->cap * 2 : 32;
+        if (ncap > SIZE_MAX / sizeof(jw_frame)) return out_of_memory(w);
+        jw_frame *s = w->stack ? (jw_frame *)w->alloc->realloc(w->alloc->ctx, w->stack,
+                                                               w->cap * sizeof(jw_frame),
+                                                               ncap * sizeof(jw_frame))
+                               : (jw_frame *)w->alloc->malloc(w->alloc->ctx, ncap * sizeof(jw_frame));
+        if (!s) return out_of_memory(w);
+        w->stack = s;
+        w->cap = ncap;
+    }
+    w->stack[w->depth].v = v;
+    w->stack[w->depth].i = 0;
+    w->depth++;
+    return true;
+}
+
+static bool write_tree(jw *w, const pith_value *v) {
+    const char *colon = w->o.indent ? ": " : ":";
+    size_t colon_len = w->o.indent ? 2 : 1;
+    for (;;) {
+        /* Write v, or open it. */
+        switch (v->type) {
+        case PITH_ARRAY:
+            if (v->v.array.count == 0) {
+                if (!APPEND_LIT(w, "[]")) return false;
+                break;
+            }
+            if (!push(w, v) || !APPEND_LIT(w, "[")) return false;
+            break;
+        case PITH_MAP:
+        case PITH_GENERIC_MAP:
+            if (v->v.map.count == 0) {
+                if (!APPEND_LIT(w, "{}")) return false;
+                break;
+            }
+            if (!push(w, v) || !check_keys(w) || !APPEND_LIT(w, "{")) return false;
+            break;
+        default:
+            if (!write_scalar(w, v)) return false;
+            break;
+        }
+
+        /* Find the next value: close finished containers, write separators
+         * and keys. */
+        for (;;) {
+            if (w->depth == 0) return true;
+            jw_frame *f = &w->stack[w->depth - 1];
+            const pith_value *c = f->v;
+            bool array = c->type == PITH_ARRAY;
+            size_t count = array ? c->v.array.count : c->v.map.count;
+            if (f->i == count) {
+                w->depth--;
+                if (!newline(w, w->depth) || !append(w, array ? "]" : "}", 1)) return false;
+                continue;
+            }
+            size_t i = f->i++;
+            if (i > 0 && !APPEND_LIT(w, ",")) return false;
+            if (!newline(w, w->depth)) return false;
+            if (array) {
+                v = &c->v.array.items[i];
+            } else {
+                if (!write_key(w, &c->v.map.keys[i]) || !append(w, colon, colon_len)) return false;
+                v = &c->v.map.values[i];
+            }
+            break;
+        }
+    }
+}
+
+bool json_write(const pith_value *v, const json_write_options *opts, pith_buf *out,
+                json_error *err) {
+    jw w;
+    memset(&w, 0, sizeof w);
+    memset(err, 0, sizeof *err);
+    w.out = out;
+    if (opts) w.o = *opts;
+    w.err = err;
+    w.alloc = out->alloc;
+    size_t start = out->len;
+    if (out->failed) return out_of_memory(&w);
+    bool ok = write_tree(&w, v) && reserve(&w, 0);
+    if (w.stack) w.alloc->free(w.alloc->ctx, w.stack, w.cap * sizeof(jw_frame));
+    if (!ok) out->len = start; /* leave out as it was */
+    if (out->ptr) out->ptr[out->len] = '\0';
+    return ok;
+}

@@ -1,0 +1,59 @@
+"""Differential test: the reference codec against an implementation's CLI.
+
+Random values (gen_values.py) are encoded as one stream by the reference
+codec. The CLI must re-encode that stream to exactly the same bytes
+(`pith recode`) and print exactly the reference's diagnostic notation for
+every value (`pith decode --diag`).
+
+    python3 spec/tools/differential.py --cli c/build/pith [--count N] [--seed S]
+"""
+
+import argparse
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gen_values  # noqa: E402
+import pithref as P  # noqa: E402
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=20261120)
+    args = ap.parse_args()
+    sys.setrecursionlimit(100000)
+    failures = 0
+    for batch in range(4):
+        r = random.Random(args.seed + batch)
+        values = [gen_values.rand_value(r) for _ in range(args.count // 4)]
+        data = P.encode_stream(values)
+        recoded = subprocess.run([args.cli, "recode", "-"], input=data, capture_output=True)
+        if recoded.returncode != 0 or recoded.stdout != data:
+            failures += 1
+            print(f"batch {batch}: recode differs ({recoded.stderr.decode().strip()})")
+            # Find the first differing value by recoding prefixes of the stream.
+            for n in range(1, len(values) + 1):
+                part = P.encode_stream(values[:n])
+                out = subprocess.run([args.cli, "recode", "-"], input=part, capture_output=True).stdout
+                if out != part:
+                    print(f"  first differing value: {P.diag(values[n - 1])[:500]}")
+                    break
+        diags = subprocess.run([args.cli, "decode", "--diag", "-"], input=data, capture_output=True)
+        got = diags.stdout.decode("utf-8").split("\n")[:-1]
+        want = [P.diag(v) for v in values]
+        if diags.returncode != 0 or got != want:
+            failures += 1
+            bad = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), None)
+            print(f"batch {batch}: diag differs at value {bad}: {diags.stderr.decode().strip()}")
+            if bad is not None:
+                print(f"  want {want[bad][:300]}\n  got  {got[bad][:300]}")
+        print(f"batch {batch}: {len(values)} values, {len(data)} bytes: {'ok' if not failures else 'FAILED'}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
