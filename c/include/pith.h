@@ -265,6 +265,27 @@ PITH_API bool pith_write_map_begin_utf8(pith_writer *w, const pith_key *keys, si
 PITH_API bool pith_write_map_end(pith_writer *w);
 
 /**
+ * The shape-table index that the last pith_write_map_begin* call used or
+ * defined in this buffer, or PITH_NO_INDEX (the table was full). Bindings
+ * that can recognise a repeated key sequence cheaply (by object identity) keep
+ * this index and later call pith_write_map_shape instead of hashing the keys.
+ * Indices are valid until the next pith_writer_start.
+ */
+PITH_API uint32_t pith_writer_last_shape(const pith_writer *w);
+
+/**
+ * Open a map of a shape already in this buffer's table (an index returned by
+ * pith_writer_last_shape since the last pith_writer_start). Exactly as
+ * canonical as pith_write_map_begin with that shape's keys. Then write the
+ * shape's number of values and call pith_write_map_end. An unknown index
+ * fails with PITH_ERR_USAGE.
+ */
+PITH_API bool pith_write_map_shape(pith_writer *w, uint32_t shape);
+
+/** Number of keys of a shape in this buffer's table (0 if the index is unknown). */
+PITH_API size_t pith_writer_shape_size(const pith_writer *w, uint32_t shape);
+
+/**
  * Open a generic map (keys of any type) of `count` pairs: then write key,
  * value, key, value, ... and call pith_write_map_end. The caller is
  * responsible for the keys being distinct. Maps whose keys are all strings or

@@ -40,6 +40,8 @@ struct pith_writer {
     size_t depth, stack_cap;
     uint32_t max_depth;
 
+    uint32_t last_shape;  /* shape used or defined by the last map_begin */
+
     uint32_t flags;
     bool started;
     bool in_frame;
@@ -176,6 +178,7 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
     w->has_last = false;
     w->last_ts = 0;
     w->depth = 0;
+    w->last_shape = PITH_NO_INDEX;
     w->flags = flags;
     w->in_frame = false;
     w->top_values = 0;
@@ -643,6 +646,22 @@ bool pith_write_array_end(pith_writer *w) { return end_container(w, false); }
 
 bool pith_write_map_end(pith_writer *w) { return end_container(w, true); }
 
+static bool put_shape_ref(pith_writer *w, size_t id) {
+    if (!reserve(w, 3)) return false;
+    if (id < SHAPE8_BASE) {
+        put_byte(w, (uint8_t)(T_SHAPE0 + id));
+    } else if (id < SHAPE16_BASE) {
+        put_byte(w, T_SHAPE8);
+        put_byte(w, (uint8_t)(id - SHAPE8_BASE));
+    } else {
+        put_byte(w, T_SHAPE16);
+        put_byte(w, (uint8_t)(id - SHAPE16_BASE));
+        put_byte(w, (uint8_t)((id - SHAPE16_BASE) >> 8));
+    }
+    w->last_shape = (uint32_t)id;
+    return push_frame(w, FRAME_MAP, w->shapes[id].slots, w->shapes[id].nkeys);
+}
+
 static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool checked) {
     if (!next_slot(w) || !check_depth(w)) return false;
     uint64_t h = hash_keys(keys, count);
@@ -651,21 +670,8 @@ static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool c
         size_t mask = ix->cap - 1, i = (size_t)h & mask;
         for (uint32_t pos; (pos = ix->positions[i]) != 0; i = (i + 1) & mask) {
             const shape *s = &w->shapes[pos - 1];
-            if (ix->hashes[i] == h && s->nkeys == count && keys_equal(s->keys, keys, count)) {
-                size_t id = pos - 1;
-                if (!reserve(w, 3)) return false;
-                if (id < SHAPE8_BASE) {
-                    put_byte(w, (uint8_t)(T_SHAPE0 + id));
-                } else if (id < SHAPE16_BASE) {
-                    put_byte(w, T_SHAPE8);
-                    put_byte(w, (uint8_t)(id - SHAPE8_BASE));
-                } else {
-                    put_byte(w, T_SHAPE16);
-                    put_byte(w, (uint8_t)(id - SHAPE16_BASE));
-                    put_byte(w, (uint8_t)((id - SHAPE16_BASE) >> 8));
-                }
-                return push_frame(w, FRAME_MAP, s->slots, count);
-            }
+            if (ix->hashes[i] == h && s->nkeys == count && keys_equal(s->keys, keys, count))
+                return put_shape_ref(w, pos - 1);
         }
     }
     /* A new shape: define it with its keys. */
@@ -699,8 +705,22 @@ static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool c
         copy[i].symbol = keys[i].symbol;
     }
     pith_slot *slots;
+    size_t before = w->nshapes;
     if (!add_shape(w, copy, count, h, &slots)) return false;
+    w->last_shape = w->nshapes > before ? (uint32_t)before : PITH_NO_INDEX;
     return push_frame(w, FRAME_MAP, slots, count);
+}
+
+uint32_t pith_writer_last_shape(const pith_writer *w) { return w->last_shape; }
+
+size_t pith_writer_shape_size(const pith_writer *w, uint32_t index) {
+    return index < w->nshapes ? w->shapes[index].nkeys : 0;
+}
+
+bool pith_write_map_shape(pith_writer *w, uint32_t index) {
+    if (w->err.code == PITH_OK && index >= w->nshapes) return fail(w, PITH_ERR_USAGE, "unknown shape index");
+    if (!next_slot(w) || !check_depth(w)) return false;
+    return put_shape_ref(w, index);
 }
 
 bool pith_write_map_begin(pith_writer *w, const pith_key *keys, size_t count) {

@@ -275,6 +275,40 @@ static void test_stream_scan(void) {
 }
 
 /* ==========================================================================
+ * Shape handles
+ * ========================================================================== */
+
+static void test_shape_handles(void) {
+    /* Writing by shape index gives exactly the bytes of writing by keys. */
+    pith_key keys[2] = {{"id", 2, false}, {"name", 4, false}};
+    pith_writer *a = pith_writer_new(NULL), *b = pith_writer_new(NULL);
+    pith_writer_start(a, NULL, 0);
+    pith_writer_start(b, NULL, 0);
+    bool ok = pith_write_array_begin(a, 3) && pith_write_array_begin(b, 3);
+    uint32_t shape = PITH_NO_INDEX;
+    for (int i = 0; ok && i < 3; i++) {
+        ok = pith_write_map_begin(a, keys, 2) && pith_write_int(a, i) && pith_write_string(a, "x", 1) &&
+             pith_write_map_end(a);
+        if (i == 0) {
+            ok = ok && pith_write_map_begin(b, keys, 2);
+            shape = pith_writer_last_shape(b);
+        } else {
+            ok = ok && pith_write_map_shape(b, shape);
+        }
+        ok = ok && pith_write_int(b, i) && pith_write_string(b, "x", 1) && pith_write_map_end(b);
+    }
+    ok = ok && pith_write_array_end(a) && pith_write_array_end(b);
+    size_t la, lb;
+    const uint8_t *da = pith_writer_data(a, &la), *db = pith_writer_data(b, &lb);
+    CHECK(ok && shape == 0 && la == lb && memcmp(da, db, la) == 0, "shape handle gives the same bytes");
+    CHECK(pith_writer_shape_size(b, shape) == 2, "shape size");
+    pith_writer_start(b, NULL, 0);
+    CHECK(!pith_write_map_shape(b, 0) && pith_writer_error(b)->code == PITH_ERR_USAGE, "unknown shape after restart");
+    pith_writer_free(a);
+    pith_writer_free(b);
+}
+
+/* ==========================================================================
  * Small functions
  * ========================================================================== */
 
@@ -303,6 +337,7 @@ int main(int argc, char **argv) {
     test_reader();
     test_dictionaries();
     test_stream_scan();
+    test_shape_handles();
     test_misc();
     return test_summary("test_api");
 }
