@@ -46,15 +46,27 @@ bool grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, size_
 
 #define ARENA_FIRST_CHUNK 4096u
 #define ARENA_MAX_CHUNK (1u << 20)
+#define ARENA_RETAIN (4u << 20)
 
 void arena_init(arena *a, const pith_alloc *alloc) {
     a->alloc = alloc;
     a->head = NULL;
-    a->spare = NULL;
+    a->free = NULL;
     a->total = 0;
 }
 
 void *arena_alloc_slow(arena *a, size_t size) {
+    /* A kept chunk first, if one is large enough. */
+    for (arena_chunk **pp = &a->free; *pp; pp = &(*pp)->next) {
+        arena_chunk *c = *pp;
+        if (c->size >= size) {
+            *pp = c->next;
+            c->used = size;
+            c->next = a->head;
+            a->head = c;
+            return c + 1;
+        }
+    }
     /* Chunks double up to a cap so that small documents stay small and large
      * ones take few allocations; a request larger than the cap gets its own. */
     size_t want = a->head ? a->head->size * 2 : ARENA_FIRST_CHUNK;
@@ -67,34 +79,41 @@ void *arena_alloc_slow(arena *a, size_t size) {
     c->used = size;
     c->next = a->head;
     a->head = c;
-    if (!a->spare) a->spare = c;
     a->total += sizeof(arena_chunk) + want;
     return c + 1;
 }
 
 void arena_reset(arena *a) {
-    arena_chunk *c = a->head;
-    while (c && c != a->spare) {
-        arena_chunk *next = c->next;
-        a->total -= sizeof(arena_chunk) + c->size;
-        mem_free(a->alloc, c, sizeof(arena_chunk) + c->size);
-        c = next;
-    }
-    a->head = a->spare;
-    if (a->head) {
-        a->head->used = 0;
-        a->head->next = NULL;
-    }
-}
-
-void arena_free(arena *a) {
+    size_t kept = 0;
+    for (arena_chunk *c = a->free; c; c = c->next) kept += c->size;
     arena_chunk *c = a->head;
     while (c) {
         arena_chunk *next = c->next;
-        mem_free(a->alloc, c, sizeof(arena_chunk) + c->size);
+        if (kept + c->size <= ARENA_RETAIN) {
+            c->used = 0;
+            c->next = a->free;
+            a->free = c;
+            kept += c->size;
+        } else {
+            a->total -= sizeof(arena_chunk) + c->size;
+            mem_free(a->alloc, c, sizeof(arena_chunk) + c->size);
+        }
         c = next;
     }
-    a->head = a->spare = NULL;
+    a->head = NULL;
+}
+
+void arena_free(arena *a) {
+    arena_chunk *lists[2] = {a->head, a->free};
+    for (int i = 0; i < 2; i++) {
+        arena_chunk *c = lists[i];
+        while (c) {
+            arena_chunk *next = c->next;
+            mem_free(a->alloc, c, sizeof(arena_chunk) + c->size);
+            c = next;
+        }
+    }
+    a->head = a->free = NULL;
     a->total = 0;
 }
 

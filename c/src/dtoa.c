@@ -168,7 +168,10 @@ PITH_INLINE int write_digits(uint64_t v, char *digits) {
     return n;
 }
 
-int pith_shortest_digits(double d, char digits[17], int *exp10) {
+/* Also declared in internal.h, which this file does not include (see above). */
+uint64_t shortest_decimal(double d, int *exp10);
+
+uint64_t shortest_decimal(double d, int *exp10) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     uint64_t fraction = bits & ((1ull << 52) - 1);
@@ -178,9 +181,8 @@ int pith_shortest_digits(double d, char digits[17], int *exp10) {
      * (infinities and NaNs give meaningless digits, without reading out of
      * bounds). */
     if (PITH_UNLIKELY((bits << 1) == 0)) {
-        digits[0] = '0';
         *exp10 = 0;
-        return 1;
+        return 0;
     }
 
     /* d = c * 2^q */
@@ -198,7 +200,7 @@ int pith_shortest_digits(double d, char digits[17], int *exp10) {
                 uint64_t s = c >> -q;
                 int z = strip_zeros(&s);
                 *exp10 = z;
-                return write_digits(s, digits);
+                return s;
             }
         }
     } else {
@@ -260,6 +262,15 @@ int pith_shortest_digits(double d, char digits[17], int *exp10) {
 done:
     k += strip_zeros(&s);
     *exp10 = k;
+    return s;
+}
+
+int pith_shortest_digits(double d, char digits[17], int *exp10) {
+    uint64_t s = shortest_decimal(d, exp10);
+    if (s == 0) {
+        digits[0] = '0';
+        return 1;
+    }
     return write_digits(s, digits);
 }
 

@@ -22,7 +22,7 @@ static const double powers_of_ten[23] = {
 
 #define TWO_POW_53 9007199254740992LL
 
-bool decimal_of_double(double d, int64_t *m, int *e) {
+bool decimal_of_double_exact(double d, int64_t *m, int *e) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     if ((bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull) return false; /* inf, NaN */
@@ -32,16 +32,48 @@ bool decimal_of_double(double d, int64_t *m, int *e) {
         *e = 0;
         return true;
     }
-    char digits[17];
     int exp10;
-    int n = pith_shortest_digits(d, digits, &exp10);
-    if (n > 16 || exp10 < -22 || exp10 > 22) return false;
-    int64_t v = 0;
-    for (int i = 0; i < n; i++) v = v * 10 + (digits[i] - '0');
-    if (v >= TWO_POW_53) return false;
+    uint64_t sig = shortest_decimal(d, &exp10);
+    if (sig >= (uint64_t)TWO_POW_53 || exp10 < -22 || exp10 > 22) return false;
+    int64_t v = (int64_t)sig;
     *m = (bits >> 63) ? -v : v;
     *e = exp10;
     return true;
+}
+
+/*
+ * Most floats in documents are short decimals (22.5, 37.7749). For those,
+ * scale by 10^k for k = 0, 1, ...: the first k at which |d| * 10^k is within
+ * rounding error of an integer r, and r / 10^k gives d back exactly, yields
+ * the shortest decimal. This is exact while r < 2^50: the rounding interval
+ * of d, scaled, is then narrower than 1/4, so at most one integer lies in it
+ * and the computed product (off by at most 2^-53 relative) cannot pick
+ * another; the first k that has one is the one with the fewest digits.
+ * Anything else takes Schubfach (decimal_of_double_exact).
+ */
+bool decimal_of_double(double d, int64_t *m, int *e) {
+    double a = d < 0 ? -d : d;
+    if (a >= 1e-5 && a < 1e15) {
+        for (int k = 0; k <= 20; k++) {
+            double t = a * powers_of_ten[k];
+            if (t >= 1125899906842624.0) break; /* 2^50 */
+            double r = rint(t);
+            double diff = t > r ? t - r : r - t;
+            if (diff <= t * 0x1p-50 && (k == 0 ? r == a : r / powers_of_ten[k] == a)) {
+                int64_t v = (int64_t)r;
+                int ex = -k;
+                if (k == 0)
+                    while (v >= 10 && v % 10 == 0) {
+                        v /= 10;
+                        ex++;
+                    }
+                *m = d < 0 ? -v : v;
+                *e = ex;
+                return true;
+            }
+        }
+    }
+    return decimal_of_double_exact(d, m, e);
 }
 
 double double_of_decimal(int64_t m, int e) {

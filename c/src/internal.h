@@ -26,26 +26,26 @@
  * ========================================================================== */
 
 enum {
-    T_REF0 = 0x00,      N_REF0 = 64,
-    T_STR0 = 0x40,      N_STR0 = 32,
-    T_SHAPE0 = 0x60,    N_SHAPE0 = 32,
-    T_ARR0 = 0x80,      N_ARR0 = 16,
-    T_MAPDEF0 = 0x90,   N_MAPDEF0 = 16,
-    T_INT0 = 0xA0,      INT_MIN_SMALL = -8, INT_MAX_SMALL = 23,
-    T_PFX0 = 0xC0,      N_PFX0 = 16,
-    T_DEC0 = 0xD0,      DEC_EMIN = -12, DEC_EMAX = 3,
-    T_NULL = 0xE0, T_FALSE = 0xE1, T_TRUE = 0xE2,
-    T_F32 = 0xE3, T_F64 = 0xE4,
-    T_INT_POS = 0xE5, T_INT_NEG = 0xE6, T_INT_DELTA = 0xE7,
-    T_DEC_X = 0xE8, T_DEC_DELTA = 0xE9,
-    T_BIGINT_POS = 0xEA, T_BIGINT_NEG = 0xEB,
-    T_STR_LONG = 0xEC,
-    T_REF8 = 0xED, T_REF16 = 0xEE, T_REF24 = 0xEF,
-    T_SHAPE8 = 0xF0, T_SHAPE16 = 0xF1,
-    T_ARR_LONG = 0xF2, T_MAPDEF_LONG = 0xF3, T_MAP_GEN = 0xF4,
-    T_PFX_LONG = 0xF5,
-    T_BIN = 0xF6, T_EXT = 0xF7, T_SYMBOL = 0xF8, T_TIME = 0xF9,
-    T_TS_STR = 0xFA, T_TS_Z0 = 0xFB, T_TS_Z3 = 0xFC
+    TAG_REF0 = 0x00,      N_REF0 = 64,
+    TAG_STR0 = 0x40,      N_STR0 = 32,
+    TAG_SHAPE0 = 0x60,    N_SHAPE0 = 32,
+    TAG_ARR0 = 0x80,      N_ARR0 = 16,
+    TAG_MAPDEF0 = 0x90,   N_MAPDEF0 = 16,
+    TAG_INT0 = 0xA0,      INT_MIN_SMALL = -8, INT_MAX_SMALL = 23,
+    TAG_PFX0 = 0xC0,      N_PFX0 = 16,
+    TAG_DEC0 = 0xD0,      DEC_EMIN = -12, DEC_EMAX = 3,
+    TAG_NULL = 0xE0, TAG_FALSE = 0xE1, TAG_TRUE = 0xE2,
+    TAG_F32 = 0xE3, TAG_F64 = 0xE4,
+    TAG_INT_POS = 0xE5, TAG_INT_NEG = 0xE6, TAG_INT_DELTA = 0xE7,
+    TAG_DEC_X = 0xE8, TAG_DEC_DELTA = 0xE9,
+    TAG_BIGINT_POS = 0xEA, TAG_BIGINT_NEG = 0xEB,
+    TAG_STR_LONG = 0xEC,
+    TAG_REF8 = 0xED, TAG_REF16 = 0xEE, TAG_REF24 = 0xEF,
+    TAG_SHAPE8 = 0xF0, TAG_SHAPE16 = 0xF1,
+    TAG_ARR_LONG = 0xF2, TAG_MAPDEF_LONG = 0xF3, TAG_MAP_GEN = 0xF4,
+    TAG_PFX_LONG = 0xF5,
+    TAG_BIN = 0xF6, TAG_EXT = 0xF7, TAG_SYMBOL = 0xF8, TAG_TIME = 0xF9,
+    TAG_TS_STR = 0xFA, TAG_TS_Z0 = 0xFB, TAG_TS_Z3 = 0xFC
 };
 
 #define REF8_BASE 64u
@@ -169,13 +169,14 @@ typedef struct arena_chunk {
 
 typedef struct arena {
     const pith_alloc *alloc;
-    arena_chunk *head;   /* current chunk */
-    arena_chunk *spare;  /* first chunk, kept across resets */
+    arena_chunk *head;   /* current chunk (a list of used chunks, newest first) */
+    arena_chunk *free;   /* emptied chunks kept for reuse after a reset */
     size_t total;        /* bytes held from the allocator */
 } arena;
 
 void arena_init(arena *a, const pith_alloc *alloc);
-/** Free everything but the first chunk. */
+/** Empty the arena, keeping up to a few MiB of chunks for reuse (so a
+ *  reused writer or reader allocates nothing in the steady state). */
 void arena_reset(arena *a);
 void arena_free(arena *a);
 void *arena_alloc_slow(arena *a, size_t size);
@@ -300,6 +301,12 @@ extern const uint8_t pith_single_bytes[256];
 /** If `d` has a decimal form (SPEC 7: shortest digits, |m| < 2^53, |e| <= 22),
  *  store it and return true. -0.0, NaN and infinities have none. */
 bool decimal_of_double(double d, int64_t *m, int *e);
+/** The same through Schubfach only (for tests of the fast path). */
+bool decimal_of_double_exact(double d, int64_t *m, int *e);
+
+/** The shortest decimal of a finite double as an integer significand without
+ *  trailing zeros (0 for +-0.0) and *exp10: |d| = s * 10^exp10. */
+uint64_t shortest_decimal(double d, int *exp10);
 
 /** The value of a decimal (|m| < 2^53, |e| <= 22): one correctly rounded operation. */
 double double_of_decimal(int64_t m, int e);

@@ -277,8 +277,8 @@ PITH_INLINE bool need(pith_reader *r, size_t n, size_t at) {
  * ========================================================================== */
 
 PITH_INLINE bool is_string_tag(uint8_t t) {
-    return t < T_SHAPE0 || (t >= T_PFX0 && t < T_DEC0) || t == T_STR_LONG || t == T_REF8 || t == T_REF16 ||
-           t == T_REF24 || t == T_PFX_LONG || t == T_TS_STR || t == T_TS_Z0 || t == T_TS_Z3;
+    return t < TAG_SHAPE0 || (t >= TAG_PFX0 && t < TAG_DEC0) || t == TAG_STR_LONG || t == TAG_REF8 || t == TAG_REF16 ||
+           t == TAG_REF24 || t == TAG_PFX_LONG || t == TAG_TS_STR || t == TAG_TS_Z0 || t == TAG_TS_Z3;
 }
 
 PITH_INLINE void note_string(pith_reader *r, pith_slot *slot, const uint8_t *s, size_t n) {
@@ -315,9 +315,9 @@ static const uint32_t pow10_u32[10] = {1, 10, 100, 1000, 10000, 100000, 1000000,
 
 static bool read_ts_string(pith_reader *r, uint8_t t, size_t at, const uint8_t **out, size_t *outlen) {
     ts_parts ts;
-    if (t == T_TS_Z0) {
+    if (t == TAG_TS_Z0) {
         ts.variant = 0;
-    } else if (t == T_TS_Z3) {
+    } else if (t == TAG_TS_Z3) {
         ts.variant = 3;
     } else {
         if (!need(r, 1, at)) return false;
@@ -353,15 +353,15 @@ static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, p
     const uint8_t *s = NULL;
     size_t n = 0;
     bool ascii;
-    if (t < T_STR0 || t == T_REF8 || t == T_REF16 || t == T_REF24) {
+    if (t < TAG_STR0 || t == TAG_REF8 || t == TAG_REF16 || t == TAG_REF24) {
         size_t i;
-        if (t < T_STR0) {
+        if (t < TAG_STR0) {
             i = t;
-        } else if (t == T_REF8) {
+        } else if (t == TAG_REF8) {
             if (!need(r, 1, at)) return false;
             i = REF8_BASE + r->data[r->pos];
             r->pos += 1;
-        } else if (t == T_REF16) {
+        } else if (t == TAG_REF16) {
             if (!need(r, 2, at)) return false;
             i = REF16_BASE + (r->data[r->pos] | ((size_t)r->data[r->pos + 1] << 8));
             r->pos += 2;
@@ -380,11 +380,11 @@ static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, p
         item->flags = e->ascii ? PITH_ITEM_ASCII : 0;
         return true;
     }
-    if ((t >= T_STR0 && t < T_SHAPE0) || t == T_STR_LONG) {
-        if (t == T_STR_LONG) {
+    if ((t >= TAG_STR0 && t < TAG_SHAPE0) || t == TAG_STR_LONG) {
+        if (t == TAG_STR_LONG) {
             if (!read_length(r, at, N_STR0, &n)) return false;
         } else {
-            n = (size_t)(t - T_STR0);
+            n = (size_t)(t - TAG_STR0);
             if (!need(r, n, at)) return false;
         }
         s = r->data + r->pos;
@@ -394,13 +394,13 @@ static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, p
             s = (const uint8_t *)arena_copy(&r->mem, s, n);
             if (!s) FAIL(PITH_ERR_NOMEM, at, "out of memory");
         }
-    } else if ((t >= T_PFX0 && t < T_DEC0) || t == T_PFX_LONG) {
+    } else if ((t >= TAG_PFX0 && t < TAG_DEC0) || t == TAG_PFX_LONG) {
         if (!need(r, 1, at)) return false;
         uint8_t pb = r->data[r->pos++];
-        if (t == T_PFX_LONG) {
+        if (t == TAG_PFX_LONG) {
             if (!read_length(r, at, N_PFX0, &n)) return false;
         } else {
-            n = (size_t)(t - T_PFX0);
+            n = (size_t)(t - TAG_PFX0);
         }
         const uint8_t *base;
         size_t base_len;
@@ -512,10 +512,10 @@ static bool key_seen(const pith_key *keys, size_t i, uint32_t *set, size_t cap) 
 
 static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
     size_t n = 0;
-    if (t == T_MAPDEF_LONG) {
+    if (t == TAG_MAPDEF_LONG) {
         if (!read_length(r, at, N_MAPDEF0, &n)) return false;
     } else {
-        n = (size_t)(t - T_MAPDEF0);
+        n = (size_t)(t - TAG_MAPDEF0);
     }
     if (n > (r->end - r->pos) / 2) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
     pith_key *keys = (pith_key *)arena_alloc(&r->mem, n ? n * sizeof(pith_key) : 1);
@@ -532,7 +532,7 @@ static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
     for (size_t i = 0; i < n; i++) {
         size_t kat = r->pos;
         if (kat >= r->end) FAIL(PITH_ERR_TRUNCATED, kat, "input ends before an item");
-        bool symbol = r->data[kat] == T_SYMBOL;
+        bool symbol = r->data[kat] == TAG_SYMBOL;
         pith_item k;
         if (symbol) {
             r->pos++;
@@ -694,11 +694,11 @@ bool pith_read(pith_reader *r, pith_item *item) {
         if (!read_string(r, t, at, slot, item)) return false;
         break;
     case 0x6: case 0x7: /* SHAPE */
-        if (!check_depth(r, at) || !read_shape_ref(r, (size_t)(t - T_SHAPE0), at, item)) return false;
+        if (!check_depth(r, at) || !read_shape_ref(r, (size_t)(t - TAG_SHAPE0), at, item)) return false;
         break;
     case 0x8: { /* ARR */
         if (!check_depth(r, at)) return false;
-        size_t n = (size_t)(t - T_ARR0);
+        size_t n = (size_t)(t - TAG_ARR0);
         if (n > r->end - r->pos) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
         item->type = PITH_ARRAY;
         item->v.array.count = n;
@@ -710,7 +710,7 @@ bool pith_read(pith_reader *r, pith_item *item) {
         if (!read_mapdef(r, t, at, item)) return false;
         break;
     case 0xA: case 0xB: { /* INT */
-        int64_t v = (int64_t)t - T_INT0 + INT_MIN_SMALL;
+        int64_t v = (int64_t)t - TAG_INT0 + INT_MIN_SMALL;
         slot->int_val = v;
         slot->has_int = 1;
         item->type = PITH_INT;
@@ -722,7 +722,7 @@ bool pith_read(pith_reader *r, pith_item *item) {
         if (!read_varint(r, at, &z)) return false;
         int64_t m = unzigzag(z);
         if (m >= (1LL << 53) || m <= -(1LL << 53)) FAIL(PITH_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
-        int e = (int)(t - T_DEC0) + DEC_EMIN;
+        int e = (int)(t - TAG_DEC0) + DEC_EMIN;
         slot->dec_m = m;
         slot->dec_e = (int8_t)e;
         slot->has_dec = 1;
@@ -732,22 +732,22 @@ bool pith_read(pith_reader *r, pith_item *item) {
     }
     default:
         switch (t) {
-        case T_NULL:
+        case TAG_NULL:
             item->type = PITH_NULL;
             break;
-        case T_FALSE:
+        case TAG_FALSE:
             item->type = PITH_FALSE;
             break;
-        case T_TRUE:
+        case TAG_TRUE:
             item->type = PITH_TRUE;
             break;
-        case T_F32:
+        case TAG_F32:
             if (!need(r, 4, at)) return false;
             item->type = PITH_FLOAT;
             item->v.f = widen_f32(load_le32(r->data + r->pos));
             r->pos += 4;
             break;
-        case T_F64: {
+        case TAG_F64: {
             if (!need(r, 8, at)) return false;
             uint64_t bits = load_le64(r->data + r->pos);
             r->pos += 8;
@@ -755,7 +755,7 @@ bool pith_read(pith_reader *r, pith_item *item) {
             memcpy(&item->v.f, &bits, 8);
             break;
         }
-        case T_INT_POS: {
+        case TAG_INT_POS: {
             uint64_t v;
             if (!read_varint(r, at, &v)) return false;
             if (v > UINT64_MAX - (INT_MAX_SMALL + 1)) FAIL(PITH_ERR_INVALID_VALUE, at, "integer out of range");
@@ -771,7 +771,7 @@ bool pith_read(pith_reader *r, pith_item *item) {
             }
             break;
         }
-        case T_INT_NEG: {
+        case TAG_INT_NEG: {
             uint64_t v;
             if (!read_varint(r, at, &v)) return false;
             if (v > (1ull << 63) + (INT_MIN_SMALL - 1)) /* -9 - v must stay >= -2^63 */
@@ -783,7 +783,7 @@ bool pith_read(pith_reader *r, pith_item *item) {
             slot->has_int = 1;
             break;
         }
-        case T_INT_DELTA: {
+        case TAG_INT_DELTA: {
             if (!slot->has_int) FAIL(PITH_ERR_BAD_REFERENCE, at, "integer delta without a previous integer");
             uint64_t z;
             if (!read_varint(r, at, &z)) return false;
@@ -795,11 +795,11 @@ bool pith_read(pith_reader *r, pith_item *item) {
             slot->int_val = reg + d;
             break;
         }
-        case T_DEC_X: case T_DEC_DELTA: {
+        case TAG_DEC_X: case TAG_DEC_DELTA: {
             int e;
             int64_t m;
             uint64_t z;
-            if (t == T_DEC_DELTA) {
+            if (t == TAG_DEC_DELTA) {
                 if (!slot->has_dec) FAIL(PITH_ERR_BAD_REFERENCE, at, "decimal delta without a previous decimal");
                 if (!read_varint(r, at, &z)) return false;
                 int64_t d = unzigzag(z);
@@ -823,13 +823,13 @@ bool pith_read(pith_reader *r, pith_item *item) {
             item->v.f = double_of_decimal(m, e);
             break;
         }
-        case T_BIGINT_POS: case T_BIGINT_NEG: {
+        case TAG_BIGINT_POS: case TAG_BIGINT_NEG: {
             size_t n = 0;
             if (!read_length(r, at, 0, &n)) return false;
             const uint8_t *mag = r->data + r->pos;
             r->pos += n;
             if (n == 0 || mag[n - 1] == 0) FAIL(PITH_ERR_INVALID_VALUE, at, "big integer magnitude not minimal");
-            bool negative = t == T_BIGINT_NEG;
+            bool negative = t == TAG_BIGINT_NEG;
             /* Positive must need more than 8 bytes; negative must exceed 2^63. */
             if (n <= 8) {
                 uint64_t u = 0;
@@ -846,24 +846,24 @@ bool pith_read(pith_reader *r, pith_item *item) {
             item->v.big.len = n;
             break;
         }
-        case T_SHAPE8:
+        case TAG_SHAPE8:
             if (!check_depth(r, at) || !need(r, 1, at)) return false;
             r->pos += 1;
             if (!read_shape_ref(r, SHAPE8_BASE + r->data[r->pos - 1], at, item)) return false;
             break;
-        case T_SHAPE16:
+        case TAG_SHAPE16:
             if (!check_depth(r, at) || !need(r, 2, at)) return false;
             r->pos += 2;
             if (!read_shape_ref(r, SHAPE16_BASE + (r->data[r->pos - 2] | ((size_t)r->data[r->pos - 1] << 8)), at,
                                 item))
                 return false;
             break;
-        case T_STR_LONG: case T_REF8: case T_REF16: case T_REF24: case T_PFX_LONG:
-        case T_TS_STR: case T_TS_Z0: case T_TS_Z3:
+        case TAG_STR_LONG: case TAG_REF8: case TAG_REF16: case TAG_REF24: case TAG_PFX_LONG:
+        case TAG_TS_STR: case TAG_TS_Z0: case TAG_TS_Z3:
             item->type = PITH_STRING;
             if (!read_string(r, t, at, slot, item)) return false;
             break;
-        case T_ARR_LONG: {
+        case TAG_ARR_LONG: {
             if (!check_depth(r, at)) return false;
             size_t n = 0;
             if (!read_length(r, at, N_ARR0, &n)) return false;
@@ -872,11 +872,11 @@ bool pith_read(pith_reader *r, pith_item *item) {
             if (!push_frame(r, RFRAME_ARRAY, slot, n, at)) return false;
             break;
         }
-        case T_MAPDEF_LONG:
+        case TAG_MAPDEF_LONG:
             if (!check_depth(r, at)) return false;
             if (!read_mapdef(r, t, at, item)) return false;
             break;
-        case T_MAP_GEN: {
+        case TAG_MAP_GEN: {
             if (!check_depth(r, at)) return false;
             size_t n = 0;
             if (!read_length(r, at, 0, &n)) return false;
@@ -888,7 +888,7 @@ bool pith_read(pith_reader *r, pith_item *item) {
             if (n && !push_frame(r, RFRAME_GENERIC, slot, 2 * n, at)) return false;
             break;
         }
-        case T_BIN: {
+        case TAG_BIN: {
             size_t n = 0;
             if (!read_length(r, at, 0, &n)) return false;
             const uint8_t *p = r->data + r->pos;
@@ -902,7 +902,7 @@ bool pith_read(pith_reader *r, pith_item *item) {
             item->v.bin.len = n;
             break;
         }
-        case T_EXT: {
+        case TAG_EXT: {
             uint64_t type;
             if (!read_varint(r, at, &type)) return false;
             if (type > PITH_MAX_EXT_TYPE) FAIL(PITH_ERR_INVALID_VALUE, at, "extension type out of range");
@@ -920,13 +920,13 @@ bool pith_read(pith_reader *r, pith_item *item) {
             item->v.ext.len = n;
             break;
         }
-        case T_SYMBOL:
+        case TAG_SYMBOL:
             if (!read_required_string(r, slot, item)) return false;
             item->type = PITH_SYMBOL;
             item->tag = t;
             item->offset = r->base + at;
             break;
-        case T_TIME: {
+        case TAG_TIME: {
             if (!need(r, 1, at)) return false;
             uint8_t f = r->data[r->pos++];
             unsigned zone = f >> 1;

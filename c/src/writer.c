@@ -130,15 +130,18 @@ bool pith_writer_complete(const pith_writer *w) {
     return w->top_values == 1;
 }
 
-static bool add_string_entry(pith_writer *w, const uint8_t *p, size_t n, bool ascii, uint64_t h, bool index) {
-    if (w->nstrs >= PITH_MAX_STRINGS) return true;
-    if (!grow_array(w->alloc, (void **)&w->strs, &w->strs_cap, w->nstrs + 1, sizeof(str_entry)))
+PITH_NOINLINE static bool grow_strings(pith_writer *w) {
+    if (!grow_array(w->alloc, (void **)&w->strs, &w->strs_cap, w->nstrs + 1, sizeof(str_entry)) ||
+        !hash_index_grow(w->alloc, &w->str_index, w->str_index.used + 1))
         return fail(w, PITH_ERR_NOMEM, "out of memory");
-    if (index) {
-        if (!hash_index_grow(w->alloc, &w->str_index, w->str_index.used + 1))
-            return fail(w, PITH_ERR_NOMEM, "out of memory");
-        hash_index_put(&w->str_index, h, (uint32_t)w->nstrs);
-    }
+    return true;
+}
+
+PITH_INLINE bool add_string_entry(pith_writer *w, const uint8_t *p, size_t n, bool ascii, uint64_t h, bool index) {
+    if (PITH_UNLIKELY(w->nstrs >= PITH_MAX_STRINGS)) return true;
+    if (PITH_UNLIKELY(w->nstrs == w->strs_cap || (w->str_index.used + 1) * 2 > w->str_index.cap) && !grow_strings(w))
+        return false;
+    if (index) hash_index_put(&w->str_index, h, (uint32_t)w->nstrs);
     w->strs[w->nstrs].ptr = p;
     w->strs[w->nstrs].len = n;
     w->strs[w->nstrs].ascii = ascii;
@@ -247,9 +250,14 @@ PITH_INLINE pith_slot *next_slot(pith_writer *w) {
     return &w->root;
 }
 
-static bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_t remaining) {
+PITH_NOINLINE static bool grow_stack(pith_writer *w) {
     if (!grow_array(w->alloc, (void **)&w->stack, &w->stack_cap, w->depth + 1, sizeof(wframe)))
         return fail(w, PITH_ERR_NOMEM, "out of memory");
+    return true;
+}
+
+PITH_INLINE bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_t remaining) {
+    if (PITH_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return false;
     wframe *f = &w->stack[w->depth++];
     f->kind = kind;
     f->slot = slot;
@@ -264,28 +272,28 @@ static bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_t rem
 
 bool pith_write_null(pith_writer *w) {
     if (!next_slot(w) || !reserve(w, 1)) return false;
-    put_byte(w, T_NULL);
+    put_byte(w, TAG_NULL);
     return true;
 }
 
 bool pith_write_bool(pith_writer *w, bool value) {
     if (!next_slot(w) || !reserve(w, 1)) return false;
-    put_byte(w, value ? T_TRUE : T_FALSE);
+    put_byte(w, value ? TAG_TRUE : TAG_FALSE);
     return true;
 }
 
 static bool write_int_in(pith_writer *w, pith_slot *slot, int64_t v) {
     if (!reserve(w, 10)) return false;
     if (v >= INT_MIN_SMALL && v <= INT_MAX_SMALL) {
-        put_byte(w, (uint8_t)(T_INT0 + (v - INT_MIN_SMALL)));
+        put_byte(w, (uint8_t)(TAG_INT0 + (v - INT_MIN_SMALL)));
     } else {
         uint8_t tag;
         uint64_t body;
         if (v > 0) {
-            tag = T_INT_POS;
+            tag = TAG_INT_POS;
             body = (uint64_t)v - (INT_MAX_SMALL + 1);
         } else {
-            tag = T_INT_NEG;
+            tag = TAG_INT_NEG;
             body = (uint64_t)(-(v - (INT_MIN_SMALL - 1))); /* -9 - v, without overflow */
         }
         if (slot->has_int) {
@@ -294,7 +302,7 @@ static bool write_int_in(pith_writer *w, pith_slot *slot, int64_t v) {
             if (fits) {
                 uint64_t z = zigzag(v - r);
                 if (varint_size(z) < varint_size(body)) {
-                    tag = T_INT_DELTA;
+                    tag = TAG_INT_DELTA;
                     body = z;
                 }
             }
@@ -315,7 +323,7 @@ bool pith_write_int(pith_writer *w, int64_t value) {
 static bool write_uint_in(pith_writer *w, pith_slot *slot, uint64_t value) {
     if (value <= (uint64_t)INT64_MAX) return write_int_in(w, slot, (int64_t)value);
     if (!reserve(w, 10)) return false;
-    put_byte(w, T_INT_POS);
+    put_byte(w, TAG_INT_POS);
     put_varint(w, value - (INT_MAX_SMALL + 1));
     return true; /* beyond int64: the register is unchanged */
 }
@@ -336,7 +344,7 @@ bool pith_write_bigint(pith_writer *w, bool negative, const uint8_t *mag, size_t
         if (u <= (1ull << 63)) return write_int_in(w, slot, u == (1ull << 63) ? INT64_MIN : -(int64_t)u);
     }
     if (!reserve(w, 10 + len)) return false;
-    put_byte(w, negative ? T_BIGINT_NEG : T_BIGINT_POS);
+    put_byte(w, negative ? TAG_BIGINT_NEG : TAG_BIGINT_POS);
     put_varint(w, len);
     put_bytes(w, mag, len);
     return true;
@@ -364,13 +372,13 @@ bool pith_write_double(pith_writer *w, double d) {
         /* Ties favour the decimal forms (SPEC 7: earliest candidate). */
         if (size <= 5 || (size <= 9 && !f32_exact(d))) {
             if (delta) {
-                put_byte(w, T_DEC_DELTA);
+                put_byte(w, TAG_DEC_DELTA);
                 put_varint(w, dz);
             } else {
                 if (in_tag) {
-                    put_byte(w, (uint8_t)(T_DEC0 + (e - DEC_EMIN)));
+                    put_byte(w, (uint8_t)(TAG_DEC0 + (e - DEC_EMIN)));
                 } else {
-                    put_byte(w, T_DEC_X);
+                    put_byte(w, TAG_DEC_X);
                     put_byte(w, (uint8_t)(int8_t)e);
                 }
                 put_varint(w, z);
@@ -385,13 +393,13 @@ bool pith_write_double(pith_writer *w, double d) {
         float f = (float)d;
         uint32_t bits;
         memcpy(&bits, &f, 4);
-        put_byte(w, T_F32);
+        put_byte(w, TAG_F32);
         store_le32(w->buf + w->len, bits);
         w->len += 4;
     } else {
         uint64_t bits;
         memcpy(&bits, &d, 8);
-        put_byte(w, T_F64);
+        put_byte(w, TAG_F64);
         store_le64(w->buf + w->len, bits);
         w->len += 8;
     }
@@ -402,11 +410,31 @@ bool pith_write_double(pith_writer *w, double d) {
  * Strings (SPEC 7, strings)
  * ========================================================================== */
 
+/* Equality of two byte strings of length n, without a call for short ones. */
+PITH_INLINE bool bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+    if (n <= 16) {
+        if (n >= 8) {
+            uint64_t a0, b0, a1, b1;
+            memcpy(&a0, a, 8);
+            memcpy(&b0, b, 8);
+            memcpy(&a1, a + n - 8, 8);
+            memcpy(&b1, b + n - 8, 8);
+            return a0 == b0 && a1 == b1;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i]) return false;
+        return true;
+    }
+    return memcmp(a, b, n) == 0;
+}
+
 PITH_INLINE size_t ref_size(size_t i) {
     return i < REF8_BASE ? 1 : i < REF16_BASE ? 2 : i < REF24_BASE ? 3 : 4;
 }
 
 PITH_INLINE size_t common_prefix(const uint8_t *base, size_t base_len, const uint8_t *p, size_t n) {
+    /* Prefixes of fewer than 2 bytes never pay: most candidates stop here. */
+    if (base_len < 2 || n < 2 || base[0] != p[0] || base[1] != p[1]) return 0;
     size_t limit = base_len < n ? base_len : n;
     if (limit > MAX_PREFIX) limit = MAX_PREFIX;
     size_t i = 0;
@@ -424,17 +452,17 @@ PITH_INLINE size_t common_prefix(const uint8_t *base, size_t base_len, const uin
 
 static void put_ref(pith_writer *w, size_t i) {
     if (i < REF8_BASE) {
-        put_byte(w, (uint8_t)(T_REF0 + i));
+        put_byte(w, (uint8_t)(TAG_REF0 + i));
     } else if (i < REF16_BASE) {
-        put_byte(w, T_REF8);
+        put_byte(w, TAG_REF8);
         put_byte(w, (uint8_t)(i - REF8_BASE));
     } else if (i < REF24_BASE) {
-        put_byte(w, T_REF16);
+        put_byte(w, TAG_REF16);
         put_byte(w, (uint8_t)(i - REF16_BASE));
         put_byte(w, (uint8_t)((i - REF16_BASE) >> 8));
     } else {
         size_t v = i - REF24_BASE;
-        put_byte(w, T_REF24);
+        put_byte(w, TAG_REF24);
         put_byte(w, (uint8_t)v);
         put_byte(w, (uint8_t)(v >> 8));
         put_byte(w, (uint8_t)(v >> 16));
@@ -443,11 +471,11 @@ static void put_ref(pith_writer *w, size_t i) {
 
 static void put_ts(pith_writer *w, const ts_parts *t) {
     if (t->variant == 0) {
-        put_byte(w, T_TS_Z0);
+        put_byte(w, TAG_TS_Z0);
     } else if (t->variant == 3) {
-        put_byte(w, T_TS_Z3);
+        put_byte(w, TAG_TS_Z3);
     } else {
-        put_byte(w, T_TS_STR);
+        put_byte(w, TAG_TS_STR);
         put_byte(w, t->variant);
     }
     put_varint(w, zigzag(t->seconds - w->last_ts));
@@ -463,82 +491,109 @@ PITH_INLINE void note_string(pith_writer *w, pith_slot *slot, const uint8_t *s, 
     w->has_last = true;
 }
 
-/* Write one string item in `slot`; on success *stable points at bytes that
- * live as long as this buffer's encoding (for shape keys). */
-static bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, bool ascii,
-                           const uint8_t **stable) {
-    size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
-    uint64_t h = 0;
-    uint32_t found = PITH_NO_INDEX;
-    if (n >= MIN_TABLE_LEN) {
-        h = hash_bytes(p, n, 0);
-        const hash_index *ix = &w->str_index;
-        if (ix->cap) {
-            size_t mask = ix->cap - 1, i = (size_t)h & mask;
-            for (uint32_t pos; (pos = ix->positions[i]) != 0; i = (i + 1) & mask) {
-                const str_entry *e = &w->strs[pos - 1];
-                if (ix->hashes[i] == h && e->len == n && memcmp(e->ptr, p, n) == 0) {
-                    found = pos - 1;
-                    break;
-                }
-            }
-        }
-        if (found != PITH_NO_INDEX && ref_size(found) <= inline_size) {
-            if (!reserve(w, 4)) return false;
-            put_ref(w, found);
-            const str_entry *e = &w->strs[found];
-            note_string(w, slot, e->ptr, e->len);
-            if (stable) *stable = e->ptr;
-            return true;
-        }
-    }
-    if (!reserve(w, 12 + n)) return false;
-    ts_parts ts;
-    if (n >= 10 && n <= 35 && p[4] == '-' && ts_parse(p, n, &ts)) {
-        put_ts(w, &ts);
-    } else {
-        size_t best = 0;
-        uint8_t base_flag = 0;
-        if (slot->has_str) best = common_prefix(slot->str, slot->str_len, p, n);
-        if (w->has_last) {
-            size_t l = common_prefix(w->last, w->last_len, p, n);
-            if (l > best) {
-                best = l;
-                base_flag = 0x80;
-            }
-        }
-        size_t suffix = n - best;
-        size_t pfx_size = best ? (suffix < N_PFX0 ? 2 : 2 + varint_size(suffix - N_PFX0)) + suffix : SIZE_MAX;
-        if (pfx_size < inline_size) {
-            if (suffix < N_PFX0) {
-                put_byte(w, (uint8_t)(T_PFX0 + suffix));
-                put_byte(w, (uint8_t)(base_flag | best));
-            } else {
-                put_byte(w, T_PFX_LONG);
-                put_byte(w, (uint8_t)(base_flag | best));
-                put_varint(w, suffix - N_PFX0);
-            }
-            put_bytes(w, p + best, suffix);
-        } else if (n < N_STR0) {
-            put_byte(w, (uint8_t)(T_STR0 + n));
-            put_bytes(w, p, n);
-        } else {
-            put_byte(w, T_STR_LONG);
-            put_varint(w, n - N_STR0);
-            put_bytes(w, p, n);
-        }
-    }
+/* Keep the registers and (for strings of 2+ bytes) the table pointing at
+ * a stable copy of a string just written in a non-reference form. */
+PITH_INLINE bool keep_string(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, bool ascii, uint64_t h,
+                             bool index, const uint8_t **stable) {
     const uint8_t *s;
     if (n >= MIN_TABLE_LEN) {
         s = (const uint8_t *)arena_copy(&w->mem, p, n);
-        if (!s) return fail(w, PITH_ERR_NOMEM, "out of memory");
-        if (!add_string_entry(w, s, n, ascii, h, found == PITH_NO_INDEX)) return false;
+        if (PITH_UNLIKELY(!s)) return fail(w, PITH_ERR_NOMEM, "out of memory");
+        if (!add_string_entry(w, s, n, ascii, h, index)) return false;
     } else {
         s = n ? &pith_single_bytes[p[0]] : pith_single_bytes;
     }
     note_string(w, slot, s, n);
     if (stable) *stable = s;
     return true;
+}
+
+/* Could a prefix of `base` save bytes for p (2 shared bytes at least)? */
+PITH_INLINE bool prefix_candidate(const uint8_t *base, size_t base_len, const uint8_t *p) {
+    return base_len >= 2 && base[0] == p[0] && base[1] == p[1];
+}
+
+/* Timestamp strings, prefix strings and long strings. */
+PITH_NOINLINE static bool write_str_slow(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, bool ascii,
+                                         uint64_t h, bool index, const uint8_t **stable) {
+    size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
+    if (!reserve(w, 12 + n)) return false;
+    ts_parts ts;
+    if (n >= 10 && n <= 35 && p[4] == '-' && ts_parse(p, n, &ts)) {
+        put_ts(w, &ts);
+        return keep_string(w, slot, p, n, ascii, h, index, stable);
+    }
+    size_t best = 0;
+    uint8_t base_flag = 0;
+    if (slot->has_str) best = common_prefix(slot->str, slot->str_len, p, n);
+    if (w->has_last) {
+        size_t l = common_prefix(w->last, w->last_len, p, n);
+        if (l > best) {
+            best = l;
+            base_flag = 0x80;
+        }
+    }
+    size_t suffix = n - best;
+    size_t pfx_size = best ? (suffix < N_PFX0 ? 2 : 2 + varint_size(suffix - N_PFX0)) + suffix : SIZE_MAX;
+    if (pfx_size < inline_size) {
+        if (suffix < N_PFX0) {
+            put_byte(w, (uint8_t)(TAG_PFX0 + suffix));
+            put_byte(w, (uint8_t)(base_flag | best));
+        } else {
+            put_byte(w, TAG_PFX_LONG);
+            put_byte(w, (uint8_t)(base_flag | best));
+            put_varint(w, suffix - N_PFX0);
+        }
+        put_bytes(w, p + best, suffix);
+    } else if (n < N_STR0) {
+        put_byte(w, (uint8_t)(TAG_STR0 + n));
+        put_bytes(w, p, n);
+    } else {
+        put_byte(w, TAG_STR_LONG);
+        put_varint(w, n - N_STR0);
+        put_bytes(w, p, n);
+    }
+    return keep_string(w, slot, p, n, ascii, h, index, stable);
+}
+
+/* Write one string item in `slot` (SPEC 7, strings); on success *stable
+ * points at bytes that live as long as this buffer's encoding (shape keys). */
+static bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, bool ascii,
+                           const uint8_t **stable) {
+    uint64_t h = 0;
+    bool index = true;
+    if (PITH_LIKELY(n >= MIN_TABLE_LEN)) {
+        h = hash_bytes(p, n, 0);
+        const hash_index *ix = &w->str_index;
+        if (ix->cap) {
+            size_t mask = ix->cap - 1, i = (size_t)h & mask;
+            for (uint32_t pos; (pos = ix->positions[i]) != 0; i = (i + 1) & mask) {
+                const str_entry *e = &w->strs[pos - 1];
+                if (ix->hashes[i] == h && e->len == n && bytes_equal(e->ptr, p, n)) {
+                    size_t found = pos - 1;
+                    /* A reference is used unless it would be longer than the string. */
+                    size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
+                    if (ref_size(found) > inline_size) {
+                        index = false;
+                        break;
+                    }
+                    if (!reserve(w, 4)) return false;
+                    put_ref(w, found);
+                    note_string(w, slot, e->ptr, e->len);
+                    if (stable) *stable = e->ptr;
+                    return true;
+                }
+            }
+        }
+        /* Anything but a short plain string that no register shares a prefix with. */
+        if (n >= N_STR0 || (n >= 10 && p[4] == '-') || (slot->has_str && prefix_candidate(slot->str, slot->str_len, p)) ||
+            (w->has_last && prefix_candidate(w->last, w->last_len, p)))
+            return write_str_slow(w, slot, p, n, ascii, h, index, stable);
+    }
+    if (!reserve(w, 1 + N_STR0)) return false;
+    put_byte(w, (uint8_t)(TAG_STR0 + n));
+    put_bytes(w, p, n);
+    return keep_string(w, slot, p, n, ascii, h, index, stable);
 }
 
 static bool check_utf8(pith_writer *w, const char *ptr, size_t len, bool *ascii) {
@@ -563,7 +618,7 @@ bool pith_write_symbol(pith_writer *w, const char *ptr, size_t len) {
     if (!check_utf8(w, ptr, len, &ascii)) return false;
     pith_slot *slot = next_slot(w);
     if (!slot || !reserve(w, 1)) return false;
-    put_byte(w, T_SYMBOL);
+    put_byte(w, TAG_SYMBOL);
     return write_str_item(w, slot, (const uint8_t *)ptr, len, ascii, NULL);
 }
 
@@ -573,7 +628,7 @@ bool pith_write_symbol(pith_writer *w, const char *ptr, size_t len) {
 
 bool pith_write_binary(pith_writer *w, const void *ptr, size_t len) {
     if (!next_slot(w) || !reserve(w, 10 + len)) return false;
-    put_byte(w, T_BIN);
+    put_byte(w, TAG_BIN);
     put_varint(w, len);
     put_bytes(w, ptr, len);
     return true;
@@ -582,7 +637,7 @@ bool pith_write_binary(pith_writer *w, const void *ptr, size_t len) {
 bool pith_write_ext(pith_writer *w, uint32_t type, const void *ptr, size_t len) {
     if (type > PITH_MAX_EXT_TYPE) return fail(w, PITH_ERR_UNREPRESENTABLE, "extension type above 65535");
     if (!next_slot(w) || !reserve(w, 20 + len)) return false;
-    put_byte(w, T_EXT);
+    put_byte(w, TAG_EXT);
     put_varint(w, type);
     put_varint(w, len);
     put_bytes(w, ptr, len);
@@ -602,7 +657,7 @@ bool pith_write_timestamp(pith_writer *w, const pith_timestamp *ts) {
             return fail(w, PITH_ERR_UNREPRESENTABLE, "local time outside years 0001-9999");
     }
     if (!next_slot(w) || !reserve(w, 2 + 9 + 5 + 3)) return false;
-    put_byte(w, T_TIME);
+    put_byte(w, TAG_TIME);
     put_byte(w, (uint8_t)((ts->nanos ? 1 : 0) | (ts->zone << 1)));
     put_varint(w, zigzag(ts->seconds - w->last_ts));
     w->last_ts = ts->seconds;
@@ -624,9 +679,9 @@ bool pith_write_array_begin(pith_writer *w, size_t count) {
     pith_slot *slot = next_slot(w);
     if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
     if (count < N_ARR0) {
-        put_byte(w, (uint8_t)(T_ARR0 + count));
+        put_byte(w, (uint8_t)(TAG_ARR0 + count));
     } else {
-        put_byte(w, T_ARR_LONG);
+        put_byte(w, TAG_ARR_LONG);
         put_varint(w, count - N_ARR0);
     }
     return push_frame(w, FRAME_ARRAY, slot, count);
@@ -649,12 +704,12 @@ bool pith_write_map_end(pith_writer *w) { return end_container(w, true); }
 static bool put_shape_ref(pith_writer *w, size_t id) {
     if (!reserve(w, 3)) return false;
     if (id < SHAPE8_BASE) {
-        put_byte(w, (uint8_t)(T_SHAPE0 + id));
+        put_byte(w, (uint8_t)(TAG_SHAPE0 + id));
     } else if (id < SHAPE16_BASE) {
-        put_byte(w, T_SHAPE8);
+        put_byte(w, TAG_SHAPE8);
         put_byte(w, (uint8_t)(id - SHAPE8_BASE));
     } else {
-        put_byte(w, T_SHAPE16);
+        put_byte(w, TAG_SHAPE16);
         put_byte(w, (uint8_t)(id - SHAPE16_BASE));
         put_byte(w, (uint8_t)((id - SHAPE16_BASE) >> 8));
     }
@@ -687,16 +742,16 @@ static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool c
     pith_key *copy = (pith_key *)arena_alloc(&w->mem, count ? count * sizeof(pith_key) : 1);
     if (!copy || !reserve(w, 10)) return fail(w, PITH_ERR_NOMEM, "out of memory");
     if (count < N_MAPDEF0) {
-        put_byte(w, (uint8_t)(T_MAPDEF0 + count));
+        put_byte(w, (uint8_t)(TAG_MAPDEF0 + count));
     } else {
-        put_byte(w, T_MAPDEF_LONG);
+        put_byte(w, TAG_MAPDEF_LONG);
         put_varint(w, count - N_MAPDEF0);
     }
     for (size_t i = 0; i < count; i++) {
         const uint8_t *stable;
         if (keys[i].symbol) {
             if (!reserve(w, 1)) return false;
-            put_byte(w, T_SYMBOL);
+            put_byte(w, TAG_SYMBOL);
         }
         if (!write_str_item(w, &w->key_slot, (const uint8_t *)keys[i].ptr, keys[i].len, false, &stable))
             return false;
@@ -735,7 +790,7 @@ bool pith_write_generic_map_begin(pith_writer *w, size_t count) {
     pith_slot *slot = next_slot(w);
     if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
     if (count > SIZE_MAX / 2) return fail(w, PITH_ERR_UNREPRESENTABLE, "map too large");
-    put_byte(w, T_MAP_GEN);
+    put_byte(w, TAG_MAP_GEN);
     put_varint(w, count);
     return push_frame(w, FRAME_GENERIC, slot, count * 2);
 }

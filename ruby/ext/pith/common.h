@@ -1,0 +1,48 @@
+/*
+ * common.h - declarations shared by the Ruby binding files.
+ */
+#ifndef PITH_RB_COMMON_H
+#define PITH_RB_COMMON_H
+
+#include <ruby.h>
+#include <ruby/encoding.h>
+#include <ruby/ractor.h>
+
+#include "pith.h"
+
+#if defined(__GNUC__)
+#  define PITH_RB_NORETURN(x) x __attribute__((noreturn))
+#  define PITH_RB_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define PITH_RB_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#  define PITH_RB_NORETURN(x) x
+#  define PITH_RB_LIKELY(x) (x)
+#  define PITH_RB_UNLIKELY(x) (x)
+#endif
+
+/* Classes and modules (set once by Init_pith, read-only afterwards). */
+extern VALUE mPith, cEncoder, cDecoder, cDictionary, eError, eEncodeError, eDecodeError, cTimestamp, cExt;
+extern rb_encoding *pith_utf8, *pith_binary, *pith_usascii;
+extern int pith_utf8_index, pith_binary_index, pith_usascii_index;
+
+/* Raise helpers: they never return. */
+PITH_RB_NORETURN(void pith_rb_raise_decode(const pith_error *err));
+PITH_RB_NORETURN(void pith_rb_raise_encode(const char *fmt, ...));
+PITH_RB_NORETURN(void pith_rb_raise_writer(const pith_writer *w, VALUE path));
+
+/* Dictionaries held by Ruby objects. */
+const pith_dict *pith_rb_dict(VALUE dictionary);
+
+/* Extension types (Ractor-local registry). Qnil if none. */
+VALUE pith_rb_ext_packer(VALUE klass, uint32_t *type);
+VALUE pith_rb_ext_unpacker(uint32_t type);
+bool pith_rb_has_unpackers(void);
+
+/* Init functions of each file. */
+void pith_rb_init_errors(void);
+void pith_rb_init_encoder(void);
+void pith_rb_init_decoder(void);
+void pith_rb_init_dictionary(void);
+void pith_rb_init_types(void);
+
+#endif

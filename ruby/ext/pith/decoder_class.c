@@ -1,0 +1,582 @@
+/*
+ * decoder_class.c - Pith::Decoder and Pith.load: the C pull reader -> Ruby objects.
+ *
+ * Allocation discipline: a decode creates the objects of the value and
+ * nothing else. Keys are frozen, interned Strings (or Symbols) from a bounded
+ * cache that outlives calls, so repeated keys cost no object. Children wait on
+ * a GC-visible value stack and their container is created once complete, with
+ * its exact size (counts in the input are only claims).
+ */
+#include "common.h"
+
+#include "internal.h"
+#include "stack.h"
+
+#include <limits.h>
+
+VALUE cDecoder;
+static ID id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries, id_call, id_floating;
+static rb_ractor_local_key_t default_decoder_key;
+
+/* ==========================================================================
+ * State
+ * ========================================================================== */
+
+#define KEY_CACHE 4096
+
+enum { KEY_EMPTY = 0, KEY_STRING = 1, KEY_SYMBOL = 2 };
+
+typedef struct key_entry {
+    uint64_t hash;
+    VALUE value;
+    uint32_t len;
+    uint8_t kind;
+} key_entry;
+
+typedef struct pith_rb_decoder {
+    pith_reader *r;
+    VALUE stack_obj;    /* children waiting for their container */
+    pith_rb_stack *stack;
+    VALUE keys_obj;     /* this call's shape keys (shape i at shape_off[i]) and frozen strings */
+    pith_rb_stack *keys;
+    size_t *shape_off;      /* per shape index: offset of its keys on `keys`... */
+    uint32_t *shape_gen;    /* ...valid when shape_gen[i] == gen */
+    size_t shape_cap;
+    uint32_t gen;
+    VALUE *frozen_by_index; /* freeze: mode: one String per string-table index (entries live on keys) */
+    size_t frozen_cap;
+    VALUE dictionaries; /* Array of Pith::Dictionary, or nil */
+    VALUE buffer;       /* feed: bytes received; those before buf_pos are decoded */
+    size_t buf_pos;
+    size_t stream_offset; /* feed: offset of buffer[buf_pos] in the stream */
+    bool stream_started;
+    bool symbolize_keys;
+    bool freeze;
+    bool busy;
+    uint32_t max_depth;
+    key_entry cache[KEY_CACHE];
+} pith_rb_decoder;
+
+static void dec_mark(void *p) {
+    pith_rb_decoder *d = (pith_rb_decoder *)p;
+    rb_gc_mark_movable(d->stack_obj);
+    rb_gc_mark_movable(d->keys_obj);
+    rb_gc_mark_movable(d->dictionaries);
+    rb_gc_mark_movable(d->buffer);
+    for (size_t i = 0; i < KEY_CACHE; i++)
+        if (d->cache[i].kind) rb_gc_mark_movable(d->cache[i].value);
+}
+
+static void dec_compact(void *p) {
+    pith_rb_decoder *d = (pith_rb_decoder *)p;
+    d->stack_obj = rb_gc_location(d->stack_obj);
+    d->keys_obj = rb_gc_location(d->keys_obj);
+    d->dictionaries = rb_gc_location(d->dictionaries);
+    d->buffer = rb_gc_location(d->buffer);
+    for (size_t i = 0; i < KEY_CACHE; i++)
+        if (d->cache[i].kind) d->cache[i].value = rb_gc_location(d->cache[i].value);
+}
+
+static void dec_free(void *p) {
+    pith_rb_decoder *d = (pith_rb_decoder *)p;
+    pith_reader_free(d->r);
+    xfree(d->shape_off);
+    xfree(d->shape_gen);
+    xfree(d->frozen_by_index);
+    xfree(d);
+}
+
+static size_t dec_memsize(const void *p) {
+    const pith_rb_decoder *d = (const pith_rb_decoder *)p;
+    return sizeof(*d) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) + d->frozen_cap * sizeof(VALUE);
+}
+
+static const rb_data_type_t decoder_type = {
+    .wrap_struct_name = "Pith::Decoder",
+    .function = {.dmark = dec_mark, .dfree = dec_free, .dsize = dec_memsize, .dcompact = dec_compact},
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
+};
+
+static VALUE dec_alloc(VALUE klass) {
+    pith_rb_decoder *d;
+    VALUE self = TypedData_Make_Struct(klass, pith_rb_decoder, &decoder_type, d);
+    d->stack_obj = d->keys_obj = d->dictionaries = d->buffer = Qnil;
+    d->max_depth = PITH_DEFAULT_MAX_DEPTH;
+    d->r = pith_reader_new(NULL);
+    if (!d->r) rb_memerror();
+    pith_rb_stack *s;
+    VALUE so = pith_rb_stack_new(&s);
+    RB_OBJ_WRITE(self, &d->stack_obj, so);
+    d->stack = s;
+    VALUE ko = pith_rb_stack_new(&s);
+    RB_OBJ_WRITE(self, &d->keys_obj, ko);
+    d->keys = s;
+    return self;
+}
+
+static pith_rb_decoder *get_decoder(VALUE self) {
+    return (pith_rb_decoder *)rb_check_typeddata(self, &decoder_type);
+}
+
+static void reset(pith_rb_decoder *d) {
+    d->stack->len = 0;
+    d->keys->len = 0;
+    d->busy = false;
+    /* Shapes recorded so far pointed into `keys`; after an error a stream is over. */
+    d->gen++;
+    d->stream_started = false;
+    d->buf_pos = 0;
+    d->stream_offset = 0;
+}
+
+PITH_RB_NORETURN(static void fail_decode(pith_rb_decoder *d));
+static void fail_decode(pith_rb_decoder *d) {
+    pith_error err = *pith_reader_error(d->r);
+    reset(d);
+    pith_rb_raise_decode(&err);
+}
+
+/* ==========================================================================
+ * Keys and strings
+ * ========================================================================== */
+
+/* A frozen key String (or Symbol), from the cache when seen before. */
+static VALUE key_value(VALUE self, pith_rb_decoder *d, const char *ptr, size_t len, bool symbol) {
+    uint8_t kind = symbol ? KEY_SYMBOL : KEY_STRING;
+    uint64_t h = hash_bytes(ptr, len, kind);
+    key_entry *e = &d->cache[h & (KEY_CACHE - 1)];
+    if (e->kind == kind && e->hash == h && e->len == len) {
+        VALUE s = kind == KEY_SYMBOL ? rb_sym2str(e->value) : e->value;
+        if (memcmp(RSTRING_PTR(s), ptr, len) == 0) return e->value;
+    }
+    VALUE v = kind == KEY_SYMBOL ? ID2SYM(rb_intern3(ptr, (long)len, pith_utf8))
+                                 : rb_enc_interned_str(ptr, (long)len, pith_utf8);
+    if (len <= UINT32_MAX) {
+        e->hash = h;
+        e->len = (uint32_t)len;
+        e->kind = kind;
+        RB_OBJ_WRITE(self, &e->value, v);
+    }
+    return v;
+}
+
+/* The offset on the keys stack of a shaped map's key objects; a shape's keys
+ * are made once per call (once per stream) and then shared by its maps. */
+static size_t shape_keys(VALUE self, pith_rb_decoder *d, const pith_item *it) {
+    uint32_t shape = it->v.map.shape;
+    if (shape != PITH_NO_INDEX && !(it->flags & PITH_ITEM_NEW_SHAPE) && shape < d->shape_cap &&
+        d->shape_gen[shape] == d->gen)
+        return d->shape_off[shape];
+    size_t off = (size_t)d->keys->len;
+    for (size_t i = 0; i < it->v.map.count; i++) {
+        const pith_key *k = &it->v.map.keys[i];
+        VALUE v = key_value(self, d, k->ptr, k->len, k->symbol || d->symbolize_keys);
+        pith_rb_stack_push(d->keys, v);
+    }
+    if (shape != PITH_NO_INDEX) {
+        if (shape >= d->shape_cap) {
+            size_t cap = d->shape_cap ? d->shape_cap * 2 : 64;
+            while (cap <= shape) cap *= 2;
+            REALLOC_N(d->shape_off, size_t, cap);
+            REALLOC_N(d->shape_gen, uint32_t, cap);
+            memset(d->shape_gen + d->shape_cap, 0, (cap - d->shape_cap) * sizeof(uint32_t));
+            d->shape_cap = cap;
+        }
+        d->shape_off[shape] = off;
+        d->shape_gen[shape] = d->gen;
+    }
+    return off;
+}
+
+static inline VALUE string_value(pith_rb_decoder *d, const pith_item *it) {
+    if (PITH_RB_UNLIKELY(d->freeze)) {
+        uint32_t i = it->v.str.index;
+        if (i != PITH_NO_INDEX && i < d->frozen_cap && d->frozen_by_index[i]) return d->frozen_by_index[i];
+        VALUE v = rb_enc_interned_str(it->v.str.ptr, (long)it->v.str.len, pith_utf8);
+        if (i != PITH_NO_INDEX) {
+            if (i >= d->frozen_cap) {
+                size_t cap = d->frozen_cap ? d->frozen_cap * 2 : 256;
+                while (cap <= i) cap *= 2;
+                REALLOC_N(d->frozen_by_index, VALUE, cap);
+                memset(d->frozen_by_index + d->frozen_cap, 0, (cap - d->frozen_cap) * sizeof(VALUE));
+                d->frozen_cap = cap;
+            }
+            pith_rb_stack_push(d->keys, v); /* keeps it alive for this call */
+            d->frozen_by_index[i] = v;
+        }
+        return v;
+    }
+    VALUE s = rb_utf8_str_new(it->v.str.ptr, (long)it->v.str.len);
+    ENC_CODERANGE_SET(s, (it->flags & PITH_ITEM_ASCII) ? ENC_CODERANGE_7BIT : ENC_CODERANGE_VALID);
+    return s;
+}
+
+/* ==========================================================================
+ * Building values
+ * ========================================================================== */
+
+typedef struct call_args {
+    VALUE proc, arg;
+} call_args;
+
+static VALUE call_proc(VALUE p) {
+    call_args *a = (call_args *)p;
+    return rb_funcall(a->proc, id_call, 1, a->arg);
+}
+
+typedef struct build_ctx {
+    VALUE self;
+    pith_rb_decoder *d;
+} build_ctx;
+
+static VALUE build(build_ctx *c);
+
+static VALUE build_ext(build_ctx *c, const pith_item *it) {
+    VALUE data = rb_enc_str_new((const char *)it->v.ext.ptr, (long)it->v.ext.len, pith_binary);
+    VALUE unpacker = pith_rb_ext_unpacker(it->v.ext.type);
+    if (NIL_P(unpacker)) return rb_struct_new(cExt, UINT2NUM(it->v.ext.type), data);
+    call_args a = {unpacker, data};
+    int state = 0;
+    VALUE v = rb_protect(call_proc, (VALUE)&a, &state);
+    if (state) {
+        reset(c->d);
+        rb_jump_tag(state);
+    }
+    return v;
+}
+
+static VALUE build_time(const pith_item *it) {
+    const pith_timestamp *t = &it->v.time;
+    if (t->zone == PITH_ZONE_FLOATING)
+        return rb_struct_new(cTimestamp, LL2NUM(t->seconds), UINT2NUM(t->nanos), ID2SYM(id_floating), Qnil);
+    struct timespec ts;
+    ts.tv_sec = (time_t)t->seconds;
+    ts.tv_nsec = (long)t->nanos;
+    return rb_time_timespec_new(&ts, t->zone == PITH_ZONE_UTC ? INT_MAX - 1 : t->offset * 60);
+}
+
+static VALUE build(build_ctx *c) {
+    pith_rb_decoder *d = c->d;
+    pith_item it;
+    if (PITH_RB_UNLIKELY(!pith_read(d->r, &it))) fail_decode(d);
+    switch (it.type) {
+    case PITH_STRING:
+        return string_value(d, &it);
+    case PITH_INT:
+        return LL2NUM(it.v.i);
+    case PITH_FLOAT:
+        return DBL2NUM(it.v.f);
+    case PITH_MAP: {
+        size_t n = it.v.map.count;
+        size_t koff = n ? shape_keys(c->self, d, &it) : 0;
+        long base = pith_rb_stack_grow(d->stack, 2 * (long)n);
+        for (size_t i = 0; i < n; i++) {
+            d->stack->ptr[base + 2 * (long)i] = d->keys->ptr[koff + i];
+            VALUE v = build(c);
+            d->stack->ptr[base + 2 * (long)i + 1] = v;
+        }
+        VALUE hash = rb_hash_new();
+        if (n) rb_hash_bulk_insert(2 * (long)n, d->stack->ptr + base, hash);
+        d->stack->len = base;
+        if (d->freeze) rb_obj_freeze(hash);
+        return hash;
+    }
+    case PITH_ARRAY: {
+        size_t n = it.v.array.count;
+        long base = d->stack->len;
+        for (size_t i = 0; i < n; i++) {
+            VALUE v = build(c);
+            pith_rb_stack_push(d->stack, v);
+        }
+        VALUE ary = rb_ary_new_from_values((long)n, d->stack->ptr + base);
+        d->stack->len = base;
+        if (d->freeze) rb_obj_freeze(ary);
+        return ary;
+    }
+    case PITH_NULL:
+        return Qnil;
+    case PITH_TRUE:
+        return Qtrue;
+    case PITH_FALSE:
+        return Qfalse;
+    case PITH_UINT:
+        return ULL2NUM(it.v.u);
+    case PITH_BIGINT:
+        return rb_integer_unpack(it.v.big.mag, it.v.big.len, 1, 0,
+                                 INTEGER_PACK_LITTLE_ENDIAN | (it.v.big.negative ? INTEGER_PACK_NEGATIVE : 0));
+    case PITH_SYMBOL:
+        return ID2SYM(rb_intern3(it.v.str.ptr, (long)it.v.str.len, pith_utf8));
+    case PITH_BINARY: {
+        VALUE s = rb_enc_str_new((const char *)it.v.bin.ptr, (long)it.v.bin.len, pith_binary);
+        if (d->freeze) rb_obj_freeze(s);
+        return s;
+    }
+    case PITH_EXT:
+        return build_ext(c, &it);
+    case PITH_TIME:
+        return build_time(&it);
+    case PITH_GENERIC_MAP: {
+        size_t n = it.v.map.count;
+        long base = d->stack->len;
+        for (size_t i = 0; i < 2 * n; i++) {
+            VALUE v = build(c);
+            pith_rb_stack_push(d->stack, v);
+        }
+        VALUE hash = rb_hash_new();
+        if (n) rb_hash_bulk_insert(2 * (long)n, d->stack->ptr + base, hash);
+        d->stack->len = base;
+        /* Keys Pith tells apart but Ruby's Hash merges (eql? containers). */
+        if ((size_t)RHASH_SIZE(hash) != n) {
+            pith_error err = {PITH_ERR_DUPLICATE_KEY, it.offset, "keys that Ruby considers equal in one map"};
+            reset(d);
+            pith_rb_raise_decode(&err);
+        }
+        if (d->freeze) rb_obj_freeze(hash);
+        return hash;
+    }
+    }
+    rb_raise(eError, "unknown item type");
+}
+
+/* ==========================================================================
+ * Entry points
+ * ========================================================================== */
+
+static void dicts_of(pith_rb_decoder *d, const pith_dict **out, size_t *n) {
+    *n = 0;
+    if (NIL_P(d->dictionaries)) return;
+    for (long i = 0; i < RARRAY_LEN(d->dictionaries) && *n < 16; i++)
+        out[(*n)++] = pith_rb_dict(RARRAY_AREF(d->dictionaries, i));
+}
+
+/* Start a new table generation: this call's (or stream's) shapes. */
+static void new_generation(pith_rb_decoder *d) {
+    if (++d->gen == 0) {
+        if (d->shape_cap) memset(d->shape_gen, 0, d->shape_cap * sizeof(uint32_t));
+        d->gen = 1;
+    }
+    d->keys->len = 0;
+    if (d->frozen_cap) memset(d->frozen_by_index, 0, d->frozen_cap * sizeof(VALUE));
+}
+
+static VALUE decode_buffer(VALUE self, pith_rb_decoder *d, VALUE str) {
+    StringValue(str);
+    /* Unpackers run Ruby code, which could modify the input under the reader:
+     * then decode a frozen view (no Ruby code runs otherwise). */
+    VALUE input = OBJ_FROZEN(str) || !pith_rb_has_unpackers() ? str : rb_str_new_frozen(str);
+    const pith_dict *dicts[16];
+    size_t nd;
+    dicts_of(d, dicts, &nd);
+    d->busy = true;
+    d->stack->len = 0;
+    new_generation(d);
+    pith_reader_set_max_depth(d->r, d->max_depth);
+    if (!pith_reader_start(d->r, RSTRING_PTR(input), (size_t)RSTRING_LEN(input), dicts, nd, 0)) fail_decode(d);
+    build_ctx c = {self, d};
+    VALUE v = build(&c);
+    if (!pith_reader_finish(d->r)) fail_decode(d);
+    reset(d);
+    RB_GC_GUARD(input);
+    return v;
+}
+
+static void apply_options(VALUE self, pith_rb_decoder *d, VALUE opts) {
+    if (NIL_P(opts)) return;
+    ID ids[5] = {id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries};
+    VALUE vals[5] = {Qundef, Qundef, Qundef, Qundef, Qundef};
+    rb_get_kwargs(opts, ids, 0, 5, vals);
+    if (vals[0] != Qundef) d->symbolize_keys = RTEST(vals[0]);
+    if (vals[1] != Qundef) d->freeze = RTEST(vals[1]);
+    if (vals[2] != Qundef) {
+        long m = NUM2LONG(vals[2]);
+        if (m < 1 || m > 100000) rb_raise(rb_eArgError, "max_depth must be 1..100000");
+        d->max_depth = (uint32_t)m;
+    }
+    VALUE list = Qundef;
+    if (vals[3] != Qundef) list = NIL_P(vals[3]) ? Qnil : rb_ary_new_from_args(1, vals[3]);
+    if (vals[4] != Qundef) list = NIL_P(vals[4]) ? Qnil : rb_Array(vals[4]);
+    if (list != Qundef) {
+        if (!NIL_P(list)) {
+            for (long i = 0; i < RARRAY_LEN(list); i++) pith_rb_dict(RARRAY_AREF(list, i));
+            rb_obj_freeze(list);
+        }
+        RB_OBJ_WRITE(self, &d->dictionaries, list);
+    }
+}
+
+/* call-seq: Pith::Decoder.new(symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil) */
+static VALUE dec_initialize(int argc, VALUE *argv, VALUE self) {
+    VALUE opts;
+    rb_scan_args(argc, argv, ":", &opts);
+    apply_options(self, get_decoder(self), opts);
+    return self;
+}
+
+/* call-seq: decoder.decode(string) -> object */
+static VALUE dec_decode(VALUE self, VALUE str) {
+    pith_rb_decoder *d = get_decoder(self);
+    if (d->busy) rb_raise(eError, "decoder is already in use (re-entered from an unpacker?)");
+    if (d->stream_started) rb_raise(eError, "decoder is reading a stream (call #reset first)");
+    return decode_buffer(self, d, str);
+}
+
+/* ==========================================================================
+ * Streams: feed bytes as they arrive, take complete values
+ * ========================================================================== */
+
+/* call-seq: decoder.feed(bytes) -> decoder */
+static VALUE dec_feed(VALUE self, VALUE bytes) {
+    pith_rb_decoder *d = get_decoder(self);
+    StringValue(bytes);
+    if (NIL_P(d->buffer)) {
+        VALUE b = rb_str_buf_new(RSTRING_LEN(bytes));
+        rb_enc_associate_index(b, pith_binary_index);
+        RB_OBJ_WRITE(self, &d->buffer, b);
+    }
+    rb_str_buf_cat(d->buffer, RSTRING_PTR(bytes), RSTRING_LEN(bytes));
+    return self;
+}
+
+/* Drop decoded bytes from the front of the buffer once they dominate it. */
+static void compact_buffer(pith_rb_decoder *d) {
+    long len = RSTRING_LEN(d->buffer);
+    if (d->buf_pos < 65536 || d->buf_pos * 2 < (size_t)len) return;
+    rb_str_modify(d->buffer);
+    char *p = RSTRING_PTR(d->buffer);
+    memmove(p, p + d->buf_pos, (size_t)len - d->buf_pos);
+    rb_str_set_len(d->buffer, len - (long)d->buf_pos);
+    d->buf_pos = 0;
+}
+
+/* The next complete value, or Qundef when more bytes are needed. */
+static VALUE next_value(VALUE self, pith_rb_decoder *d) {
+    if (NIL_P(d->buffer)) return Qundef;
+    const uint8_t *p = (const uint8_t *)RSTRING_PTR(d->buffer) + d->buf_pos;
+    size_t len = (size_t)RSTRING_LEN(d->buffer) - d->buf_pos, size;
+    pith_error err;
+    if (!d->stream_started) {
+        pith_scan s = pith_stream_scan(p, len, true, &size, &err);
+        if (s == PITH_SCAN_NEED_MORE) return Qundef;
+        if (s == PITH_SCAN_ERROR) pith_rb_raise_decode(&err);
+        const pith_dict *dicts[16];
+        size_t nd;
+        dicts_of(d, dicts, &nd);
+        pith_reader_set_max_depth(d->r, d->max_depth);
+        if (!pith_reader_start(d->r, p, size, dicts, nd, PITH_READ_STREAM)) fail_decode(d);
+        new_generation(d);
+        d->stream_started = true;
+        d->stream_offset = size;
+        d->buf_pos += size;
+        p += size;
+        len -= size;
+    }
+    pith_scan s = pith_stream_scan(p, len, false, &size, &err);
+    if (s == PITH_SCAN_NEED_MORE) return Qundef;
+    if (s == PITH_SCAN_ERROR) {
+        err.offset += d->stream_offset;
+        pith_rb_raise_decode(&err);
+    }
+    d->busy = true;
+    d->stack->len = 0;
+    if (!pith_reader_feed_frame(d->r, p, size, d->stream_offset)) fail_decode(d);
+    /* Keys of earlier frames stay valid: the reader copied what later frames use. */
+    build_ctx c = {self, d};
+    VALUE v = build(&c);
+    if (!pith_reader_frame_end(d->r)) fail_decode(d);
+    d->busy = false;
+    d->stream_offset += size;
+    d->buf_pos += size;
+    compact_buffer(d);
+    return v;
+}
+
+/* call-seq: decoder.each { |obj| ... } -> decoder;  decoder.each -> Enumerator
+ * Yields every complete value fed so far. */
+static VALUE dec_each(VALUE self) {
+    RETURN_ENUMERATOR(self, 0, 0);
+    pith_rb_decoder *d = get_decoder(self);
+    if (d->busy) rb_raise(eError, "decoder is already in use");
+    for (;;) {
+        VALUE v = next_value(self, d);
+        if (v == Qundef) break;
+        rb_yield(v);
+    }
+    return self;
+}
+
+/* call-seq: decoder.reset -> decoder  (forget the stream: a new one may start) */
+static VALUE dec_reset(VALUE self) {
+    pith_rb_decoder *d = get_decoder(self);
+    if (d->busy) rb_raise(eError, "decoder is in use");
+    d->stream_started = false;
+    d->stream_offset = 0;
+    d->buf_pos = 0;
+    RB_OBJ_WRITE(self, &d->buffer, Qnil);
+    return self;
+}
+
+static VALUE default_decoder(void) {
+    VALUE dec;
+    if (!rb_ractor_local_storage_value_lookup(default_decoder_key, &dec) || NIL_P(dec)) {
+        dec = dec_alloc(cDecoder);
+        rb_ractor_local_storage_value_set(default_decoder_key, dec);
+    }
+    if (get_decoder(dec)->busy) dec = dec_alloc(cDecoder);
+    return dec;
+}
+
+typedef struct load_args {
+    VALUE self;
+    pith_rb_decoder *d;
+    VALUE str;
+} load_args;
+
+static VALUE load_body(VALUE p) {
+    load_args *a = (load_args *)p;
+    return decode_buffer(a->self, a->d, a->str);
+}
+
+/*
+ * call-seq: Pith.load(string, symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil) -> object
+ */
+static VALUE pith_s_load(int argc, VALUE *argv, VALUE mod) {
+    VALUE str, opts;
+    rb_scan_args(argc, argv, "1:", &str, &opts);
+    VALUE self = default_decoder();
+    pith_rb_decoder *d = get_decoder(self);
+    if (NIL_P(opts)) return decode_buffer(self, d, str);
+    bool sym = d->symbolize_keys, frz = d->freeze;
+    uint32_t depth = d->max_depth;
+    VALUE dicts = d->dictionaries;
+    apply_options(self, d, opts);
+    load_args a = {self, d, str};
+    int state = 0;
+    VALUE v = rb_protect(load_body, (VALUE)&a, &state);
+    d->symbolize_keys = sym;
+    d->freeze = frz;
+    d->max_depth = depth;
+    RB_OBJ_WRITE(self, &d->dictionaries, dicts);
+    if (state) rb_jump_tag(state);
+    return v;
+}
+
+void pith_rb_init_decoder(void) {
+    id_symbolize_keys = rb_intern("symbolize_keys");
+    id_freeze = rb_intern("freeze");
+    id_max_depth = rb_intern("max_depth");
+    id_dictionary = rb_intern("dictionary");
+    id_dictionaries = rb_intern("dictionaries");
+    id_call = rb_intern("call");
+    id_floating = rb_intern("floating");
+    default_decoder_key = rb_ractor_local_storage_value_newkey();
+
+    cDecoder = rb_define_class_under(mPith, "Decoder", rb_cObject);
+    rb_define_alloc_func(cDecoder, dec_alloc);
+    rb_define_method(cDecoder, "initialize", dec_initialize, -1);
+    rb_define_method(cDecoder, "decode", dec_decode, 1);
+    rb_define_method(cDecoder, "feed", dec_feed, 1);
+    rb_define_method(cDecoder, "<<", dec_feed, 1);
+    rb_define_method(cDecoder, "each", dec_each, 0);
+    rb_define_method(cDecoder, "reset", dec_reset, 0);
+    rb_define_module_function(mPith, "load", pith_s_load, -1);
+}

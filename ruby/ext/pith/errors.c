@@ -1,0 +1,45 @@
+/*
+ * errors.c - exception classes and raise helpers.
+ */
+#include "common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+VALUE eError, eEncodeError, eDecodeError;
+static ID id_ivar_offset, id_ivar_code;
+
+void pith_rb_raise_decode(const pith_error *err) {
+    if (err->code == PITH_ERR_NOMEM) rb_memerror();
+    const char *code = pith_code_name(err->code);
+    VALUE msg = rb_sprintf("%s at byte offset %zu: %s", code, err->offset, err->message ? err->message : "");
+    VALUE exc = rb_exc_new_str(eDecodeError, msg);
+    rb_ivar_set(exc, id_ivar_offset, SIZET2NUM(err->offset));
+    rb_ivar_set(exc, id_ivar_code, ID2SYM(rb_intern(code)));
+    rb_exc_raise(exc);
+}
+
+void pith_rb_raise_encode(const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    rb_raise(eEncodeError, "%s", buf);
+}
+
+void pith_rb_raise_writer(const pith_writer *w, VALUE path) {
+    const pith_error *err = pith_writer_error(w);
+    if (err->code == PITH_ERR_NOMEM) rb_memerror();
+    if (NIL_P(path))
+        rb_raise(eEncodeError, "%s", err->message ? err->message : "cannot encode");
+    rb_raise(eEncodeError, "%s at %" PRIsVALUE, err->message ? err->message : "cannot encode", path);
+}
+
+void pith_rb_init_errors(void) {
+    eError = rb_define_class_under(mPith, "Error", rb_eStandardError);
+    eEncodeError = rb_define_class_under(mPith, "EncodeError", eError);
+    eDecodeError = rb_define_class_under(mPith, "DecodeError", eError);
+    id_ivar_offset = rb_intern("@offset");
+    id_ivar_code = rb_intern("@code");
+}

@@ -1,0 +1,26 @@
+# Build the Pith extension: the C core (../../../c, or a copy vendored into
+# the gem as core/) plus the Ruby bindings in this directory.
+require "mkmf"
+
+here = File.expand_path(__dir__)
+core = [File.join(here, "core"), File.expand_path("../../../c", here)].find do |dir|
+  File.exist?(File.join(dir, "include", "pith.h"))
+end
+abort "pith: cannot find the C core (looked for core/ and ../../../c)" unless core
+
+core_src = File.join(core, "src")
+$INCFLAGS << " -I#{File.join(core, 'include')} -I#{core_src}"
+$VPATH << core_src
+core_files = Dir[File.join(core_src, "*.c")].map { |f| File.basename(f) }.sort
+$srcs = Dir[File.join(here, "*.c")].map { |f| File.basename(f) }.sort + core_files
+
+# C11; decimal floats decode with one IEEE operation, so no fused multiply-add;
+# only Init_pith is exported.
+$CFLAGS << " -std=gnu11 -O2 -ffp-contract=off -fvisibility=hidden -Wall -Wextra -Wno-unused-parameter"
+$CFLAGS << " -Werror" if ENV["PITH_WERROR"]
+if ENV["PITH_SANITIZE"]
+  $CFLAGS << " -fsanitize=address,undefined -fno-omit-frame-pointer -g"
+  $LDFLAGS << " -fsanitize=address,undefined"
+end
+
+create_makefile("pith/pith")

@@ -1,0 +1,26 @@
+/*
+ * pith_ext.c - the extension's entry point.
+ */
+#include "common.h"
+
+VALUE mPith;
+rb_encoding *pith_utf8, *pith_binary, *pith_usascii;
+int pith_utf8_index, pith_binary_index, pith_usascii_index;
+
+RUBY_FUNC_EXPORTED void Init_pith(void) {
+#ifdef HAVE_RB_EXT_RACTOR_SAFE
+    rb_ext_ractor_safe(true);
+#endif
+    mPith = rb_define_module("Pith");
+    pith_utf8 = rb_utf8_encoding();
+    pith_binary = rb_ascii8bit_encoding();
+    pith_usascii = rb_usascii_encoding();
+    pith_utf8_index = rb_utf8_encindex();
+    pith_binary_index = rb_ascii8bit_encindex();
+    pith_usascii_index = rb_usascii_encindex();
+    pith_rb_init_errors();
+    pith_rb_init_types();
+    pith_rb_init_dictionary();
+    pith_rb_init_encoder();
+    pith_rb_init_decoder();
+}
