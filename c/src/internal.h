@@ -192,9 +192,11 @@ PITH_INLINE void *arena_alloc(arena *a, size_t size) {
     return arena_alloc_slow(a, size);
 }
 
+PITH_INLINE void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n);
+
 PITH_INLINE void *arena_copy(arena *a, const void *src, size_t len) {
     void *p = arena_alloc(a, len ? len : 1);
-    if (p && len) memcpy(p, src, len);
+    if (p) copy_bytes((uint8_t *)p, (const uint8_t *)src, len);
     return p;
 }
 
@@ -262,7 +264,61 @@ PITH_INLINE uint64_t hash_bytes(const void *data, size_t n, uint64_t seed) {
         }
         return hash_mix(a ^ HASH_K1, b ^ seed ^ (uint64_t)n * HASH_K2);
     }
+    if (n <= 32) {
+        uint64_t h = hash_mix(load_le64(p) ^ HASH_K1, load_le64(p + 8) ^ seed ^ (uint64_t)n * HASH_K2);
+        return hash_mix(load_le64(p + n - 16) ^ HASH_K2, load_le64(p + n - 8) ^ h);
+    }
     return hash_long(p, n, seed);
+}
+
+/* Equality of two byte strings of length n, without a call for short ones. */
+PITH_INLINE bool bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+    if (n <= 16) {
+        if (n >= 8) {
+            uint64_t a0, b0, a1, b1;
+            memcpy(&a0, a, 8);
+            memcpy(&b0, b, 8);
+            memcpy(&a1, a + n - 8, 8);
+            memcpy(&b1, b + n - 8, 8);
+            return a0 == b0 && a1 == b1;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (a[i] != b[i]) return false;
+        return true;
+    }
+    return memcmp(a, b, n) == 0;
+}
+
+/* Copy n bytes; short copies (n <= 32, the common string) without a call,
+ * using overlapping fixed-size moves that never read outside [src, src + n). */
+PITH_INLINE void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n) {
+    if (n > 32) {
+        memcpy(dst, src, n);
+    } else if (n >= 16) {
+        uint64_t a, b, c, d;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + 8, 8);
+        memcpy(&c, src + n - 16, 8);
+        memcpy(&d, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + 8, &b, 8);
+        memcpy(dst + n - 16, &c, 8);
+        memcpy(dst + n - 8, &d, 8);
+    } else if (n >= 8) {
+        uint64_t a, b;
+        memcpy(&a, src, 8);
+        memcpy(&b, src + n - 8, 8);
+        memcpy(dst, &a, 8);
+        memcpy(dst + n - 8, &b, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + n - 4, 4);
+        memcpy(dst, &a, 4);
+        memcpy(dst + n - 4, &b, 4);
+    } else {
+        for (size_t i = 0; i < n; i++) dst[i] = src[i];
+    }
 }
 
 /* ==========================================================================

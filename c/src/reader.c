@@ -111,11 +111,15 @@ const pith_error *pith_reader_error(const pith_reader *r) { return &r->err; }
 
 size_t pith_reader_offset(const pith_reader *r) { return r->base + r->pos; }
 
-static bool add_string(pith_reader *r, const uint8_t *p, size_t n, bool ascii) {
-    if (r->nstrs >= PITH_MAX_STRINGS) return true;
-    if (PITH_UNLIKELY(r->nstrs == r->strs_cap) &&
-        !grow_array(r->alloc, (void **)&r->strs, &r->strs_cap, r->nstrs + 1, sizeof(str_entry)))
+PITH_NOINLINE static bool grow_strings(pith_reader *r) {
+    if (!grow_array(r->alloc, (void **)&r->strs, &r->strs_cap, r->nstrs + 1, sizeof(str_entry)))
         return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
+    return true;
+}
+
+PITH_INLINE bool add_string(pith_reader *r, const uint8_t *p, size_t n, bool ascii) {
+    if (PITH_UNLIKELY(r->nstrs >= PITH_MAX_STRINGS)) return true;
+    if (PITH_UNLIKELY(r->nstrs == r->strs_cap) && !grow_strings(r)) return false;
     str_entry *e = &r->strs[r->nstrs++];
     e->ptr = p;
     e->len = n;
@@ -276,6 +280,26 @@ PITH_INLINE bool need(pith_reader *r, size_t n, size_t at) {
  * Strings
  * ========================================================================== */
 
+/* True for an all-ASCII string of at most 16 bytes, without a call. */
+PITH_INLINE bool short_ascii(const uint8_t *s, size_t n) {
+    uint64_t a, b;
+    if (n >= 8) {
+        if (n > 16) return false;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + n - 8, 8);
+    } else if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        a = x;
+        b = y;
+    } else {
+        a = n ? s[0] | ((uint64_t)s[n >> 1] << 8) | ((uint64_t)s[n - 1] << 16) : 0;
+        b = 0;
+    }
+    return ((a | b) & 0x8080808080808080ull) == 0;
+}
+
 PITH_INLINE bool is_string_tag(uint8_t t) {
     return t < TAG_SHAPE0 || (t >= TAG_PFX0 && t < TAG_DEC0) || t == TAG_STR_LONG || t == TAG_REF8 || t == TAG_REF16 ||
            t == TAG_REF24 || t == TAG_PFX_LONG || t == TAG_TS_STR || t == TAG_TS_Z0 || t == TAG_TS_Z3;
@@ -389,7 +413,10 @@ static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, p
         }
         s = r->data + r->pos;
         r->pos += n;
-        if (PITH_UNLIKELY(!utf8_valid(s, n, &ascii))) FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+        if (PITH_LIKELY(short_ascii(s, n)))
+            ascii = true;
+        else if (PITH_UNLIKELY(!utf8_valid(s, n, &ascii)))
+            FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
         if (r->copy_strings) {
             s = (const uint8_t *)arena_copy(&r->mem, s, n);
             if (!s) FAIL(PITH_ERR_NOMEM, at, "out of memory");
@@ -457,10 +484,14 @@ static bool read_required_string(pith_reader *r, pith_slot *slot, pith_item *ite
  * Containers
  * ========================================================================== */
 
-static bool push_frame(pith_reader *r, uint8_t kind, pith_slot *slot, size_t remaining, size_t at) {
-    if (PITH_UNLIKELY(r->depth == r->stack_cap) &&
-        !grow_array(r->alloc, (void **)&r->stack, &r->stack_cap, r->depth + 1, sizeof(rframe)))
+PITH_NOINLINE static bool grow_stack(pith_reader *r, size_t at) {
+    if (!grow_array(r->alloc, (void **)&r->stack, &r->stack_cap, r->depth + 1, sizeof(rframe)))
         FAIL(PITH_ERR_NOMEM, at, "out of memory");
+    return true;
+}
+
+PITH_INLINE bool push_frame(pith_reader *r, uint8_t kind, pith_slot *slot, size_t remaining, size_t at) {
+    if (PITH_UNLIKELY(r->depth == r->stack_cap) && !grow_stack(r, at)) return false;
     rframe *f = &r->stack[r->depth++];
     f->kind = kind;
     f->slot = slot;
@@ -659,11 +690,23 @@ static bool note_generic_key(pith_reader *r, rframe *f, const pith_item *item) {
  * the index of the enclosing frame (an index: reading the item may grow the
  * stack and move it), or SIZE_MAX at the top level. */
 PITH_INLINE pith_slot *claim_slot(pith_reader *r, size_t *parent) {
+    if (PITH_LIKELY(r->depth)) {
+        rframe *f = &r->stack[r->depth - 1];
+        if (PITH_LIKELY(f->remaining)) {
+            f->remaining--;
+            if (f->kind == RFRAME_MAP) {
+                *parent = SIZE_MAX; /* only generic maps need their frame back */
+                return f->slot + f->next++;
+            }
+            *parent = f->kind == RFRAME_GENERIC ? r->depth - 1 : SIZE_MAX;
+            return f->slot;
+        }
+    }
     while (r->depth && r->stack[r->depth - 1].remaining == 0) pop_frame(r);
     if (PITH_LIKELY(r->depth)) {
         rframe *f = &r->stack[r->depth - 1];
         f->remaining--;
-        *parent = r->depth - 1;
+        *parent = f->kind == RFRAME_GENERIC ? r->depth - 1 : SIZE_MAX;
         if (f->kind == RFRAME_MAP) return f->slot + f->next++;
         return f->slot;
     }
@@ -673,19 +716,8 @@ PITH_INLINE pith_slot *claim_slot(pith_reader *r, size_t *parent) {
     return &r->root;
 }
 
-bool pith_read(pith_reader *r, pith_item *item) {
-    if (PITH_UNLIKELY(r->err.code != PITH_OK)) return false;
-    if (PITH_UNLIKELY(!r->started)) return fail_at(r, PITH_ERR_USAGE, r->pos, "reader not started");
-    size_t parent;
-    pith_slot *slot = claim_slot(r, &parent);
-    if (PITH_UNLIKELY(!slot)) return fail_at(r, PITH_ERR_USAGE, r->pos, "the value has been read completely");
-    size_t at = r->pos;
-    if (PITH_UNLIKELY(at >= r->end)) FAIL(PITH_ERR_TRUNCATED, at, "input ends before an item");
-    uint8_t t = r->data[at];
-    r->pos++;
-    item->tag = t;
-    item->offset = r->base + at;
-    item->flags = 0;
+/* Every item but the commonest few (pith_read handles those inline). */
+PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, pith_item *item) {
     switch (t >> 4) {
     case 0x0: case 0x1: case 0x2: case 0x3: /* REF */
     case 0x4: case 0x5:                     /* STR */
@@ -957,9 +989,67 @@ bool pith_read(pith_reader *r, pith_item *item) {
             FAIL(PITH_ERR_INVALID_TAG, at, "reserved tag");
         }
     }
+    return true;
+}
+
+bool pith_read(pith_reader *r, pith_item *item) {
+    if (PITH_UNLIKELY(!r->started || r->err.code != PITH_OK)) {
+        if (r->err.code != PITH_OK) return false;
+        return fail_at(r, PITH_ERR_USAGE, r->pos, "reader not started");
+    }
+    size_t parent;
+    pith_slot *slot = claim_slot(r, &parent);
+    if (PITH_UNLIKELY(!slot)) return fail_at(r, PITH_ERR_USAGE, r->pos, "the value has been read completely");
+    size_t at = r->pos;
+    if (PITH_UNLIKELY(at >= r->end)) FAIL(PITH_ERR_TRUNCATED, at, "input ends before an item");
+    uint8_t t = r->data[at];
+    r->pos = at + 1;
+    item->tag = t;
+    item->offset = r->base + at;
+    item->flags = 0;
+    /* The commonest items inline: short references, short strings, small ints. */
+    if (t < TAG_STR0) {
+        if (PITH_UNLIKELY(t >= r->nstrs)) FAIL(PITH_ERR_BAD_REFERENCE, at, "string reference beyond the table");
+        const str_entry *e = &r->strs[t];
+        note_string(r, slot, e->ptr, e->len);
+        item->type = PITH_STRING;
+        item->v.str.ptr = (const char *)e->ptr;
+        item->v.str.len = e->len;
+        item->v.str.index = t;
+        item->flags = e->ascii ? PITH_ITEM_ASCII : 0;
+    } else if (t < TAG_SHAPE0 && !r->copy_strings) {
+        size_t n = (size_t)(t - TAG_STR0);
+        if (PITH_UNLIKELY(r->end - r->pos < n)) FAIL(PITH_ERR_TRUNCATED, at, "input ends inside an item");
+        const uint8_t *s = r->data + r->pos;
+        r->pos += n;
+        bool ascii;
+        if (PITH_LIKELY(short_ascii(s, n)))
+            ascii = true;
+        else if (PITH_UNLIKELY(!utf8_valid(s, n, &ascii)))
+            FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+        uint32_t index = PITH_NO_INDEX;
+        if (n >= MIN_TABLE_LEN && PITH_LIKELY(r->nstrs < PITH_MAX_STRINGS)) {
+            index = (uint32_t)r->nstrs;
+            if (!add_string(r, s, n, ascii)) return false;
+        }
+        note_string(r, slot, s, n);
+        item->type = PITH_STRING;
+        item->v.str.ptr = (const char *)s;
+        item->v.str.len = n;
+        item->v.str.index = index;
+        item->flags = ascii ? PITH_ITEM_ASCII : 0;
+    } else if (t >= TAG_INT0 && t < TAG_PFX0) {
+        int64_t v = (int64_t)t - TAG_INT0 + INT_MIN_SMALL;
+        slot->int_val = v;
+        slot->has_int = 1;
+        item->type = PITH_INT;
+        item->v.i = v;
+    } else if (!read_item(r, t, at, slot, item)) {
+        return false;
+    }
     /* A generic map's keys sit at odd remaining counts; its last key cannot
      * repeat a later one, so a one-pair map (or the last pair) records nothing. */
-    if (parent != SIZE_MAX && r->stack[parent].kind == RFRAME_GENERIC && (r->stack[parent].remaining & 1) &&
+    if (PITH_UNLIKELY(parent != SIZE_MAX) && (r->stack[parent].remaining & 1) &&
         (r->stack[parent].remaining > 1 || r->stack[parent].keys_used))
         return note_generic_key(r, &r->stack[parent], item);
     return true;

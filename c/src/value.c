@@ -61,7 +61,7 @@ bool pith_doc_push(pith_doc *doc, const pith_value *value) {
  * Equality
  * ========================================================================== */
 
-static bool bytes_equal(const void *a, size_t alen, const void *b, size_t blen) {
+static bool same_bytes(const void *a, size_t alen, const void *b, size_t blen) {
     return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
 }
 
@@ -88,15 +88,15 @@ bool pith_value_equal(const pith_value *a, const pith_value *b) {
     }
     case PITH_BIGINT:
         return a->v.big.negative == b->v.big.negative &&
-               bytes_equal(a->v.big.mag, a->v.big.len, b->v.big.mag, b->v.big.len);
+               same_bytes(a->v.big.mag, a->v.big.len, b->v.big.mag, b->v.big.len);
     case PITH_STRING:
     case PITH_SYMBOL:
-        return bytes_equal(a->v.str.ptr, a->v.str.len, b->v.str.ptr, b->v.str.len);
+        return same_bytes(a->v.str.ptr, a->v.str.len, b->v.str.ptr, b->v.str.len);
     case PITH_BINARY:
-        return bytes_equal(a->v.bin.ptr, a->v.bin.len, b->v.bin.ptr, b->v.bin.len);
+        return same_bytes(a->v.bin.ptr, a->v.bin.len, b->v.bin.ptr, b->v.bin.len);
     case PITH_EXT:
         return a->v.ext.type == b->v.ext.type &&
-               bytes_equal(a->v.ext.ptr, a->v.ext.len, b->v.ext.ptr, b->v.ext.len);
+               same_bytes(a->v.ext.ptr, a->v.ext.len, b->v.ext.ptr, b->v.ext.len);
     case PITH_TIME:
         return a->v.time.seconds == b->v.time.seconds && a->v.time.nanos == b->v.time.nanos &&
                a->v.time.zone == b->v.time.zone &&

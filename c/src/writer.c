@@ -16,6 +16,19 @@ typedef struct wframe {
     size_t next;       /* MAP: index of the next value */
 } wframe;
 
+/* A string-table entry: stable bytes (arena or dictionary). */
+typedef struct wstr {
+    const uint8_t *ptr;
+    size_t len;
+} wstr;
+
+/* Index slots: 16 bits of the hash, 16 bits of generation, 32 bits of
+ * position + 1. A slot of another generation is empty, so starting a new
+ * buffer clears nothing (only when the generation wraps). */
+#define SIDX_HASH 0xFFFF000000000000ull
+#define SIDX_GEN_SHIFT 32
+#define SIDX_GEN_MASK 0x0000FFFF00000000ull
+
 struct pith_writer {
     const pith_alloc *alloc;
     uint8_t *buf;
@@ -23,9 +36,11 @@ struct pith_writer {
     pith_error err;
 
     arena mem;            /* string copies, shape keys, slots */
-    str_entry *strs;
+    wstr *strs;          /* the string table, in index order */
     size_t nstrs, strs_cap;
-    hash_index str_index;
+    uint64_t *sidx;      /* open addressing over the string table (see SIDX_*) */
+    size_t sidx_cap, sidx_used;
+    uint64_t sidx_gen;   /* current generation, in place (<< SIDX_GEN_SHIFT) */
     shape *shapes;
     size_t nshapes, shapes_cap;
     hash_index shape_index;
@@ -83,7 +98,7 @@ PITH_INLINE void put_byte(pith_writer *w, uint8_t b) { w->buf[w->len++] = b; }
 PITH_INLINE void put_varint(pith_writer *w, uint64_t v) { w->len += varint_put(w->buf + w->len, v); }
 
 PITH_INLINE void put_bytes(pith_writer *w, const void *p, size_t n) {
-    if (n) memcpy(w->buf + w->len, p, n);
+    copy_bytes(w->buf + w->len, (const uint8_t *)p, n);
     w->len += n;
 }
 
@@ -107,9 +122,9 @@ void pith_writer_free(pith_writer *w) {
     const pith_alloc *a = w->alloc;
     mem_free(a, w->buf, w->cap);
     arena_free(&w->mem);
-    mem_free(a, w->strs, w->strs_cap * sizeof(str_entry));
+    mem_free(a, w->strs, w->strs_cap * sizeof(wstr));
+    mem_free(a, w->sidx, w->sidx_cap * sizeof(uint64_t));
     mem_free(a, w->shapes, w->shapes_cap * sizeof(shape));
-    hash_index_free(a, &w->str_index);
     hash_index_free(a, &w->shape_index);
     mem_free(a, w->stack, w->stack_cap * sizeof(wframe));
     mem_free(a, w, sizeof(*w));
@@ -130,23 +145,64 @@ bool pith_writer_complete(const pith_writer *w) {
     return w->top_values == 1;
 }
 
+/* Room for one more string: an entry and an index slot at load <= 1/2. */
 PITH_NOINLINE static bool grow_strings(pith_writer *w) {
-    if (!grow_array(w->alloc, (void **)&w->strs, &w->strs_cap, w->nstrs + 1, sizeof(str_entry)) ||
-        !hash_index_grow(w->alloc, &w->str_index, w->str_index.used + 1))
+    if (w->nstrs == w->strs_cap &&
+        !grow_array(w->alloc, (void **)&w->strs, &w->strs_cap, w->nstrs + 1, sizeof(wstr)))
         return fail(w, PITH_ERR_NOMEM, "out of memory");
+    if ((w->sidx_used + 1) * 2 > w->sidx_cap) {
+        size_t cap = w->sidx_cap ? w->sidx_cap * 2 : 256;
+        uint64_t *ix = (uint64_t *)mem_alloc(w->alloc, cap * sizeof(uint64_t));
+        if (!ix) return fail(w, PITH_ERR_NOMEM, "out of memory");
+        memset(ix, 0, cap * sizeof(uint64_t));
+        for (size_t j = 0; j < w->sidx_cap; j++) {
+            uint64_t slot = w->sidx[j];
+            if ((slot & SIDX_GEN_MASK) != w->sidx_gen) continue;
+            /* Rehash from the entry's bytes: the slot keeps only the high bits. */
+            const wstr *e = &w->strs[(uint32_t)slot - 1];
+            size_t i = (size_t)hash_bytes(e->ptr, e->len, 0) & (cap - 1);
+            while (ix[i]) i = (i + 1) & (cap - 1);
+            ix[i] = slot;
+        }
+        mem_free(w->alloc, w->sidx, w->sidx_cap * sizeof(uint64_t));
+        w->sidx = ix;
+        w->sidx_cap = cap;
+    }
     return true;
 }
 
-PITH_INLINE bool add_string_entry(pith_writer *w, const uint8_t *p, size_t n, bool ascii, uint64_t h, bool index) {
-    if (PITH_UNLIKELY(w->nstrs >= PITH_MAX_STRINGS)) return true;
-    if (PITH_UNLIKELY(w->nstrs == w->strs_cap || (w->str_index.used + 1) * 2 > w->str_index.cap) && !grow_strings(w))
-        return false;
-    if (index) hash_index_put(&w->str_index, h, (uint32_t)w->nstrs);
+PITH_INLINE bool strings_have_room(pith_writer *w) {
+    return PITH_LIKELY(w->nstrs < w->strs_cap && (w->sidx_used + 1) * 2 <= w->sidx_cap) || grow_strings(w);
+}
+
+/* Find `p` in the string table: its position, or PITH_NO_INDEX with *empty
+ * set to the index slot where it would go (valid until the next insertion). */
+PITH_INLINE uint32_t str_find(const pith_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t **empty) {
+    size_t mask = w->sidx_cap - 1, i = (size_t)h & mask;
+    for (;;) {
+        uint64_t slot = w->sidx[i];
+        if ((slot & SIDX_GEN_MASK) != w->sidx_gen) break;
+        if (((slot ^ h) & SIDX_HASH) == 0) {
+            uint32_t pos = (uint32_t)slot - 1;
+            const wstr *e = &w->strs[pos];
+            if (e->len == n && bytes_equal(e->ptr, p, n)) return pos;
+        }
+        i = (i + 1) & mask;
+    }
+    *empty = &w->sidx[i];
+    return PITH_NO_INDEX;
+}
+
+/* Append an entry; `slot` (if not NULL) is where the index gets it. */
+PITH_INLINE void add_string_entry(pith_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
+    if (PITH_UNLIKELY(w->nstrs >= PITH_MAX_STRINGS)) return;
+    if (slot) {
+        *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(w->nstrs + 1);
+        w->sidx_used++;
+    }
     w->strs[w->nstrs].ptr = p;
     w->strs[w->nstrs].len = n;
-    w->strs[w->nstrs].ascii = ascii;
     w->nstrs++;
-    return true;
 }
 
 static bool add_shape(pith_writer *w, const pith_key *keys, size_t n, uint64_t h, pith_slot **slots) {
@@ -173,7 +229,13 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
     w->err.message = NULL;
     arena_reset(&w->mem);
     w->nstrs = 0;
-    hash_index_clear(&w->str_index);
+    w->sidx_gen = (w->sidx_gen + (1ull << SIDX_GEN_SHIFT)) & SIDX_GEN_MASK;
+    if (w->sidx_gen == 0) {
+        /* Generation 0 is what fresh memory holds: clear, then skip it. */
+        if (w->sidx_cap) memset(w->sidx, 0, w->sidx_cap * sizeof(uint64_t));
+        w->sidx_gen = 1ull << SIDX_GEN_SHIFT;
+    }
+    w->sidx_used = 0;
     w->nshapes = 0;
     hash_index_clear(&w->shape_index);
     memset(&w->root, 0, sizeof(w->root));
@@ -190,11 +252,11 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
     if (dict) {
         for (size_t i = 0; i < dict->nstrings; i++) {
             const pith_key *k = &dict->strings[i];
-            bool ascii;
-            utf8_valid((const uint8_t *)k->ptr, k->len, &ascii);
-            if (!add_string_entry(w, (const uint8_t *)k->ptr, k->len, ascii,
-                                  hash_bytes(k->ptr, k->len, 0), true))
-                return false;
+            uint64_t h = hash_bytes(k->ptr, k->len, 0), *slot = NULL;
+            if (!strings_have_room(w)) return false;
+            /* Dictionary strings are distinct: each one gets an index slot. */
+            str_find(w, (const uint8_t *)k->ptr, k->len, h, &slot);
+            add_string_entry(w, (const uint8_t *)k->ptr, k->len, h, slot);
         }
         for (size_t i = 0; i < dict->nshapes; i++) {
             const pith_key *keys = dict->shape_keys + dict->shape_offsets[i];
@@ -410,24 +472,6 @@ bool pith_write_double(pith_writer *w, double d) {
  * Strings (SPEC 7, strings)
  * ========================================================================== */
 
-/* Equality of two byte strings of length n, without a call for short ones. */
-PITH_INLINE bool bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
-    if (n <= 16) {
-        if (n >= 8) {
-            uint64_t a0, b0, a1, b1;
-            memcpy(&a0, a, 8);
-            memcpy(&b0, b, 8);
-            memcpy(&a1, a + n - 8, 8);
-            memcpy(&b1, b + n - 8, 8);
-            return a0 == b0 && a1 == b1;
-        }
-        for (size_t i = 0; i < n; i++)
-            if (a[i] != b[i]) return false;
-        return true;
-    }
-    return memcmp(a, b, n) == 0;
-}
-
 PITH_INLINE size_t ref_size(size_t i) {
     return i < REF8_BASE ? 1 : i < REF16_BASE ? 2 : i < REF24_BASE ? 3 : 4;
 }
@@ -492,14 +536,16 @@ PITH_INLINE void note_string(pith_writer *w, pith_slot *slot, const uint8_t *s, 
 }
 
 /* Keep the registers and (for strings of 2+ bytes) the table pointing at
- * a stable copy of a string just written in a non-reference form. */
-PITH_INLINE bool keep_string(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, bool ascii, uint64_t h,
-                             bool index, const uint8_t **stable) {
+ * a stable copy of a string just written in a non-reference form. `slot` is
+ * the index slot for a new entry (NULL: none, the string is already in the
+ * table at a lower index or is shorter than 2 bytes). */
+PITH_INLINE bool keep_string(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, uint64_t h,
+                             uint64_t *islot, const uint8_t **stable) {
     const uint8_t *s;
     if (n >= MIN_TABLE_LEN) {
         s = (const uint8_t *)arena_copy(&w->mem, p, n);
         if (PITH_UNLIKELY(!s)) return fail(w, PITH_ERR_NOMEM, "out of memory");
-        if (!add_string_entry(w, s, n, ascii, h, index)) return false;
+        add_string_entry(w, s, n, h, islot);
     } else {
         s = n ? &pith_single_bytes[p[0]] : pith_single_bytes;
     }
@@ -514,14 +560,14 @@ PITH_INLINE bool prefix_candidate(const uint8_t *base, size_t base_len, const ui
 }
 
 /* Timestamp strings, prefix strings and long strings. */
-PITH_NOINLINE static bool write_str_slow(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, bool ascii,
-                                         uint64_t h, bool index, const uint8_t **stable) {
+PITH_NOINLINE static bool write_str_slow(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, uint64_t h,
+                                         uint64_t *islot, const uint8_t **stable) {
     size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
     if (!reserve(w, 12 + n)) return false;
     ts_parts ts;
     if (n >= 10 && n <= 35 && p[4] == '-' && ts_parse(p, n, &ts)) {
         put_ts(w, &ts);
-        return keep_string(w, slot, p, n, ascii, h, index, stable);
+        return keep_string(w, slot, p, n, h, islot, stable);
     }
     size_t best = 0;
     uint8_t base_flag = 0;
@@ -553,47 +599,38 @@ PITH_NOINLINE static bool write_str_slow(pith_writer *w, pith_slot *slot, const 
         put_varint(w, n - N_STR0);
         put_bytes(w, p, n);
     }
-    return keep_string(w, slot, p, n, ascii, h, index, stable);
+    return keep_string(w, slot, p, n, h, islot, stable);
 }
 
 /* Write one string item in `slot` (SPEC 7, strings); on success *stable
  * points at bytes that live as long as this buffer's encoding (shape keys). */
-static bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, bool ascii,
-                           const uint8_t **stable) {
-    uint64_t h = 0;
-    bool index = true;
+PITH_INLINE bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable) {
+    uint64_t h = 0, *islot = NULL;
     if (PITH_LIKELY(n >= MIN_TABLE_LEN)) {
+        if (!strings_have_room(w)) return false;
         h = hash_bytes(p, n, 0);
-        const hash_index *ix = &w->str_index;
-        if (ix->cap) {
-            size_t mask = ix->cap - 1, i = (size_t)h & mask;
-            for (uint32_t pos; (pos = ix->positions[i]) != 0; i = (i + 1) & mask) {
-                const str_entry *e = &w->strs[pos - 1];
-                if (ix->hashes[i] == h && e->len == n && bytes_equal(e->ptr, p, n)) {
-                    size_t found = pos - 1;
-                    /* A reference is used unless it would be longer than the string. */
-                    size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
-                    if (ref_size(found) > inline_size) {
-                        index = false;
-                        break;
-                    }
-                    if (!reserve(w, 4)) return false;
-                    put_ref(w, found);
-                    note_string(w, slot, e->ptr, e->len);
-                    if (stable) *stable = e->ptr;
-                    return true;
-                }
+        uint32_t found = str_find(w, p, n, h, &islot);
+        if (found != PITH_NO_INDEX) {
+            /* A reference is used unless it would be longer than the string. */
+            if (PITH_LIKELY(found < REF16_BASE || ref_size(found) <= (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n)) {
+                if (!reserve(w, 4)) return false;
+                put_ref(w, found);
+                const wstr *e = &w->strs[found];
+                note_string(w, slot, e->ptr, e->len);
+                if (stable) *stable = e->ptr;
+                return true;
             }
+            islot = NULL; /* written again, but the index keeps the lowest position */
         }
         /* Anything but a short plain string that no register shares a prefix with. */
         if (n >= N_STR0 || (n >= 10 && p[4] == '-') || (slot->has_str && prefix_candidate(slot->str, slot->str_len, p)) ||
             (w->has_last && prefix_candidate(w->last, w->last_len, p)))
-            return write_str_slow(w, slot, p, n, ascii, h, index, stable);
+            return write_str_slow(w, slot, p, n, h, islot, stable);
     }
     if (!reserve(w, 1 + N_STR0)) return false;
     put_byte(w, (uint8_t)(TAG_STR0 + n));
     put_bytes(w, p, n);
-    return keep_string(w, slot, p, n, ascii, h, index, stable);
+    return keep_string(w, slot, p, n, h, islot, stable);
 }
 
 static bool check_utf8(pith_writer *w, const char *ptr, size_t len, bool *ascii) {
@@ -603,14 +640,14 @@ static bool check_utf8(pith_writer *w, const char *ptr, size_t len, bool *ascii)
 
 bool pith_write_string_utf8(pith_writer *w, const char *ptr, size_t len) {
     pith_slot *slot = next_slot(w);
-    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, false, NULL);
+    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL);
 }
 
 bool pith_write_string(pith_writer *w, const char *ptr, size_t len) {
     bool ascii;
     if (!check_utf8(w, ptr, len, &ascii)) return false;
     pith_slot *slot = next_slot(w);
-    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, ascii, NULL);
+    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL);
 }
 
 bool pith_write_symbol(pith_writer *w, const char *ptr, size_t len) {
@@ -619,7 +656,7 @@ bool pith_write_symbol(pith_writer *w, const char *ptr, size_t len) {
     pith_slot *slot = next_slot(w);
     if (!slot || !reserve(w, 1)) return false;
     put_byte(w, TAG_SYMBOL);
-    return write_str_item(w, slot, (const uint8_t *)ptr, len, ascii, NULL);
+    return write_str_item(w, slot, (const uint8_t *)ptr, len, NULL);
 }
 
 /* ==========================================================================
@@ -753,7 +790,7 @@ static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool c
             if (!reserve(w, 1)) return false;
             put_byte(w, TAG_SYMBOL);
         }
-        if (!write_str_item(w, &w->key_slot, (const uint8_t *)keys[i].ptr, keys[i].len, false, &stable))
+        if (!write_str_item(w, &w->key_slot, (const uint8_t *)keys[i].ptr, keys[i].len, &stable))
             return false;
         copy[i].ptr = (const char *)stable;
         copy[i].len = keys[i].len;

@@ -9,6 +9,7 @@
  */
 #include "common.h"
 
+#include "hash_fast.h"
 #include "internal.h"
 #include "stack.h"
 
@@ -23,6 +24,13 @@ static rb_ractor_local_key_t default_decoder_key;
  * ========================================================================== */
 
 #define KEY_CACHE 4096
+#define TEMPLATE_CACHE 256
+
+/* A shape's template Hash (hash_fast.c), keyed by the identity of its keys. */
+typedef struct template_entry {
+    uint64_t sig;
+    VALUE template;
+} template_entry;
 
 enum { KEY_EMPTY = 0, KEY_STRING = 1, KEY_SYMBOL = 2 };
 
@@ -55,6 +63,7 @@ typedef struct pith_rb_decoder {
     bool busy;
     uint32_t max_depth;
     key_entry cache[KEY_CACHE];
+    template_entry templates[TEMPLATE_CACHE];
 } pith_rb_decoder;
 
 static void dec_mark(void *p) {
@@ -65,6 +74,8 @@ static void dec_mark(void *p) {
     rb_gc_mark_movable(d->buffer);
     for (size_t i = 0; i < KEY_CACHE; i++)
         if (d->cache[i].kind) rb_gc_mark_movable(d->cache[i].value);
+    for (size_t i = 0; i < TEMPLATE_CACHE; i++)
+        if (d->templates[i].template) rb_gc_mark_movable(d->templates[i].template);
 }
 
 static void dec_compact(void *p) {
@@ -75,6 +86,8 @@ static void dec_compact(void *p) {
     d->buffer = rb_gc_location(d->buffer);
     for (size_t i = 0; i < KEY_CACHE; i++)
         if (d->cache[i].kind) d->cache[i].value = rb_gc_location(d->cache[i].value);
+    for (size_t i = 0; i < TEMPLATE_CACHE; i++)
+        if (d->templates[i].template) d->templates[i].template = rb_gc_location(d->templates[i].template);
 }
 
 static void dec_free(void *p) {
@@ -206,7 +219,10 @@ static inline VALUE string_value(pith_rb_decoder *d, const pith_item *it) {
         }
         return v;
     }
-    VALUE s = rb_utf8_str_new(it->v.str.ptr, (long)it->v.str.len);
+    /* rb_utf8_str_new goes through rb_enc_associate_index's checks; the
+     * index of UTF-8 fits the flags, and the reader already knows the coderange. */
+    VALUE s = rb_str_new(it->v.str.ptr, (long)it->v.str.len);
+    RB_ENCODING_SET_INLINED(s, pith_utf8_index);
     ENC_CODERANGE_SET(s, (it->flags & PITH_ITEM_ASCII) ? ENC_CODERANGE_7BIT : ENC_CODERANGE_VALID);
     return s;
 }
@@ -230,6 +246,19 @@ typedef struct build_ctx {
 } build_ctx;
 
 static VALUE build(build_ctx *c);
+
+/* The template for maps with these keys, made on first use. */
+static VALUE template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, long n) {
+    uint64_t sig = (uint64_t)n;
+    for (long i = 0; i < n; i++) sig = (sig ^ (uint64_t)keys[i]) * 0x9E3779B97F4A7C15ull;
+    template_entry *e = &d->templates[(sig >> 40) & (TEMPLATE_CACHE - 1)];
+    if (e->template && e->sig == sig && pith_rb_template_matches(e->template, keys, n)) return e->template;
+    VALUE t = pith_rb_hash_template(keys, n);
+    if (!pith_rb_template_matches(t, keys, n)) return Qundef;
+    e->sig = sig;
+    RB_OBJ_WRITE(self, &e->template, t);
+    return t;
+}
 
 static VALUE build_ext(build_ctx *c, const pith_item *it) {
     VALUE data = rb_enc_str_new((const char *)it->v.ext.ptr, (long)it->v.ext.len, pith_binary);
@@ -269,6 +298,23 @@ static VALUE build(build_ctx *c) {
     case PITH_MAP: {
         size_t n = it.v.map.count;
         size_t koff = n ? shape_keys(c->self, d, &it) : 0;
+        if (n && pith_rb_hash_fast) {
+            long vbase = d->stack->len;
+            for (size_t i = 0; i < n; i++) {
+                VALUE v = build(c);
+                pith_rb_stack_push(d->stack, v);
+            }
+            /* Keys and values are read again here: building may have moved the stacks. */
+            VALUE t = template_for(c->self, d, d->keys->ptr + koff, (long)n);
+            VALUE hash = t == Qundef ? Qundef : pith_rb_hash_from_template(t, d->stack->ptr + vbase, (long)n);
+            if (hash == Qundef) {
+                hash = rb_hash_new();
+                for (size_t i = 0; i < n; i++) rb_hash_aset(hash, d->keys->ptr[koff + i], d->stack->ptr[vbase + (long)i]);
+            }
+            d->stack->len = vbase;
+            if (d->freeze) rb_obj_freeze(hash);
+            return hash;
+        }
         long base = pith_rb_stack_grow(d->stack, 2 * (long)n);
         for (size_t i = 0; i < n; i++) {
             d->stack->ptr[base + 2 * (long)i] = d->keys->ptr[koff + i];

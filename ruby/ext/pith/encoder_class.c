@@ -173,7 +173,7 @@ static VALUE to_utf8(VALUE str) { return rb_str_encode(str, rb_enc_from_encoding
 
 static void encode_value(pith_rb_encoder *e, VALUE obj, uint32_t depth);
 
-static void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) {
+static inline void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) {
     int idx = RB_ENCODING_GET_INLINED(str);
     if (PITH_RB_LIKELY(idx == pith_utf8_index || idx == pith_usascii_index)) {
         int cr = ENC_CODERANGE(str);
@@ -192,7 +192,7 @@ static void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) {
     }
 }
 
-static void encode_bignum(pith_rb_encoder *e, VALUE big, uint32_t depth) {
+PITH_RB_NOINLINE static void encode_bignum(pith_rb_encoder *e, VALUE big, uint32_t depth) {
     size_t n = rb_absint_size(big, NULL);
     uint8_t small[64];
     uint8_t *buf = n <= sizeof small ? small : ALLOC_N(uint8_t, n);
@@ -263,7 +263,9 @@ static inline void path_enter(pith_rb_encoder *e, uint32_t depth, VALUE containe
     e->path[depth].index = 0;
 }
 
-static void encode_array(pith_rb_encoder *e, VALUE ary, uint32_t depth) {
+/* Containers and hooks stay out of line so that encode_value, which every
+ * scalar goes through, keeps a small frame. */
+PITH_RB_NOINLINE static void encode_array(pith_rb_encoder *e, VALUE ary, uint32_t depth) {
     path_enter(e, depth, ary);
     long n = RARRAY_LEN(ary);
     CHECK_W(pith_write_array_begin(e->w, (size_t)n));
@@ -289,6 +291,21 @@ static int collect_pair(VALUE key, VALUE value, VALUE arg) {
     c->stack->ptr[c->at++] = value;
     return ST_CONTINUE;
 }
+
+#ifdef HAVE_RB_HASH_STLIKE_FOREACH
+/* Exported by libruby but declared only in its internal headers. */
+int rb_hash_stlike_foreach(VALUE hash, st_foreach_callback_func *func, st_data_t arg);
+
+static int collect_st_pair(st_data_t key, st_data_t value, st_data_t arg) {
+    return collect_pair((VALUE)key, (VALUE)value, (VALUE)arg);
+}
+
+static inline void collect_pairs(VALUE hash, collect_ctx *c) {
+    rb_hash_stlike_foreach(hash, collect_st_pair, (st_data_t)c);
+}
+#else
+static inline void collect_pairs(VALUE hash, collect_ctx *c) { rb_hash_foreach(hash, collect_pair, (VALUE)c); }
+#endif
 
 static inline uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -345,12 +362,13 @@ static void cache_store(pith_rb_encoder *e, shape_entry *entry, uint64_t sig, lo
     e->pool_len += (size_t)n;
 }
 
-static void encode_hash(pith_rb_encoder *e, VALUE hash, uint32_t depth) {
+PITH_RB_NOINLINE static void encode_hash(pith_rb_encoder *e, VALUE hash, uint32_t depth) {
     path_enter(e, depth, hash);
     long n = (long)RHASH_SIZE(hash);
-    long base = pith_rb_stack_grow(e->stack, 2 * n);
+    /* The iteration below fills every slot and cannot allocate. */
+    long base = pith_rb_stack_grow_raw(e->stack, 2 * n);
     collect_ctx c = {e->stack, base};
-    rb_hash_foreach(hash, collect_pair, (VALUE)&c);
+    collect_pairs(hash, &c);
     if (PITH_RB_UNLIKELY(c.at != base + 2 * n)) {
         reset(e);
         rb_raise(eEncodeError, "hash modified during encoding");
@@ -412,7 +430,7 @@ static VALUE call_proc(VALUE p) {
     return rb_funcall(a->proc, id_call, 1, a->arg);
 }
 
-static void encode_other(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
+PITH_RB_NOINLINE static void encode_other(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
     VALUE klass = rb_obj_class(obj);
     if (klass == rb_cTime || rb_obj_is_kind_of(obj, rb_cTime)) {
         encode_time(e, obj, depth);

@@ -3,6 +3,8 @@
  */
 #include "common.h"
 
+#include "hash_fast.h"
+
 VALUE mPith;
 rb_encoding *pith_utf8, *pith_binary, *pith_usascii;
 int pith_utf8_index, pith_binary_index, pith_usascii_index;
@@ -23,4 +25,5 @@ RUBY_FUNC_EXPORTED void Init_pith(void) {
     pith_rb_init_dictionary();
     pith_rb_init_encoder();
     pith_rb_init_decoder();
+    pith_rb_init_hash_fast();
 }

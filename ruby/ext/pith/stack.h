@@ -32,6 +32,15 @@ static inline long pith_rb_stack_grow(pith_rb_stack *s, long n) {
     return base;
 }
 
+/** Like pith_rb_stack_grow without setting the slots: the caller fills all
+ *  `n` before anything can allocate (and so before the GC could mark them). */
+static inline long pith_rb_stack_grow_raw(pith_rb_stack *s, long n) {
+    if (PITH_RB_UNLIKELY(s->cap - s->len < n)) pith_rb_stack_reserve(s, n);
+    long base = s->len;
+    s->len += n;
+    return base;
+}
+
 static inline void pith_rb_stack_push(pith_rb_stack *s, VALUE v) {
     if (PITH_RB_UNLIKELY(s->len == s->cap)) pith_rb_stack_reserve(s, 1);
     s->ptr[s->len++] = v;

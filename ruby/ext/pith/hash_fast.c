@@ -1,0 +1,164 @@
+/*
+ * hash_fast.c - building small Hashes without re-hashing their keys.
+ *
+ * A decoded shaped map has keys known in advance (the shape's frozen,
+ * interned Strings or Symbols), yet rb_hash_bulk_insert hashes every key
+ * again for every map: with String keys that is most of the cost of decoding
+ * a record. Instead, a per-shape template Hash is built once; each map is
+ * rb_hash_dup of it (which copies the table, hashes and all) with the values
+ * then stored in place.
+ *
+ * Storing in place needs the table's layout, which is not public. Ruby 3.0,
+ * 3.1 and 3.2 keep a small Hash's pairs in an "ar_table" of 8 {key, value}
+ * pairs that RHash points to, and a larger Hash's in an st_table (whose
+ * struct is public, ruby/st.h) of {hash, key, record} entries; Ruby 3.3
+ * moved the small table into the object. So this path is compiled
+ * only for 3.0-3.2, checks itself once at load time against the public API
+ * (pith_rb_hash_fast stays false if anything disagrees), and every use checks
+ * the template's flags, size and keys. Anything unexpected falls back to
+ * rb_hash_bulk_insert, which is always correct.
+ */
+#include "common.h"
+
+#include "hash_fast.h"
+
+#include <ruby/version.h>
+
+bool pith_rb_hash_fast;
+
+#if RUBY_API_VERSION_MAJOR == 3 && RUBY_API_VERSION_MINOR <= 2 && SIZEOF_VALUE == 8
+#  define PITH_AR_LAYOUT 1
+#else
+#  define PITH_AR_LAYOUT 0
+#endif
+
+#if PITH_AR_LAYOUT
+/* The layout of internal/hash.h in Ruby 3.0-3.2. */
+typedef struct pith_ar_pair {
+    VALUE key;
+    VALUE val;
+} pith_ar_pair;
+
+struct pith_rhash {
+    struct RBasic basic;
+    union {
+        void *st;
+        pith_ar_pair *ar;
+    } as;
+    const VALUE ifnone;
+    VALUE hint;
+};
+
+#define PITH_RHASH_ST_TABLE_FLAG RUBY_FL_USER3
+#define PITH_AR_SIZE_SHIFT (RUBY_FL_USHIFT + 4)
+#define PITH_AR_BOUND_SHIFT (RUBY_FL_USHIFT + 8)
+
+/* st.c's entry: unchanged since the st rewrite of Ruby 2.4. */
+typedef struct pith_st_entry {
+    st_index_t hash;
+    st_data_t key;
+    st_data_t record;
+} pith_st_entry;
+
+static inline bool st_shape_ok(VALUE h, long n) {
+    if (!(RBASIC(h)->flags & PITH_RHASH_ST_TABLE_FLAG)) return false;
+    const st_table *st = (const st_table *)((struct pith_rhash *)h)->as.st;
+    return st && (long)st->num_entries == n && st->entries_start == 0 && (long)st->entries_bound == n &&
+           st->entries;
+}
+
+static inline bool ar_shape_ok(VALUE h, long n) {
+    VALUE flags = RBASIC(h)->flags;
+    if (flags & PITH_RHASH_ST_TABLE_FLAG) return false;
+    if ((long)((flags >> PITH_AR_SIZE_SHIFT) & 0xF) != n || (long)((flags >> PITH_AR_BOUND_SHIFT) & 0xF) != n)
+        return false;
+    return ((struct pith_rhash *)h)->as.ar != NULL;
+}
+#endif
+
+VALUE pith_rb_hash_template(const VALUE *keys, long n) {
+    VALUE t = rb_hash_new();
+    for (long i = 0; i < n; i++) rb_hash_aset(t, keys[i], Qnil);
+    return rb_obj_freeze(t);
+}
+
+bool pith_rb_template_matches(VALUE template, const VALUE *keys, long n) {
+#if PITH_AR_LAYOUT
+    if (!pith_rb_hash_fast || !RB_TYPE_P(template, T_HASH)) return false;
+    if (n <= 8) {
+        if (!ar_shape_ok(template, n)) return false;
+        const pith_ar_pair *pairs = ((struct pith_rhash *)template)->as.ar;
+        for (long i = 0; i < n; i++)
+            if (pairs[i].key != keys[i]) return false;
+        return true;
+    }
+    if (!st_shape_ok(template, n)) return false;
+    const pith_st_entry *entries = (const pith_st_entry *)((const st_table *)((struct pith_rhash *)template)->as.st)->entries;
+    for (long i = 0; i < n; i++)
+        if ((VALUE)entries[i].key != keys[i]) return false;
+    return true;
+#else
+    (void)template;
+    (void)keys;
+    (void)n;
+    return false;
+#endif
+}
+
+VALUE pith_rb_hash_from_template(VALUE template, const VALUE *values, long n) {
+#if PITH_AR_LAYOUT
+    VALUE h = rb_hash_dup(template);
+    /* No allocation between here and the last store: the table cannot move. */
+    if (n <= 8) {
+        if (PITH_RB_UNLIKELY(!ar_shape_ok(h, n))) return Qundef;
+        pith_ar_pair *pairs = ((struct pith_rhash *)h)->as.ar;
+        for (long i = 0; i < n; i++) RB_OBJ_WRITE(h, &pairs[i].val, values[i]);
+        return h;
+    }
+    if (PITH_RB_UNLIKELY(!st_shape_ok(h, n))) return Qundef;
+    pith_st_entry *entries = (pith_st_entry *)((st_table *)((struct pith_rhash *)h)->as.st)->entries;
+    for (long i = 0; i < n; i++) RB_OBJ_WRITE(h, (VALUE *)&entries[i].record, values[i]);
+    return h;
+#else
+    (void)template;
+    (void)values;
+    (void)n;
+    return Qundef;
+#endif
+}
+
+/* Build maps of every small size both ways and compare with the public API. */
+static bool self_check(void) {
+#if PITH_AR_LAYOUT
+    for (long n = 1; n <= 24; n++) {
+        VALUE keys[24], values[24];
+        for (long i = 0; i < n; i++) {
+            keys[i] = rb_str_freeze(rb_sprintf("pith-check-%ld", i));
+            values[i] = LONG2FIX(i * 7 + 1);
+        }
+        VALUE t = pith_rb_hash_template(keys, n);
+        if (n <= 8 ? !ar_shape_ok(t, n) : !st_shape_ok(t, n)) return false;
+        VALUE h = pith_rb_hash_from_template(t, values, n);
+        if (h == Qundef || OBJ_FROZEN(h) || (long)RHASH_SIZE(h) != n) return false;
+        for (long i = 0; i < n; i++)
+            if (rb_hash_aref(h, keys[i]) != values[i] || rb_hash_aref(t, keys[i]) != Qnil) return false;
+        VALUE ks = rb_funcall(h, rb_intern("keys"), 0), vs = rb_funcall(h, rb_intern("values"), 0);
+        for (long i = 0; i < n; i++)
+            if (RARRAY_AREF(ks, i) != keys[i] || RARRAY_AREF(vs, i) != values[i]) return false;
+        /* The copy is an ordinary Hash: it can grow past the template. */
+        rb_hash_aset(h, rb_str_new_cstr("pith-check-extra"), Qtrue);
+        if ((long)RHASH_SIZE(h) != n + 1 || (long)RHASH_SIZE(t) != n) return false;
+        RB_GC_GUARD(t);
+    }
+    return true;
+#else
+    return false;
+#endif
+}
+
+void pith_rb_init_hash_fast(void) {
+    pith_rb_hash_fast = false;
+    pith_rb_hash_fast = self_check();
+    /* Pith::Native::FAST_HASH tells tests and benchmarks which path runs. */
+    rb_define_const(rb_define_module_under(mPith, "Native"), "FAST_HASH", pith_rb_hash_fast ? Qtrue : Qfalse);
+}

@@ -1,0 +1,23 @@
+/*
+ * hash_fast.h - building small Hashes without re-hashing their keys (see hash_fast.c).
+ */
+#ifndef PITH_RB_HASH_FAST_H
+#define PITH_RB_HASH_FAST_H
+
+#include "common.h"
+
+/** True when the fast path is compiled in and passed its load-time self-check. */
+extern bool pith_rb_hash_fast;
+
+/** A frozen Hash of `keys` with nil values, to copy maps from. */
+VALUE pith_rb_hash_template(const VALUE *keys, long n);
+
+/** True if `template` can serve maps with exactly these keys, in this order. */
+bool pith_rb_template_matches(VALUE template, const VALUE *keys, long n);
+
+/** A new Hash with the template's keys and `values`, or Qundef (then use rb_hash_bulk_insert). */
+VALUE pith_rb_hash_from_template(VALUE template, const VALUE *values, long n);
+
+void pith_rb_init_hash_fast(void);
+
+#endif
