@@ -73,8 +73,9 @@ test-fuzz: deps-c
 	cmake --build $(C_FUZZ) -j $(JOBS)
 	$(PYTHON) c/fuzz/seed_corpus.py $(C_FUZZ)/seeds
 	mkdir -p $(C_FUZZ)/corpus
+	$(C_FUZZ)/fuzz_decode c/fuzz/regressions/*.pith
 	$(C_FUZZ)/fuzz_decode -dict=c/fuzz/pith.dict -max_len=4096 -rss_limit_mb=2048 -artifact_prefix=$(C_FUZZ)/ \
-	  -max_total_time=$(FUZZ_TEST_SECONDS) -print_final_stats=1 $(C_FUZZ)/corpus $(C_FUZZ)/seeds
+	  -max_total_time=$(FUZZ_TEST_SECONDS) -print_final_stats=1 $(C_FUZZ)/corpus $(C_FUZZ)/seeds c/fuzz/regressions
 
 fuzz:
 	$(MAKE) test-fuzz FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)

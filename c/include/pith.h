@@ -464,7 +464,9 @@ PITH_API bool pith_reader_feed_frame(pith_reader *r, const void *frame, size_t l
 typedef struct pith_value pith_value;
 typedef struct pith_doc pith_doc;
 
-/** A node of a value tree. Nodes live in their document's arena. */
+/** A node of a value tree. Nodes live in their document's arena.
+ *  pith_decode gives every map of one shape the same `keys` array; treat
+ *  decoded keys as read-only (build new arrays to change them). */
 struct pith_value {
     pith_type type;
     union {

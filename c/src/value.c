@@ -139,6 +139,11 @@ typedef struct tree_builder {
     pith_doc *doc;
     const char **copies;   /* per string-table index: the doc's copy (shared by references) */
     size_t ncopies;
+    /* Per shape-table index: the key nodes every map of that shape shares.
+     * Sharing is what keeps a one-byte SHAPE item from costing a fresh copy
+     * of all its keys, which would let small inputs demand large trees. */
+    pith_value **shape_keys;
+    size_t shape_keys_cap;
     pith_value *scratch;
     size_t nscratch, scratch_cap;
     bframe *frames;
@@ -151,6 +156,36 @@ static const char *copy_string(tree_builder *b, const pith_item *it) {
     const char *p = (const char *)arena_copy(&b->doc->mem, it->v.str.ptr, it->v.str.len);
     if (p && i != PITH_NO_INDEX && i < b->ncopies) b->copies[i] = p;
     return p;
+}
+
+static pith_value *copy_keys(tree_builder *b, const pith_item *it) {
+    size_t n = it->v.map.count;
+    pith_value *keys = pith_doc_values(b->doc, n);
+    if (!keys) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const pith_key *k = &it->v.map.keys[i];
+        keys[i].type = k->symbol ? PITH_SYMBOL : PITH_STRING;
+        keys[i].v.str.ptr = (const char *)arena_copy(&b->doc->mem, k->ptr, k->len);
+        keys[i].v.str.len = k->len;
+        if (!keys[i].v.str.ptr) return NULL;
+    }
+    return keys;
+}
+
+/* The key nodes of a shaped map: built once per shape, then shared. */
+static pith_value *shared_shape_keys(tree_builder *b, const pith_item *it) {
+    uint32_t s = it->v.map.shape;
+    /* A shape the full table did not take was spelled out in the input. */
+    if (s == PITH_NO_INDEX || it->v.map.count == 0) return copy_keys(b, it);
+    if (s >= b->shape_keys_cap) {
+        size_t old = b->shape_keys_cap;
+        if (!grow_array(b->doc->alloc, (void **)&b->shape_keys, &b->shape_keys_cap, (size_t)s + 1,
+                        sizeof(pith_value *)))
+            return NULL;
+        memset(b->shape_keys + old, 0, (b->shape_keys_cap - old) * sizeof(pith_value *));
+    }
+    if (!b->shape_keys[s]) b->shape_keys[s] = copy_keys(b, it);
+    return b->shape_keys[s];
 }
 
 /* Turn an item into a node; containers get their children later. */
@@ -198,17 +233,9 @@ static bool node_of(tree_builder *b, const pith_item *it, pith_value *out, size_
         out->v.array.count = *children = it->v.array.count;
         return true;
     case PITH_MAP: {
-        /* The keys were decoded (or are a known shape's): this count is real. */
         size_t n = it->v.map.count;
-        pith_value *keys = pith_doc_values(b->doc, n);
+        pith_value *keys = shared_shape_keys(b, it);
         if (!keys) return false;
-        for (size_t i = 0; i < n; i++) {
-            const pith_key *k = &it->v.map.keys[i];
-            keys[i].type = k->symbol ? PITH_SYMBOL : PITH_STRING;
-            keys[i].v.str.ptr = (const char *)arena_copy(&b->doc->mem, k->ptr, k->len);
-            keys[i].v.str.len = k->len;
-            if (!keys[i].v.str.ptr) return false;
-        }
         out->v.map.keys = keys;
         out->v.map.values = NULL;
         out->v.map.count = *children = n;
@@ -300,7 +327,7 @@ pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, con
     } else {
         memset(copies, 0, ncopies * sizeof(char *));
         if (opts->max_depth) pith_reader_set_max_depth(r, opts->max_depth);
-        tree_builder b = {r, doc, copies, ncopies, NULL, 0, 0, NULL, 0, 0};
+        tree_builder b = {r, doc, copies, ncopies, NULL, 0, NULL, 0, 0, NULL, 0, 0};
         ok = pith_reader_start(r, data, len, opts->dicts, opts->ndicts, opts->stream ? PITH_READ_STREAM : 0);
         if (ok && opts->stream) {
             bool more = true;
@@ -320,6 +347,7 @@ pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, con
         }
         mem_free(alloc, b.scratch, b.scratch_cap * sizeof(pith_value));
         mem_free(alloc, b.frames, b.frames_cap * sizeof(bframe));
+        mem_free(alloc, b.shape_keys, b.shape_keys_cap * sizeof(pith_value *));
     }
     mem_free(alloc, copies, ncopies * sizeof(char *));
     pith_reader_free(r);
