@@ -3,6 +3,8 @@
 #   make test    install what is needed, build and run every implementation's tests
 #   make bench   the benchmark suite (see bench/)
 #   make c       build the C core, the pith CLI and the C benchmark (c/build)
+#   make ruby    compile the Ruby gem in place (ruby -Iruby/lib -e 'require "pith"')
+#   make memcheck  the Ruby tests under valgrind (part of make test)
 #   make fuzz    long fuzzing run of the C decoder (FUZZ_SECONDS, default 3600)
 #   make vectors regenerate spec/vectors from the reference codec
 #
@@ -21,7 +23,8 @@ C_BUILD := c/build
 C_ASAN := c/build-asan
 C_FUZZ := c/build-fuzz
 
-.PHONY: all c test test-c test-vectors test-differential test-fuzz fuzz bench vectors deps-c clean
+.PHONY: all c test test-c test-vectors test-differential test-fuzz fuzz bench vectors deps-c clean \
+	deps-ruby ruby test-ruby test-gem memcheck
 
 all: c
 
@@ -39,6 +42,10 @@ endef
 
 deps-c:
 	$(call apt_need,cmake ninja-build gcc clang libclang-rt-14-dev xz-utils python3)
+
+# Ruby 3.1 and the peers of the benchmark come from Debian, never from rubygems.org.
+deps-ruby:
+	$(call apt_need,ruby ruby-dev rake ruby-minitest ruby-json ruby-oj ruby-msgpack ruby-cbor gcc make valgrind python3)
 
 # --------------------------------------------------------------------------
 # C core
@@ -80,8 +87,36 @@ test-fuzz: deps-c
 fuzz:
 	$(MAKE) test-fuzz FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
 
-test: test-c test-vectors test-differential test-fuzz
+test: test-c test-vectors test-differential test-fuzz test-ruby test-gem memcheck
 	@echo "all tests passed"
+
+# --------------------------------------------------------------------------
+# Ruby gem
+# --------------------------------------------------------------------------
+RUBY_MEMCHECK_TESTS := vectors errors types streams dictionary extensions options coder property allocations
+
+ruby: deps-ruby
+	cd ruby && rake compile
+
+# The gem's tests, then the reference codec's random streams re-encoded
+# through Ruby objects must come back byte for byte.
+test-ruby: ruby
+	cd ruby && rake test
+	$(PYTHON) spec/tools/differential.py --recode "ruby ruby/test/support/recode.rb" --count 2000
+
+# The gem as users get it: gem build (vendoring the core), gem install into
+# a scratch GEM_HOME, then require it from outside the source tree.
+test-gem: deps-ruby
+	@tmp=$$(mktemp -d); \
+	cd ruby && rake build >/dev/null && gem=$$(ls -t pith-*.gem | head -1) && \
+	GEM_HOME=$$tmp gem install --local --no-document $$gem && \
+	(cd $$tmp && GEM_HOME=$$tmp GEM_PATH=$$tmp ruby -e 'require "pith"; \
+	  v = {"ok" => [1, 2.5, "x"]}; abort "gem round trip failed" unless Pith.load(Pith.dump(v)) == v; \
+	  puts "gem install: pith #{Pith::VERSION} from #{Gem.loaded_specs["pith"].full_gem_path}"') ; \
+	status=$$?; rm -rf $$tmp $$gem ext/pith/core; exit $$status
+
+memcheck: ruby
+	cd ruby && ruby test/memcheck.rb $(foreach t,$(RUBY_MEMCHECK_TESTS),test/test_$(t).rb)
 
 # --------------------------------------------------------------------------
 # Benchmarks and generated files

@@ -6,10 +6,16 @@ codec. The CLI must re-encode that stream to exactly the same bytes
 every value (`pith decode --diag`).
 
     python3 spec/tools/differential.py --cli c/build/pith [--count N] [--seed S]
+
+A binding without a diagnostic printer is checked by re-encoding alone: its
+--recode command reads a stream on stdin and writes the re-encoded stream.
+
+    python3 spec/tools/differential.py --recode "ruby ruby/test/support/recode.rb"
 """
 
 import argparse
 import random
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -21,27 +27,33 @@ import pithref as P  # noqa: E402
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
+    target = ap.add_mutually_exclusive_group(required=True)
+    target.add_argument("--cli", help="a pith CLI: checks `recode` and `decode --diag`")
+    target.add_argument("--recode", help="a command re-encoding a stream from stdin to stdout")
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=20261120)
     args = ap.parse_args()
     sys.setrecursionlimit(100000)
+    recode_cmd = [args.cli, "recode", "-"] if args.cli else shlex.split(args.recode)
     failures = 0
     for batch in range(4):
         r = random.Random(args.seed + batch)
         values = [gen_values.rand_value(r) for _ in range(args.count // 4)]
         data = P.encode_stream(values)
-        recoded = subprocess.run([args.cli, "recode", "-"], input=data, capture_output=True)
+        recoded = subprocess.run(recode_cmd, input=data, capture_output=True)
         if recoded.returncode != 0 or recoded.stdout != data:
             failures += 1
             print(f"batch {batch}: recode differs ({recoded.stderr.decode().strip()})")
             # Find the first differing value by recoding prefixes of the stream.
             for n in range(1, len(values) + 1):
                 part = P.encode_stream(values[:n])
-                out = subprocess.run([args.cli, "recode", "-"], input=part, capture_output=True).stdout
+                out = subprocess.run(recode_cmd, input=part, capture_output=True).stdout
                 if out != part:
                     print(f"  first differing value: {P.diag(values[n - 1])[:500]}")
                     break
+        if not args.cli:
+            print(f"batch {batch}: {len(values)} values, {len(data)} bytes: {'ok' if not failures else 'FAILED'}")
+            continue
         diags = subprocess.run([args.cli, "decode", "--diag", "-"], input=data, capture_output=True)
         got = diags.stdout.decode("utf-8").split("\n")[:-1]
         want = [P.diag(v) for v in values]

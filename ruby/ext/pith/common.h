@@ -22,6 +22,15 @@
 #  define PITH_RB_UNLIKELY(x) (x)
 #endif
 
+/* The binding's own heap memory (Ruby's allocator, so GC pressure counts it).
+ * Out-of-line wrappers rather than ALLOC_N/REALLOC_N so that a leak report
+ * can tell memory the binding owns (allocated under these frames) from the
+ * memory of Ruby objects the binding creates (test/memcheck.rb). */
+PITH_RB_NOINLINE void *pith_rb_xalloc(size_t n, size_t size);
+PITH_RB_NOINLINE void *pith_rb_xrealloc(void *ptr, size_t n, size_t size);
+#define PITH_RB_ALLOC_N(type, n) ((type *)pith_rb_xalloc((n), sizeof(type)))
+#define PITH_RB_REALLOC_N(var, type, n) ((var) = (type *)pith_rb_xrealloc((var), (n), sizeof(type)))
+
 /* Classes and modules (set once by Init_pith, read-only afterwards). */
 extern VALUE mPith, cEncoder, cDecoder, cDictionary, eError, eEncodeError, eDecodeError, cTimestamp, cExt;
 extern rb_encoding *pith_utf8, *pith_binary, *pith_usascii;

@@ -24,7 +24,10 @@ static rb_ractor_local_key_t default_decoder_key;
  * ========================================================================== */
 
 #define KEY_CACHE 4096
-#define TEMPLATE_CACHE 256
+#define TEMPLATE_CACHE 512
+/* Ways per set: a document's shapes must not evict one another, or every
+ * map of an evicted shape would cost a fresh template object. */
+#define TEMPLATE_WAYS 4
 
 /* A shape's template Hash (hash_fast.c), keyed by the identity of its keys. */
 typedef struct template_entry {
@@ -190,8 +193,8 @@ static size_t shape_keys(VALUE self, pith_rb_decoder *d, const pith_item *it) {
         if (shape >= d->shape_cap) {
             size_t cap = d->shape_cap ? d->shape_cap * 2 : 64;
             while (cap <= shape) cap *= 2;
-            REALLOC_N(d->shape_off, size_t, cap);
-            REALLOC_N(d->shape_gen, uint32_t, cap);
+            PITH_RB_REALLOC_N(d->shape_off, size_t, cap);
+            PITH_RB_REALLOC_N(d->shape_gen, uint32_t, cap);
             memset(d->shape_gen + d->shape_cap, 0, (cap - d->shape_cap) * sizeof(uint32_t));
             d->shape_cap = cap;
         }
@@ -210,7 +213,7 @@ static inline VALUE string_value(pith_rb_decoder *d, const pith_item *it) {
             if (i >= d->frozen_cap) {
                 size_t cap = d->frozen_cap ? d->frozen_cap * 2 : 256;
                 while (cap <= i) cap *= 2;
-                REALLOC_N(d->frozen_by_index, VALUE, cap);
+                PITH_RB_REALLOC_N(d->frozen_by_index, VALUE, cap);
                 memset(d->frozen_by_index + d->frozen_cap, 0, (cap - d->frozen_cap) * sizeof(VALUE));
                 d->frozen_cap = cap;
             }
@@ -251,8 +254,15 @@ static VALUE build(build_ctx *c);
 static VALUE template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, long n) {
     uint64_t sig = (uint64_t)n;
     for (long i = 0; i < n; i++) sig = (sig ^ (uint64_t)keys[i]) * 0x9E3779B97F4A7C15ull;
-    template_entry *e = &d->templates[(sig >> 40) & (TEMPLATE_CACHE - 1)];
-    if (e->template && e->sig == sig && pith_rb_template_matches(e->template, keys, n)) return e->template;
+    template_entry *set = &d->templates[((sig >> 40) * TEMPLATE_WAYS) & (TEMPLATE_CACHE - 1)];
+    for (int w = 0; w < TEMPLATE_WAYS; w++) {
+        template_entry *e = &set[w];
+        if (e->template && e->sig == sig && pith_rb_template_matches(e->template, keys, n)) return e->template;
+    }
+    /* Replace the least recently inserted way: entries shift down, the new one goes first. */
+    memmove(set + 1, set, (TEMPLATE_WAYS - 1) * sizeof(template_entry));
+    template_entry *e = &set[0];
+    e->template = 0;
     VALUE t = pith_rb_hash_template(keys, n);
     if (!pith_rb_template_matches(t, keys, n)) return Qundef;
     e->sig = sig;
@@ -405,7 +415,9 @@ static void new_generation(pith_rb_decoder *d) {
     if (d->frozen_cap) memset(d->frozen_by_index, 0, d->frozen_cap * sizeof(VALUE));
 }
 
-static VALUE decode_buffer(VALUE self, pith_rb_decoder *d, VALUE str) {
+/* Start reading a whole buffer; returns the String the reader points into,
+ * which the caller keeps alive (RB_GC_GUARD) until the reader is done. */
+static VALUE start_buffer(pith_rb_decoder *d, VALUE str, uint32_t flags) {
     StringValue(str);
     /* Unpackers run Ruby code, which could modify the input under the reader:
      * then decode a frozen view (no Ruby code runs otherwise). */
@@ -417,13 +429,38 @@ static VALUE decode_buffer(VALUE self, pith_rb_decoder *d, VALUE str) {
     d->stack->len = 0;
     new_generation(d);
     pith_reader_set_max_depth(d->r, d->max_depth);
-    if (!pith_reader_start(d->r, RSTRING_PTR(input), (size_t)RSTRING_LEN(input), dicts, nd, 0)) fail_decode(d);
+    if (!pith_reader_start(d->r, RSTRING_PTR(input), (size_t)RSTRING_LEN(input), dicts, nd, flags))
+        fail_decode(d);
+    return input;
+}
+
+static VALUE decode_buffer(VALUE self, pith_rb_decoder *d, VALUE str) {
+    VALUE input = start_buffer(d, str, 0);
     build_ctx c = {self, d};
     VALUE v = build(&c);
     if (!pith_reader_finish(d->r)) fail_decode(d);
     reset(d);
     RB_GC_GUARD(input);
     return v;
+}
+
+/* A whole stream buffer (header and every frame) -> Array of values. */
+static VALUE decode_stream_buffer(VALUE self, pith_rb_decoder *d, VALUE str) {
+    VALUE input = start_buffer(d, str, PITH_READ_STREAM);
+    /* The values collect on the (marked) stack until the Array is made. */
+    for (;;) {
+        bool more;
+        if (!pith_reader_frame_begin(d->r, &more)) fail_decode(d);
+        if (!more) break;
+        build_ctx c = {self, d};
+        VALUE v = build(&c);
+        if (!pith_reader_frame_end(d->r)) fail_decode(d);
+        pith_rb_stack_push(d->stack, v);
+    }
+    VALUE out = rb_ary_new_from_values(d->stack->len, d->stack->ptr);
+    reset(d);
+    RB_GC_GUARD(input);
+    return out;
 }
 
 static void apply_options(VALUE self, pith_rb_decoder *d, VALUE opts) {
@@ -550,6 +587,22 @@ static VALUE dec_each(VALUE self) {
     return self;
 }
 
+/* call-seq: decoder.finish -> decoder
+ * Declare the stream complete: raises DecodeError if bytes of an unfinished
+ * frame (or header) remain. */
+static VALUE dec_finish(VALUE self) {
+    pith_rb_decoder *d = get_decoder(self);
+    size_t left = NIL_P(d->buffer) ? 0 : (size_t)RSTRING_LEN(d->buffer) - d->buf_pos;
+    if (left) {
+        pith_error err = {PITH_ERR_TRUNCATED, d->stream_offset, "the stream ends inside a frame"};
+        if (!d->stream_started) err.offset = 0;
+        reset(d);
+        RB_OBJ_WRITE(self, &d->buffer, Qnil);
+        pith_rb_raise_decode(&err);
+    }
+    return self;
+}
+
 /* call-seq: decoder.reset -> decoder  (forget the stream: a new one may start) */
 static VALUE dec_reset(VALUE self) {
     pith_rb_decoder *d = get_decoder(self);
@@ -575,27 +628,26 @@ typedef struct load_args {
     VALUE self;
     pith_rb_decoder *d;
     VALUE str;
+    bool stream;
 } load_args;
 
 static VALUE load_body(VALUE p) {
     load_args *a = (load_args *)p;
-    return decode_buffer(a->self, a->d, a->str);
+    return a->stream ? decode_stream_buffer(a->self, a->d, a->str) : decode_buffer(a->self, a->d, a->str);
 }
 
-/*
- * call-seq: Pith.load(string, symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil) -> object
- */
-static VALUE pith_s_load(int argc, VALUE *argv, VALUE mod) {
+static VALUE load_with(int argc, VALUE *argv, bool stream) {
     VALUE str, opts;
     rb_scan_args(argc, argv, "1:", &str, &opts);
     VALUE self = default_decoder();
     pith_rb_decoder *d = get_decoder(self);
-    if (NIL_P(opts)) return decode_buffer(self, d, str);
+    if (NIL_P(opts)) return stream ? decode_stream_buffer(self, d, str) : decode_buffer(self, d, str);
+    /* Options apply to this call only; restore them even if decoding raises. */
     bool sym = d->symbolize_keys, frz = d->freeze;
     uint32_t depth = d->max_depth;
     VALUE dicts = d->dictionaries;
     apply_options(self, d, opts);
-    load_args a = {self, d, str};
+    load_args a = {self, d, str, stream};
     int state = 0;
     VALUE v = rb_protect(load_body, (VALUE)&a, &state);
     d->symbolize_keys = sym;
@@ -605,6 +657,17 @@ static VALUE pith_s_load(int argc, VALUE *argv, VALUE mod) {
     if (state) rb_jump_tag(state);
     return v;
 }
+
+/*
+ * call-seq: Pith.load(string, symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil) -> object
+ */
+static VALUE pith_s_load(int argc, VALUE *argv, VALUE mod) { return load_with(argc, argv, false); }
+
+/*
+ * call-seq: Pith.load_stream(string, **options) -> Array
+ * Every value of a complete stream buffer (as written by Pith::Encoder#<<).
+ */
+static VALUE pith_s_load_stream(int argc, VALUE *argv, VALUE mod) { return load_with(argc, argv, true); }
 
 void pith_rb_init_decoder(void) {
     id_symbolize_keys = rb_intern("symbolize_keys");
@@ -624,5 +687,7 @@ void pith_rb_init_decoder(void) {
     rb_define_method(cDecoder, "<<", dec_feed, 1);
     rb_define_method(cDecoder, "each", dec_each, 0);
     rb_define_method(cDecoder, "reset", dec_reset, 0);
+    rb_define_method(cDecoder, "finish", dec_finish, 0);
     rb_define_module_function(mPith, "load", pith_s_load, -1);
+    rb_define_module_function(mPith, "load_stream", pith_s_load_stream, -1);
 }

@@ -68,9 +68,9 @@ static VALUE dict_s_new(int argc, VALUE *argv, VALUE klass) {
     VALUE keep = rb_ary_new();
     long ns = RARRAY_LEN(strings), nsh = RARRAY_LEN(shapes), nk = 0;
     for (long i = 0; i < nsh; i++) nk += RARRAY_LEN(rb_Array(RARRAY_AREF(shapes, i)));
-    pith_key *skeys = ALLOC_N(pith_key, ns + 1);
-    pith_key *kkeys = ALLOC_N(pith_key, nk + 1);
-    size_t *lens = ALLOC_N(size_t, nsh + 1);
+    pith_key *skeys = PITH_RB_ALLOC_N(pith_key, ns + 1);
+    pith_key *kkeys = PITH_RB_ALLOC_N(pith_key, nk + 1);
+    size_t *lens = PITH_RB_ALLOC_N(size_t, nsh + 1);
     long k = 0;
     for (long i = 0; i < ns; i++) {
         VALUE s = RARRAY_AREF(strings, i);

@@ -195,7 +195,7 @@ static inline void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) 
 PITH_RB_NOINLINE static void encode_bignum(pith_rb_encoder *e, VALUE big, uint32_t depth) {
     size_t n = rb_absint_size(big, NULL);
     uint8_t small[64];
-    uint8_t *buf = n <= sizeof small ? small : ALLOC_N(uint8_t, n);
+    uint8_t *buf = n <= sizeof small ? small : PITH_RB_ALLOC_N(uint8_t, n);
     int sign = rb_integer_pack(big, buf, n, 1, 0, INTEGER_PACK_LITTLE_ENDIAN);
     bool ok = pith_write_bigint(e->w, sign < 0, buf, n);
     if (buf != small) xfree(buf);
@@ -245,7 +245,7 @@ static inline void path_enter(pith_rb_encoder *e, uint32_t depth, VALUE containe
     if (PITH_RB_UNLIKELY(depth >= e->path_cap)) {
         size_t cap = e->path_cap ? e->path_cap * 2 : 64;
         while (cap <= depth) cap *= 2;
-        REALLOC_N(e->path, path_entry, cap);
+        PITH_RB_REALLOC_N(e->path, path_entry, cap);
         e->path_cap = cap;
     }
     if (PITH_RB_UNLIKELY(depth >= 32)) {
@@ -316,7 +316,7 @@ static inline uint64_t mix(uint64_t h, uint64_t v) {
  * strings are pushed on the value stack to keep them alive. */
 static bool textual_keys(pith_rb_encoder *e, long base, long n, bool *converted, uint32_t depth) {
     if ((size_t)n > e->kbuf_cap) {
-        REALLOC_N(e->kbuf, pith_key, n);
+        PITH_RB_REALLOC_N(e->kbuf, pith_key, n);
         e->kbuf_cap = (size_t)n;
     }
     *converted = false;
@@ -350,7 +350,7 @@ static void cache_store(pith_rb_encoder *e, shape_entry *entry, uint64_t sig, lo
     if (e->pool_len + (size_t)n > e->pool_cap) {
         size_t cap = e->pool_cap ? e->pool_cap * 2 : 1024;
         while (cap < e->pool_len + (size_t)n) cap *= 2;
-        REALLOC_N(e->pool, VALUE, cap);
+        PITH_RB_REALLOC_N(e->pool, VALUE, cap);
         e->pool_cap = cap;
     }
     for (long i = 0; i < n; i++) e->pool[e->pool_len + (size_t)i] = e->stack->ptr[base + 2 * i];

@@ -9,6 +9,24 @@ VALUE mPith;
 rb_encoding *pith_utf8, *pith_binary, *pith_usascii;
 int pith_utf8_index, pith_binary_index, pith_usascii_index;
 
+/* The empty asm keeps the calls from becoming tail calls, which would drop
+ * these frames from the stacks a leak checker sees. */
+void *pith_rb_xalloc(size_t n, size_t size) {
+    void *p = ruby_xmalloc2(n, size);
+#if defined(__GNUC__)
+    __asm__ volatile("" : "+r"(p));
+#endif
+    return p;
+}
+
+void *pith_rb_xrealloc(void *ptr, size_t n, size_t size) {
+    void *p = ruby_xrealloc2(ptr, n, size);
+#if defined(__GNUC__)
+    __asm__ volatile("" : "+r"(p));
+#endif
+    return p;
+}
+
 RUBY_FUNC_EXPORTED void Init_pith(void) {
 #ifdef HAVE_RB_EXT_RACTOR_SAFE
     rb_ext_ractor_safe(true);

@@ -38,7 +38,7 @@ void pith_rb_stack_reserve(pith_rb_stack *s, long n) {
     long cap = s->cap ? s->cap : 256;
     while (cap - s->len < n) cap *= 2;
     if (cap != s->cap) {
-        REALLOC_N(s->ptr, VALUE, cap);
+        PITH_RB_REALLOC_N(s->ptr, VALUE, cap);
         s->cap = cap;
     }
 }

@@ -76,11 +76,28 @@ static VALUE pith_register_type(int argc, VALUE *argv, VALUE self) {
 
 static VALUE deep_copy(VALUE obj, int depth);
 
-static int copy_pair(VALUE key, VALUE value, VALUE pairs) {
+static int copy_pair_slow(VALUE key, VALUE value, VALUE pairs) {
     rb_ary_push(pairs, key);
-    rb_ary_push(pairs, value);
+    rb_ary_push(pairs, deep_copy(value, 1));
     return ST_CONTINUE;
 }
+
+/* Pairs of the Hash being copied, gathered on the C stack (which the GC
+ * scans) so no temporary Ruby object is made for them. */
+typedef struct copy_pairs {
+    VALUE *buf;
+    long len;
+    int depth;
+} copy_pairs;
+
+static int copy_pair(VALUE key, VALUE value, VALUE arg) {
+    copy_pairs *p = (copy_pairs *)arg;
+    p->buf[p->len++] = key;
+    p->buf[p->len++] = deep_copy(value, p->depth + 1);
+    return ST_CONTINUE;
+}
+
+#define COPY_STACK_PAIRS 64
 
 static VALUE deep_copy(VALUE obj, int depth) {
     if (depth > 10000) rb_raise(rb_eArgError, "nesting too deep");
@@ -99,10 +116,19 @@ static VALUE deep_copy(VALUE obj, int depth) {
     }
     case T_HASH: {
         long n = (long)RHASH_SIZE(obj);
-        VALUE pairs = rb_ary_new_capa(2 * n);
-        rb_hash_foreach(obj, copy_pair, pairs);
+        if (n > COPY_STACK_PAIRS) {
+            VALUE h = rb_hash_new();
+            VALUE pairs = rb_ary_new_capa(2 * n);
+            rb_hash_foreach(obj, copy_pair_slow, pairs);
+            rb_hash_bulk_insert(2 * n, RARRAY_CONST_PTR(pairs), h);
+            RB_GC_GUARD(pairs);
+            return h;
+        }
+        VALUE buf[2 * COPY_STACK_PAIRS];
+        copy_pairs p = {buf, 0, depth};
+        rb_hash_foreach(obj, copy_pair, (VALUE)&p);
         VALUE h = rb_hash_new();
-        for (long i = 0; i < n; i++) rb_hash_aset(h, RARRAY_AREF(pairs, 2 * i), deep_copy(RARRAY_AREF(pairs, 2 * i + 1), depth + 1));
+        rb_hash_bulk_insert(p.len, buf, h);
         return h;
     }
     case T_FLOAT:

@@ -1,0 +1,42 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+
+class TestDictionary < Minitest::Test
+  SAMPLES = Array.new(20) { |i| { "id" => "usr_#{i}", "role" => i.even? ? "admin" : "user", "lang" => "en-US" } }
+
+  def test_build_and_use
+    dict = Pith::Dictionary.build(SAMPLES)
+    assert_includes dict.strings, "admin"
+    assert_includes dict.shapes, %w[id role lang]
+    value = SAMPLES.first
+    with = Pith.dump(value, dictionary: dict)
+    assert_operator with.bytesize, :<, Pith.dump(value).bytesize + 8
+    assert_equal value, Pith.load(with, dictionary: dict)
+    err = assert_raises(Pith::DecodeError) { Pith.load(with) }
+    assert_equal :unknown_dictionary, err.code
+  end
+
+  def test_serialize_and_load
+    dict = Pith::Dictionary.new(strings: %w[admin user], shapes: [["id", :name]])
+    again = Pith::Dictionary.load(dict.to_s)
+    assert_equal dict.id, again.id
+    assert_equal [["id", :name]], again.shapes
+    assert dict.frozen?
+    assert_match(/Pith::Dictionary id=\h{16}/, dict.inspect)
+  end
+
+  def test_invalid_dictionaries
+    assert_raises(ArgumentError) { Pith::Dictionary.new(strings: ["a"]) }
+    assert_raises(ArgumentError) { Pith::Dictionary.new(strings: %w[ab ab]) }
+    assert_raises(ArgumentError) { Pith::Dictionary.new(shapes: [%w[a a]]) }
+    assert_raises(Pith::DecodeError) { Pith::Dictionary.load("junk") }
+  end
+
+  def test_encoder_decoder_with_dictionary
+    dict = Pith::Dictionary.build(SAMPLES)
+    enc = Pith::Encoder.new(dictionary: dict)
+    dec = Pith::Decoder.new(dictionaries: [Pith::Dictionary.new(strings: ["zz"]), dict])
+    assert_equal SAMPLES, dec.decode(enc.encode(SAMPLES))
+  end
+end

@@ -1,0 +1,49 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+
+class TestOptions < Minitest::Test
+  DOC = [{ "id" => 1, "name" => "a", "tags" => ["x", "y"], "meta" => { "k" => "v" } },
+         { "id" => 2, "name" => "a", "tags" => ["x"], "meta" => { "k" => "v" } }].freeze
+
+  def test_symbolize_keys
+    got = Pith.load(Pith.dump(DOC), symbolize_keys: true)
+    assert_equal %i[id name tags meta], got[0].keys
+    assert_equal({ k: "v" }, got[1][:meta])
+    # The option lasts for that call only.
+    assert_equal %w[id name tags meta], Pith.load(Pith.dump(DOC))[0].keys
+  end
+
+  def test_freeze_deep_and_deduplicated
+    got = Pith.load(Pith.dump(DOC), freeze: true)
+    assert got.frozen?
+    assert got[0].frozen?
+    assert got[0]["tags"].frozen?
+    assert got[0]["name"].frozen?
+    assert_same got[0]["name"], got[1]["name"]
+    assert_same got[0]["tags"][0], got[1]["tags"][0]
+    refute Pith.load(Pith.dump(DOC))[0]["name"].frozen?
+  end
+
+  def test_default_hook_and_to_pith_precedence
+    klass = Class.new { def to_pith = "from to_pith" }
+    assert_equal "from to_pith", Pith.load(Pith.dump(klass.new, default: ->(_) { "from default" }))
+    assert_equal "from default", Pith.load(Pith.dump(Object.new, default: ->(_) { "from default" }))
+  end
+
+  def test_hook_errors_propagate_and_encoder_recovers
+    assert_raises(ZeroDivisionError) { Pith.dump([Object.new], default: ->(_) { 1 / 0 }) }
+    assert_equal [1], Pith.load(Pith.dump([1]))
+  end
+
+  def test_reentrant_dump_from_a_hook
+    inner = ->(o) { Pith.load(Pith.dump({ "inner" => o.to_s.size })) }
+    assert_equal [{ "inner" => Object.new.to_s.size }], Pith.load(Pith.dump([Object.new], default: inner))
+  end
+
+  def test_encoder_and_decoder_reuse
+    enc = Pith::Encoder.new
+    dec = Pith::Decoder.new(symbolize_keys: true)
+    3.times { assert_equal({ a: 1 }, dec.decode(enc.encode({ "a" => 1 }))) }
+  end
+end

@@ -1,0 +1,117 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+
+# Every Ruby type Pith holds comes back exactly.
+class TestTypes < Minitest::Test
+  include PithTestHelper
+
+  def round_trip(value)
+    back = Pith.load(Pith.dump(value))
+    assert exact?(value, back), "#{value.inspect[0, 200]} came back as #{back.inspect[0, 200]}"
+    back
+  end
+
+  def test_scalars
+    [nil, true, false, 0, 1, -1, 23, 24, -9, 2**31, -2**31, 2**53 + 1, 2**63 - 1, -2**63, 2**63, 2**64 - 1,
+     2**64, -2**63 - 1, 2**200, -(10**40)].each { |v| round_trip(v) }
+  end
+
+  def test_floats_bit_exact
+    nan_payload = [0x7ff0000000000001].pack("Q<").unpack1("E")
+    [0.0, -0.0, 1.5, 0.1, 0.1 + 0.2, 2100.0, 1e22, 1e23, 5e-324, Float::MAX, Float::INFINITY, -Float::INFINITY,
+     Float::NAN, nan_payload, 37.7749, -122.4194].each { |v| round_trip(v) }
+    assert_equal 1.0.class, round_trip(1.0).class
+  end
+
+  def test_strings_and_encodings
+    round_trip("")
+    round_trip("héllo wörld ✓ 😀")
+    assert_equal Encoding::UTF_8, round_trip("abc").encoding
+    bin = "\x00\xff\xfe".b
+    assert_equal Encoding::BINARY, round_trip(bin).encoding
+    # US-ASCII strings are strings; other encodings are converted to UTF-8.
+    assert_equal "abc", Pith.load(Pith.dump("abc".encode("US-ASCII")))
+    assert_equal "café", Pith.load(Pith.dump("café".encode("ISO-8859-1")))
+    err = assert_raises(Pith::EncodeError) { Pith.dump(["ok", "\xff\xfe".dup.force_encoding("UTF-8")]) }
+    assert_match(/invalid UTF-8.*\$\[1\]/, err.message)
+  end
+
+  def test_symbols
+    assert_equal :active, round_trip(:active)
+    assert_equal({ id: 1, "id" => 2 }, round_trip({ id: 1, "id" => 2 }))
+    assert_equal :"日本", round_trip(:"日本")
+  end
+
+  def test_arrays_and_hashes_keep_order_and_any_keys
+    h = { "b" => 1, "a" => 2, 3 => [4], nil => 5, 1.5 => 6, [1, 2] => 7, { "k" => 1 } => 8, true => 9 }
+    back = round_trip(h)
+    assert_equal h.keys, back.keys
+    assert_equal({ 1 => "int", 1.0 => "float" }, round_trip({ 1 => "int", 1.0 => "float" }))
+    round_trip([[], [[]], {}, [{}]])
+  end
+
+  def test_time_keeps_nanoseconds_and_offset
+    t = Time.at(1_744_795_427, 123_456_789, :nsec, in: "+05:45")
+    back = round_trip(t)
+    assert_equal 123_456_789, back.nsec
+    assert_equal 345 * 60, back.utc_offset
+    u = round_trip(Time.utc(1969, 12, 31, 23, 59, 59, 999_999.999r))
+    assert u.utc?
+    round_trip(Time.utc(2106, 2, 7, 6, 28, 16))
+    round_trip(Time.utc(1, 1, 1))
+    round_trip(Time.utc(9999, 12, 31, 23, 59, 59))
+    assert_raises(Pith::EncodeError) { Pith.dump(Time.utc(10_000, 1, 1)) }
+    assert_raises(Pith::EncodeError) { Pith.dump(Time.at(0, in: "+00:00:30")) }
+    assert_raises(Pith::EncodeError) { Pith.dump(Time.at(Rational(1, 3))) }
+    floating = Pith::Timestamp.floating(1_744_795_427, 5)
+    assert_equal floating, Pith.load(Pith.dump(floating))
+  end
+
+  Point = Struct.new(:x, :y)
+
+  def test_struct_through_default_hook
+    hook = ->(o) { o.is_a?(Struct) ? o.to_h : raise(TypeError) }
+    assert_equal({ x: 1, y: 2 }, Pith.load(Pith.dump(Point.new(1, 2), default: hook)))
+    err = assert_raises(Pith::EncodeError) { Pith.dump({ "p" => [Point.new(1, 2)] }) }
+    assert_match(/TestTypes::Point/, err.message)
+    assert_match(/\$\["p"\]\[0\]/, err.message)
+  end
+
+  class Money
+    attr_reader :cents
+
+    def initialize(cents) = @cents = cents
+    def to_pith = { "cents" => cents }
+  end
+
+  def test_to_pith
+    assert_equal({ "cents" => 250 }, Pith.load(Pith.dump(Money.new(250))))
+  end
+
+  def test_unsupported_object_names_class_and_path
+    err = assert_raises(Pith::EncodeError) { Pith.dump([1, 2, { "user" => Object.new }]) }
+    assert_match(/unsupported type Object at \$\[2\]\["user"\]/, err.message)
+  end
+
+  def test_cycles_raise
+    a = [1]
+    a << a
+    err = assert_raises(Pith::EncodeError) { Pith.dump(a) }
+    assert_match(/circular reference/, err.message)
+    h = {}
+    h["self"] = h
+    assert_raises(Pith::EncodeError) { Pith.dump(h) }
+  end
+
+  def test_extension_values_without_a_type
+    e = Pith::Ext.new(7, "\x01\x02".b)
+    assert_equal e, Pith.load(Pith.dump(e))
+  end
+
+  def test_binary_output
+    out = Pith.dump({ "a" => 1 })
+    assert_equal Encoding::BINARY, out.encoding
+    assert_equal "\xC1\x70\x10".b, out[0, 3]
+  end
+end
