@@ -5,6 +5,8 @@
 #   make c       build the C core, the pith CLI and the C benchmark (c/build)
 #   make ruby    compile the Ruby gem in place (ruby -Iruby/lib -e 'require "pith"')
 #   make memcheck  the Ruby tests under valgrind (part of make test)
+#   make js      install and build the TypeScript package (js/dist)
+#   make python  build the Python package into python/.venv
 #   make fuzz    long fuzzing run of the C decoder (FUZZ_SECONDS, default 3600)
 #   make vectors regenerate spec/vectors from the reference codec
 #
@@ -24,7 +26,7 @@ C_ASAN := c/build-asan
 C_FUZZ := c/build-fuzz
 
 .PHONY: all c test test-c test-vectors test-differential test-fuzz fuzz bench vectors deps-c clean \
-	deps-ruby ruby test-ruby test-gem memcheck
+	deps-ruby ruby test-ruby test-gem memcheck deps-js js test-js deps-python python test-python test-bench
 
 all: c
 
@@ -42,6 +44,16 @@ endef
 
 deps-c:
 	$(call apt_need,cmake ninja-build gcc clang libclang-rt-14-dev xz-utils python3)
+
+# Node.js 20 and npm come with the machine; Debian's are the fallback.
+deps-js:
+	@command -v node >/dev/null && command -v npm >/dev/null || { $(APT_INSTALL) nodejs npm >/dev/null; }
+
+# The Python package builds in a venv from the machine's python3 (3.10+).
+deps-python:
+	$(call apt_need,gcc)
+	@$(PYTHON) -c 'import venv, sys; sys.exit(sys.version_info < (3, 10))' || \
+	  { echo "python3 >= 3.10 with venv is required"; exit 1; }
 
 # Ruby 3.1 and the peers of the benchmark come from Debian, never from rubygems.org.
 deps-ruby:
@@ -87,7 +99,7 @@ test-fuzz: deps-c
 fuzz:
 	$(MAKE) test-fuzz FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
 
-test: test-c test-vectors test-differential test-fuzz test-ruby test-gem memcheck
+test: test-c test-vectors test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-bench
 	@echo "all tests passed"
 
 # --------------------------------------------------------------------------
@@ -119,10 +131,44 @@ memcheck: ruby
 	cd ruby && ruby test/memcheck.rb $(foreach t,$(RUBY_MEMCHECK_TESTS),test/test_$(t).rb)
 
 # --------------------------------------------------------------------------
+# TypeScript
+# --------------------------------------------------------------------------
+js: deps-js
+	cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent
+
+# Includes the cross-language tests against the C CLI (c/build/pith).
+test-js: js c
+	cd js && PITH_CLI=$(ROOT)/$(C_BUILD)/pith npm test --silent
+
+# --------------------------------------------------------------------------
+# Python
+# --------------------------------------------------------------------------
+PY_VENV := python/.venv
+
+# pip install ./python rebuilds the extension every time: tests never see a stale build.
+python: deps-python
+	test -x $(PY_VENV)/bin/python || $(PYTHON) -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check ./python pytest hypothesis mypy
+
+test-python: python
+	cd python && .venv/bin/python -m pytest -q -p no:cacheprovider tests
+
+# --------------------------------------------------------------------------
 # Benchmarks and generated files
 # --------------------------------------------------------------------------
-bench: c
-	$(C_BUILD)/pith_bench $(ROOT)
+# The benchmark suite (bench/README.md): Ruby peers side by side in one
+# process, plus the C core, TypeScript and Python sections.
+bench: c ruby js python
+	bench/setup
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r bench/python/requirements.txt
+	ruby bench/run.rb
+
+# A short run of every section: fails on an inexact round trip, bytes that
+# differ from spec/vectors/corpus or a section that breaks.
+test-bench: c ruby js python
+	bench/setup
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r bench/python/requirements.txt
+	SMOKE=1 ruby bench/run.rb
 
 vectors:
 	$(PYTHON) spec/tools/make_vectors.py

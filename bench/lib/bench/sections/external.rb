@@ -1,0 +1,164 @@
+# frozen_string_literal: true
+
+require "json"
+require "tmpdir"
+require "timeout"
+require_relative "../util"
+
+module Bench
+  module Sections
+    # 5. Sections written by other parts of the project (other languages, Redis,
+    # HTTP): a program that takes `--json OUT` and writes a result in the
+    # pith-bench/1 schema (bench/README.md, "Plugging in a section"). A section
+    # whose program does not exist yet is listed as pending; one that exists and
+    # fails, times out or writes an invalid result is an error (the smoke run
+    # fails on it).
+    class External
+      SCHEMA = "pith-bench/1"
+
+      # id => [title, program path (from the repository root), how to run it]
+      PLUGINS = {
+        "python" => ["Python", "bench/python/bench.py", :python],
+        "js" => ["TypeScript (Node.js)", "js/bench/bench.mjs", :node],
+        "redis" => ["Redis round trips", "bench/redis/bench.rb", :ruby],
+        "http" => ["HTTP payloads", "bench/http/bench.rb", :ruby]
+      }.freeze
+
+      TIMEOUTS = { "full" => 420, "quick" => 120, "smoke" => 90 }.freeze
+
+      def initialize(ctx, id)
+        @ctx = ctx
+        @id = id
+        @title, @program, @runner = PLUGINS.fetch(id)
+      end
+
+      def run
+        path = File.join(@ctx.root, @program)
+        return { "title" => @title, "program" => @program, "status" => "pending" } unless File.exist?(path)
+        cmd = command(path)
+        Dir.mktmpdir("pith-bench-") do |tmp|
+          out = File.join(tmp, "result.json")
+          log = File.join(tmp, "log.txt")
+          @ctx.progress(@id, "#{cmd.map { |a| File.basename(a) }.join(' ')} --json OUT")
+          t0 = Util.now
+          status = spawn_with_timeout(cmd + ["--json", out], log, TIMEOUTS.fetch(@ctx.mode))
+          secs = Util.now - t0
+          tail = File.exist?(log) ? File.read(log).lines.last(15).join : ""
+          base = { "title" => @title, "program" => @program, "command" => (cmd.map { |a| a.sub("#{@ctx.root}/", "") } + ["--json", "OUT"]).join(" "),
+                   "seconds" => secs.round(1) }
+          unless status == 0
+            why = status == :timeout ? "timed out after #{TIMEOUTS.fetch(@ctx.mode)} s" : "exited with status #{status}"
+            return base.merge("status" => "error", "error" => "#{@program} #{why}", "log" => tail)
+          end
+          result = begin
+            JSON.parse(File.read(out))
+          rescue StandardError => e
+            return base.merge("status" => "error", "error" => "#{@program} wrote no valid JSON to OUT (#{e.class}: #{e.message[0, 120]})", "log" => tail)
+          end
+          result = normalize(result)
+          problems = validate(result)
+          unless problems.empty?
+            return base.merge("status" => "error", "error" => "#{@program}: result does not follow #{SCHEMA}: #{problems.first(3).join('; ')}", "log" => tail)
+          end
+          @ctx.progress(@id, "done in #{Util.duration(secs)}", done: true)
+          base.merge("status" => "ok", "result" => result)
+        end
+      end
+
+      def command(path)
+        case @runner
+        when :python
+          venv = File.join(@ctx.root, "python/.venv/bin/python")
+          [File.executable?(venv) ? venv : (@ctx.env["PYTHON"] || "python3"), path]
+        when :node then [@ctx.env["NODE"] || "node", path]
+        when :ruby then [RbConfig.ruby, path]
+        end
+      end
+
+      def child_env
+        {
+          "BENCH_ROOT" => @ctx.root,
+          "BENCH_MODE" => @ctx.mode,
+          "QUICK" => @ctx.quick? ? "1" : nil,
+          "SMOKE" => @ctx.smoke? ? "1" : nil,
+          "CORPUS" => @ctx.corpus_dir,
+          "DOCS" => @ctx.smoke? && !@ctx.env["DOCS"] ? @ctx.documents.map { |d| d[:name] }.join(",") : @ctx.env["DOCS"],
+          # ONLY/EXCEPT name Ruby codecs; another language has its own list
+          "ONLY" => nil, "EXCEPT" => nil
+        }
+      end
+
+      def spawn_with_timeout(cmd, log, limit)
+        pid = Process.spawn(child_env, *cmd, chdir: @ctx.root, out: log, err: [:child, :out], pgroup: true)
+        deadline = Util.now + limit
+        loop do
+          done, st = Process.waitpid2(pid, Process::WNOHANG)
+          return st.exitstatus || "signal #{st.termsig}" if done
+          if Util.now > deadline
+            Process.kill("TERM", -pid) rescue nil
+            sleep 2
+            Process.kill("KILL", -pid) rescue nil
+            Process.waitpid(pid) rescue nil
+            return :timeout
+          end
+          sleep 0.2
+        end
+      end
+
+      # Accepts, besides pith-bench/1, the per-document form js/bench/bench.mjs
+      # wrote first: {"documents": [{"name", "kind", "codecs": {codec: {"bytes",
+      # "encPerSec", "decPerSec", "ok"}}}], "node": ...}.
+      def normalize(r)
+        return r unless r.is_a?(Hash) && r["schema"].nil? && r["documents"].is_a?(Array) &&
+                        r["documents"].all? { |d| d.is_a?(Hash) && d["codecs"].is_a?(Hash) }
+        rows = r["documents"].flat_map do |d|
+          d["codecs"].map do |codec, x|
+            { "document" => d["name"], "group" => d["kind"] || "seed", "codec" => codec, "bytes" => x["bytes"],
+              "encode_per_s" => x["encPerSec"], "decode_per_s" => x["decPerSec"], "correct" => x["ok"] }
+          end
+        end
+        { "schema" => SCHEMA, "runtime" => r["node"] ? "Node.js #{r['node']}" : r["runtime"],
+          "libraries" => r["libraries"] || {}, "notes" => Array(r["notes"]), "documents" => rows }
+      end
+
+      def validate(r)
+        p = []
+        return ["top level is not an object"] unless r.is_a?(Hash)
+        p << "schema is #{r['schema'].inspect}, expected #{SCHEMA.inspect}" unless r["schema"] == SCHEMA
+        docs = r["documents"]
+        return p << "documents is not an array" unless docs.is_a?(Array)
+        docs.each_with_index do |d, i|
+          unless d.is_a?(Hash)
+            p << "documents[#{i}] is not an object"
+            next
+          end
+          %w[document codec].each { |k| p << "documents[#{i}].#{k} missing" unless d[k].is_a?(String) }
+          p << "documents[#{i}].correct missing" unless [true, false].include?(d["correct"]) || d["error"]
+          %w[bytes encode_per_s decode_per_s].each do |k|
+            p << "documents[#{i}].#{k} is not a number" unless d[k].nil? || d[k].is_a?(Numeric)
+          end
+        end
+        p
+      end
+    end
+
+    # The C core's own benchmark (c/build/pith_bench, built by `make c`), its
+    # text output kept as is: the ceiling for every binding.
+    class CCore
+      def initialize(ctx)
+        @ctx = ctx
+      end
+
+      def run
+        bin = File.join(@ctx.root, "c/build/pith_bench")
+        return { "status" => "pending", "program" => "c/build/pith_bench (make c)" } unless File.executable?(bin)
+        @ctx.progress("c", "c/build/pith_bench")
+        secs = @ctx.params[:c_seconds]
+        text = IO.popen([bin, @ctx.root, secs.to_s], err: [:child, :out], &:read)
+        return { "status" => "error", "error" => "c/build/pith_bench exited with #{$?.exitstatus}", "log" => text.lines.last(10).join } unless $?.success?
+        @ctx.progress("c", "done", done: true)
+        { "status" => "ok", "command" => "c/build/pith_bench . #{secs}", "output" => text }
+      end
+    end
+  end
+end

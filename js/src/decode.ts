@@ -1,0 +1,5 @@
+// Decode-only entry point: `import { decode } from '@pith/pith/decode'`.
+export { decode, decodeStream, Decoder, StreamDecoder } from './decoder.js';
+export type { DecoderOptions } from './decoder.js';
+export { DecodeError, Timestamp, Ext, Float64, addExtension, removeExtension } from './common.js';
+export type { DecodeErrorCode, Extension, Zone, DictionaryLike } from './common.js';

@@ -1,0 +1,1974 @@
+// Pith encoder: the canonical encoding of SPEC section 7. Like the decoder, it
+// keeps its hot state in module-level variables, loaded from and stored back
+// into an Encoder on every call.
+
+import {
+  float64Bits,
+  utf8Length,
+  DictionaryLike,
+  EncodeError,
+  Ext,
+  Float64,
+  Timestamp,
+  extByClass,
+  daysFromCivil,
+  daysInMonth,
+  DEFAULT_MAX_DEPTH,
+  MAX_EXT_TYPE,
+  MAX_OFFSET,
+  MAX_SECONDS,
+  MAX_SHAPES,
+  MAX_STRINGS,
+  MIN_SECONDS,
+  REF8_BASE,
+  REF16_BASE,
+  REF24_BASE,
+  SHAPE8_BASE,
+  SHAPE16_BASE,
+  INT64_MAX,
+  INT64_MIN,
+  UINT64_MAX,
+  TSV_DATE_ONLY,
+  TSV_NUMERIC_OFFSET,
+  TSV_SPACE,
+  FLAG_DICT,
+  FLAG_STREAM,
+} from './common.js';
+
+export interface EncoderOptions {
+  /** Pre-shared dictionary (SPEC 8); the buffer then carries its id. */
+  dictionary?: DictionaryLike | null;
+  /** Nesting limit (SPEC 5.7); default 1000. Deeper values (and cycles) raise EncodeError. */
+  maxDepth?: number;
+  /** `'error'` (default): `undefined` raises EncodeError. `'null'`: it is written as null. */
+  undefined?: 'error' | 'null';
+  /**
+   * Objects whose prototype is neither `Object.prototype` nor `null`, with no
+   * registered extension: `'error'` (default) raises EncodeError; `'map'`
+   * writes their own enumerable string-keyed properties as a map.
+   */
+  classInstances?: 'error' | 'map';
+}
+
+// ---------------------------------------------------------------------------
+// State objects
+// ---------------------------------------------------------------------------
+
+/**
+ * What the encoder knows about one distinct string, persistent across the
+ * buffers of an Encoder: whether it is in the current buffer's string table
+ * (`gen` is the buffer's generation) and at which lowest index.
+ */
+class StrEntry {
+  gen = -1;
+  idx = -1;
+  dict = -1; // index in the encoder's dictionary, or -1
+  /** UTF-8 bytes, kept once the string has been written in two buffers (copying them beats re-encoding). */
+  bytes: Uint8Array | null = null;
+  words: Uint32Array | null = null; // the same bytes, padded, as 32-bit words
+}
+
+class ESlot {
+  s: string | null = null; // str register
+  se: StrEntry | null = null; // its entry (null for strings of one byte)
+  ik = 0; // int register: 0 none, 1 number, 2 bigint
+  i = 0;
+  ib = 0n;
+  dk = false; // dec register
+  dm = 0;
+  de = 0;
+  sh: EShape | null = null; // memo: the shape of the last map written in this slot
+}
+
+function resetSlot(s: ESlot): void {
+  s.s = null;
+  s.se = null;
+  s.ik = 0;
+  s.dk = false;
+}
+
+/** A key sequence, persistent across buffers in one Encoder; `gen === gen` means "in this buffer's table at idx". */
+class EShape {
+  keys: (string | symbol)[];
+  n: number;
+  slots: ESlot[];
+  gen = -1;
+  idx = -1;
+  dictIdx = -1;
+  // MAPDEF acceleration for all-string keys (null: use the general path)
+  kent: (StrEntry | null)[] | null = null; // entries, valid for kepoch
+  kepoch = -1;
+  kbytes: Uint8Array[] | null = null; // UTF-8 of each key
+  kwords: Uint32Array[] | null = null; // ... as padded 32-bit words
+  kpfx: Int32Array | null = null; // key i > 0: common prefix bytes with key i-1
+  kblock: Uint8Array | null = null; // the encoding of keys 1.. when none is in the table
+  kblockw: Uint32Array | null = null;
+  plain = false; // all keys strings, none timestamp-like
+  evicted = false; // pruned from the registry
+  constructor(keys: (string | symbol)[]) {
+    this.keys = keys;
+    this.n = keys.length;
+    this.slots = [];
+    for (let i = 0; i < keys.length; i++) this.slots.push(new ESlot());
+    let plain = true;
+    for (const k of keys) if (typeof k !== 'string' || utf8Length(k) < 0 || (k.length >= 10 && k.length <= 35 && tsParse(k))) plain = false;
+    if (plain) {
+      this.plain = true;
+      const n = keys.length;
+      this.kbytes = (keys as string[]).map((k) => padded(textEncoder.encode(k)));
+      this.kwords = this.kbytes.map((b) => new Uint32Array(b.buffer));
+      this.kpfx = new Int32Array(n);
+      for (let i = 1; i < n; i++) {
+        this.kpfx[i] = commonPrefix(keys[i] as string, keys[i - 1] as string);
+      }
+      const parts: number[] = [];
+      for (let i = 1; i < n; i++) {
+        const b = this.kbytes[i];
+        const L = this.kpfx[i];
+        const suf = b.length - L;
+        const pfxSize = 2 + (suf < 16 ? 0 : vlen(suf - 16)) + suf;
+        const inlineSize = (b.length < 32 ? 1 : 1 + vlen(b.length - 32)) + b.length;
+        if (L > 0 && pfxSize < inlineSize) {
+          if (suf < 16) parts.push(0xc0 + suf, L);
+          else parts.push(0xf5, L, ...varintBytes(suf - 16));
+          for (let j = L; j < b.length; j++) parts.push(b[j]);
+        } else {
+          if (b.length < 32) parts.push(0x40 + b.length);
+          else parts.push(0xec, ...varintBytes(b.length - 32));
+          for (let j = 0; j < b.length; j++) parts.push(b[j]);
+        }
+      }
+      this.kblock = padded(Uint8Array.from(parts));
+      this.kblockw = new Uint32Array(this.kblock.buffer);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Module-level hot state
+// ---------------------------------------------------------------------------
+
+let buf: Uint8Array = new Uint8Array(0);
+let view: DataView = new DataView(buf.buffer);
+let start = 0;
+let pos = 0;
+let cap = 0;
+let entries = new Map<string, StrEntry>(); // per Encoder: every string met (bounded)
+let epoch = 0; // changes whenever an Encoder's entries map is cleared
+let nstr = 0;
+let gen = 0; // buffer generation, for shapes
+let nshape = 0;
+let registry = new Map<string | symbol, EShape[]>(); // shapes by first key
+let emptyShape: EShape | null = null;
+let lastStr: string | null = null;
+let lastTs = 0;
+let depth = 0;
+let maxDepth = DEFAULT_MAX_DEPTH;
+let keySlot = new ESlot();
+let undefinedAsNull = false;
+let instancesAsMaps = false;
+let hasDict = false;
+let failValue: unknown = undefined;
+let failReason = '';
+
+const TWO53 = 9007199254740992;
+const POW2: number[] = [];
+for (let i = 0; i <= 64; i++) POW2.push(Math.pow(2, i));
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
+const textEncoder = new TextEncoder();
+const scratch = new ArrayBuffer(8);
+const scratchU8 = new Uint8Array(scratch);
+const scratchF32 = new Float32Array(scratch);
+const scratchF64 = new Float64Array(scratch);
+const scratchBig = new BigUint64Array(scratch);
+const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+class Failure extends Error {}
+
+function fail(value: unknown, reason: string): never {
+  failValue = value;
+  failReason = reason;
+  throw new Failure(reason);
+}
+
+// ---------------------------------------------------------------------------
+// Output buffer
+// ---------------------------------------------------------------------------
+
+const SLAB = 65536;
+
+function grow(n: number): void {
+  const used = pos - start;
+  const size = Math.max(SLAB, (used + n) * 2);
+  const nb = new Uint8Array(size);
+  nb.set(buf.subarray(start, pos), 0);
+  buf = nb;
+  view = new DataView(nb.buffer);
+  cap = size;
+  start = 0;
+  pos = used;
+}
+
+function ensure(n: number): void {
+  if (pos + n > cap) grow(n);
+}
+
+function vlen(v: number): number {
+  // v < 2^53
+  if (v < 0x80) return 1;
+  if (v < 0x4000) return 2;
+  if (v < 0x200000) return 3;
+  if (v < 0x10000000) return 4;
+  if (v < 0x800000000) return 5;
+  if (v < 0x40000000000) return 6;
+  if (v < 0x2000000000000) return 7;
+  return 8; // < 2^56 covers every safe integer
+}
+
+/** Writes a varint of v < 2^53 (capacity ensured by the caller). */
+function writeVarint(v: number): void {
+  if (v < 0x80) {
+    buf[pos++] = (v << 1) | 1;
+    return;
+  }
+  if (v < 0x4000) {
+    const w = (v << 2) | 2;
+    buf[pos] = w;
+    buf[pos + 1] = w >>> 8;
+    pos += 2;
+    return;
+  }
+  if (v < 0x200000) {
+    const w = (v << 3) | 4;
+    buf[pos] = w;
+    buf[pos + 1] = w >>> 8;
+    buf[pos + 2] = w >>> 16;
+    pos += 3;
+    return;
+  }
+  if (v < 0x10000000) {
+    const w = ((v << 4) | 8) >>> 0;
+    buf[pos] = w;
+    buf[pos + 1] = w >>> 8;
+    buf[pos + 2] = w >>> 16;
+    buf[pos + 3] = w >>> 24;
+    pos += 4;
+    return;
+  }
+  // L >= 5: W = v * 2^L + 2^(L-1) = vhi * 2^32 + (vlo * 2^L + 2^(L-1)), vlo = v mod 2^(32-L)
+  const L = vlen(v);
+  const m = POW2[32 - L];
+  const vhi = Math.floor(v / m);
+  const wlo = (v - vhi * m) * POW2[L] + POW2[L - 1];
+  buf[pos] = wlo;
+  buf[pos + 1] = wlo >>> 8;
+  buf[pos + 2] = wlo >>> 16;
+  buf[pos + 3] = wlo >>> 24;
+  let r = vhi;
+  for (let i = 4; i < L; i++) {
+    buf[pos + i] = r;
+    r = Math.floor(r / 256);
+  }
+  pos += L;
+}
+
+function writeVarintBig(v: bigint): void {
+  if (v < 9007199254740992n) return writeVarint(Number(v));
+  ensure(9);
+  if (v < 1n << 56n) {
+    const w = (v << 8n) | 0x80n;
+    for (let i = 0n; i < 8n; i++) buf[pos++] = Number((w >> (8n * i)) & 0xffn);
+  } else {
+    buf[pos++] = 0;
+    for (let i = 0n; i < 8n; i++) buf[pos++] = Number((v >> (8n * i)) & 0xffn);
+  }
+}
+
+function vlenBig(v: bigint): number {
+  if (v < 9007199254740992n) return vlen(Number(v));
+  return v < 1n << 56n ? 8 : 9;
+}
+
+// ---------------------------------------------------------------------------
+// Strings
+// ---------------------------------------------------------------------------
+
+/** Writes s[from..] as UTF-8 at pos (capacity ensured); returns the byte count. */
+function utf8At(s: string, from: number): number {
+  const p0 = pos;
+  const n = s.length;
+  // optimistic ASCII copy, without a branch per character
+  let acc = 0;
+  const out = buf;
+  const d = p0 - from;
+  for (let i = from; i < n; i++) {
+    const c = s.charCodeAt(i);
+    out[d + i] = c;
+    acc |= c;
+  }
+  if (acc < 0x80) return n - from;
+  let p = p0;
+  for (let i = from; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) buf[p++] = c;
+    else if (c < 0x800) {
+      buf[p++] = 0xc0 | (c >> 6);
+      buf[p++] = 0x80 | (c & 0x3f);
+    } else if (c >= 0xd800 && c <= 0xdfff) {
+      const c2 = s.charCodeAt(i + 1);
+      if (c >= 0xdc00 || !(c2 >= 0xdc00 && c2 <= 0xdfff)) fail(s, 'string is not valid Unicode (lone surrogate)');
+      i++;
+      const cp = 0x10000 + ((c - 0xd800) << 10) + (c2 - 0xdc00);
+      buf[p++] = 0xf0 | (cp >> 18);
+      buf[p++] = 0x80 | ((cp >> 12) & 0x3f);
+      buf[p++] = 0x80 | ((cp >> 6) & 0x3f);
+      buf[p++] = 0x80 | (cp & 0x3f);
+    } else {
+      buf[p++] = 0xe0 | (c >> 12);
+      buf[p++] = 0x80 | ((c >> 6) & 0x3f);
+      buf[p++] = 0x80 | (c & 0x3f);
+    }
+  }
+  return p - p0;
+}
+
+const hasIsWellFormed = typeof (String.prototype as { isWellFormed?: unknown }).isWellFormed === 'function';
+
+function utf8Long(s: string, from: number): number {
+  if (hasIsWellFormed ? !s.isWellFormed() : utf8Length(s) < 0) fail(s, 'string is not valid Unicode (lone surrogate)');
+  const r = textEncoder.encodeInto(from === 0 ? s : s.slice(from), buf.subarray(pos));
+  return r.written;
+}
+
+let pfxChars = 0;
+
+/** UTF-8 length of the common prefix of a and b, capped at 127 bytes, on a character boundary; sets pfxChars. */
+function commonPrefix(a: string, b: string): number {
+  const n = a.length < b.length ? a.length : b.length;
+  let bytes = 0;
+  let i = 0;
+  for (; i < n; i++) {
+    const c = a.charCodeAt(i);
+    if (c !== b.charCodeAt(i)) break;
+    if (c < 0x80) {
+      if (bytes === 127) break;
+      bytes++;
+    } else if (c < 0x800) {
+      if (bytes + 2 > 127) break;
+      bytes += 2;
+    } else if (c >= 0xd800 && c < 0xdc00) {
+      if (i + 1 >= n || a.charCodeAt(i + 1) !== b.charCodeAt(i + 1) || bytes + 4 > 127) break;
+      i++;
+      bytes += 4;
+    } else {
+      if (bytes + 3 > 127) break;
+      bytes += 3;
+    }
+  }
+  pfxChars = i;
+  return bytes;
+}
+
+function writeRef(i: number): void {
+  if (i < REF8_BASE) buf[pos++] = i;
+  else if (i < REF16_BASE) {
+    buf[pos++] = 0xed;
+    buf[pos++] = i - REF8_BASE;
+  } else if (i < REF24_BASE) {
+    const w = i - REF16_BASE;
+    buf[pos++] = 0xee;
+    buf[pos++] = w;
+    buf[pos++] = w >>> 8;
+  } else {
+    const w = i - REF24_BASE;
+    buf[pos++] = 0xef;
+    buf[pos++] = w;
+    buf[pos++] = w >>> 8;
+    buf[pos++] = w >>> 16;
+  }
+}
+
+/**
+ * A direct-mapped front cache for `entries`, indexed by a cheap hash of
+ * length and three characters and verified by string equality: cheaper than
+ * a Map lookup when strings recur.
+ */
+const FC_BITS = 12;
+const FC_MASK = (1 << FC_BITS) - 1;
+let fcStr: (string | undefined)[] = [];
+let fcEnt: (StrEntry | undefined)[] = [];
+
+function entryOf(s: string): StrEntry {
+  const n = s.length;
+  const h = (n * 0x9e37 + s.charCodeAt(0) * 0x2f + s.charCodeAt(n >> 1) * 0x61 + s.charCodeAt(n - 1) * 0x3b5) & FC_MASK;
+  if (fcStr[h] === s) return fcEnt[h]!;
+  return entrySlow(s, h);
+}
+
+function entrySlow(s: string, h: number): StrEntry {
+  let e = entries.get(s);
+  if (e === undefined) {
+    e = new StrEntry();
+    // once the table is full no string enters it: do not grow the map
+    if (nstr >= MAX_STRINGS) return e;
+    entries.set(s, e);
+  }
+  fcStr[h] = s;
+  fcEnt[h] = e;
+  return e;
+}
+
+/** The lowest index of the entry's string in the current table, or -1. */
+function tableIndex(e: StrEntry): number {
+  return e.dict >= 0 ? e.dict : e.gen === gen ? e.idx : -1;
+}
+
+/** Appends a string of >= 2 bytes, whose lowest index so far is idx (or -1), to the table. */
+function addEntry(e: StrEntry, idx: number): void {
+  if (nstr < MAX_STRINGS) {
+    if (idx < 0) {
+      e.gen = gen;
+      e.idx = nstr;
+    }
+    nstr++;
+  }
+}
+
+function writeString(s: string, slot: ESlot): void {
+  const len = s.length;
+  let e: StrEntry | null;
+  let idx: number;
+  ensure(len * 3 + 16);
+  const c0 = len > 0 ? s.charCodeAt(0) : 0;
+  if (len >= 2 || c0 >= 0x80) {
+    const h = (len * 0x9e37 + c0 * 0x2f + s.charCodeAt(len >> 1) * 0x61 + s.charCodeAt(len - 1) * 0x3b5) & FC_MASK;
+    e = fcStr[h] === s ? fcEnt[h]! : entrySlow(s, h);
+    idx = tableIndex(e);
+    if (idx >= 0 && (idx < REF24_BASE || !isTwoBytes(s))) {
+      writeRef(idx);
+      slot.s = s;
+      slot.se = e;
+      lastStr = s;
+      return;
+    }
+    if (len >= 10 && len <= 35 && s.charCodeAt(4) === 45 && tsParse(s)) {
+      writeTsString();
+      addEntry(e, idx);
+      slot.s = s;
+      slot.se = e;
+      lastStr = s;
+      return;
+    }
+  } else {
+    e = null;
+    idx = -1;
+  }
+  // prefix candidates
+  let L = 0;
+  let Lc = 0;
+  let flag = 0;
+  const ss = slot.s;
+  if (len > 0) {
+    if (ss !== null && ss.charCodeAt(0) === c0) {
+      L = commonPrefix(s, ss);
+      Lc = pfxChars;
+    }
+    const ls = lastStr;
+    if (ls !== null && ls !== ss && ls.charCodeAt(0) === c0) {
+      const l2 = commonPrefix(s, ls);
+      if (l2 > L) {
+        L = l2;
+        Lc = pfxChars;
+        flag = 0x80;
+      }
+    }
+  }
+  const p0 = pos;
+  let byteLen: number;
+  if (L > 0) {
+    // Write the suffix where a short PFX form puts it, then decide.
+    pos = p0 + 2;
+    const suf = e !== null && e.bytes !== null ? copyBytes(e.bytes, e.words!, L) : len - Lc < 64 ? utf8At(s, Lc) : utf8Long(s, Lc);
+    byteLen = L + suf;
+    if (finishPrefix(p0, suf, byteLen, flag | L)) {
+      if (e !== null) addEntry(e, idx);
+      slot.s = s;
+      slot.se = e;
+      lastStr = s;
+      return;
+    }
+  }
+  // inline
+  pos = p0 + 1;
+  if (e !== null && e.bytes !== null) byteLen = copyBytes(e.bytes, e.words!, 0);
+  else {
+    byteLen = len < 64 ? utf8At(s, 0) : utf8Long(s, 0);
+    // written in an earlier buffer too: keep the bytes
+    if (e !== null && e.gen !== -1 && byteLen <= 256) {
+      e.bytes = padded(buf.subarray(p0 + 1, p0 + 1 + byteLen));
+      e.words = new Uint32Array(e.bytes.buffer);
+    }
+  }
+  finishInline(p0, byteLen);
+  if (e !== null) addEntry(e, idx);
+  slot.s = s;
+  slot.se = e;
+  lastStr = s;
+}
+
+/**
+ * With the suffix written at p0 + 2: if the prefix form is strictly smaller
+ * than the inline one, completes it and returns true.
+ */
+function finishPrefix(p0: number, suf: number, byteLen: number, pb: number): boolean {
+  const pfxSize = 2 + (suf < 16 ? 0 : vlen(suf - 16)) + suf;
+  const inlineSize = (byteLen < 32 ? 1 : 1 + vlen(byteLen - 32)) + byteLen;
+  if (pfxSize >= inlineSize) return false;
+  if (suf < 16) {
+    buf[p0] = 0xc0 + suf;
+    buf[p0 + 1] = pb;
+    pos = p0 + 2 + suf;
+  } else {
+    const vl = vlen(suf - 16);
+    buf.copyWithin(p0 + 2 + vl, p0 + 2, p0 + 2 + suf);
+    buf[p0] = 0xf5;
+    buf[p0 + 1] = pb;
+    pos = p0 + 2;
+    writeVarint(suf - 16);
+    pos = p0 + 2 + vl + suf;
+  }
+  return true;
+}
+
+/** With the bytes written at p0 + 1: writes the inline tag (moving the bytes for STR_LONG). */
+function finishInline(p0: number, byteLen: number): void {
+  if (byteLen < 32) {
+    buf[p0] = 0x40 + byteLen;
+    pos = p0 + 1 + byteLen;
+  } else {
+    const vl = vlen(byteLen - 32);
+    buf.copyWithin(p0 + 1 + vl, p0 + 1, p0 + 1 + byteLen);
+    buf[p0] = 0xec;
+    pos = p0 + 1;
+    writeVarint(byteLen - 32);
+    pos = p0 + 1 + vl + byteLen;
+  }
+}
+
+/** A copy of b whose buffer is padded to whole 32-bit words (see copyBytes). */
+function padded(b: Uint8Array): Uint8Array {
+  const n = b.length;
+  const out = new Uint8Array(new ArrayBuffer((n + 3) & ~3), 0, n);
+  out.set(b);
+  return out;
+}
+
+/**
+ * Copies b[from..] (b from `padded`) to pos: whole strings four bytes at a
+ * time (up to 3 bytes of padding land past the end, inside the capacity the
+ * caller ensured, and are overwritten next).
+ */
+function copyBytes(b: Uint8Array, w: Uint32Array, from: number): number {
+  const n = b.length - from;
+  if (from === 0) {
+    const m = w.length;
+    const v = view;
+    const p = pos;
+    for (let j = 0; j < m; j++) v.setUint32(p + 4 * j, w[j], littleEndian);
+  } else {
+    const out = buf;
+    const d = pos - from;
+    for (let i = from; i < b.length; i++) out[d + i] = b[i];
+  }
+  return n;
+}
+
+/** Writes the keys of a MAPDEF whose shape is `plain`: the same rules as writeString, with cached work. */
+function writePlainKeys(sh: EShape): void {
+  if (sh.kepoch !== epoch) {
+    const keys = sh.keys as string[];
+    const kent: (StrEntry | null)[] = [];
+    for (const k of keys) kent.push(k.length >= 2 || (k.length === 1 && k.charCodeAt(0) >= 0x80) ? entryOf(k) : null);
+    sh.kent = kent;
+    sh.kepoch = epoch;
+  }
+  const n = sh.n;
+  if (n === 0) return;
+  writeKey(sh, 0);
+  if (n === 1) return;
+  // Keys 1.. depend only on the key before them when none is in the table:
+  // their encoding is then one precomputed block.
+  const kent = sh.kent!;
+  let absent = true;
+  for (let i = 1; i < n; i++) {
+    const e = kent[i];
+    if (e !== null && tableIndex(e) >= 0) {
+      absent = false;
+      break;
+    }
+  }
+  if (absent) {
+    const blk = sh.kblock!;
+    ensure(blk.length + 8);
+    pos += copyBytes(blk, sh.kblockw!, 0);
+    for (let i = 1; i < n; i++) {
+      const e = kent[i];
+      if (e !== null) addEntry(e, -1);
+    }
+    const last = sh.keys[n - 1] as string;
+    keySlot.s = last;
+    keySlot.se = kent[n - 1];
+    lastStr = last;
+    return;
+  }
+  for (let i = 1; i < n; i++) writeKey(sh, i);
+}
+
+function writeKey(sh: EShape, i: number): void {
+  const keys = sh.keys as string[];
+  const kent = sh.kent!;
+  const kbytes = sh.kbytes!;
+  const kwords = sh.kwords!;
+  const kpfx = sh.kpfx!;
+  const s = keys[i];
+  const e = kent[i];
+  const bytes = kbytes[i];
+  const byteLen = bytes.length;
+  ensure(byteLen + 16);
+  let idx = -1;
+  if (e !== null) {
+    idx = tableIndex(e);
+    if (idx >= 0 && (idx < REF24_BASE || byteLen !== 2)) {
+      writeRef(idx);
+      keySlot.s = s;
+      keySlot.se = e;
+      lastStr = s;
+      return;
+    }
+  }
+  let L: number;
+  let flag = 0;
+  if (i > 0) {
+    // both registers hold key i-1
+    L = kpfx[i];
+  } else {
+    L = 0;
+    const ss = keySlot.s;
+    if (ss !== null && s.length > 0) {
+      L = commonPrefix(s, ss);
+    }
+    if (lastStr !== null && lastStr !== ss && s.length > 0) {
+      const l2 = commonPrefix(s, lastStr);
+      if (l2 > L) {
+        L = l2;
+        flag = 0x80;
+      }
+    }
+  }
+  const p0 = pos;
+  let done = false;
+  if (L > 0) {
+    pos = p0 + 2;
+    const suf = copyBytes(bytes, kwords[i], L);
+    done = finishPrefix(p0, suf, byteLen, flag | L);
+  }
+  if (!done) {
+    pos = p0 + 1;
+    copyBytes(bytes, kwords[i], 0);
+    finishInline(p0, byteLen);
+  }
+  if (e !== null) addEntry(e, idx);
+  keySlot.s = s;
+  keySlot.se = e;
+  lastStr = s;
+}
+
+function isTwoBytes(s: string): boolean {
+  if (s.length === 2) return s.charCodeAt(0) < 0x80 && s.charCodeAt(1) < 0x80;
+  return s.length === 1 && s.charCodeAt(0) >= 0x80 && s.charCodeAt(0) < 0x800;
+}
+
+// ---------------------------------------------------------------------------
+// Timestamp strings
+// ---------------------------------------------------------------------------
+
+let tsVariant = 0;
+let tsSec = 0;
+let tsFrac = 0;
+let tsOff = 0;
+
+function d2(s: string, i: number): number {
+  const a = s.charCodeAt(i) - 48;
+  const b = s.charCodeAt(i + 1) - 48;
+  if (a < 0 || a > 9 || b < 0 || b > 9) return -1;
+  return a * 10 + b;
+}
+
+/** Parses a timestamp-like string (SPEC 6) into tsVariant/tsSec/tsFrac/tsOff. */
+function tsParse(s: string): boolean {
+  const len = s.length;
+  const y1 = d2(s, 0), y2 = d2(s, 2);
+  if (y1 < 0 || y2 < 0 || s.charCodeAt(7) !== 45) return false;
+  const y = y1 * 100 + y2;
+  const mo = d2(s, 5), d = d2(s, 8);
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return false;
+  const days = daysFromCivil(y, mo, d);
+  if (len === 10) {
+    tsVariant = TSV_DATE_ONLY;
+    tsSec = days * 86400;
+    tsFrac = 0;
+    tsOff = 0;
+    return true; // years 0001..9999 are all in range
+  }
+  if (len < 20) return false;
+  const sep = s.charCodeAt(10);
+  let variant = 0;
+  if (sep === 32) variant = TSV_SPACE;
+  else if (sep !== 84) return false;
+  const hh = d2(s, 11), mi = d2(s, 14), ss = d2(s, 17);
+  if (s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || hh < 0 || mi < 0 || ss < 0 || hh > 23 || mi > 59 || ss > 59) return false;
+  let i = 19;
+  let frac = 0;
+  let digits = 0;
+  if (s.charCodeAt(i) === 46) {
+    i++;
+    while (i < len) {
+      const c = s.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) break;
+      frac = frac * 10 + c;
+      digits++;
+      i++;
+    }
+    if (digits < 1 || digits > 9) return false;
+  }
+  variant |= digits;
+  let offset = 0;
+  const z = s.charCodeAt(i);
+  if (z === 90) {
+    if (i + 1 !== len) return false;
+  } else if (z === 43 || z === 45) {
+    if (i + 6 !== len || s.charCodeAt(i + 3) !== 58) return false;
+    const oh = d2(s, i + 1), om = d2(s, i + 4);
+    if (oh < 0 || om < 0 || oh > 23 || om > 59) return false;
+    offset = oh * 60 + om;
+    if (z === 45) {
+      if (offset === 0) return false;
+      offset = -offset;
+    }
+    variant |= TSV_NUMERIC_OFFSET;
+  } else return false;
+  const sec = days * 86400 + hh * 3600 + mi * 60 + ss - offset * 60;
+  if (sec < MIN_SECONDS || sec > MAX_SECONDS) return false;
+  tsVariant = variant;
+  tsSec = sec;
+  tsFrac = frac;
+  tsOff = offset;
+  return true;
+}
+
+function zz(d: number): number {
+  return d >= 0 ? d * 2 : -d * 2 - 1;
+}
+
+function writeTsString(): void {
+  const v = tsVariant;
+  if (v === 0) buf[pos++] = 0xfb;
+  else if (v === 3) buf[pos++] = 0xfc;
+  else {
+    buf[pos++] = 0xfa;
+    buf[pos++] = v;
+  }
+  writeVarint(zz(tsSec - lastTs));
+  lastTs = tsSec;
+  if (v & 0x0f) writeVarint(tsFrac);
+  if (v & TSV_NUMERIC_OFFSET) writeVarint(zz(tsOff));
+}
+
+// ---------------------------------------------------------------------------
+// Numbers
+// ---------------------------------------------------------------------------
+
+function writeInt(v: number, slot: ESlot): void {
+  // v is a safe integer, not -0
+  if (v >= -8 && v <= 23) {
+    buf[pos++] = 0xa8 + v;
+    slot.ik = 1;
+    slot.i = v;
+    return;
+  }
+  const u = v > 0 ? v - 24 : -9 - v;
+  const al = vlen(u);
+  if (slot.ik === 1) {
+    const d = v - slot.i;
+    if (d > -4503599627370496 && d < 4503599627370496) {
+      const z = zz(d);
+      if (vlen(z) < al) {
+        buf[pos++] = 0xe7;
+        writeVarint(z);
+        slot.i = v;
+        return;
+      }
+    } else if (writeDeltaBig(BigInt(v), BigInt(slot.i), al)) {
+      slot.i = v;
+      return;
+    }
+  } else if (slot.ik === 2) {
+    if (writeDeltaBig(BigInt(v), slot.ib, al)) {
+      slot.ik = 1;
+      slot.i = v;
+      return;
+    }
+  }
+  buf[pos++] = v > 0 ? 0xe5 : 0xe6;
+  writeVarint(u);
+  slot.ik = 1;
+  slot.i = v;
+}
+
+/** Writes INT_DELTA if it is strictly smaller than an absolute form of `al` varint bytes. */
+function writeDeltaBig(v: bigint, r: bigint, al: number): boolean {
+  const d = v - r;
+  if (d < INT64_MIN || d > INT64_MAX) return false;
+  const z = d >= 0n ? d << 1n : (-d << 1n) - 1n;
+  if (vlenBig(z) >= al) return false;
+  ensure(10);
+  buf[pos++] = 0xe7;
+  writeVarintBig(z);
+  return true;
+}
+
+function writeBigInt(v: bigint, slot: ESlot): void {
+  if (v >= -9007199254740991n && v <= 9007199254740991n) return writeInt(Number(v), slot);
+  ensure(12);
+  if (v >= INT64_MIN && v <= UINT64_MAX) {
+    const u = v > 0n ? v - 24n : -9n - v;
+    const al = vlenBig(u);
+    let done = false;
+    if (v <= INT64_MAX && slot.ik !== 0) done = writeDeltaBig(v, slot.ik === 1 ? BigInt(slot.i) : slot.ib, al);
+    if (!done) {
+      buf[pos++] = v > 0n ? 0xe5 : 0xe6;
+      writeVarintBig(u);
+    }
+    if (v <= INT64_MAX) {
+      slot.ik = 2;
+      slot.ib = v;
+    }
+    return;
+  }
+  let mag = v < 0n ? -v : v;
+  const bytes: number[] = [];
+  while (mag > 0n) {
+    bytes.push(Number(mag & 0xffn));
+    mag >>= 8n;
+  }
+  ensure(bytes.length + 12);
+  buf[pos++] = v > 0n ? 0xea : 0xeb;
+  writeVarint(bytes.length);
+  for (const b of bytes) buf[pos++] = b;
+}
+
+let decM = 0;
+let decE = 0;
+
+/** The rounding error of the double product x = a * b (a * b = x + error exactly; Dekker). */
+function twoProductError(a: number, b: number, x: number): number {
+  let c = 134217729 * a;
+  const ah = c - (c - a);
+  const al = a - ah;
+  c = 134217729 * b;
+  const bh = c - (c - b);
+  const bl = b - bh;
+  return ah * bh - x + ah * bl + al * bh + al * bl;
+}
+
+/**
+ * When no representation of 15 digits or fewer exists (x = a * 10^k is the
+ * first scaled value >= 1e15), the shortest has 16 or 17 digits. A 16-digit
+ * one lies within 2.2 of x (the product's error plus half an ulp); 17 digits
+ * would give |m| >= 10^16 > 2^53: no decimal form.
+ */
+function sixteenDigits(d: number, a: number, k: number, x: number): boolean {
+  const p = POW10[k];
+  const f = Math.floor(x);
+  if (f - 2 >= TWO53) return false;
+  if (f + 3 >= TWO53) return shortestDecimalSlow(d);
+  let found = -1;
+  let count = 0;
+  for (let m = f - 2; m <= f + 3; m++) {
+    if (m / p === a) {
+      found = m;
+      count++;
+    }
+  }
+  if (count === 0) return false;
+  if (count > 1) {
+    // Several 16-digit candidates: the one closest to the exact a * 10^k
+    // (x + err, by Dekker's error-free product) wins; near-ties go the slow way.
+    const err = twoProductError(a, p, x);
+    let best = -1;
+    let bestDist = Infinity;
+    let second = Infinity;
+    for (let m = f - 2; m <= f + 3; m++) {
+      if (m / p !== a) continue;
+      const dist = Math.abs(m - x - err); // m - x is exact (Sterbenz)
+      if (dist < bestDist) {
+        second = bestDist;
+        bestDist = dist;
+        best = m;
+      } else if (dist < second) second = dist;
+    }
+    if (second - bestDist < 1e-6) return shortestDecimalSlow(d);
+    found = best;
+  }
+  decM = d < 0 ? -found : found;
+  decE = -k;
+  return true;
+}
+
+/** Shortest decimal (SPEC 7) of a finite non-zero double with |m| < 2^53 and -22 <= e <= 22, into decM/decE. */
+function shortestDecimal(d: number): boolean {
+  const a = d < 0 ? -d : d;
+  if (a < 1e15 && a >= 1e-7) {
+    // Fast path: the smallest k with round(d * 10^k) / 10^k === d gives the
+    // shortest digits when they are at most 15 (then they are unique).
+    if (Number.isInteger(d)) {
+      let m = d;
+      let e = 0;
+      while (m % 10 === 0) {
+        m /= 10;
+        e++;
+      }
+      decM = m;
+      decE = e;
+      return true;
+    }
+    // Whether round(a * 10^k) / 10^k === a is monotone in k: test k = 4
+    // first, then search [1, 4] or [5, K] by bisection.
+    let k = 5;
+    const x4 = a * 1e4;
+    if (x4 >= 1e15) {
+      // a >= 1e11: find the first k with a * 10^k >= 1e15
+      let kk = 1;
+      while (a * POW10[kk] < 1e15) kk++;
+      let lo2 = 1;
+      let hi2 = kk - 1;
+      if (hi2 < 1 || Math.round(a * POW10[hi2]) / POW10[hi2] !== a) return sixteenDigits(d, a, kk, a * POW10[kk]);
+      while (lo2 < hi2) {
+        const mid = (lo2 + hi2) >> 1;
+        if (Math.round(a * POW10[mid]) / POW10[mid] === a) hi2 = mid;
+        else lo2 = mid + 1;
+      }
+      const m2 = Math.round(a * POW10[lo2]);
+      decM = d < 0 ? -m2 : m2;
+      decE = -lo2;
+      return true;
+    }
+    if (Math.round(x4) / 1e4 === a) {
+      // the shortest has at most 4 decimals
+      k = Math.round(a * 100) / 100 === a ? (Math.round(a * 10) / 10 === a ? 1 : 2) : Math.round(a * 1000) / 1000 === a ? 3 : 4;
+      const m = Math.round(a * POW10[k]);
+      decM = d < 0 ? -m : m;
+      decE = -k;
+      return true;
+    }
+    // K: the largest k with a * 10^k < 1e15 (at most 22, since a >= 1e-7)
+    let K = k;
+    while (K < 22 && a * POW10[K + 1] < 1e15) K++;
+    if (a * POW10[K] >= 1e15) return sixteenDigits(d, a, K, a * POW10[K]);
+    let lo = k;
+    let hi = K;
+    if (Math.round(a * POW10[hi]) / POW10[hi] !== a) return K + 1 <= 22 ? sixteenDigits(d, a, K + 1, a * POW10[K + 1]) : shortestDecimalSlow(d);
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const p = POW10[mid];
+      if (Math.round(a * p) / p === a) hi = mid;
+      else lo = mid + 1;
+    }
+    const m = Math.round(a * POW10[lo]);
+    decM = d < 0 ? -m : m;
+    decE = -lo;
+    return true;
+  }
+  return shortestDecimalSlow(d);
+}
+
+function shortestDecimalSlow(d: number): boolean {
+  const t = String(d < 0 ? -d : d);
+  let digits: string;
+  let e: number;
+  const ei = t.indexOf('e');
+  const mant = ei < 0 ? t : t.slice(0, ei);
+  e = ei < 0 ? 0 : +t.slice(ei + 1);
+  const dot = mant.indexOf('.');
+  if (dot < 0) digits = mant;
+  else {
+    digits = mant.slice(0, dot) + mant.slice(dot + 1);
+    e -= mant.length - dot - 1;
+  }
+  let i = 0;
+  while (i < digits.length - 1 && digits.charCodeAt(i) === 48) i++;
+  digits = digits.slice(i);
+  let j = digits.length;
+  while (j > 1 && digits.charCodeAt(j - 1) === 48) j--;
+  e += digits.length - j;
+  digits = digits.slice(0, j);
+  if (digits.length > 16 || e < -22 || e > 22) return false;
+  const m = +digits;
+  if (m >= TWO53) return false;
+  decM = d < 0 ? -m : m;
+  decE = e;
+  return true;
+}
+
+function writeFloat(d: number, slot: ESlot): void {
+  ensure(10);
+  if (d === d && d !== Infinity && d !== -Infinity) {
+    let has: boolean;
+    if (d === 0) {
+      if (1 / d < 0) has = false;
+      else {
+        decM = 0;
+        decE = 0;
+        has = true;
+      }
+    } else has = shortestDecimal(d);
+    if (has) {
+      const m = decM;
+      const e = decE;
+      const hasReg = slot.dk && slot.de === e;
+      if (m >= 2251799813685248 || m <= -2251799813685248 || (hasReg && (slot.dm >= 2251799813685248 || slot.dm <= -2251799813685248))) {
+        if (!hasReg) {
+          // |m| >= 2^51: the mantissa varint has 8 bytes
+          const decSize = (e >= -12 && e <= 3 ? 1 : 2) + 8;
+          if (Math.fround(d) === d) return writeF32(d);
+          if (decSize > 9) return writeF64(d);
+        }
+        // zigzag values reach 2^54: exact arithmetic in BigInt
+        return writeDecimalBig(d, m, e, slot, hasReg);
+      }
+      const z = zz(m);
+      const decSize = (e >= -12 && e <= 3 ? 1 : 2) + vlen(z);
+      let best = decSize;
+      let useDelta = false;
+      let dz = 0;
+      if (hasReg) {
+        dz = zz(m - slot.dm);
+        if (1 + vlen(dz) < best) {
+          best = 1 + vlen(dz);
+          useDelta = true;
+        }
+      }
+      if (best > 5 && Math.fround(d) === d) return writeF32(d);
+      if (best > 9) return writeF64(d);
+      if (useDelta) {
+        buf[pos++] = 0xe9;
+        writeVarint(dz);
+      } else if (e >= -12 && e <= 3) {
+        buf[pos++] = 0xdc + e;
+        writeVarint(z);
+      } else {
+        buf[pos++] = 0xe8;
+        buf[pos++] = e & 0xff;
+        writeVarint(z);
+      }
+      slot.dk = true;
+      slot.dm = m;
+      slot.de = e;
+      return;
+    }
+    if (Math.fround(d) === d) return writeF32(d);
+    return writeF64(d);
+  }
+  if (d !== d) return writeF64Bits(0x7ff8000000000000n);
+  writeF32(d); // infinities are exact in binary32
+}
+
+function zzBig(v: bigint): bigint {
+  return v >= 0n ? v << 1n : (-v << 1n) - 1n;
+}
+
+/** writeFloat for mantissas of 2^51 or more (their zigzag form exceeds 2^53). */
+function writeDecimalBig(d: number, m: number, e: number, slot: ESlot, hasReg: boolean): void {
+  const zb = zzBig(BigInt(m));
+  let best = (e >= -12 && e <= 3 ? 1 : 2) + vlenBig(zb);
+  let dzb = -1n;
+  if (hasReg) {
+    const c = zzBig(BigInt(m) - BigInt(slot.dm));
+    if (1 + vlenBig(c) < best) {
+      best = 1 + vlenBig(c);
+      dzb = c;
+    }
+  }
+  if (best > 5 && Math.fround(d) === d) return writeF32(d);
+  if (best > 9) return writeF64(d);
+  if (dzb >= 0n) {
+    buf[pos++] = 0xe9;
+    writeVarintBig(dzb);
+  } else {
+    if (e >= -12 && e <= 3) buf[pos++] = 0xdc + e;
+    else {
+      buf[pos++] = 0xe8;
+      buf[pos++] = e & 0xff;
+    }
+    writeVarintBig(zb);
+  }
+  slot.dk = true;
+  slot.dm = m;
+  slot.de = e;
+}
+
+function writeF32(d: number): void {
+  scratchF32[0] = d;
+  buf[pos++] = 0xe3;
+  if (littleEndian) {
+    buf[pos++] = scratchU8[0];
+    buf[pos++] = scratchU8[1];
+    buf[pos++] = scratchU8[2];
+    buf[pos++] = scratchU8[3];
+  } else for (let i = 3; i >= 0; i--) buf[pos++] = scratchU8[i];
+}
+
+function writeF64(d: number): void {
+  scratchF64[0] = d;
+  writeScratch64();
+}
+
+function writeF64Bits(bits: bigint): void {
+  scratchBig[0] = bits;
+  writeScratch64();
+}
+
+function writeScratch64(): void {
+  buf[pos++] = 0xe4;
+  if (littleEndian) {
+    buf[pos++] = scratchU8[0];
+    buf[pos++] = scratchU8[1];
+    buf[pos++] = scratchU8[2];
+    buf[pos++] = scratchU8[3];
+    buf[pos++] = scratchU8[4];
+    buf[pos++] = scratchU8[5];
+    buf[pos++] = scratchU8[6];
+    buf[pos++] = scratchU8[7];
+  } else for (let i = 7; i >= 0; i--) buf[pos++] = scratchU8[i];
+}
+
+function writeFloatObject(f: Float64, slot: ESlot): void {
+  const v = f.value;
+  if (v !== v) {
+    ensure(10);
+    const bits = f.bits;
+    // F32 is never chosen for a NaN (SPEC 7)
+    return writeF64Bits(bits);
+  }
+  writeFloat(v, slot);
+}
+
+function writeNumber(v: number, slot: ESlot): void {
+  if (Number.isSafeInteger(v) && (v !== 0 || 1 / v > 0)) {
+    ensure(10);
+    writeInt(v, slot);
+  } else writeFloat(v, slot);
+}
+
+// ---------------------------------------------------------------------------
+// Timestamps
+// ---------------------------------------------------------------------------
+
+function writeTime(value: unknown, seconds: number, nanos: number, zone: number, offset: number): void {
+  if (!Number.isInteger(seconds) || seconds < MIN_SECONDS || seconds > MAX_SECONDS) fail(value, 'timestamp out of range (years 0001-9999)');
+  if (!Number.isInteger(nanos) || nanos < 0 || nanos > 999999999) fail(value, 'timestamp nanoseconds out of range');
+  if (zone === 1) {
+    if (!Number.isInteger(offset) || offset < -MAX_OFFSET || offset > MAX_OFFSET) fail(value, 'timestamp offset out of range');
+    const local = seconds + offset * 60;
+    if (local < MIN_SECONDS || local > MAX_SECONDS) fail(value, 'timestamp local time out of range');
+  }
+  ensure(32);
+  buf[pos++] = 0xf9;
+  buf[pos++] = (nanos ? 1 : 0) | (zone << 1);
+  writeVarint(zz(seconds - lastTs));
+  lastTs = seconds;
+  if (nanos) writeVarint(nanos);
+  if (zone === 1) writeVarint(zz(offset));
+}
+
+function writeDate(d: Date): void {
+  const ms = d.getTime();
+  if (ms !== ms) fail(d, 'invalid Date');
+  const s = Math.floor(ms / 1000);
+  writeTime(d, s, (ms - s * 1000) * 1000000, 0, 0);
+}
+
+function writeTimestamp(t: Timestamp): void {
+  const zone = t.zone === 'utc' ? 0 : t.zone === 'offset' ? 1 : t.zone === 'floating' ? 2 : -1;
+  if (zone < 0) fail(t, `unknown timestamp zone ${String(t.zone)}`);
+  writeTime(t, t.seconds, t.nanos, zone, t.offset);
+}
+
+// ---------------------------------------------------------------------------
+// Containers
+// ---------------------------------------------------------------------------
+
+function writeArray(a: unknown[], slot: ESlot): void {
+  if (depth >= maxDepth) fail(a, 'nesting deeper than maxDepth');
+  const n = a.length;
+  ensure(10);
+  if (n < 16) buf[pos++] = 0x80 + n;
+  else {
+    buf[pos++] = 0xf2;
+    writeVarint(n - 16);
+  }
+  depth++;
+  for (let i = 0; i < n; i++) writeValue(a[i], slot);
+  depth--;
+}
+
+function sameKeys(a: (string | symbol)[], b: (string | symbol)[], n: number): boolean {
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The persistent shape for a key sequence (created if new). */
+function findShape(keys: (string | symbol)[]): EShape {
+  const n = keys.length;
+  if (n === 0) {
+    if (emptyShape === null || emptyShape.evicted) emptyShape = new EShape([]);
+    return emptyShape;
+  }
+  const k0 = keys[0];
+  let list = registry.get(k0);
+  if (list === undefined) {
+    list = [];
+    registry.set(k0, list);
+  }
+  for (let i = 0; i < list.length; i++) {
+    const sh = list[i];
+    if (sh.n === n && sameKeys(sh.keys, keys, n)) return sh;
+  }
+  const sh = new EShape(keys.slice());
+  list.push(sh);
+  return sh;
+}
+
+/** Writes the shape header (SHAPE ref or MAPDEF with keys); returns the slots for the values. */
+function writeShapeHeader(sh: EShape, owner: unknown): ESlot[] {
+  ensure(10);
+  if (sh.gen !== gen) {
+    if (sh.dictIdx >= 0 && hasDict) {
+      sh.gen = gen;
+      sh.idx = sh.dictIdx;
+      const sl = sh.slots;
+      for (let i = 0; i < sl.length; i++) resetSlot(sl[i]);
+    } else {
+      if (sh.evicted) {
+        // a memo may hold a shape pruned from the registry: use the registry's
+        const canon = findShape(sh.keys);
+        if (canon.gen === gen) return writeShapeHeader(canon, owner);
+        sh = canon;
+      }
+      const n = sh.n;
+      if (n < 16) buf[pos++] = 0x90 + n;
+      else {
+        buf[pos++] = 0xf3;
+        writeVarint(n - 16);
+      }
+      if (sh.plain) writePlainKeys(sh);
+      else {
+        const keys = sh.keys;
+        for (let i = 0; i < n; i++) {
+          const k = keys[i];
+          if (typeof k === 'string') writeString(k, keySlot);
+          else {
+            ensure(1);
+            buf[pos++] = 0xf8;
+            writeString(symbolName(k, owner), keySlot);
+          }
+        }
+      }
+      if (nshape >= MAX_SHAPES) {
+        const fresh: ESlot[] = [];
+        for (let i = 0; i < n; i++) fresh.push(new ESlot());
+        return fresh;
+      }
+      sh.gen = gen;
+      sh.idx = nshape++;
+      const sl = sh.slots;
+      for (let i = 0; i < n; i++) resetSlot(sl[i]);
+      return sl;
+    }
+  }
+  const i = sh.idx;
+  if (i < SHAPE8_BASE) buf[pos++] = 0x60 + i;
+  else if (i < SHAPE16_BASE) {
+    buf[pos++] = 0xf0;
+    buf[pos++] = i - SHAPE8_BASE;
+  } else {
+    const w = i - SHAPE16_BASE;
+    buf[pos++] = 0xf1;
+    buf[pos++] = w;
+    buf[pos++] = w >>> 8;
+  }
+  return sh.slots;
+}
+
+const ObjectProto = Object.prototype;
+let protoClean = true; // Object.prototype has no enumerable properties (checked per call)
+
+function enumerableFree(o: object): boolean {
+  // eslint-disable-next-line no-unreachable-loop
+  for (const _ in o) return false;
+  return true;
+}
+
+/**
+ * Plain objects. When the object's prototype is a clean Object.prototype (or
+ * null), `for...in` lists exactly its own enumerable string keys, in
+ * Object.keys order, and V8 loads `o[k]` inside it through the enum cache,
+ * without a lookup: the keys are checked against the slot's last shape in one
+ * pass, then the values are written in a second.
+ */
+function writeObject(o: Record<string, unknown>, slot: ESlot, fast: boolean): void {
+  if (depth >= maxDepth) fail(o, 'nesting deeper than maxDepth');
+  let sh = slot.sh;
+  if (fast && sh !== null) {
+    const keys = sh.keys;
+    const n = sh.n;
+    let i = 0;
+    for (const k in o) {
+      if (i >= n || k !== keys[i]) {
+        i = -1;
+        break;
+      }
+      i++;
+    }
+    if (i !== n) sh = null;
+  } else sh = null;
+  if (sh === null) {
+    sh = findShape(Object.keys(o));
+    slot.sh = sh;
+  }
+  const slots = writeShapeHeader(sh, o);
+  depth++;
+  if (fast) {
+    let i = 0;
+    for (const k in o) writeValue(o[k], slots[i++]);
+  } else {
+    const keys = sh.keys as string[];
+    for (let i = 0; i < keys.length; i++) writeValue(o[keys[i]], slots[i]);
+  }
+  depth--;
+}
+
+function symbolName(s: symbol, owner: unknown): string {
+  const name = Symbol.keyFor(s);
+  if (name === undefined) fail(owner === undefined ? s : owner, 'symbol is not registered (use Symbol.for(name))');
+  return name;
+}
+
+function writeMap(m: Map<unknown, unknown>, slot: ESlot): void {
+  if (depth >= maxDepth) fail(m, 'nesting deeper than maxDepth');
+  let shaped = true;
+  for (const k of m.keys()) {
+    if (typeof k !== 'string' && (typeof k !== 'symbol' || Symbol.keyFor(k) === undefined)) {
+      shaped = false;
+      break;
+    }
+  }
+  if (shaped) {
+    const keys = [...m.keys()] as (string | symbol)[];
+    const n = keys.length;
+    let sh = slot.sh;
+    if (sh === null || sh.n !== n || !sameKeys(sh.keys, keys, n)) {
+      sh = findShape(keys);
+      slot.sh = sh;
+    }
+    const slots = writeShapeHeader(sh, m);
+    depth++;
+    let i = 0;
+    for (const v of m.values()) writeValue(v, slots[i++]);
+    depth--;
+    return;
+  }
+  // Keys that differ in JS may be equal in Pith (1 and 1n, two Dates of one
+  // instant, two Uint8Arrays with the same bytes): such a map cannot be written.
+  const seen = new Set<string>();
+  for (const k of m.keys()) {
+    const id = keyIdentity(k);
+    if (id !== null) {
+      if (seen.has(id)) fail(m, `duplicate key ${String(id).slice(1, 40)} (keys equal as Pith values)`);
+      seen.add(id);
+    }
+  }
+  ensure(10);
+  buf[pos++] = 0xf4;
+  writeVarint(m.size);
+  depth++;
+  for (const [k, v] of m) {
+    writeValue(k, slot);
+    writeValue(v, slot);
+  }
+  depth--;
+}
+
+function hexOf(b: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
+  return s;
+}
+
+/** Identity of a map key under Pith equality (SPEC 1), or null for arrays and maps (never rejected). */
+function keyIdentity(k: unknown, d = 0): string | null {
+  switch (typeof k) {
+    case 'string':
+      return 's' + k;
+    case 'number':
+      if (Number.isSafeInteger(k) && (k !== 0 || 1 / k > 0)) return 'i' + k;
+      return 'f' + (k !== k ? '7ff8000000000000' : float64Bits(k).toString(16));
+    case 'bigint':
+      return 'i' + k;
+    case 'boolean':
+      return k ? 't' : 'F';
+    case 'symbol':
+      return 'y' + Symbol.keyFor(k);
+    case 'undefined':
+      return 'n';
+  }
+  if (k === null) return 'n';
+  if (k instanceof Float64) return 'f' + k.bits.toString(16);
+  if (k instanceof Uint8Array) return 'b' + hexOf(k);
+  if (k instanceof Date) {
+    const ms = k.getTime();
+    const sec = Math.floor(ms / 1000);
+    return 'T' + sec + ':' + (ms - sec * 1000) * 1e6 + ':utc:0';
+  }
+  if (k instanceof Timestamp) return 'T' + k.seconds + ':' + k.nanos + ':' + k.zone + ':' + (k.zone === 'offset' ? k.offset : 0);
+  if (k instanceof Ext) return 'e' + k.type + ':' + hexOf(k.data);
+  const c = (k as { constructor?: unknown }).constructor;
+  const ext = typeof c === 'function' ? extByClass.get(c) : undefined;
+  if (ext !== undefined && ext.write) {
+    try {
+      return 'e' + ext.type + ':' + hexOf(ext.write(k));
+    } catch {
+      return null; // the write itself fails later, with its own message
+    }
+  }
+  if (Array.isArray(k) || k instanceof Map || (typeof k === 'object' && (Object.getPrototypeOf(k) === ObjectProto || Object.getPrototypeOf(k) === null))) {
+    return 'c' + containerIdentity(k, d);
+  }
+  return null;
+}
+
+/** A rendering of an array or map key under which Pith-equal values are equal (depth-limited: cycles fail later). */
+function containerIdentity(v: unknown, d: number): string {
+  if (d > 64) return '<' + Math.random() + '>';
+  if (Array.isArray(v)) return '[' + v.map((x) => itemIdentity(x, d + 1)).join(',') + ']';
+  const pairs = v instanceof Map ? [...v] : Object.keys(v as object).map((k) => [k, (v as Record<string, unknown>)[k]]);
+  return '{' + pairs.map(([a, b]) => itemIdentity(a, d + 1) + ':' + itemIdentity(b, d + 1)).join(',') + '}';
+}
+
+function itemIdentity(x: unknown, d: number): string {
+  const id = keyIdentity(x, d);
+  return id === null ? '<' + Math.random() + '>' : JSON.stringify(id);
+}
+
+// ---------------------------------------------------------------------------
+// Values
+// ---------------------------------------------------------------------------
+
+function writeValue(v: unknown, slot: ESlot): void {
+  switch (typeof v) {
+    case 'string':
+      return writeString(v, slot);
+    case 'number':
+      return writeNumber(v, slot);
+    case 'object':
+      if (v === null) {
+        ensure(1);
+        buf[pos++] = 0xe0;
+        return;
+      }
+      return writeObjectValue(v, slot);
+    case 'boolean':
+      ensure(1);
+      buf[pos++] = v ? 0xe2 : 0xe1;
+      return;
+    case 'bigint':
+      return writeBigInt(v, slot);
+    case 'symbol':
+      ensure(1);
+      buf[pos++] = 0xf8;
+      return writeString(symbolName(v, undefined), slot);
+    case 'undefined':
+      if (undefinedAsNull) {
+        ensure(1);
+        buf[pos++] = 0xe0;
+        return;
+      }
+      return fail(v, 'undefined is not a Pith value (option undefined: "null" writes null)');
+  }
+  fail(v, `unsupported type ${typeof v}`);
+}
+
+function writeObjectValue(v: object, slot: ESlot): void {
+  const proto = Object.getPrototypeOf(v);
+  if (proto === ObjectProto) return writeObject(v as Record<string, unknown>, slot, protoClean);
+  if (proto === null) return writeObject(v as Record<string, unknown>, slot, true);
+  if (Array.isArray(v)) return writeArray(v, slot);
+  const c = (v as { constructor?: unknown }).constructor;
+  if (v instanceof Uint8Array) {
+    const n = v.length;
+    ensure(n + 10);
+    buf[pos++] = 0xf6;
+    writeVarint(n);
+    buf.set(v, pos);
+    pos += n;
+    return;
+  }
+  if (c === Map) return writeMap(v as Map<unknown, unknown>, slot);
+  if (c === Date) return writeDate(v as Date);
+  if (c === Float64) return writeFloatObject(v as Float64, slot);
+  if (c === Timestamp) return writeTimestamp(v as Timestamp);
+  if (c === Ext) return writeExt(v, (v as Ext).type, (v as Ext).data);
+  const ext = typeof c === 'function' ? extByClass.get(c) : undefined;
+  if (ext !== undefined) {
+    let data: Uint8Array;
+    try {
+      data = ext.write!(v);
+    } catch (e) {
+      return fail(v, `extension ${ext.type} write failed: ${(e as Error)?.message ?? e}`);
+    }
+    if (!(data instanceof Uint8Array)) fail(v, `extension ${ext.type} write did not return a Uint8Array`);
+    return writeExt(v, ext.type, data);
+  }
+  if (v instanceof Map) return writeMap(v as Map<unknown, unknown>, slot);
+  if (v instanceof Date) return writeDate(v);
+  if (instancesAsMaps && typeof c === 'function') return writeObject(v as Record<string, unknown>, slot, false);
+  const name = typeof c === 'function' && c.name ? c.name : 'object';
+  fail(v, `unsupported type ${name} (register an extension, or option classInstances: "map")`);
+}
+
+function writeExt(v: unknown, type: number, data: Uint8Array): void {
+  if (!Number.isInteger(type) || type < 0 || type > MAX_EXT_TYPE) fail(v, 'extension type out of range 0..65535');
+  ensure(data.length + 20);
+  buf[pos++] = 0xf7;
+  writeVarint(type);
+  writeVarint(data.length);
+  buf.set(data, pos);
+  pos += data.length;
+}
+
+// ---------------------------------------------------------------------------
+// Error location
+// ---------------------------------------------------------------------------
+
+function pathKey(k: unknown): string {
+  if (typeof k === 'string') return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? '.' + k : '[' + JSON.stringify(k) + ']';
+  if (typeof k === 'number' || typeof k === 'bigint') return '[' + String(k) + ']';
+  if (typeof k === 'symbol') return '[' + String(k) + ']';
+  return '[<key>]';
+}
+
+function isContainer(v: object): boolean {
+  if (Array.isArray(v) || v instanceof Map) return true;
+  const c = (v as { constructor?: unknown }).constructor;
+  if (c === Object || (c === undefined && Object.getPrototypeOf(v) === null)) return true;
+  if (v instanceof Uint8Array || v instanceof Date || v instanceof Float64 || v instanceof Timestamp || v instanceof Ext) return false;
+  if (typeof c === 'function' && extByClass.has(c)) return false;
+  return instancesAsMaps;
+}
+
+/**
+ * Finds where the encoder failed: walks the value in encoding order and
+ * returns the path of the first circular reference, of the first container
+ * nested `limit` deep, or of the first occurrence of the failing value.
+ */
+function locate(root: unknown, target: unknown, limit: number): { path: string; cycle: string | null } | null {
+  const stack: unknown[] = [];
+  const paths: string[] = [];
+  let found: { path: string; cycle: string | null } | null = null;
+  const visit = (v: unknown, path: string, d: number): boolean => {
+    const isObj = typeof v === 'object' && v !== null;
+    if (isObj) {
+      const at = stack.indexOf(v);
+      if (at >= 0) {
+        found = { path, cycle: paths[at] };
+        return true;
+      }
+    }
+    const cont = isObj && isContainer(v as object);
+    if (v === target && !cont) {
+      found = { path, cycle: null };
+      return true;
+    }
+    if (!cont) return false;
+    if (d >= limit) {
+      found = { path, cycle: null };
+      return true;
+    }
+    stack.push(v);
+    paths.push(path);
+    let r = false;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length && !r; i++) r = visit(v[i], path + '[' + i + ']', d + 1);
+    } else if (v instanceof Map) {
+      const entries = [...v];
+      for (const [k, x] of entries) {
+        if (r) break;
+        r = visit(k, path + '<key ' + pathKey(k) + '>', d + 1) || visit(x, path + pathKey(k), d + 1);
+      }
+    } else {
+      const keys = Object.keys(v as object);
+      for (const k of keys) {
+        if (!r && k === target) {
+          found = { path: path + pathKey(k) + ' (key)', cycle: null };
+          r = true;
+        }
+      }
+      for (const k of keys) if (!r) r = visit((v as Record<string, unknown>)[k], path + pathKey(k), d + 1);
+    }
+    stack.pop();
+    paths.pop();
+    return r;
+  };
+  visit(root, '$', 0);
+  return found;
+}
+
+// ---------------------------------------------------------------------------
+// Encoder classes
+// ---------------------------------------------------------------------------
+
+interface Tables {
+  gen: number;
+  nstr: number;
+  nshape: number;
+  lastStr: string | null;
+  lastTs: number;
+  keySlot: ESlot;
+  root: ESlot;
+}
+
+let active = false;
+
+function snapshot(): unknown[] {
+  return [buf, view, start, pos, cap, entries, fcStr, fcEnt, epoch, nstr, gen, nshape, registry, emptyShape, lastStr, lastTs, depth, maxDepth, keySlot, undefinedAsNull, instancesAsMaps, hasDict, protoClean];
+}
+
+function restoreSnapshot(s: unknown[]): void {
+  [buf, view, start, pos, cap, entries, fcStr, fcEnt, epoch, nstr, gen, nshape, registry, emptyShape, lastStr, lastTs, depth, maxDepth, keySlot, undefinedAsNull, instancesAsMaps, hasDict, protoClean] = s as [
+    Uint8Array, DataView, number, number, number, Map<string, StrEntry>, (string | undefined)[], (StrEntry | undefined)[], number, number, number, number, Map<string | symbol, EShape[]>, EShape | null, string | null, number, number, number, ESlot, boolean, boolean, boolean, boolean,
+  ];
+}
+
+let genCounter = 0;
+let epochCounter = 0;
+const ENTRY_LIMIT = 65536;
+
+/** A reusable encoder: keeps its output slab, string index and shape registry between calls. */
+export class Encoder {
+  readonly options: Readonly<EncoderOptions>;
+  /** @internal */ _buf: Uint8Array = new Uint8Array(0);
+  /** @internal */ _view: DataView = new DataView(new ArrayBuffer(0));
+  /** @internal */ _pos = 0;
+  /** @internal */ _entries = new Map<string, StrEntry>();
+  /** @internal */ _fcStr: (string | undefined)[] = new Array(1 << FC_BITS).fill(undefined);
+  /** @internal */ _fcEnt: (StrEntry | undefined)[] = new Array(1 << FC_BITS).fill(undefined);
+  /** @internal */ _epoch = ++epochCounter;
+  /** @internal */ _dictStrs: readonly string[] = [];
+  /** @internal */ _registry = new Map<string | symbol, EShape[]>();
+  /** @internal */ _empty: EShape | null = null;
+  /** @internal */ _dictShapes = 0;
+  /** @internal */ _dictStrings = 0;
+  /** @internal */ _header: Uint8Array;
+  /** @internal */ _busy = false;
+  /** @internal */ _root = new ESlot();
+  /** @internal */ _keySlot = new ESlot();
+
+  /** @internal */ _hasDict: boolean;
+  /** @internal */ _maxDepth: number;
+  /** @internal */ _undefinedAsNull: boolean;
+  /** @internal */ _instancesAsMaps: boolean;
+
+  constructor(options: EncoderOptions = {}) {
+    this.options = options;
+    this._hasDict = !!options.dictionary;
+    this._maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this._undefinedAsNull = options.undefined === 'null';
+    this._instancesAsMaps = options.classInstances === 'map';
+    const d = options.dictionary ?? null;
+    if (d) {
+      this._dictStrs = d.strings;
+      this._addDictEntries();
+      this._dictStrings = d.strings.length;
+      this._dictShapes = d.shapes.length;
+      // dictionary shapes live in the registry with their fixed indices
+      d.shapes.forEach((keys, i) => {
+        const list = keys.slice();
+        let sh: EShape;
+        if (list.length === 0) sh = this._empty ??= new EShape([]);
+        else {
+          let l = this._registry.get(list[0]);
+          if (!l) this._registry.set(list[0], (l = []));
+          sh = new EShape(list);
+          l.push(sh);
+        }
+        sh.dictIdx = i;
+      });
+      this._header = new Uint8Array(11);
+      this._header.set([0xc1, 0x70, 0x10 | FLAG_DICT]);
+      let id = d.id;
+      for (let i = 3; i < 11; i++) {
+        this._header[i] = Number(id & 0xffn);
+        id >>= 8n;
+      }
+    } else this._header = new Uint8Array([0xc1, 0x70, 0x10]);
+  }
+
+  /** @internal */
+  _addDictEntries(): void {
+    this._dictStrs.forEach((s, i) => {
+      let e = this._entries.get(s);
+      if (e === undefined) this._entries.set(s, (e = new StrEntry()));
+      if (e.dict < 0) e.dict = i;
+    });
+  }
+
+  /** @internal Loads this encoder's state into the module; returns the previous state when re-entered. */
+  _enter(): unknown[] | null {
+    const saved = active ? snapshot() : null;
+    active = true;
+    buf = this._buf;
+    view = this._view;
+    cap = buf.length;
+    pos = this._pos;
+    start = pos;
+    entries = this._entries;
+    fcStr = this._fcStr;
+    fcEnt = this._fcEnt;
+    epoch = this._epoch;
+    hasDict = this._hasDict;
+    registry = this._registry;
+    emptyShape = this._empty;
+    maxDepth = this._maxDepth;
+    undefinedAsNull = this._undefinedAsNull;
+    instancesAsMaps = this._instancesAsMaps;
+    protoClean = enumerableFree(ObjectProto);
+    return saved;
+  }
+
+  /** @internal */
+  _leave(saved: unknown[] | null): void {
+    this._buf = buf;
+    this._view = view;
+    this._empty = emptyShape;
+    // keep the slab aligned and hand out fresh space next time
+    this._pos = (pos + 7) & ~7;
+    if (saved) restoreSnapshot(saved);
+    else active = false;
+  }
+
+  /** @internal Starts fresh tables for a buffer (or a stream). */
+  _newTables(): void {
+    gen = ++genCounter;
+    if (this._entries.size > ENTRY_LIMIT) {
+      this._entries.clear();
+      this._fcStr.fill(undefined);
+      this._fcEnt.fill(undefined);
+      this._addDictEntries();
+      entries = this._entries;
+      epoch = this._epoch = ++epochCounter;
+    }
+    if (this._registry.size > 20000) this._pruneRegistry();
+    nstr = this._dictStrings;
+    nshape = this._dictShapes;
+    lastStr = null;
+    lastTs = 0;
+    depth = 0;
+    keySlot = this._keySlot;
+    resetSlot(keySlot);
+  }
+
+  private _pruneRegistry(): void {
+    for (const [k, list] of this._registry) {
+      const keep = list.filter((s) => s.dictIdx >= 0);
+      for (const s of list) if (s.dictIdx < 0) s.evicted = true;
+      if (keep.length) this._registry.set(k, keep);
+      else this._registry.delete(k);
+    }
+  }
+
+  /** @internal Writes one value at pos; throws EncodeError with a path on failure. */
+  _value(value: unknown, root: ESlot): void {
+    try {
+      writeValue(value, root);
+    } catch (e) {
+      if (e instanceof Failure) {
+        const where = locate(value, failValue, maxDepth);
+        failValue = undefined;
+        if (where && where.cycle !== null) throw new EncodeError(`circular reference (to ${where.cycle})`, where.path);
+        throw new EncodeError(failReason, where ? where.path : '$');
+      }
+      if (e instanceof RangeError && /call stack/i.test(e.message)) {
+        const where = locate(value, undefined, maxDepth);
+        throw new EncodeError(where?.cycle ? `circular reference (to ${where.cycle})` : 'nesting too deep', where ? where.path : '$');
+      }
+      throw e;
+    }
+  }
+
+  /** Encodes one value as a single-value buffer. The result is a view of an internal slab that is never rewritten. */
+  encode(value: unknown): Uint8Array {
+    if (this._busy) return new Encoder(this.options).encode(value);
+    this._busy = true;
+    const saved = this._enter();
+    try {
+      this._newTables();
+      const h = this._header;
+      ensure(h.length + 16);
+      for (let i = 0; i < h.length; i++) buf[pos++] = h[i];
+      resetSlot(this._root);
+      this._value(value, this._root);
+      return buf.subarray(start, pos);
+    } catch (e) {
+      pos = start;
+      throw e;
+    } finally {
+      this._busy = false;
+      this._leave(saved);
+    }
+  }
+
+  /** Encodes a sequence of values as one stream buffer (SPEC 2.3). */
+  encodeStream(values: Iterable<unknown>): Uint8Array {
+    const se = new StreamEncoder(this.options);
+    const parts: Uint8Array[] = [se.header()];
+    for (const v of values) parts.push(se.write(v));
+    return concat(parts);
+  }
+}
+
+function varintBytes(n: number): Uint8Array {
+  const save = buf, savePos = pos;
+  buf = new Uint8Array(9);
+  pos = 0;
+  writeVarint(n);
+  const out = buf.subarray(0, pos);
+  buf = save;
+  pos = savePos;
+  return out;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/**
+ * Stream encoder (SPEC 2.3): every value becomes one frame, and all frames
+ * share tables, so later values refer to the strings and shapes of earlier
+ * ones. `write(value)` returns the bytes to append (the header first, once).
+ * After a failed write the encoder's tables no longer match what a decoder
+ * saw, so it refuses further writes.
+ */
+export class StreamEncoder {
+  private enc: Encoder;
+  private tables: Tables | null = null;
+  private headerSent = false;
+  private broken: Error | null = null;
+
+  constructor(options: EncoderOptions = {}) {
+    this.enc = new Encoder(options);
+  }
+
+  /** The stream header; `write` prepends it to the first frame unless it was taken here. */
+  header(): Uint8Array {
+    this.headerSent = true;
+    const h = this.enc._header.slice();
+    h[2] |= FLAG_STREAM;
+    return h;
+  }
+
+  /** Encodes one value as a frame. */
+  write(value: unknown): Uint8Array {
+    if (this.broken) throw new Error('StreamEncoder: a previous write failed; the stream cannot continue');
+    const e = this.enc;
+    const saved = e._enter();
+    let ok = false;
+    try {
+      if (this.tables === null) {
+        e._newTables();
+        this.tables = { gen, nstr, nshape, lastStr, lastTs, keySlot, root: new ESlot() };
+      } else {
+        const t = this.tables;
+        gen = t.gen;
+        nstr = t.nstr;
+        nshape = t.nshape;
+        lastStr = t.lastStr;
+        lastTs = t.lastTs;
+        keySlot = t.keySlot;
+        depth = 0;
+      }
+      const t = this.tables;
+      // a stream keeps one generation: the string index must not be cleared under it
+      e._value(value, t.root);
+      t.nstr = nstr;
+      t.nshape = nshape;
+      t.lastStr = lastStr;
+      t.lastTs = lastTs;
+      const n = pos - start;
+      const hdr = this.headerSent ? null : this.header();
+      const vl = vlen(n);
+      const out = new Uint8Array((hdr ? hdr.length : 0) + vl + n);
+      let o = 0;
+      if (hdr) {
+        out.set(hdr, 0);
+        o = hdr.length;
+      }
+      const body = buf.subarray(start, pos);
+      out.set(varintBytes(n), o);
+      out.set(body, o + vl);
+      pos = start; // the slab space is reused
+      ok = true;
+      return out;
+    } catch (err) {
+      pos = start;
+      this.broken = err as Error;
+      throw err;
+    } finally {
+      if (!ok) pos = start;
+      e._leave(saved);
+    }
+  }
+}
+
+let defaultEncoder: Encoder | null = null;
+
+/** Encodes a value as a canonical single-value Pith buffer. */
+export function encode(value: unknown, options?: EncoderOptions): Uint8Array {
+  if (options === undefined) return (defaultEncoder ??= new Encoder()).encode(value);
+  return new Encoder(options).encode(value);
+}
+
+/** Encodes values as a canonical stream buffer. */
+export function encodeStream(values: Iterable<unknown>, options?: EncoderOptions): Uint8Array {
+  return new Encoder(options).encodeStream(values);
+}
+
+/** @internal Canonical encoding without header (dictionary serialization, SPEC 8). */
+export function encodeBody(value: unknown): Uint8Array {
+  const e = new Encoder();
+  const saved = e._enter();
+  try {
+    e._newTables();
+    e._value(value, new ESlot());
+    return buf.slice(start, pos);
+  } finally {
+    e._leave(saved);
+  }
+}

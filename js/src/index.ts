@@ -1,0 +1,10 @@
+// Pith: compact, fast, schemaless binary serialization (spec/SPEC.md).
+export { encode, encodeStream, Encoder, StreamEncoder } from './encoder.js';
+export type { EncoderOptions } from './encoder.js';
+export { decode, decodeStream, Decoder, StreamDecoder } from './decoder.js';
+export type { DecoderOptions } from './decoder.js';
+export { Dictionary } from './dictionary.js';
+export type { FromSamplesOptions, Key } from './dictionary.js';
+export { diag } from './diag.js';
+export { DecodeError, EncodeError, Timestamp, Ext, Float64, addExtension, removeExtension } from './common.js';
+export type { DecodeErrorCode, Extension, Zone, DictionaryLike } from './common.js';

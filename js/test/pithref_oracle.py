@@ -1,0 +1,25 @@
+"""Decodes hex buffers with the reference codec (spec/tools/pithref.py) for the
+differential fuzz test. Input: one JSON object per line {"hex", "stream"}.
+Output: one JSON object per line: {"ok": [diag, ...]} or {"err": code, "off": offset}."""
+import json
+import os
+import sys
+
+sys.setrecursionlimit(20000)
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "spec", "tools"))
+import pithref  # noqa: E402
+
+for line in sys.stdin:
+    req = json.loads(line)
+    data = bytes.fromhex(req["hex"])
+    try:
+        if req.get("stream"):
+            out = {"ok": [pithref.diag(v) for v in pithref.decode_stream(data)]}
+        else:
+            out = {"ok": [pithref.diag(pithref.decode(data))]}
+    except pithref.DecodeError as e:
+        out = {"err": e.code, "off": e.offset}
+    except RecursionError:
+        out = {"err": "recursion", "off": -1}
+    sys.stdout.write(json.dumps(out) + "\n")

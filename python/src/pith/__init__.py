@@ -1,0 +1,79 @@
+"""Pith: a compact, fast, schemaless binary serialization format.
+
+    >>> import pith
+    >>> data = pith.dumps({"id": 1, "tags": ["a", "b"]})
+    >>> pith.loads(data)
+    {'id': 1, 'tags': ['a', 'b']}
+
+See the package README for the type mapping, options and error codes.
+"""
+
+from ._types import (
+    ZONE_FLOATING,
+    ZONE_OFFSET,
+    ZONE_UTC,
+    DecodeError,
+    EncodeError,
+    Ext,
+    Map,
+    Symbol,
+    Timestamp,
+)
+from ._pith import (
+    CORE_VERSION,
+    FORMAT_VERSION,
+    OPT_NAIVE_UTC,
+    OPT_PASSTHROUGH_DATACLASS,
+    OPT_PASSTHROUGH_DATETIME,
+    OPT_PASSTHROUGH_ENUM,
+    OPT_PASSTHROUGH_SUBCLASS,
+    OPT_PASSTHROUGH_UUID,
+    OPT_SYMBOL_AS_STR,
+    OPT_TIMESTAMP,
+    Decoder,
+    Dictionary,
+    Encoder,
+    dumps,
+    loads,
+    loads_stream,
+)
+
+__version__ = "0.1.0"
+
+
+def dumps_stream(values, *, option=0, default=None, dictionary=None) -> bytes:
+    """Serialize an iterable of values as one Pith stream (SPEC 2.3)."""
+    enc = Encoder(option=option, default=default, dictionary=dictionary)
+    parts = [enc.encode(v) for v in values]
+    return b"".join(parts) if parts else enc.header()
+
+
+__all__ = [
+    "CORE_VERSION",
+    "FORMAT_VERSION",
+    "OPT_NAIVE_UTC",
+    "OPT_PASSTHROUGH_DATACLASS",
+    "OPT_PASSTHROUGH_DATETIME",
+    "OPT_PASSTHROUGH_ENUM",
+    "OPT_PASSTHROUGH_SUBCLASS",
+    "OPT_PASSTHROUGH_UUID",
+    "OPT_SYMBOL_AS_STR",
+    "OPT_TIMESTAMP",
+    "ZONE_FLOATING",
+    "ZONE_OFFSET",
+    "ZONE_UTC",
+    "DecodeError",
+    "Decoder",
+    "Dictionary",
+    "EncodeError",
+    "Encoder",
+    "Ext",
+    "Map",
+    "Symbol",
+    "Timestamp",
+    "dumps",
+    "dumps_stream",
+    "loads",
+    "loads_stream",
+    "__version__",
+]

@@ -1,0 +1,179 @@
+"""DecodeError and EncodeError: classes, codes, offsets, paths, causes."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import pith
+
+
+def test_exception_classes():
+    assert issubclass(pith.DecodeError, ValueError)
+    assert issubclass(pith.EncodeError, TypeError)
+
+
+@pytest.mark.parametrize(
+    "data, code, offset",
+    [
+        (b"", "truncated", 0),
+        (b"\xc1", "truncated", 0),
+        (b"\xc1\x71\x10", "bad_magic", 0),
+        (b"{}", "bad_magic", 0),
+        (b"\xc1\x70\x20\xe0", "unsupported_version", 2),
+        (b"\xc1\x70\x14\xe0", "bad_flags", 2),
+        (b"\xc1\x70\x12", "bad_flags", 2),  # a stream given to loads()
+        (b"\xc1\x70\x10", "truncated", 3),
+        (b"\xc1\x70\x10\xfd", "invalid_tag", 3),
+        (b"\xc1\x70\x10\xe0\xe0", "trailing_bytes", 4),
+        (b"\xc1\x70\x10\x82\xe0", "length_exceeds_input", 3),
+        (b"\xc1\x70\x10\x82\xe0\x42\x61", "truncated", 5),
+        (b"\xc1\x70\x10\x43ab", "truncated", 3),
+        (b"\xc1\x70\x10\x42\xc3\x28", "invalid_utf8", 3),
+        (b"\xc1\x70\x10\x05", "bad_reference", 3),
+        (b"\xc1\x70\x10\x60", "bad_reference", 3),
+        (b"\xc1\x70\x10\x91\xa8\xe0", "expected_string", 4),
+        (b"\xc1\x70\x10\x92\x41\x61\x41\x61\xe0\xe0", "duplicate_key", 6),
+        (b"\xc1\x70\x11" + bytes(8) + b"\xe0", "unknown_dictionary", 3),
+        (b"\xc1\x70\x10\xf2\xff\xff", "length_exceeds_input", 3),
+    ],
+)
+def test_decode_errors(data, code, offset):
+    with pytest.raises(pith.DecodeError) as info:
+        pith.loads(data)
+    assert info.value.code == code and info.value.offset == offset
+    assert str(offset) in str(info.value)
+
+
+def test_depth_limit():
+    # 1000 nested arrays sit at levels 0..999; a 1001st is at level 1000.
+    deep = b"\xc1\x70\x10" + b"\x81" * 1001 + b"\xe0"
+    with pytest.raises(pith.DecodeError) as info:
+        pith.loads(deep)
+    assert info.value.code == "depth_exceeded" and info.value.offset == 3 + 1000
+    ok = b"\xc1\x70\x10" + b"\x81" * 1000 + b"\xe0"
+    assert pith.loads(ok) is not None
+    with pytest.raises(pith.DecodeError):
+        pith.loads(ok, max_depth=10)
+    assert pith.loads(b"\xc1\x70\x10" + b"\x81" * 1500 + b"\xe0", max_depth=2000) is not None
+
+
+def test_decode_error_pickles():
+    try:
+        pith.loads(b"\xc1\x70\x10\xfd")
+    except pith.DecodeError as e:
+        again = pickle.loads(pickle.dumps(e))
+        assert (again.code, again.offset, str(again)) == (e.code, e.offset, str(e))
+
+
+def test_loads_argument_types():
+    for bad in ["text", 5, None, [1]]:
+        with pytest.raises(TypeError):
+            pith.loads(bad)
+    with pytest.raises(TypeError):
+        pith.loads()
+    with pytest.raises(TypeError):
+        pith.loads(b"", unknown=1)
+    with pytest.raises(ValueError):
+        pith.loads(pith.dumps(1), option=1 << 20)
+
+
+class Unknown:
+    pass
+
+
+def test_encode_unsupported_type_names_type_and_path():
+    with pytest.raises(pith.EncodeError) as info:
+        pith.dumps({"a": [1, 2, {"user": Unknown()}]})
+    msg = str(info.value)
+    assert "Unknown" in msg and info.value.path == '$["a"][2]["user"]'
+    assert msg.endswith('at $["a"][2]["user"]')
+    assert isinstance(info.value, TypeError)
+
+
+def test_encode_path_for_generic_keys_and_top_level():
+    with pytest.raises(pith.EncodeError) as info:
+        pith.dumps(Unknown())
+    assert info.value.path == "$"
+    with pytest.raises(pith.EncodeError) as info:
+        pith.dumps({1: [Unknown()]})
+    assert info.value.path == "$[1][0]"
+    with pytest.raises(pith.EncodeError) as info:
+        pith.dumps({'q"\\': Unknown()})
+    assert info.value.path == '$["q\\"\\\\"]'
+
+
+def test_encode_surrogates():
+    with pytest.raises(pith.EncodeError, match="surrogate"):
+        pith.dumps("\ud800")
+    with pytest.raises(pith.EncodeError, match="surrogate"):
+        pith.dumps({"\udfff": 1})
+    with pytest.raises(pith.EncodeError, match="surrogate"):
+        pith.dumps(pith.Symbol("\ud800"))
+
+
+def test_cycles_raise():
+    a = []
+    a.append(a)
+    with pytest.raises(pith.EncodeError, match="circular reference"):
+        pith.dumps(a)
+    d = {}
+    d["self"] = [d]
+    with pytest.raises(pith.EncodeError, match="circular reference"):
+        pith.dumps(d)
+
+
+def test_too_deep_raises():
+    v = []
+    for _ in range(1000):
+        v = [v]
+    with pytest.raises(pith.EncodeError, match="deeper than 1000"):
+        pith.dumps(v)
+    v = []
+    for _ in range(999):
+        v = [v]
+    assert pith.loads(pith.dumps(v)) == v
+
+
+def test_default_exception_is_the_cause():
+    def bad(o):
+        raise KeyError("nope")
+
+    with pytest.raises(pith.EncodeError) as info:
+        pith.dumps([Unknown()], default=bad)
+    assert isinstance(info.value.__cause__, KeyError)
+    assert info.value.path == "$[0]"
+
+
+def test_default_returning_unsupported():
+    with pytest.raises(pith.EncodeError, match="Unknown"):
+        pith.dumps(Unknown(), default=lambda o: o)
+
+
+def test_default_must_be_callable():
+    with pytest.raises(TypeError):
+        pith.dumps(1, default=5)
+
+
+def test_ext_type_range():
+    class FakeExt:
+        pass
+
+    with pytest.raises(ValueError):
+        pith.Ext(-1, b"")
+
+
+def test_encode_error_pickles():
+    try:
+        pith.dumps(Unknown())
+    except pith.EncodeError as e:
+        again = pickle.loads(pickle.dumps(e))
+        assert (again.path, str(again)) == (e.path, str(e))
+
+
+def test_nothing_half_written_after_an_error():
+    # The pooled writer is reset: the next call is unaffected.
+    with pytest.raises(pith.EncodeError):
+        pith.dumps({"a": ["x" * 40, Unknown()]})
+    assert pith.loads(pith.dumps({"a": ["x" * 40]})) == {"a": ["x" * 40]}

@@ -1,0 +1,256 @@
+"""Property tests: hypothesis round trips, differential checks against the
+reference codec (spec/tools/pithref.py) and mutated buffers that may only
+ever raise DecodeError."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import struct
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pith
+from conftest import SPEC, make_map, same
+
+sys.path.insert(0, str(SPEC / "tools"))
+import gen_values  # noqa: E402  (the reference codec's random value generator)
+import pithref as P  # noqa: E402
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# --------------------------------------------------------------------------
+# Conversions between this package's values and the reference codec's
+# --------------------------------------------------------------------------
+
+
+def from_ref(v, key=False):
+    if isinstance(v, P.Symbol):
+        return pith.Symbol(v.name)
+    if isinstance(v, P.Ext):
+        return pith.Ext(v.type, v.data)
+    if isinstance(v, P.Timestamp):
+        return pith.Timestamp(v.seconds, v.nanos, v.zone, v.offset)
+    if isinstance(v, list):
+        items = [from_ref(x, key) for x in v]
+        return tuple(items) if key else items
+    if isinstance(v, dict):
+        return make_map([(from_ref(k, True), from_ref(x, key)) for k, x in v.items()], key)
+    if isinstance(v, P.Map):
+        return make_map([(from_ref(k, True), from_ref(x, key)) for k, x in v.pairs], key)
+    return v
+
+
+def to_ref(v):
+    if isinstance(v, pith.Symbol):
+        return P.Symbol(str(v))
+    if isinstance(v, pith.Ext):
+        return P.Ext(v.type, v.data)
+    if isinstance(v, pith.Timestamp):
+        return P.Timestamp(v.seconds, v.nanos, v.zone, v.offset)
+    if isinstance(v, dt.datetime):
+        t = pith.Timestamp.from_datetime(v)
+        return P.Timestamp(t.seconds, t.nanos, t.zone, t.offset)
+    if isinstance(v, (list, tuple)):
+        return [to_ref(x) for x in v]
+    if isinstance(v, (dict, pith.Map)):
+        pairs = [(to_ref(k), to_ref(x)) for k, x in (v.items() if isinstance(v, dict) else v.pairs)]
+        if all(isinstance(k, (str, P.Symbol)) for k, _ in pairs):
+            return dict(pairs)
+        return P.Map(pairs)
+    if isinstance(v, (bytearray, memoryview)):
+        return bytes(v)
+    return v
+
+
+# --------------------------------------------------------------------------
+# Strategies
+# --------------------------------------------------------------------------
+
+floats = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(0, 2**64 - 1).map(lambda b: struct.unpack("<d", struct.pack("<Q", b))[0]),
+    st.decimals(places=4, allow_nan=False, allow_infinity=False, min_value=-10**6, max_value=10**6).map(float),
+)
+texts = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["usr_1", "usr_2", "admin", "2025-04-16T09:23:47Z", "2025-04-16", "é", "ab"]),
+    st.builds(lambda a, b: a + b, st.sampled_from(["usr_", "/api/v1/", "2025-04-1"]), st.text(max_size=6)),
+)
+offsets = st.integers(-1439, 1439).map(lambda m: dt.timezone(dt.timedelta(minutes=m)))
+datetimes = st.datetimes(
+    min_value=dt.datetime(2, 1, 1), max_value=dt.datetime(9998, 12, 31),
+    timezones=st.one_of(st.none(), st.just(dt.timezone.utc), offsets),
+)
+timestamps = st.builds(
+    pith.Timestamp,
+    st.integers(-62135596800 + 86400, 253402300799 - 86400),
+    st.integers(0, 999_999_999),
+    st.sampled_from([pith.ZONE_UTC, pith.ZONE_FLOATING]),
+)
+hashable_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), floats, texts, st.binary(max_size=10), texts.map(pith.Symbol), timestamps,
+)
+scalars = st.one_of(
+    hashable_scalars,
+    st.integers(min_value=-(2**200), max_value=2**200),
+    datetimes,
+    st.builds(pith.Ext, st.integers(0, 65535), st.binary(max_size=10)),
+)
+values = st.recursive(
+    scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=20),
+        st.lists(children, max_size=5).map(tuple),
+        st.dictionaries(texts, children, max_size=12),
+        st.dictionaries(st.sampled_from(["id", "name", "tags", "at"]), children, max_size=4),
+        st.dictionaries(hashable_scalars, children, max_size=5),
+    ),
+    max_leaves=60,
+)
+
+
+# --------------------------------------------------------------------------
+# Properties
+# --------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(values)
+def test_round_trip(value):
+    data = pith.dumps(value)
+    out = pith.loads(data)
+    assert same(out, value)
+    assert pith.dumps(out) == data  # the canonical encoding is a fixed point
+
+
+@SETTINGS
+@given(values)
+def test_matches_reference_encoder(value):
+    assert pith.dumps(value) == P.encode(to_ref(value))
+
+
+@SETTINGS
+@given(st.lists(values, max_size=6))
+def test_stream_round_trip(items):
+    data = pith.dumps_stream(items)
+    assert data == P.encode_stream([to_ref(v) for v in items])
+    assert same(pith.loads_stream(data), items)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_reference_generator_values(seed):
+    """The reference generator's values (all of the data model, table-heavy):
+    same bytes as the reference encoder, same values as its decoder."""
+    r = random.Random(seed)
+    for _ in range(25):
+        ref = gen_values.rand_value(r)
+        expected = P.encode(ref)
+        value = from_ref(ref)
+        assert pith.dumps(value) == expected
+        assert same(pith.loads(expected), value)
+
+
+def _mutations(data: bytes, r: random.Random):
+    b = bytearray(data)
+    for _ in range(r.randrange(1, 4)):
+        k = r.randrange(5)
+        if k == 0 and b:
+            b[r.randrange(len(b))] = r.randrange(256)
+        elif k == 1 and b:
+            i = r.randrange(len(b))
+            b[i] ^= 1 << r.randrange(8)
+        elif k == 2:
+            b.insert(r.randrange(len(b) + 1), r.randrange(256))
+        elif k == 3 and b:
+            del b[r.randrange(len(b))]
+        else:
+            b = b[: r.randrange(len(b) + 1)]
+    return bytes(b)
+
+
+def _ref_outcome(fn):
+    try:
+        return ("ok", fn())
+    except P.DecodeError as e:
+        return ("error", (e.code, e.offset))
+    except RecursionError:
+        return ("skip", None)
+
+
+def _known_header_order_difference(bad, single, got, expect):
+    """A header with the DICT flag whose STREAM flag does not match the decoder:
+    the C core reports bad_flags at offset 2 (the first defect met reading left
+    to right, SPEC 10); spec/tools/pithref.py reads the dictionary id first and
+    reports unknown_dictionary (or truncated) at 3. Reported to the spec owner."""
+    if len(bad) < 3 or bad[:2] != b"\xc1\x70" or not bad[2] & 0x01:
+        return False
+    mismatch = bool(bad[2] & 0x02) == single
+    return mismatch and got == ("error", ("bad_flags", 2)) and expect[0] == "error" and expect[1][1] == 3
+
+
+def test_known_header_order_difference_is_still_there():
+    # Keep the tolerance above honest: drop it once the reference codec changes.
+    bad = b"\xc1\x70\x13" + bytes(8) + b"\xe0"
+    with pytest.raises(pith.DecodeError) as info:
+        pith.loads(bad)
+    assert (info.value.code, info.value.offset) == ("bad_flags", 2)
+    with pytest.raises(P.DecodeError) as ref:
+        P.decode(bad)
+    assert (ref.value.code, ref.value.offset) == ("unknown_dictionary", 3)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_mutated_buffers_only_raise_decode_error_and_agree_with_reference(seed):
+    r = random.Random(1000 + seed)
+    for _ in range(60):
+        ref = gen_values.rand_value(r)
+        single = r.random() < 0.7
+        data = P.encode(ref) if single else P.encode_stream([ref, gen_values.rand_value(r)])
+        bad = _mutations(data, r)
+        expect = _ref_outcome(lambda: P.decode(bad) if single else P.decode_stream(bad))
+        try:
+            got = ("ok", pith.loads(bad) if single else pith.loads_stream(bad))
+        except pith.DecodeError as e:
+            got = ("error", (e.code, e.offset))
+        if expect[0] == "skip":
+            continue
+        if _known_header_order_difference(bad, single, got, expect):
+            continue
+        assert got[0] == expect[0], (bad.hex(), got, expect)
+        if got[0] == "error":
+            assert got[1] == expect[1], bad.hex()
+        else:
+            exp_value = from_ref(expect[1]) if single else [from_ref(v) for v in expect[1]]
+            assert same(got[1], exp_value), bad.hex()
+
+
+@SETTINGS
+@given(st.binary(max_size=64))
+def test_random_bytes_only_raise_decode_error(data):
+    for payload in (data, b"\xc1\x70\x10" + data, b"\xc1\x70\x12" + data):
+        for fn in (pith.loads, pith.loads_stream):
+            try:
+                fn(payload)
+            except pith.DecodeError:
+                pass
+        dec = pith.Decoder()
+        dec.feed(payload)
+        try:
+            list(dec)
+            dec.close()
+        except pith.DecodeError:
+            pass
+
+
+@SETTINGS
+@given(values, st.integers(0, 10**6))
+def test_truncations_raise_decode_error(value, cut):
+    data = pith.dumps(value)
+    cut %= len(data)
+    with pytest.raises(pith.DecodeError):
+        pith.loads(data[:cut])

@@ -1,0 +1,176 @@
+"""Reference and memory leaks: repeated encode/decode loops over every path
+(success and failure) must not grow memory or reference counts.
+
+On a debug build of CPython (sys.gettotalrefcount) the total reference count
+is checked; on release builds tracemalloc bounds the growth, and the
+reference counts of the objects involved (inputs, callbacks, dictionaries,
+cached keys and strings) are checked with sys.getrefcount."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+import sys
+import tracemalloc
+
+import pytest
+
+import pith
+
+DICT = pith.Dictionary(["admin", "user"], [["id", "name", "role"]])
+
+
+class Custom:
+    pass
+
+
+def _default(o):
+    if isinstance(o, Custom):
+        return {"custom": [1, 2.5, "x"]}
+    raise TypeError("no")
+
+
+SAMPLES = [
+    {"id": 1, "name": "usr_1", "role": "admin", "at": dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)},
+    [1, -5, 2**70, -(2**70), 1.5, float("nan"), None, True, "héllo", b"\x00bin", ("t", 1)],
+    {1: "a", 2.5: "b", (1, 2): "c", pith.Symbol("s"): pith.Ext(3, b"e")},
+    pith.Map([(pith.Symbol("id"), 1), ("id", 2)]),
+    [{"k%d" % (i % 5): "v%d" % i, "same": "repeated string"} for i in range(40)],
+    pith.Timestamp(1, 123456789, pith.ZONE_OFFSET, 60),
+    dt.datetime(2025, 1, 1, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30))),
+]
+
+BAD_BUFFERS = [b"", b"\xc1\x70\x10\xfd", b"\xc1\x70\x10\x82\xe0", b"\xc1\x70\x10\x92\x41\x61\x41\x61\xe0\xe0",
+               b"\xc1\x70\x10\x81\x81\x81\x05", b"\xc1\x70\x11" + bytes(8)]
+
+
+def _workload():
+    for v in SAMPLES:
+        data = pith.dumps(v)
+        pith.loads(data)
+        pith.loads(bytearray(data))
+        pith.loads(memoryview(data), option=pith.OPT_TIMESTAMP | pith.OPT_SYMBOL_AS_STR)
+    pith.loads(pith.dumps(SAMPLES[0], dictionary=DICT), dictionary=DICT)
+    pith.dumps([Custom(), {"nested": Custom()}], default=_default)
+    for bad in BAD_BUFFERS:
+        try:
+            pith.loads(bad)
+        except pith.DecodeError:
+            pass
+    for bad_value in [{"a": [Custom()]}, "\ud800", {"\ud800": 1}, {1: Custom()}]:
+        try:
+            pith.dumps(bad_value)
+        except pith.EncodeError:
+            pass
+    try:
+        pith.dumps(Custom(), default=lambda o: 1 / 0)
+    except pith.EncodeError:
+        pass
+    cyc = []
+    cyc.append(cyc)
+    try:
+        pith.dumps(cyc)
+    except pith.EncodeError:
+        pass
+    enc = pith.Encoder()
+    stream = b"".join(enc.encode(v) for v in SAMPLES[:3])
+    pith.loads_stream(stream)
+    dec = pith.Decoder()
+    dec.feed(stream)
+    list(dec)
+    dec.close()
+    try:
+        dec = pith.Decoder()
+        dec.feed(stream[:-1] + b"\xfd")
+        list(dec)
+    except pith.DecodeError:
+        pass
+    d = pith.Dictionary.parse(DICT.serialize())
+    d.strings, d.shapes, repr(d)
+
+
+WINDOW = 500  # rounds per measurement window
+BOUND = 6 * 1024  # bytes; a leak of even one bare object() per round exceeds it (see below)
+
+
+def test_memory_does_not_grow():
+    """Growth is measured over consecutive windows after a warm-up: caches and
+    allocator pools settle, while a real leak, even of a single small object
+    per round, shows in every window."""
+    for _ in range(100):
+        _workload()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        growth = []
+        before, _ = tracemalloc.get_traced_memory()
+        for _ in range(4):
+            for _ in range(WINDOW):
+                _workload()
+            gc.collect()
+            after, _ = tracemalloc.get_traced_memory()
+            growth.append(after - before)
+            before = after
+    finally:
+        tracemalloc.stop()
+    assert min(growth) < BOUND, f"memory grew in every window: {growth} bytes per {WINDOW} rounds"
+    assert sum(growth) < 20 * BOUND, growth
+
+
+def test_memory_test_detects_a_small_leak():
+    leak = []
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before, _ = tracemalloc.get_traced_memory()
+        for _ in range(WINDOW):
+            leak.append(object())
+        after, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert after - before >= BOUND  # one bare object per round exceeds the bound above
+
+
+@pytest.mark.skipif(not hasattr(sys, "gettotalrefcount"), reason="needs a debug build of CPython")
+def test_total_refcount_is_stable():
+    for _ in range(30):
+        _workload()
+    gc.collect()
+    before = sys.gettotalrefcount()
+    for _ in range(200):
+        _workload()
+    gc.collect()
+    after = sys.gettotalrefcount()
+    assert after - before < 200
+
+
+def test_refcounts_of_inputs_and_callbacks():
+    value = {"a": [1, "x" * 50], "b": Custom()}
+    inner = value["a"]
+    default = _default
+    data = pith.dumps(value, default=default)
+    counts = [sys.getrefcount(o) for o in (value, inner, default, DICT, data)]
+    for _ in range(1000):
+        pith.dumps(value, default=default, dictionary=DICT)
+        pith.loads(data, dictionary=DICT)
+        try:
+            pith.dumps({"k": value, "bad": object()}, default=lambda o: 1 / 0 if type(o) is object else default(o))
+        except pith.EncodeError:
+            pass
+    assert [sys.getrefcount(o) for o in (value, inner, default, DICT, data)] == counts
+
+
+def test_refcounts_of_cached_keys_and_strings_are_stable():
+    data = pith.dumps([{"name": "shared value", "kind": "k"}, {"name": "shared value", "kind": "k"}])
+    first = pith.loads(data)
+    key = next(iter(first[0]))
+    shared = first[0]["name"]
+    assert first[1]["name"] is shared
+    key_count, shared_count = sys.getrefcount(key), sys.getrefcount(shared)
+    for _ in range(1000):
+        pith.loads(data)
+    assert sys.getrefcount(key) == key_count
+    assert sys.getrefcount(shared) == shared_count
+    del first
+    # The decoded value held the only references to its string: it is gone with it.
+    assert sys.getrefcount(shared) == 2

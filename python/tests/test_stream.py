@@ -1,0 +1,157 @@
+"""Streams (SPEC 2.3): Encoder, Decoder (incremental), loads_stream, dumps_stream."""
+
+from __future__ import annotations
+
+import pytest
+
+import pith
+from conftest import same
+
+RECORDS = [{"id": i, "name": f"user_{i}", "role": "admin" if i % 2 else "user", "score": i * 1.5} for i in range(20)]
+
+
+def test_values_share_tables():
+    enc = pith.Encoder()
+    frames = [enc.encode(r) for r in RECORDS]
+    assert frames[0].startswith(b"\xc1\x70\x12")
+    # Later records reuse the shape and strings of earlier ones.
+    assert len(frames[5]) < len(pith.dumps(RECORDS[5])) - 3
+    data = b"".join(frames)
+    assert same(pith.loads_stream(data), RECORDS)
+    assert pith.dumps_stream(RECORDS) == data
+
+
+def test_decoder_incremental_chunks():
+    data = pith.dumps_stream(RECORDS)
+    for chunk in [1, 2, 3, 7, 64, len(data)]:
+        dec = pith.Decoder()
+        out = []
+        for i in range(0, len(data), chunk):
+            dec.feed(data[i : i + chunk])
+            out.extend(dec)
+        dec.close()
+        assert same(out, RECORDS), chunk
+        assert dec.pending == 0
+
+
+def test_decoder_accepts_buffers():
+    data = pith.dumps_stream([1, "two", [3]])
+    dec = pith.Decoder()
+    dec.feed(bytearray(data[:5]))
+    dec.feed(memoryview(data)[5:])
+    assert list(dec) == [1, "two", [3]]
+    dec.close()
+
+
+def test_empty_stream():
+    enc = pith.Encoder()
+    assert enc.header() == b"\xc1\x70\x12"
+    assert pith.dumps_stream([]) == b"\xc1\x70\x12"
+    assert pith.loads_stream(b"\xc1\x70\x12") == []
+    dec = pith.Decoder()
+    dec.feed(b"\xc1\x70\x12")
+    assert list(dec) == []
+    dec.close()
+
+
+def test_decoder_close_errors():
+    dec = pith.Decoder()
+    with pytest.raises(pith.DecodeError) as info:
+        dec.close()
+    assert info.value.code == "truncated"
+    data = pith.dumps_stream(["abc", "def"])
+    dec = pith.Decoder()
+    dec.feed(data[:-1])
+    assert list(dec) == ["abc"]
+    with pytest.raises(pith.DecodeError) as info:
+        dec.close()
+    assert info.value.code == "length_exceeds_input"
+
+
+def test_decoder_error_is_sticky():
+    dec = pith.Decoder()
+    dec.feed(b"\xc1\x70\x12\x03\xfd")
+    with pytest.raises(pith.DecodeError) as info:
+        next(dec)
+    assert (info.value.code, info.value.offset) == ("invalid_tag", 4)
+    with pytest.raises(pith.DecodeError):
+        next(dec)
+
+
+def test_decoder_rejects_single_value_buffer():
+    dec = pith.Decoder()
+    dec.feed(pith.dumps(1))
+    with pytest.raises(pith.DecodeError) as info:
+        list(dec)
+    assert info.value.code == "bad_flags"
+    with pytest.raises(pith.DecodeError) as info:
+        pith.loads_stream(pith.dumps(1))
+    assert info.value.code == "bad_flags"
+
+
+def test_strings_referenced_across_frames_survive_dropping_earlier_values():
+    enc = pith.Encoder()
+    data = b"".join(enc.encode(v) for v in [["shared-string"], ["shared-string"], ["shared-string"]])
+    dec = pith.Decoder()
+    dec.feed(data)
+    first = next(dec)
+    del first  # the decoder must keep what later frames refer to
+    import gc
+
+    gc.collect()
+    assert list(dec) == [["shared-string"], ["shared-string"]]
+
+
+def test_encoder_fails_cleanly_and_stays_failed():
+    enc = pith.Encoder()
+    enc.encode(1)
+    with pytest.raises(pith.EncodeError):
+        enc.encode(object())
+    with pytest.raises(ValueError, match="failed"):
+        enc.encode(2)
+
+
+def test_encoder_options_and_default():
+    enc = pith.Encoder(default=lambda o: "obj", option=pith.OPT_NAIVE_UTC)
+    data = enc.encode(object()) + enc.encode(object())
+    assert pith.loads_stream(data) == ["obj", "obj"]
+
+
+def test_encoder_reentrancy_is_refused():
+    enc = pith.Encoder(default=lambda o: enc.encode(1))
+    with pytest.raises(pith.EncodeError) as info:
+        enc.encode(object())
+    assert isinstance(info.value.__cause__, RuntimeError)
+
+
+def test_stream_with_dictionary():
+    d = pith.Dictionary(["admin", "user"], [["id", "name", "role", "score"]])
+    enc = pith.Encoder(dictionary=d)
+    data = b"".join(enc.encode(r) for r in RECORDS)
+    assert data[2] == 0x13 and enc.header() == data[:11]
+    assert same(pith.loads_stream(data, dictionary=d), RECORDS)
+    dec = pith.Decoder(dictionary=[pith.Dictionary(["zz"]), d])
+    dec.feed(data)
+    assert same(list(dec), RECORDS)
+    with pytest.raises(pith.DecodeError) as info:
+        pith.loads_stream(data)
+    assert info.value.code == "unknown_dictionary"
+
+
+def test_decoder_max_depth():
+    data = pith.dumps_stream([[[[1]]]])
+    dec = pith.Decoder(max_depth=2)
+    dec.feed(data)
+    with pytest.raises(pith.DecodeError) as info:
+        list(dec)
+    assert info.value.code == "depth_exceeded"
+
+
+def test_long_stream_memory_is_bounded_per_frame():
+    enc = pith.Encoder()
+    dec = pith.Decoder()
+    for i in range(2000):
+        dec.feed(enc.encode({"i": i, "s": "x" * (i % 50)}))
+        (v,) = list(dec)
+        assert v["i"] == i
+    assert dec.pending == 0
