@@ -33,6 +33,9 @@
 extern "C" {
 #endif
 
+/* Embedders that compile the core into their own module (language bindings)
+ * may define PITH_API themselves, e.g. empty, to keep its symbols private. */
+#ifndef PITH_API
 #if defined(_WIN32) && defined(PITH_SHARED)
 #  ifdef PITH_BUILDING
 #    define PITH_API __declspec(dllexport)
@@ -44,6 +47,7 @@ extern "C" {
 #else
 #  define PITH_API
 #endif
+#endif /* PITH_API */
 
 #define PITH_VERSION_MAJOR 0
 #define PITH_VERSION_MINOR 1
@@ -296,6 +300,15 @@ PITH_API bool pith_write_generic_map_begin(pith_writer *w, size_t count);
 /** In a stream, bracket each top-level value (one frame). */
 PITH_API bool pith_write_frame_begin(pith_writer *w);
 PITH_API bool pith_write_frame_end(pith_writer *w);
+
+/**
+ * In a stream, between frames: forget the output written so far (the caller
+ * has taken it with pith_writer_data); tables and registers are kept, so the
+ * next frames still refer to earlier values. Lets a long-lived stream encoder
+ * hand out each frame without its output buffer growing for ever.
+ */
+PITH_API bool pith_writer_discard_output(pith_writer *w);
+#define PITH_HAVE_WRITER_DISCARD_OUTPUT 1
 
 /** The bytes written so far (valid until the next call on the writer), and their length. */
 PITH_API const uint8_t *pith_writer_data(const pith_writer *w, size_t *len);

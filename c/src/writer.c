@@ -836,6 +836,14 @@ bool pith_write_generic_map_begin(pith_writer *w, size_t count) {
  * Stream frames
  * ========================================================================== */
 
+bool pith_writer_discard_output(pith_writer *w) {
+    if (w->err.code != PITH_OK) return false;
+    if (!w->started || !(w->flags & PITH_WRITE_STREAM) || w->in_frame || w->depth)
+        return fail(w, PITH_ERR_USAGE, "output can only be discarded between frames of a stream");
+    w->len = 0; /* nothing refers to earlier output: strings and keys live in the arena */
+    return true;
+}
+
 bool pith_write_frame_begin(pith_writer *w) {
     if (w->err.code != PITH_OK) return false;
     if (!w->started || !(w->flags & PITH_WRITE_STREAM)) return fail(w, PITH_ERR_USAGE, "not writing a stream");

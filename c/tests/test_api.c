@@ -274,6 +274,47 @@ static void test_stream_scan(void) {
     pith_writer_free(w);
 }
 
+/* Frames handed out one at a time (pith_writer_discard_output) concatenate to
+ * exactly the stream written whole: the tables outlive the discarded bytes. */
+static void test_discard_output(void) {
+    pith_writer *misuse = pith_writer_new(NULL);
+    pith_writer_start(misuse, NULL, PITH_WRITE_STREAM);
+    pith_write_frame_begin(misuse);
+    CHECK(!pith_writer_discard_output(misuse), "discard inside a frame is refused");
+    CHECK(pith_writer_error(misuse)->code == PITH_ERR_USAGE, "usage error");
+    pith_writer_free(misuse);
+
+    pith_writer *whole = pith_writer_new(NULL), *pieces = pith_writer_new(NULL);
+    pith_writer_start(whole, NULL, PITH_WRITE_STREAM);
+    pith_writer_start(pieces, NULL, PITH_WRITE_STREAM);
+    uint8_t joined[1 << 14];
+    size_t joined_len = 0, len;
+    const uint8_t *out;
+    for (int i = 0; i < 5; i++) {
+        pith_write_frame_begin(whole);
+        write_sample(whole, 7 * i + 1);
+        pith_write_frame_end(whole);
+        pith_write_frame_begin(pieces);
+        write_sample(pieces, 7 * i + 1);
+        CHECK(pith_write_frame_end(pieces), "frame");
+        out = pith_writer_data(pieces, &len);
+        CHECK(joined_len + len <= sizeof joined, "test buffer");
+        memcpy(joined + joined_len, out, len);
+        joined_len += len;
+        CHECK(pith_writer_discard_output(pieces), "discard between frames");
+        pith_writer_data(pieces, &len);
+        CHECK(len == 0, "nothing left after discarding");
+    }
+    out = pith_writer_data(whole, &len);
+    CHECK(len == joined_len && memcmp(out, joined, len) == 0, "pieces == whole stream");
+    pith_writer *single = pith_writer_new(NULL);
+    pith_writer_start(single, NULL, 0);
+    CHECK(!pith_writer_discard_output(single), "discard outside a stream is refused");
+    pith_writer_free(single);
+    pith_writer_free(whole);
+    pith_writer_free(pieces);
+}
+
 /* ==========================================================================
  * Shape handles
  * ========================================================================== */
@@ -337,6 +378,7 @@ int main(int argc, char **argv) {
     test_reader();
     test_dictionaries();
     test_stream_scan();
+    test_discard_output();
     test_shape_handles();
     test_misc();
     return test_summary("test_api");

@@ -1556,8 +1556,8 @@ function restore(s: Saved): void {
   ({ src, pos, end, strs, lens, nstr, shapes, nshape, gen, lastStr, lastLen, lastTs, depth, maxDepth, keySlot, exactFloats, mapsAlways, datesAlways, bigints, binaryViews, memo } = s);
 }
 
-/** Parses the header at the start of src; returns flags. */
-function header(dicts: Map<bigint, DictState>): { flags: number; dict: DictState | null } {
+/** Parses the header at the start of src for a single-value or a stream decoder; returns flags. */
+function header(dicts: Map<bigint, DictState>, stream: boolean): { flags: number; dict: DictState | null } {
   const n = src.length;
   if ((n >= 1 && src[0] !== 0xc1) || (n >= 2 && src[1] !== 0x70)) fail('bad_magic', 0, 'not a Pith buffer');
   if (n < 3) fail('truncated', 0, 'input ends inside the header');
@@ -1565,6 +1565,8 @@ function header(dicts: Map<bigint, DictState>): { flags: number; dict: DictState
   if (vf >> 4 !== 1) fail('unsupported_version', 2, `version ${vf >> 4}`);
   const flags = vf & 0x0f;
   if (flags & ~(FLAG_DICT | FLAG_STREAM)) fail('bad_flags', 2, 'reserved header flag set');
+  // The flags byte precedes the dictionary id: its defects are reported first (SPEC 10).
+  if (!(flags & FLAG_STREAM) !== !stream) fail('bad_flags', 2, stream ? 'not a stream buffer' : 'a stream buffer: use decodeStream');
   pos = 3;
   let dict: DictState | null = null;
   if (flags & FLAG_DICT) {
@@ -1664,8 +1666,7 @@ export class Decoder {
       src = asBytes(input);
       pos = 0;
       end = src.length;
-      const { flags, dict } = header(this._dicts);
-      if (flags & FLAG_STREAM) fail('bad_flags', 2, 'a stream buffer: use decodeStream');
+      const { dict } = header(this._dicts, false);
       startTables(this, dict, this._keySlot);
       const root = this._root;
       resetSlot(root);
@@ -1792,6 +1793,7 @@ export class StreamDecoder implements Iterable<any> {
         if (n >= 3) {
           if (b[2] >> 4 !== 1) fail('unsupported_version', 2, `version ${b[2] >> 4}`);
           if (b[2] & 0x0c) fail('bad_flags', 2, 'reserved header flag set');
+          if (!(b[2] & FLAG_STREAM)) fail('bad_flags', 2, 'not a stream buffer');
         }
         const need = n >= 3 && b[2] & FLAG_DICT ? 11 : 3;
         if (n < need) {
@@ -1800,8 +1802,7 @@ export class StreamDecoder implements Iterable<any> {
         }
         pos = 0;
         end = n;
-        const { flags, dict } = header(d._dicts);
-        if (!(flags & FLAG_STREAM)) fail('bad_flags', 2, 'not a stream buffer');
+        const { dict } = header(d._dicts, true);
         startTables(d, dict, new Slot());
         this.st = {
           strs: dict ? dict.strs.slice(0, dict.nstr) : [],

@@ -490,6 +490,11 @@ def gen_invalid():
     fail(F, "reserved flag 0x08", b"\xc1\x70\x18\xe0", "bad_flags", 2)
     fail(F, "stream given to the single-value decoder", HDR_STREAM + b"\x01\xe0", "bad_flags", 2)
     fail(F, "single value given to the stream decoder", HDR + b"\xe0", "bad_flags", 2, stream=True)
+    # The flags byte (offset 2) is read before the dictionary id (offset 3).
+    fail(F, "stream with an unknown dictionary given to the single-value decoder",
+         b"\xc1\x70\x13" + bytes(8) + b"\x01\xe0", "bad_flags", 2)
+    fail(F, "single value with an unknown dictionary given to the stream decoder",
+         b"\xc1\x70\x11" + bytes(8) + b"\xe0", "bad_flags", 2, stream=True)
     fail(F, "dictionary id truncated", b"\xc1\x70\x11\x01\x02\x03", "truncated", 3)
     fail(F, "unknown dictionary", b"\xc1\x70\x11" + (12345).to_bytes(8, "little") + b"\xe0", "unknown_dictionary", 3)
     fail(F, "wrong dictionary supplied", b"\xc1\x70\x11" + (12345).to_bytes(8, "little") + b"\xe0",

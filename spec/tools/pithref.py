@@ -722,7 +722,7 @@ class Decoder:
         return n
 
     # -- header ------------------------------------------------------------
-    def header(self):
+    def header(self, stream: bool):
         if self.data[:2] != MAGIC[:len(self.data[:2])]:
             raise DecodeError("bad_magic", 0, "not a Pith buffer")
         if len(self.data) < 3:
@@ -733,6 +733,9 @@ class Decoder:
         self.flags = vf & 0x0F
         if self.flags & ~(FLAG_DICT | FLAG_STREAM):
             raise DecodeError("bad_flags", 2, "reserved header flag set")
+        # The flags byte comes before the dictionary id: its defects first (SPEC 10).
+        if bool(self.flags & FLAG_STREAM) != stream:
+            raise DecodeError("bad_flags", 2, "not a stream buffer" if stream else "stream buffer: use decode_stream")
         self.pos = 3
         dictionary = None
         if self.flags & FLAG_DICT:
@@ -1007,18 +1010,14 @@ class Decoder:
 
     # -- top level ---------------------------------------------------------
     def decode(self):
-        self.header()
-        if self.flags & FLAG_STREAM:
-            raise DecodeError("bad_flags", 2, "stream buffer: use decode_stream")
+        self.header(stream=False)
         v = self.value(self.st.root, 0)
         if self.pos != len(self.data):
             raise DecodeError("trailing_bytes", self.pos, "bytes after the value")
         return v
 
     def decode_stream(self):
-        self.header()
-        if not self.flags & FLAG_STREAM:
-            raise DecodeError("bad_flags", 2, "not a stream buffer")
+        self.header(stream=True)
         values = []
         while self.pos < len(self.data):
             at = self.pos
