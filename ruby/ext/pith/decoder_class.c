@@ -658,6 +658,93 @@ static VALUE load_with(int argc, VALUE *argv, bool stream) {
     return v;
 }
 
+/* ==========================================================================
+ * Pith::Native.deep_copy - the benchmark's "floor" for decoding: the same
+ * objects built again from an existing value, with the decoder's own means
+ * (template Hashes, shared keys, strings made with their coderange known),
+ * so the gap between it and Pith.load is the cost of reading the bytes.
+ * ========================================================================== */
+
+#define FLOOR_STACK 64
+
+typedef struct floor_pairs {
+    VALUE self;
+    pith_rb_decoder *d;
+    VALUE *keys, *values; /* gathered pairs (small hashes)... */
+    VALUE hash;           /* ...or the copy, filled pair by pair (large ones) */
+    long n;
+    int depth;
+} floor_pairs;
+
+static VALUE floor_copy(VALUE self, pith_rb_decoder *d, VALUE obj, int depth);
+
+static int floor_pair(VALUE key, VALUE value, VALUE arg) {
+    floor_pairs *p = (floor_pairs *)arg;
+    p->keys[p->n] = key;
+    p->values[p->n] = floor_copy(p->self, p->d, value, p->depth + 1);
+    p->n++;
+    return ST_CONTINUE;
+}
+
+static int floor_pair_slow(VALUE key, VALUE value, VALUE arg) {
+    floor_pairs *p = (floor_pairs *)arg;
+    rb_hash_aset(p->hash, key, floor_copy(p->self, p->d, value, p->depth + 1));
+    return ST_CONTINUE;
+}
+
+static VALUE floor_copy(VALUE self, pith_rb_decoder *d, VALUE obj, int depth) {
+    if (depth > 10000) rb_raise(rb_eArgError, "nesting too deep");
+    if (RB_SPECIAL_CONST_P(obj)) return obj;
+    switch (BUILTIN_TYPE(obj)) {
+    case T_STRING: {
+        VALUE s = rb_str_new(RSTRING_PTR(obj), RSTRING_LEN(obj));
+        RB_ENCODING_SET_INLINED(s, RB_ENCODING_GET_INLINED(obj));
+        ENC_CODERANGE_SET(s, ENC_CODERANGE(obj));
+        return s;
+    }
+    case T_ARRAY: {
+        long n = RARRAY_LEN(obj);
+        if (n > FLOOR_STACK) {
+            VALUE a = rb_ary_new_capa(n);
+            for (long i = 0; i < n; i++) rb_ary_push(a, floor_copy(self, d, RARRAY_AREF(obj, i), depth + 1));
+            return a;
+        }
+        /* The C stack is scanned by the GC: the copies are safe there. */
+        VALUE items[FLOOR_STACK];
+        for (long i = 0; i < n; i++) items[i] = floor_copy(self, d, RARRAY_AREF(obj, i), depth + 1);
+        return rb_ary_new_from_values(n, items);
+    }
+    case T_HASH: {
+        long n = (long)RHASH_SIZE(obj);
+        if (n > FLOOR_STACK || !pith_rb_hash_fast) {
+            floor_pairs p = {self, d, NULL, NULL, rb_hash_new(), 0, depth};
+            rb_hash_foreach(obj, floor_pair_slow, (VALUE)&p);
+            return p.hash;
+        }
+        VALUE keys[FLOOR_STACK], values[FLOOR_STACK];
+        floor_pairs p = {self, d, keys, values, Qnil, 0, depth};
+        rb_hash_foreach(obj, floor_pair, (VALUE)&p);
+        VALUE t = n ? template_for(self, d, keys, n) : Qundef;
+        VALUE h = t == Qundef ? Qundef : pith_rb_hash_from_template(t, values, n);
+        if (h == Qundef) {
+            h = rb_hash_new();
+            for (long i = 0; i < n; i++) rb_hash_aset(h, keys[i], values[i]);
+        }
+        return h;
+    }
+    case T_FLOAT:
+        return DBL2NUM(RFLOAT_VALUE(obj));
+    default:
+        return obj;
+    }
+}
+
+/* call-seq: Pith::Native.deep_copy(obj) -> copy (for the benchmark's floor row) */
+static VALUE pith_native_deep_copy(VALUE mod, VALUE obj) {
+    VALUE self = default_decoder();
+    return floor_copy(self, get_decoder(self), obj, 0);
+}
+
 /*
  * call-seq: Pith.load(string, symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil) -> object
  */
@@ -690,4 +777,5 @@ void pith_rb_init_decoder(void) {
     rb_define_method(cDecoder, "finish", dec_finish, 0);
     rb_define_module_function(mPith, "load", pith_s_load, -1);
     rb_define_module_function(mPith, "load_stream", pith_s_load_stream, -1);
+    rb_define_module_function(rb_define_module_under(mPith, "Native"), "deep_copy", pith_native_deep_copy, 1);
 }

@@ -18,7 +18,8 @@ static rb_ractor_local_key_t default_encoder_key;
 /* Shape cache: a hash's key objects (by identity) -> the writer's shape index.
  * Valid within one buffer (shape indices are per buffer) and only while no GC
  * has run since it was filled (a collected key's address could be reused). */
-#define SHAPE_CACHE 256
+#define SHAPE_CACHE_BITS 8
+#define SHAPE_CACHE (1 << SHAPE_CACHE_BITS)
 
 typedef struct shape_entry {
     uint64_t sig;
@@ -307,9 +308,13 @@ static inline void collect_pairs(VALUE hash, collect_ctx *c) {
 static inline void collect_pairs(VALUE hash, collect_ctx *c) { rb_hash_foreach(hash, collect_pair, (VALUE)c); }
 #endif
 
-static inline uint64_t mix(uint64_t h, uint64_t v) {
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h;
+/* The signature of a key sequence by identity. Each key's term depends only
+ * on the key and its position, so the terms compute in parallel rather than
+ * as one serial chain; a hit is confirmed key by key anyway. */
+static inline uint64_t key_term(VALUE key, long i) {
+    uint64_t k = (uint64_t)key >> 3;
+    unsigned r = (unsigned)(i * 13) & 63;
+    return (k << r) | (k >> ((64 - r) & 63));
 }
 
 /* Keys as pith_keys when all are Strings or Symbols (else false). Converted
@@ -375,8 +380,9 @@ PITH_RB_NOINLINE static void encode_hash(pith_rb_encoder *e, VALUE hash, uint32_
     }
 
     uint64_t sig = (uint64_t)n;
-    for (long i = 0; i < n; i++) sig = mix(sig, (uint64_t)e->stack->ptr[base + 2 * i]);
-    shape_entry *entry = &e->cache[(sig ^ (sig >> 17)) & (SHAPE_CACHE - 1)];
+    for (long i = 0; i < n; i++) sig += key_term(e->stack->ptr[base + 2 * i], i);
+    sig *= 0x9e3779b97f4a7c15ull;
+    shape_entry *entry = &e->cache[sig >> (64 - SHAPE_CACHE_BITS)];
     bool hit = entry->gen == e->gen && entry->sig == sig && entry->n == (uint32_t)n;
     if (hit) {
         const VALUE *keys = e->pool + entry->pool;

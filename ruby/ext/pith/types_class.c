@@ -1,6 +1,5 @@
 /*
- * types_class.c - application extension types, Pith::Timestamp, Pith::Ext,
- * and Pith::Native.deep_copy.
+ * types_class.c - application extension types, Pith::Timestamp and Pith::Ext.
  *
  * The registry is Ractor-local: each Ractor registers its own types, so no
  * mutable state is shared between Ractors.
@@ -68,78 +67,6 @@ static VALUE pith_register_type(int argc, VALUE *argv, VALUE self) {
     return Qnil;
 }
 
-/* ==========================================================================
- * Pith::Native.deep_copy - the "floor" of decoding: build the same objects
- * again (new Hash, Array and String for every node; keys, symbols and
- * immediates shared, as Pith's decoder shares keys).
- * ========================================================================== */
-
-static VALUE deep_copy(VALUE obj, int depth);
-
-static int copy_pair_slow(VALUE key, VALUE value, VALUE pairs) {
-    rb_ary_push(pairs, key);
-    rb_ary_push(pairs, deep_copy(value, 1));
-    return ST_CONTINUE;
-}
-
-/* Pairs of the Hash being copied, gathered on the C stack (which the GC
- * scans) so no temporary Ruby object is made for them. */
-typedef struct copy_pairs {
-    VALUE *buf;
-    long len;
-    int depth;
-} copy_pairs;
-
-static int copy_pair(VALUE key, VALUE value, VALUE arg) {
-    copy_pairs *p = (copy_pairs *)arg;
-    p->buf[p->len++] = key;
-    p->buf[p->len++] = deep_copy(value, p->depth + 1);
-    return ST_CONTINUE;
-}
-
-#define COPY_STACK_PAIRS 64
-
-static VALUE deep_copy(VALUE obj, int depth) {
-    if (depth > 10000) rb_raise(rb_eArgError, "nesting too deep");
-    if (RB_SPECIAL_CONST_P(obj)) return obj;
-    switch (BUILTIN_TYPE(obj)) {
-    case T_STRING: {
-        VALUE s = rb_str_new(RSTRING_PTR(obj), RSTRING_LEN(obj));
-        rb_enc_copy(s, obj);
-        return s;
-    }
-    case T_ARRAY: {
-        long n = RARRAY_LEN(obj);
-        VALUE a = rb_ary_new_capa(n);
-        for (long i = 0; i < n; i++) rb_ary_push(a, deep_copy(RARRAY_AREF(obj, i), depth + 1));
-        return a;
-    }
-    case T_HASH: {
-        long n = (long)RHASH_SIZE(obj);
-        if (n > COPY_STACK_PAIRS) {
-            VALUE h = rb_hash_new();
-            VALUE pairs = rb_ary_new_capa(2 * n);
-            rb_hash_foreach(obj, copy_pair_slow, pairs);
-            rb_hash_bulk_insert(2 * n, RARRAY_CONST_PTR(pairs), h);
-            RB_GC_GUARD(pairs);
-            return h;
-        }
-        VALUE buf[2 * COPY_STACK_PAIRS];
-        copy_pairs p = {buf, 0, depth};
-        rb_hash_foreach(obj, copy_pair, (VALUE)&p);
-        VALUE h = rb_hash_new();
-        rb_hash_bulk_insert(p.len, buf, h);
-        return h;
-    }
-    case T_FLOAT:
-        return DBL2NUM(RFLOAT_VALUE(obj));
-    default:
-        return obj;
-    }
-}
-
-static VALUE pith_deep_copy(VALUE self, VALUE obj) { return deep_copy(obj, 0); }
-
 void pith_rb_init_types(void) {
     registry_key = rb_ractor_local_storage_value_newkey();
     id_packer = rb_intern("packer");
@@ -151,7 +78,4 @@ void pith_rb_init_types(void) {
     cTimestamp = rb_struct_define_under(mPith, "Timestamp", "seconds", "nanos", "zone", "offset", NULL);
     /* An extension value of a type with no registered unpacker. */
     cExt = rb_struct_define_under(mPith, "Ext", "type", "data", NULL);
-
-    VALUE mNative = rb_define_module_under(mPith, "Native");
-    rb_define_module_function(mNative, "deep_copy", pith_deep_copy, 1);
 }
