@@ -1044,6 +1044,12 @@ bool pith_read(pith_reader *r, pith_item *item) {
         slot->has_int = 1;
         item->type = PITH_INT;
         item->v.i = v;
+    } else if (t == TAG_F64 && PITH_LIKELY(r->end - r->pos >= 8)) {
+        /* Raw doubles are most items of float-dense data (canada.json). */
+        uint64_t bits = load_le64(r->data + r->pos);
+        r->pos += 8;
+        item->type = PITH_FLOAT;
+        memcpy(&item->v.f, &bits, 8);
     } else if (!read_item(r, t, at, slot, item)) {
         return false;
     }
