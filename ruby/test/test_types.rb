@@ -35,6 +35,12 @@ class TestTypes < Minitest::Test
     assert_equal "café", Pith.load(Pith.dump("café".encode("ISO-8859-1")))
     err = assert_raises(Pith::EncodeError) { Pith.dump(["ok", "\xff\xfe".dup.force_encoding("UTF-8")]) }
     assert_match(/invalid UTF-8.*\$\[1\]/, err.message)
+    # Another encoding that does not convert: an EncodeError with the path, not Encoding's error.
+    bad = "\xff".dup.force_encoding("Shift_JIS")
+    err = assert_raises(Pith::EncodeError) { Pith.dump({ "k" => [bad] }) }
+    assert_match(/cannot convert a Shift_JIS String to UTF-8.*\$\["k"\]\[0\]/, err.message)
+    err = assert_raises(Pith::EncodeError) { Pith.dump({ bad => 1 }) }
+    assert_match(/Shift_JIS/, err.message)
   end
 
   def test_symbols

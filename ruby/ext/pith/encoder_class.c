@@ -165,8 +165,25 @@ static VALUE protected_call(pith_rb_encoder *e, VALUE (*fn)(VALUE), VALUE arg) {
     return result;
 }
 
-/* Convert a String of another encoding to UTF-8 (raises if it cannot). */
 static VALUE to_utf8(VALUE str) { return rb_str_encode(str, rb_enc_from_encoding(pith_utf8), 0, Qnil); }
+
+/* A String of another encoding as UTF-8; one that cannot be converted is an
+ * EncodeError naming the encoding and the path, like any unsupported value. */
+static VALUE convert_to_utf8(pith_rb_encoder *e, VALUE str, uint32_t depth) {
+    int state = 0;
+    VALUE u = rb_protect(to_utf8, str, &state);
+    if (!state) return u;
+    VALUE err = rb_errinfo();
+    if (!rb_obj_is_kind_of(err, rb_eEncodingError)) {
+        reset(e);
+        rb_jump_tag(state);
+    }
+    rb_set_errinfo(Qnil);
+    VALUE path = path_string(e, depth);
+    reset(e);
+    rb_raise(eEncodeError, "cannot convert a %s String to UTF-8 (%" PRIsVALUE ") at %" PRIsVALUE,
+             rb_enc_name(rb_enc_get(str)), rb_obj_as_string(err), path);
+}
 
 /* ==========================================================================
  * Values
@@ -186,8 +203,7 @@ static inline void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) 
     } else if (idx == pith_binary_index) {
         CHECK_W(pith_write_binary(e->w, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)));
     } else {
-        /* Another encoding: convert to UTF-8 (raises if it cannot). */
-        VALUE u = protected_call(e, to_utf8, str);
+        VALUE u = convert_to_utf8(e, str, depth);
         CHECK_W(pith_write_string(e->w, RSTRING_PTR(u), (size_t)RSTRING_LEN(u)));
         RB_GC_GUARD(u);
     }
@@ -337,7 +353,7 @@ static bool textual_keys(pith_rb_encoder *e, long base, long n, bool *converted,
         int idx = RB_ENCODING_GET_INLINED(k);
         if (idx == pith_binary_index && !symbol) return false; /* a binary key: a generic map */
         if (idx != pith_utf8_index && idx != pith_usascii_index) {
-            k = protected_call(e, to_utf8, k);
+            k = convert_to_utf8(e, k, depth);
             pith_rb_stack_push(e->stack, k);
             *converted = true;
         } else if (ENC_CODERANGE(k) != ENC_CODERANGE_7BIT && ENC_CODERANGE(k) != ENC_CODERANGE_VALID &&
