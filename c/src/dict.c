@@ -3,6 +3,8 @@
  */
 #include "tables.h"
 
+#include <stdatomic.h>
+
 static const char DICT_MAGIC[] = "pith-dictionary-v1";
 
 static uint64_t fnv1a64(const uint8_t *p, size_t n) {
@@ -146,6 +148,10 @@ static bool dict_fill(pith_dict *d, const pith_key *strings, size_t nstrings, co
     return ok;
 }
 
+static atomic_uint_fast64_t serial_counter;
+
+uint64_t dict_next_serial(void) { return (uint64_t)atomic_fetch_add(&serial_counter, 1) + 1; }
+
 static pith_dict *dict_alloc(const pith_alloc *alloc, pith_error *err) {
     alloc = alloc_or_default(alloc);
     pith_dict *d = (pith_dict *)mem_alloc(alloc, sizeof(pith_dict));
@@ -155,6 +161,7 @@ static pith_dict *dict_alloc(const pith_alloc *alloc, pith_error *err) {
     }
     memset(d, 0, sizeof(*d));
     d->alloc = alloc;
+    d->serial = dict_next_serial();
     arena_init(&d->mem, alloc);
     return d;
 }

@@ -407,7 +407,15 @@ struct pith_dict {
     uint8_t *serialized;
     size_t serialized_len;
     uint64_t id;
+    /* Unique among all dictionaries a process creates (never 0): writers and
+     * readers keep a dictionary's tables loaded between buffers and know
+     * them by this, which a new dictionary at a freed one's address cannot
+     * fake. */
+    uint64_t serial;
 };
+
+/** A new dictionary serial (thread-safe). */
+uint64_t dict_next_serial(void);
 
 /* ==========================================================================
  * Errors

@@ -64,6 +64,14 @@ struct pith_reader {
     bool copy_strings;    /* frames fed one by one: keep what later frames need */
     bool top_read;
     bool in_frame;
+
+    /* The dictionary whose tables stay loaded between buffers: strs[0,
+     * dict_nstrs) and shapes[0, dict_nshapes), slots in dict_slots. Reading
+     * another buffer that names it only resets the slots. */
+    uint64_t dict_serial; /* 0: none loaded */
+    size_t dict_nstrs, dict_nshapes;
+    pith_slot *dict_slots;
+    size_t dict_slots_n, dict_slots_cap;
 };
 
 /* ==========================================================================
@@ -102,6 +110,7 @@ void pith_reader_free(pith_reader *r) {
     mem_free(a, r->strs, r->strs_cap * sizeof(str_entry));
     mem_free(a, r->shapes, r->shapes_cap * sizeof(shape));
     mem_free(a, r->stack, r->stack_cap * sizeof(rframe));
+    mem_free(a, r->dict_slots, r->dict_slots_cap * sizeof(pith_slot));
     mem_free(a, r, sizeof(*r));
 }
 
@@ -163,6 +172,33 @@ static void reset_state(pith_reader *r) {
     r->base = 0;
 }
 
+/* Load a dictionary's strings and shapes as the first table entries, to
+ * stay there for every buffer that names it. */
+static bool load_dictionary(pith_reader *r, const pith_dict *dict) {
+    r->dict_serial = 0;
+    r->nstrs = r->nshapes = 0;
+    size_t ns = dict->nshapes, nslots = dict->shape_offsets[ns];
+    if (!grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, ns, sizeof(shape)) ||
+        !grow_array(r->alloc, (void **)&r->dict_slots, &r->dict_slots_cap, nslots, sizeof(pith_slot)))
+        FAIL(PITH_ERR_NOMEM, 3, "out of memory");
+    for (size_t i = 0; i < dict->nstrings; i++) {
+        bool ascii;
+        utf8_valid((const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, &ascii);
+        if (!add_string(r, (const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, ascii)) return false;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        size_t off = dict->shape_offsets[i];
+        r->shapes[i].keys = dict->shape_keys + off;
+        r->shapes[i].slots = r->dict_slots + off;
+        r->shapes[i].nkeys = dict->shape_offsets[i + 1] - off;
+    }
+    r->dict_slots_n = nslots;
+    r->dict_nstrs = r->nstrs;
+    r->dict_nshapes = ns;
+    r->dict_serial = dict->serial;
+    return true;
+}
+
 bool pith_reader_start(pith_reader *r, const void *data, size_t len, const pith_dict *const *dicts,
                        size_t ndicts, uint32_t flags) {
     reset_state(r);
@@ -172,6 +208,9 @@ bool pith_reader_start(pith_reader *r, const void *data, size_t len, const pith_
     r->flags = flags;
     r->started = false;
     r->copy_strings = false;
+    /* Unless this buffer names the loaded dictionary, its entries will be overwritten. */
+    uint64_t loaded = r->dict_serial;
+    r->dict_serial = 0;
     if (flags & PITH_READ_NO_HEADER) {
         r->started = true;
         return true;
@@ -194,18 +233,11 @@ bool pith_reader_start(pith_reader *r, const void *data, size_t len, const pith_
             if (dicts[i] && dicts[i]->id == id) dict = dicts[i];
         if (!dict) FAIL(PITH_ERR_UNKNOWN_DICTIONARY, 3, "buffer names a dictionary that was not supplied");
         r->pos = 11;
-        for (size_t i = 0; i < dict->nstrings; i++) {
-            bool ascii;
-            utf8_valid((const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, &ascii);
-            if (!add_string(r, (const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, ascii)) return false;
-        }
-        for (size_t i = 0; i < dict->nshapes; i++) {
-            pith_slot *slots;
-            uint32_t index;
-            size_t off = dict->shape_offsets[i];
-            if (!add_shape(r, dict->shape_keys + off, dict->shape_offsets[i + 1] - off, &slots, &index))
-                return false;
-        }
+        if (loaded == dict->serial) r->dict_serial = loaded;
+        else if (!load_dictionary(r, dict)) return false;
+        r->nstrs = r->dict_nstrs;
+        r->nshapes = r->dict_nshapes;
+        if (r->dict_slots_n) memset(r->dict_slots, 0, r->dict_slots_n * sizeof(pith_slot));
     }
     r->started = true;
     return true;
@@ -579,7 +611,7 @@ static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
         keys[i].symbol = symbol;
         if (key_seen(keys, i, set, set_cap)) FAIL(PITH_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
     }
-    pith_slot *slots;
+    pith_slot *slots = NULL;
     uint32_t index;
     if (!add_shape(r, keys, n, &slots, &index)) return false;
     item->type = PITH_MAP;

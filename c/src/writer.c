@@ -24,10 +24,13 @@ typedef struct wstr {
 
 /* Index slots: 16 bits of the hash, 16 bits of generation, 32 bits of
  * position + 1. A slot of another generation is empty, so starting a new
- * buffer clears nothing (only when the generation wraps). */
+ * buffer clears nothing (only when the generation wraps), except that the
+ * entries of a loaded dictionary carry SIDX_DICT_GEN and stay. */
 #define SIDX_HASH 0xFFFF000000000000ull
 #define SIDX_GEN_SHIFT 32
 #define SIDX_GEN_MASK 0x0000FFFF00000000ull
+/* The generation of a loaded dictionary's entries: live across buffers. */
+#define SIDX_DICT_GEN SIDX_GEN_MASK
 
 struct pith_writer {
     const pith_alloc *alloc;
@@ -61,6 +64,16 @@ struct pith_writer {
     bool started;
     bool in_frame;
     size_t top_values;   /* top-level values written (single) or in the open frame */
+    /* The dictionary whose tables stay loaded between buffers: its strings
+     * are strs[0, dict_nstrs) with index slots stamped SIDX_DICT_GEN, its
+     * shapes shapes[0, dict_nshapes) with slots in dict_slots. Starting
+     * another buffer with it only resets registers. */
+    uint64_t dict_serial;            /* 0: none loaded */
+    size_t dict_nstrs, dict_nshapes;
+    uint64_t *dict_shape_hashes;     /* hash of each dictionary shape's keys */
+    size_t dict_shape_hashes_cap;
+    pith_slot *dict_slots;           /* the dictionary shapes' slots, end to end */
+    size_t dict_slots_n, dict_slots_cap;
     size_t frame_start;
     const pith_dict *dict;
 };
@@ -127,6 +140,8 @@ void pith_writer_free(pith_writer *w) {
     mem_free(a, w->shapes, w->shapes_cap * sizeof(shape));
     hash_index_free(a, &w->shape_index);
     mem_free(a, w->stack, w->stack_cap * sizeof(wframe));
+    mem_free(a, w->dict_shape_hashes, w->dict_shape_hashes_cap * sizeof(uint64_t));
+    mem_free(a, w->dict_slots, w->dict_slots_cap * sizeof(pith_slot));
     mem_free(a, w, sizeof(*w));
 }
 
@@ -155,14 +170,20 @@ PITH_NOINLINE static bool grow_strings(pith_writer *w) {
         uint64_t *ix = (uint64_t *)mem_alloc(w->alloc, cap * sizeof(uint64_t));
         if (!ix) return fail(w, PITH_ERR_NOMEM, "out of memory");
         memset(ix, 0, cap * sizeof(uint64_t));
-        for (size_t j = 0; j < w->sidx_cap; j++) {
-            uint64_t slot = w->sidx[j];
-            if ((slot & SIDX_GEN_MASK) != w->sidx_gen) continue;
-            /* Rehash from the entry's bytes: the slot keeps only the high bits. */
-            const wstr *e = &w->strs[(uint32_t)slot - 1];
-            size_t i = (size_t)hash_bytes(e->ptr, e->len, 0) & (cap - 1);
-            while (ix[i]) i = (i + 1) & (cap - 1);
-            ix[i] = slot;
+        /* Dictionary entries go in first, so that no probe sequence leading
+         * to one passes a slot that the next buffer will see as empty. */
+        for (int pass = 0; pass < 2; pass++) {
+            uint64_t gen = pass == 0 ? SIDX_DICT_GEN : w->sidx_gen;
+            if (pass == 1 && gen == SIDX_DICT_GEN) break; /* loading the dictionary */
+            for (size_t j = 0; j < w->sidx_cap; j++) {
+                uint64_t slot = w->sidx[j];
+                if ((slot & SIDX_GEN_MASK) != gen) continue;
+                /* Rehash from the entry's bytes: the slot keeps only the high bits. */
+                const wstr *e = &w->strs[(uint32_t)slot - 1];
+                size_t i = (size_t)hash_bytes(e->ptr, e->len, 0) & (cap - 1);
+                while (ix[i]) i = (i + 1) & (cap - 1);
+                ix[i] = slot;
+            }
         }
         mem_free(w->alloc, w->sidx, w->sidx_cap * sizeof(uint64_t));
         w->sidx = ix;
@@ -181,7 +202,8 @@ PITH_INLINE uint32_t str_find(const pith_writer *w, const uint8_t *p, size_t n, 
     size_t mask = w->sidx_cap - 1, i = (size_t)h & mask;
     for (;;) {
         uint64_t slot = w->sidx[i];
-        if ((slot & SIDX_GEN_MASK) != w->sidx_gen) break;
+        uint64_t gen = slot & SIDX_GEN_MASK;
+        if (gen != w->sidx_gen && gen != SIDX_DICT_GEN) break;
         if (((slot ^ h) & SIDX_HASH) == 0) {
             uint32_t pos = (uint32_t)slot - 1;
             const wstr *e = &w->strs[pos];
@@ -222,20 +244,69 @@ static bool add_shape(pith_writer *w, const pith_key *keys, size_t n, uint64_t h
     return true;
 }
 
+/* Forget every index slot (a loaded dictionary's too). */
+static void clear_string_index(pith_writer *w) {
+    if (w->sidx_cap) memset(w->sidx, 0, w->sidx_cap * sizeof(uint64_t));
+    w->dict_serial = 0;
+}
+
+/* Load a dictionary's strings and shapes as the first entries of the tables,
+ * to stay there for every buffer started with it. */
+static bool load_dictionary(pith_writer *w, const pith_dict *dict) {
+    uint64_t gen = w->sidx_gen;
+    w->sidx_gen = SIDX_DICT_GEN;
+    bool ok = true;
+    for (size_t i = 0; ok && i < dict->nstrings; i++) {
+        const pith_key *k = &dict->strings[i];
+        uint64_t h = hash_bytes(k->ptr, k->len, 0), *slot = NULL;
+        ok = strings_have_room(w);
+        /* Dictionary strings are distinct: each one gets an index slot. */
+        if (ok) {
+            str_find(w, (const uint8_t *)k->ptr, k->len, h, &slot);
+            add_string_entry(w, (const uint8_t *)k->ptr, k->len, h, slot);
+        }
+    }
+    w->sidx_gen = gen;
+    size_t ns = dict->nshapes, nslots = dict->shape_offsets[ns];
+    ok = ok && grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, ns, sizeof(shape)) &&
+         grow_array(w->alloc, (void **)&w->dict_shape_hashes, &w->dict_shape_hashes_cap, ns, sizeof(uint64_t)) &&
+         grow_array(w->alloc, (void **)&w->dict_slots, &w->dict_slots_cap, nslots, sizeof(pith_slot));
+    if (!ok) {
+        clear_string_index(w);
+        w->nstrs = w->sidx_used = 0;
+        return fail(w, PITH_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < ns; i++) {
+        const pith_key *keys = dict->shape_keys + dict->shape_offsets[i];
+        size_t n = dict->shape_offsets[i + 1] - dict->shape_offsets[i];
+        w->shapes[i].keys = keys;
+        w->shapes[i].slots = w->dict_slots + dict->shape_offsets[i];
+        w->shapes[i].nkeys = n;
+        w->dict_shape_hashes[i] = hash_keys(keys, n);
+    }
+    w->dict_slots_n = nslots;
+    w->dict_nstrs = w->nstrs;
+    w->dict_nshapes = ns;
+    w->dict_serial = dict->serial;
+    return true;
+}
+
 bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
     w->len = 0;
     w->err.code = PITH_OK;
     w->err.offset = 0;
     w->err.message = NULL;
     arena_reset(&w->mem);
-    w->nstrs = 0;
     w->sidx_gen = (w->sidx_gen + (1ull << SIDX_GEN_SHIFT)) & SIDX_GEN_MASK;
-    if (w->sidx_gen == 0) {
-        /* Generation 0 is what fresh memory holds: clear, then skip it. */
-        if (w->sidx_cap) memset(w->sidx, 0, w->sidx_cap * sizeof(uint64_t));
+    if (w->sidx_gen == 0 || w->sidx_gen == SIDX_DICT_GEN) {
+        /* Generation 0 is what fresh memory holds, the last one marks the
+         * dictionary's entries: clear, then start over at 1. */
+        clear_string_index(w);
         w->sidx_gen = 1ull << SIDX_GEN_SHIFT;
     }
-    w->sidx_used = 0;
+    bool keep = dict && w->dict_serial == dict->serial;
+    if (!keep && w->dict_serial) clear_string_index(w); /* another dictionary's entries */
+    w->nstrs = w->sidx_used = keep ? w->dict_nstrs : 0;
     w->nshapes = 0;
     hash_index_clear(&w->shape_index);
     memset(&w->root, 0, sizeof(w->root));
@@ -250,20 +321,13 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
     w->dict = dict;
     w->started = true;
     if (dict) {
-        for (size_t i = 0; i < dict->nstrings; i++) {
-            const pith_key *k = &dict->strings[i];
-            uint64_t h = hash_bytes(k->ptr, k->len, 0), *slot = NULL;
-            if (!strings_have_room(w)) return false;
-            /* Dictionary strings are distinct: each one gets an index slot. */
-            str_find(w, (const uint8_t *)k->ptr, k->len, h, &slot);
-            add_string_entry(w, (const uint8_t *)k->ptr, k->len, h, slot);
-        }
-        for (size_t i = 0; i < dict->nshapes; i++) {
-            const pith_key *keys = dict->shape_keys + dict->shape_offsets[i];
-            size_t n = dict->shape_offsets[i + 1] - dict->shape_offsets[i];
-            pith_slot *slots;
-            if (!add_shape(w, keys, n, hash_keys(keys, n), &slots)) return false;
-        }
+        if (!keep && !load_dictionary(w, dict)) return false;
+        /* The dictionary's shapes: indexed again, with empty registers. */
+        if (w->dict_slots_n) memset(w->dict_slots, 0, w->dict_slots_n * sizeof(pith_slot));
+        if (!hash_index_grow(w->alloc, &w->shape_index, w->dict_nshapes))
+            return fail(w, PITH_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < w->dict_nshapes; i++) hash_index_put(&w->shape_index, w->dict_shape_hashes[i], (uint32_t)i);
+        w->nshapes = w->dict_nshapes;
     }
     if (flags & PITH_WRITE_NO_HEADER) return true;
     if (!reserve(w, 11)) return false;
@@ -796,7 +860,7 @@ static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool c
         copy[i].len = keys[i].len;
         copy[i].symbol = keys[i].symbol;
     }
-    pith_slot *slots;
+    pith_slot *slots = NULL;
     size_t before = w->nshapes;
     if (!add_shape(w, copy, count, h, &slots)) return false;
     w->last_shape = w->nshapes > before ? (uint32_t)before : PITH_NO_INDEX;

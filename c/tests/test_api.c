@@ -245,6 +245,75 @@ static void test_dictionaries(void) {
     pith_dict_free(empty);
 }
 
+/* A value that uses a dictionary's strings and shapes and adds its own. */
+static bool write_with_dict(pith_writer *w, int i) {
+    pith_key shape[3] = {{"id", 2, false}, {"name", 4, false}, {"role", 4, false}};
+    pith_key other[2] = {{"id", 2, false}, {"extra", 5, false}};
+    char own[32];
+    int n = snprintf(own, sizeof own, "own_%d", i % 7);
+    return pith_write_array_begin(w, 3) && pith_write_map_begin(w, shape, 3) && pith_write_int(w, i) &&
+           pith_write_string(w, "admin", 5) && pith_write_string(w, own, (size_t)n) && pith_write_map_end(w) &&
+           pith_write_map_begin(w, other, 2) && pith_write_string(w, own, (size_t)n) &&
+           pith_write_string(w, "user", 4) && pith_write_map_end(w) && pith_write_string(w, "en-US", 5) &&
+           pith_write_array_end(w);
+}
+
+/* The bytes a fresh writer makes, and a check that a fresh reader and the
+ * long-lived one read them the same. */
+static void check_reused(pith_writer *w, pith_reader *r, const pith_dict *d, int i, const char *what) {
+    pith_writer *fresh = pith_writer_new(NULL);
+    CHECK(pith_writer_start(fresh, d, 0) && write_with_dict(fresh, i), "%s: fresh writer", what);
+    CHECK(pith_writer_start(w, d, 0) && write_with_dict(w, i), "%s: reused writer", what);
+    size_t a, b;
+    const uint8_t *x = pith_writer_data(fresh, &a), *y = pith_writer_data(w, &b);
+    CHECK(a == b && memcmp(x, y, a) == 0, "%s: a reused writer writes what a fresh one does (%zu vs %zu bytes)", what, b, a);
+    const pith_dict *dicts[1] = {d};
+    CHECK(pith_reader_start(r, y, b, dicts, d ? 1 : 0, 0) && pith_skip(r) && pith_reader_finish(r),
+          "%s: reused reader: %s", what, pith_reader_error(r)->message);
+    pith_decode_options o = {dicts, d ? 1u : 0u, 0, false};
+    pith_error err;
+    pith_doc *doc = pith_decode(NULL, y, b, &o, &err);
+    CHECK(doc, "%s: decodes", what);
+    pith_doc_free(doc);
+    pith_writer_free(fresh);
+}
+
+/* Writers and readers keep a dictionary's tables between buffers: switching
+ * dictionaries, going without, the generation wrap and a dictionary freed and
+ * replaced (perhaps at the same address) must all behave as if fresh. */
+static void test_dictionary_reuse(void) {
+    pith_error err;
+    pith_key sa[3] = {{"admin", 5, false}, {"user", 4, false}, {"en-US", 5, false}};
+    pith_key sb[3] = {{"en-US", 5, false}, {"admin", 5, false}, {"other", 5, false}};
+    pith_key keys[5] = {{"id", 2, false}, {"name", 4, false}, {"role", 4, false}, {"id", 2, false},
+                        {"extra", 5, false}};
+    size_t la[2] = {3, 2}, lb[1] = {2};
+    pith_dict *a = pith_dict_new(NULL, sa, 3, keys, la, 2, &err);
+    pith_dict *b = pith_dict_new(NULL, sb, 3, keys + 3, lb, 1, &err);
+    pith_writer *w = pith_writer_new(NULL);
+    pith_reader *r = pith_reader_new(NULL);
+    for (int i = 0; i < 40; i++) {
+        const pith_dict *d = i % 5 == 3 ? b : i % 5 == 4 ? NULL : a;
+        check_reused(w, r, d, i, i % 5 == 3 ? "dictionary b" : i % 5 == 4 ? "no dictionary" : "dictionary a");
+    }
+    /* Past the index's generation wrap (65,535 buffers). */
+    for (int i = 0; i < 70000; i++) pith_writer_start(w, a, 0);
+    check_reused(w, r, a, 1, "after the generation wrap");
+    /* Freed and replaced: the replacement has other strings at the same indices. */
+    pith_dict_free(a);
+    pith_dict *c = pith_dict_new(NULL, sb, 3, keys, la, 2, &err);
+    check_reused(w, r, c, 2, "a replacement dictionary");
+    /* A stream over the dictionary, frames sharing tables, then a single buffer again. */
+    CHECK(pith_writer_start(w, c, PITH_WRITE_STREAM), "stream");
+    for (int i = 0; i < 3; i++)
+        CHECK(pith_write_frame_begin(w) && write_with_dict(w, i) && pith_write_frame_end(w), "frame %d", i);
+    check_reused(w, r, c, 3, "after a stream");
+    pith_writer_free(w);
+    pith_reader_free(r);
+    pith_dict_free(b);
+    pith_dict_free(c);
+}
+
 /* ==========================================================================
  * Incremental streams
  * ========================================================================== */
@@ -379,6 +448,7 @@ int main(int argc, char **argv) {
     test_dictionaries();
     test_stream_scan();
     test_discard_output();
+    test_dictionary_reuse();
     test_shape_handles();
     test_misc();
     return test_summary("test_api");
