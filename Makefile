@@ -105,7 +105,7 @@ test: test-c test-vectors test-differential test-fuzz test-ruby test-gem memchec
 # --------------------------------------------------------------------------
 # Ruby gem
 # --------------------------------------------------------------------------
-RUBY_MEMCHECK_TESTS := vectors errors types streams dictionary extensions options coder property allocations
+RUBY_MEMCHECK_TESTS := vectors errors types streams dictionary extensions options coder property allocations robustness
 
 ruby: deps-ruby
 	cd ruby && rake compile

@@ -56,6 +56,9 @@ typedef struct pith_rb_decoder {
     uint32_t gen;
     VALUE *frozen_by_index; /* freeze: mode: one String per string-table index (entries live on keys) */
     size_t frozen_cap;
+    VALUE *long_by_index;   /* long strings: the first String made per string-table index, which
+                               references share (copy-on-write), entries live on keys */
+    size_t long_cap;
     VALUE dictionaries; /* Array of Pith::Dictionary, or nil */
     VALUE buffer;       /* feed: bytes received; those before buf_pos are decoded */
     size_t buf_pos;
@@ -99,12 +102,14 @@ static void dec_free(void *p) {
     xfree(d->shape_off);
     xfree(d->shape_gen);
     xfree(d->frozen_by_index);
+    xfree(d->long_by_index);
     xfree(d);
 }
 
 static size_t dec_memsize(const void *p) {
     const pith_rb_decoder *d = (const pith_rb_decoder *)p;
-    return sizeof(*d) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) + d->frozen_cap * sizeof(VALUE);
+    return sizeof(*d) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) +
+           (d->frozen_cap + d->long_cap) * sizeof(VALUE);
 }
 
 static const rb_data_type_t decoder_type = {
@@ -145,6 +150,12 @@ static void reset(pith_rb_decoder *d) {
     d->stream_offset = 0;
 }
 
+/* After an error: the call (or the whole stream) is over. */
+static void reset_after_error(VALUE self, pith_rb_decoder *d) {
+    reset(d);
+    RB_OBJ_WRITE(self, &d->buffer, Qnil);
+}
+
 PITH_RB_NORETURN(static void fail_decode(pith_rb_decoder *d));
 static void fail_decode(pith_rb_decoder *d) {
     pith_error err = *pith_reader_error(d->r);
@@ -165,7 +176,8 @@ static VALUE key_value(VALUE self, pith_rb_decoder *d, const char *ptr, size_t l
         VALUE s = kind == KEY_SYMBOL ? rb_sym2str(e->value) : e->value;
         if (memcmp(RSTRING_PTR(s), ptr, len) == 0) return e->value;
     }
-    VALUE v = kind == KEY_SYMBOL ? ID2SYM(rb_intern3(ptr, (long)len, pith_utf8))
+    /* Symbols made from data are dynamic (collectable), never immortal IDs. */
+    VALUE v = kind == KEY_SYMBOL ? rb_str_intern(rb_enc_interned_str(ptr, (long)len, pith_utf8))
                                  : rb_enc_interned_str(ptr, (long)len, pith_utf8);
     if (len <= UINT32_MAX) {
         e->hash = h;
@@ -176,32 +188,65 @@ static VALUE key_value(VALUE self, pith_rb_decoder *d, const char *ptr, size_t l
     return v;
 }
 
+/* Push a map's key objects on `stack`; returns where they start. */
+static size_t push_keys(VALUE self, pith_rb_decoder *d, const pith_item *it, pith_rb_stack *stack) {
+    size_t off = (size_t)stack->len;
+    for (size_t i = 0; i < it->v.map.count; i++) {
+        const pith_key *k = &it->v.map.keys[i];
+        VALUE v = key_value(self, d, k->ptr, k->len, k->symbol || d->symbolize_keys);
+        pith_rb_stack_push(stack, v);
+    }
+    return off;
+}
+
 /* The offset on the keys stack of a shaped map's key objects; a shape's keys
  * are made once per call (once per stream) and then shared by its maps. */
 static size_t shape_keys(VALUE self, pith_rb_decoder *d, const pith_item *it) {
     uint32_t shape = it->v.map.shape;
-    if (shape != PITH_NO_INDEX && !(it->flags & PITH_ITEM_NEW_SHAPE) && shape < d->shape_cap &&
-        d->shape_gen[shape] == d->gen)
+    if (!(it->flags & PITH_ITEM_NEW_SHAPE) && shape < d->shape_cap && d->shape_gen[shape] == d->gen)
         return d->shape_off[shape];
-    size_t off = (size_t)d->keys->len;
-    for (size_t i = 0; i < it->v.map.count; i++) {
-        const pith_key *k = &it->v.map.keys[i];
-        VALUE v = key_value(self, d, k->ptr, k->len, k->symbol || d->symbolize_keys);
-        pith_rb_stack_push(d->keys, v);
+    size_t off = push_keys(self, d, it, d->keys);
+    if (shape >= d->shape_cap) {
+        size_t cap = d->shape_cap ? d->shape_cap * 2 : 64;
+        while (cap <= shape) cap *= 2;
+        PITH_RB_REALLOC_N(d->shape_off, size_t, cap);
+        PITH_RB_REALLOC_N(d->shape_gen, uint32_t, cap);
+        memset(d->shape_gen + d->shape_cap, 0, (cap - d->shape_cap) * sizeof(uint32_t));
+        d->shape_cap = cap;
     }
-    if (shape != PITH_NO_INDEX) {
-        if (shape >= d->shape_cap) {
-            size_t cap = d->shape_cap ? d->shape_cap * 2 : 64;
-            while (cap <= shape) cap *= 2;
-            PITH_RB_REALLOC_N(d->shape_off, size_t, cap);
-            PITH_RB_REALLOC_N(d->shape_gen, uint32_t, cap);
-            memset(d->shape_gen + d->shape_cap, 0, (cap - d->shape_cap) * sizeof(uint32_t));
-            d->shape_cap = cap;
-        }
-        d->shape_off[shape] = off;
-        d->shape_gen[shape] = d->gen;
-    }
+    d->shape_off[shape] = off;
+    d->shape_gen[shape] = d->gen;
     return off;
+}
+
+static inline VALUE new_string(const pith_item *it) {
+    /* rb_utf8_str_new goes through rb_enc_associate_index's checks; the
+     * index of UTF-8 fits the flags, and the reader already knows the coderange. */
+    VALUE s = rb_str_new(it->v.str.ptr, (long)it->v.str.len);
+    RB_ENCODING_SET_INLINED(s, pith_utf8_index);
+    ENC_CODERANGE_SET(s, (it->flags & PITH_ITEM_ASCII) ? ENC_CODERANGE_7BIT : ENC_CODERANGE_VALID);
+    return s;
+}
+
+/* A one-byte reference can repeat a long string (SPEC 9): its Strings share
+ * the first one's bytes (copy-on-write), so a small input cannot demand a
+ * large heap. Shorter strings are cheaper copied. */
+#define SHARE_MIN_LEN 64
+
+PITH_RB_NOINLINE static VALUE long_string_value(pith_rb_decoder *d, const pith_item *it) {
+    uint32_t i = it->v.str.index;
+    if (i < d->long_cap && d->long_by_index[i]) return rb_str_dup(d->long_by_index[i]);
+    VALUE s = new_string(it);
+    if (i >= d->long_cap) {
+        size_t cap = d->long_cap ? d->long_cap * 2 : 256;
+        while (cap <= i) cap *= 2;
+        PITH_RB_REALLOC_N(d->long_by_index, VALUE, cap);
+        memset(d->long_by_index + d->long_cap, 0, (cap - d->long_cap) * sizeof(VALUE));
+        d->long_cap = cap;
+    }
+    pith_rb_stack_push(d->keys, s); /* keeps it alive for this call (stream) */
+    d->long_by_index[i] = s;
+    return s;
 }
 
 static inline VALUE string_value(pith_rb_decoder *d, const pith_item *it) {
@@ -222,12 +267,9 @@ static inline VALUE string_value(pith_rb_decoder *d, const pith_item *it) {
         }
         return v;
     }
-    /* rb_utf8_str_new goes through rb_enc_associate_index's checks; the
-     * index of UTF-8 fits the flags, and the reader already knows the coderange. */
-    VALUE s = rb_str_new(it->v.str.ptr, (long)it->v.str.len);
-    RB_ENCODING_SET_INLINED(s, pith_utf8_index);
-    ENC_CODERANGE_SET(s, (it->flags & PITH_ITEM_ASCII) ? ENC_CODERANGE_7BIT : ENC_CODERANGE_VALID);
-    return s;
+    if (PITH_RB_UNLIKELY(it->v.str.len >= SHARE_MIN_LEN) && it->v.str.index != PITH_NO_INDEX)
+        return long_string_value(d, it);
+    return new_string(it);
 }
 
 /* ==========================================================================
@@ -272,6 +314,7 @@ static VALUE template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, lon
 
 static VALUE build_ext(build_ctx *c, const pith_item *it) {
     VALUE data = rb_enc_str_new((const char *)it->v.ext.ptr, (long)it->v.ext.len, pith_binary);
+    if (c->d->freeze) rb_obj_freeze(data);
     VALUE unpacker = pith_rb_ext_unpacker(it->v.ext.type);
     if (NIL_P(unpacker)) return rb_struct_new(cExt, UINT2NUM(it->v.ext.type), data);
     call_args a = {unpacker, data};
@@ -307,33 +350,36 @@ static VALUE build(build_ctx *c) {
         return DBL2NUM(it.v.f);
     case PITH_MAP: {
         size_t n = it.v.map.count;
-        size_t koff = n ? shape_keys(c->self, d, &it) : 0;
-        if (n && pith_rb_hash_fast) {
-            long vbase = d->stack->len;
-            for (size_t i = 0; i < n; i++) {
-                VALUE v = build(c);
-                pith_rb_stack_push(d->stack, v);
-            }
-            /* Keys and values are read again here: building may have moved the stacks. */
-            VALUE t = template_for(c->self, d, d->keys->ptr + koff, (long)n);
-            VALUE hash = t == Qundef ? Qundef : pith_rb_hash_from_template(t, d->stack->ptr + vbase, (long)n);
-            if (hash == Qundef) {
-                hash = rb_hash_new();
-                for (size_t i = 0; i < n; i++) rb_hash_aset(hash, d->keys->ptr[koff + i], d->stack->ptr[vbase + (long)i]);
-            }
-            d->stack->len = vbase;
-            if (d->freeze) rb_obj_freeze(hash);
-            return hash;
-        }
-        long base = pith_rb_stack_grow(d->stack, 2 * (long)n);
+        /* A shape the full table did not take is used once: its keys wait on
+         * the value stack, under the values, and go with them. */
+        bool once = it.v.map.shape == PITH_NO_INDEX;
+        pith_rb_stack *ks = once ? d->stack : d->keys;
+        long base = d->stack->len;
+        size_t koff = 0;
+        if (n) koff = once ? push_keys(c->self, d, &it, d->stack) : shape_keys(c->self, d, &it);
+        long vbase = d->stack->len;
         for (size_t i = 0; i < n; i++) {
-            d->stack->ptr[base + 2 * (long)i] = d->keys->ptr[koff + i];
             VALUE v = build(c);
-            d->stack->ptr[base + 2 * (long)i + 1] = v;
+            pith_rb_stack_push(d->stack, v);
         }
-        VALUE hash = rb_hash_new();
-        if (n) rb_hash_bulk_insert(2 * (long)n, d->stack->ptr + base, hash);
+        /* Keys and values are read again here: building may have moved the stacks. */
+        const VALUE *keys = ks->ptr + koff, *values = d->stack->ptr + vbase;
+        VALUE hash = Qundef;
+        if (n && pith_rb_hash_fast) {
+            VALUE t = template_for(c->self, d, keys, (long)n);
+            if (t != Qundef) hash = pith_rb_hash_from_template(t, values, (long)n);
+        }
+        if (hash == Qundef) {
+            hash = rb_hash_new();
+            for (size_t i = 0; i < n; i++) rb_hash_aset(hash, keys[i], values[i]);
+        }
         d->stack->len = base;
+        /* symbolize_keys can make two keys one ("a" and :a). */
+        if (PITH_RB_UNLIKELY(d->symbolize_keys) && (size_t)RHASH_SIZE(hash) != n) {
+            pith_error err = {PITH_ERR_DUPLICATE_KEY, it.offset, "keys that symbolize_keys makes equal"};
+            reset(d);
+            pith_rb_raise_decode(&err);
+        }
         if (d->freeze) rb_obj_freeze(hash);
         return hash;
     }
@@ -361,16 +407,22 @@ static VALUE build(build_ctx *c) {
         return rb_integer_unpack(it.v.big.mag, it.v.big.len, 1, 0,
                                  INTEGER_PACK_LITTLE_ENDIAN | (it.v.big.negative ? INTEGER_PACK_NEGATIVE : 0));
     case PITH_SYMBOL:
-        return ID2SYM(rb_intern3(it.v.str.ptr, (long)it.v.str.len, pith_utf8));
+        return rb_str_intern(rb_enc_interned_str(it.v.str.ptr, (long)it.v.str.len, pith_utf8));
     case PITH_BINARY: {
         VALUE s = rb_enc_str_new((const char *)it.v.bin.ptr, (long)it.v.bin.len, pith_binary);
         if (d->freeze) rb_obj_freeze(s);
         return s;
     }
-    case PITH_EXT:
-        return build_ext(c, &it);
-    case PITH_TIME:
-        return build_time(&it);
+    case PITH_EXT: {
+        VALUE v = build_ext(c, &it);
+        if (d->freeze) rb_obj_freeze(v);
+        return v;
+    }
+    case PITH_TIME: {
+        VALUE v = build_time(&it);
+        if (d->freeze) rb_obj_freeze(v);
+        return v;
+    }
     case PITH_GENERIC_MAP: {
         size_t n = it.v.map.count;
         long base = d->stack->len;
@@ -398,11 +450,15 @@ static VALUE build(build_ctx *c) {
  * Entry points
  * ========================================================================== */
 
-static void dicts_of(pith_rb_decoder *d, const pith_dict **out, size_t *n) {
-    *n = 0;
-    if (NIL_P(d->dictionaries)) return;
-    for (long i = 0; i < RARRAY_LEN(d->dictionaries) && *n < 16; i++)
-        out[(*n)++] = pith_rb_dict(RARRAY_AREF(d->dictionaries, i));
+/* How many dictionaries the decoder was given. */
+static size_t dict_count(pith_rb_decoder *d) {
+    return NIL_P(d->dictionaries) ? 0 : (size_t)RARRAY_LEN(d->dictionaries);
+}
+
+/* The dictionaries as the reader wants them. The Array is frozen and marked,
+ * so the pointers live as long as the call. */
+static void fill_dicts(pith_rb_decoder *d, const pith_dict **out, size_t n) {
+    for (size_t i = 0; i < n; i++) out[i] = pith_rb_dict(RARRAY_AREF(d->dictionaries, (long)i));
 }
 
 /* Start a new table generation: this call's (or stream's) shapes. */
@@ -413,6 +469,7 @@ static void new_generation(pith_rb_decoder *d) {
     }
     d->keys->len = 0;
     if (d->frozen_cap) memset(d->frozen_by_index, 0, d->frozen_cap * sizeof(VALUE));
+    if (d->long_cap) memset(d->long_by_index, 0, d->long_cap * sizeof(VALUE));
 }
 
 /* Start reading a whole buffer; returns the String the reader points into,
@@ -422,15 +479,17 @@ static VALUE start_buffer(pith_rb_decoder *d, VALUE str, uint32_t flags) {
     /* Unpackers run Ruby code, which could modify the input under the reader:
      * then decode a frozen view (no Ruby code runs otherwise). */
     VALUE input = OBJ_FROZEN(str) || !pith_rb_has_unpackers() ? str : rb_str_new_frozen(str);
-    const pith_dict *dicts[16];
-    size_t nd;
-    dicts_of(d, dicts, &nd);
+    VALUE holder = 0;
+    size_t nd = dict_count(d);
+    const pith_dict **dicts = ALLOCV_N(const pith_dict *, holder, nd ? nd : 1);
+    fill_dicts(d, dicts, nd);
     d->busy = true;
     d->stack->len = 0;
     new_generation(d);
     pith_reader_set_max_depth(d->r, d->max_depth);
-    if (!pith_reader_start(d->r, RSTRING_PTR(input), (size_t)RSTRING_LEN(input), dicts, nd, flags))
-        fail_decode(d);
+    bool ok = pith_reader_start(d->r, RSTRING_PTR(input), (size_t)RSTRING_LEN(input), dicts, nd, flags);
+    ALLOCV_END(holder);
+    if (!ok) fail_decode(d);
     return input;
 }
 
@@ -463,44 +522,82 @@ static VALUE decode_stream_buffer(VALUE self, pith_rb_decoder *d, VALUE str) {
     return out;
 }
 
+/* Options are checked in full before any is applied: a bad one changes nothing. */
 static void apply_options(VALUE self, pith_rb_decoder *d, VALUE opts) {
     if (NIL_P(opts)) return;
     ID ids[5] = {id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries};
     VALUE vals[5] = {Qundef, Qundef, Qundef, Qundef, Qundef};
     rb_get_kwargs(opts, ids, 0, 5, vals);
-    if (vals[0] != Qundef) d->symbolize_keys = RTEST(vals[0]);
-    if (vals[1] != Qundef) d->freeze = RTEST(vals[1]);
+    long depth = -1;
     if (vals[2] != Qundef) {
-        long m = NUM2LONG(vals[2]);
-        if (m < 1 || m > 100000) rb_raise(rb_eArgError, "max_depth must be 1..100000");
-        d->max_depth = (uint32_t)m;
+        depth = NUM2LONG(vals[2]);
+        if (depth < 1 || depth > 100000) rb_raise(rb_eArgError, "max_depth must be 1..100000");
     }
     VALUE list = Qundef;
     if (vals[3] != Qundef) list = NIL_P(vals[3]) ? Qnil : rb_ary_new_from_args(1, vals[3]);
-    if (vals[4] != Qundef) list = NIL_P(vals[4]) ? Qnil : rb_Array(vals[4]);
-    if (list != Qundef) {
-        if (!NIL_P(list)) {
-            for (long i = 0; i < RARRAY_LEN(list); i++) pith_rb_dict(RARRAY_AREF(list, i));
-            rb_obj_freeze(list);
-        }
-        RB_OBJ_WRITE(self, &d->dictionaries, list);
+    if (vals[4] != Qundef) list = NIL_P(vals[4]) ? Qnil : rb_ary_dup(rb_Array(vals[4]));
+    if (list != Qundef && !NIL_P(list)) {
+        for (long i = 0; i < RARRAY_LEN(list); i++) pith_rb_dict(RARRAY_AREF(list, i));
+        rb_obj_freeze(list); /* our own copy: the caller's Array stays as it was */
     }
+    if (vals[0] != Qundef) d->symbolize_keys = RTEST(vals[0]);
+    if (vals[1] != Qundef) d->freeze = RTEST(vals[1]);
+    if (depth > 0) d->max_depth = (uint32_t)depth;
+    if (list != Qundef) RB_OBJ_WRITE(self, &d->dictionaries, list);
 }
 
-/* call-seq: Pith::Decoder.new(symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil) */
+PITH_RB_NORETURN(static void raise_busy(void));
+static void raise_busy(void) { rb_raise(eError, "decoder is in use (re-entered from an unpacker, or shared between threads?)"); }
+
+/* call-seq: Pith::Decoder.new(symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil)
+ * Called again on a decoder, it takes the new options and forgets any stream. */
 static VALUE dec_initialize(int argc, VALUE *argv, VALUE self) {
     VALUE opts;
     rb_scan_args(argc, argv, ":", &opts);
-    apply_options(self, get_decoder(self), opts);
+    pith_rb_decoder *d = get_decoder(self);
+    if (d->busy) raise_busy();
+    apply_options(self, d, opts);
+    reset(d);
+    RB_OBJ_WRITE(self, &d->buffer, Qnil);
     return self;
+}
+
+/* Run a decoding body; any exception (ours, an unpacker's, NoMemoryError)
+ * leaves the decoder reset and usable, its stream (if any) over. */
+typedef struct decode_call {
+    VALUE self;
+    pith_rb_decoder *d;
+    VALUE arg;
+    VALUE (*body)(VALUE self, pith_rb_decoder *d, VALUE arg);
+    VALUE opts; /* Qnil, or options for this call only */
+} decode_call;
+
+static VALUE decode_call_body(VALUE p) {
+    decode_call *c = (decode_call *)p;
+    apply_options(c->self, c->d, c->opts);
+    return c->body(c->self, c->d, c->arg);
+}
+
+static VALUE run_decode(decode_call *c);
+static VALUE run_decode_value(VALUE p) { return run_decode((decode_call *)p); }
+
+static VALUE run_decode(decode_call *c) {
+    int state = 0;
+    VALUE v = rb_protect(decode_call_body, (VALUE)c, &state);
+    if (state) {
+        reset_after_error(c->self, c->d);
+        rb_jump_tag(state);
+    }
+    return v;
 }
 
 /* call-seq: decoder.decode(string) -> object */
 static VALUE dec_decode(VALUE self, VALUE str) {
     pith_rb_decoder *d = get_decoder(self);
-    if (d->busy) rb_raise(eError, "decoder is already in use (re-entered from an unpacker?)");
+    if (d->busy) raise_busy();
     if (d->stream_started) rb_raise(eError, "decoder is reading a stream (call #reset first)");
-    return decode_buffer(self, d, str);
+    decode_call c = {self, d, str, decode_buffer, Qnil};
+    return run_decode(&c);
 }
 
 /* ==========================================================================
@@ -510,6 +607,7 @@ static VALUE dec_decode(VALUE self, VALUE str) {
 /* call-seq: decoder.feed(bytes) -> decoder */
 static VALUE dec_feed(VALUE self, VALUE bytes) {
     pith_rb_decoder *d = get_decoder(self);
+    if (d->busy) raise_busy();
     StringValue(bytes);
     if (NIL_P(d->buffer)) {
         VALUE b = rb_str_buf_new(RSTRING_LEN(bytes));
@@ -532,20 +630,28 @@ static void compact_buffer(pith_rb_decoder *d) {
 }
 
 /* The next complete value, or Qundef when more bytes are needed. */
-static VALUE next_value(VALUE self, pith_rb_decoder *d) {
-    if (NIL_P(d->buffer)) return Qundef;
-    const uint8_t *p = (const uint8_t *)RSTRING_PTR(d->buffer) + d->buf_pos;
-    size_t len = (size_t)RSTRING_LEN(d->buffer) - d->buf_pos, size;
+static VALUE next_value(VALUE self, pith_rb_decoder *d, VALUE unused) {
+    (void)unused;
+    /* The reader points into the buffer while unpackers may run: hold it on
+     * the machine stack, which pins it against compaction, and let nothing
+     * else touch it (feed and friends refuse while busy). */
+    VALUE buffer = d->buffer;
+    if (NIL_P(buffer)) return Qundef;
+    const uint8_t *p = (const uint8_t *)RSTRING_PTR(buffer) + d->buf_pos;
+    size_t len = (size_t)RSTRING_LEN(buffer) - d->buf_pos, size;
     pith_error err;
     if (!d->stream_started) {
         pith_scan s = pith_stream_scan(p, len, true, &size, &err);
         if (s == PITH_SCAN_NEED_MORE) return Qundef;
         if (s == PITH_SCAN_ERROR) pith_rb_raise_decode(&err);
-        const pith_dict *dicts[16];
-        size_t nd;
-        dicts_of(d, dicts, &nd);
+        VALUE holder = 0;
+        size_t nd = dict_count(d);
+        const pith_dict **dicts = ALLOCV_N(const pith_dict *, holder, nd ? nd : 1);
+        fill_dicts(d, dicts, nd);
         pith_reader_set_max_depth(d->r, d->max_depth);
-        if (!pith_reader_start(d->r, p, size, dicts, nd, PITH_READ_STREAM)) fail_decode(d);
+        bool ok = pith_reader_start(d->r, p, size, dicts, nd, PITH_READ_STREAM);
+        ALLOCV_END(holder);
+        if (!ok) fail_decode(d);
         new_generation(d);
         d->stream_started = true;
         d->stream_offset = size;
@@ -570,17 +676,20 @@ static VALUE next_value(VALUE self, pith_rb_decoder *d) {
     d->stream_offset += size;
     d->buf_pos += size;
     compact_buffer(d);
+    RB_GC_GUARD(buffer);
     return v;
 }
 
 /* call-seq: decoder.each { |obj| ... } -> decoder;  decoder.each -> Enumerator
- * Yields every complete value fed so far. */
+ * Yields every complete value fed so far. An error ends the stream (#reset,
+ * or new bytes after #reset, to start another). */
 static VALUE dec_each(VALUE self) {
     RETURN_ENUMERATOR(self, 0, 0);
     pith_rb_decoder *d = get_decoder(self);
-    if (d->busy) rb_raise(eError, "decoder is already in use");
+    if (d->busy) raise_busy();
     for (;;) {
-        VALUE v = next_value(self, d);
+        decode_call c = {self, d, Qnil, next_value, Qnil};
+        VALUE v = run_decode(&c);
         if (v == Qundef) break;
         rb_yield(v);
     }
@@ -592,12 +701,12 @@ static VALUE dec_each(VALUE self) {
  * frame (or header) remain. */
 static VALUE dec_finish(VALUE self) {
     pith_rb_decoder *d = get_decoder(self);
+    if (d->busy) raise_busy();
     size_t left = NIL_P(d->buffer) ? 0 : (size_t)RSTRING_LEN(d->buffer) - d->buf_pos;
     if (left) {
         pith_error err = {PITH_ERR_TRUNCATED, d->stream_offset, "the stream ends inside a frame"};
         if (!d->stream_started) err.offset = 0;
-        reset(d);
-        RB_OBJ_WRITE(self, &d->buffer, Qnil);
+        reset_after_error(self, d);
         pith_rb_raise_decode(&err);
     }
     return self;
@@ -606,10 +715,8 @@ static VALUE dec_finish(VALUE self) {
 /* call-seq: decoder.reset -> decoder  (forget the stream: a new one may start) */
 static VALUE dec_reset(VALUE self) {
     pith_rb_decoder *d = get_decoder(self);
-    if (d->busy) rb_raise(eError, "decoder is in use");
-    d->stream_started = false;
-    d->stream_offset = 0;
-    d->buf_pos = 0;
+    if (d->busy) raise_busy();
+    reset(d);
     RB_OBJ_WRITE(self, &d->buffer, Qnil);
     return self;
 }
@@ -624,32 +731,19 @@ static VALUE default_decoder(void) {
     return dec;
 }
 
-typedef struct load_args {
-    VALUE self;
-    pith_rb_decoder *d;
-    VALUE str;
-    bool stream;
-} load_args;
-
-static VALUE load_body(VALUE p) {
-    load_args *a = (load_args *)p;
-    return a->stream ? decode_stream_buffer(a->self, a->d, a->str) : decode_buffer(a->self, a->d, a->str);
-}
-
 static VALUE load_with(int argc, VALUE *argv, bool stream) {
     VALUE str, opts;
     rb_scan_args(argc, argv, "1:", &str, &opts);
     VALUE self = default_decoder();
     pith_rb_decoder *d = get_decoder(self);
-    if (NIL_P(opts)) return stream ? decode_stream_buffer(self, d, str) : decode_buffer(self, d, str);
-    /* Options apply to this call only; restore them even if decoding raises. */
+    decode_call c = {self, d, str, stream ? decode_stream_buffer : decode_buffer, opts};
+    if (NIL_P(opts)) return run_decode(&c);
+    /* Options apply to this call only; restore them whatever happens. */
     bool sym = d->symbolize_keys, frz = d->freeze;
     uint32_t depth = d->max_depth;
     VALUE dicts = d->dictionaries;
-    apply_options(self, d, opts);
-    load_args a = {self, d, str, stream};
     int state = 0;
-    VALUE v = rb_protect(load_body, (VALUE)&a, &state);
+    VALUE v = rb_protect(run_decode_value, (VALUE)&c, &state);
     d->symbolize_keys = sym;
     d->freeze = frz;
     d->max_depth = depth;

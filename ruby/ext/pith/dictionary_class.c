@@ -34,20 +34,20 @@ static VALUE wrap(pith_dict *d) {
     return obj;
 }
 
-/* A String or Symbol as a key: UTF-8 bytes, converted if needed. */
-static pith_key key_of(VALUE k, const char *what) {
-    bool symbol = false;
+/* A String or Symbol as an owned, frozen UTF-8 String (converted if needed):
+ * later Ruby code cannot change or free what the C arrays point at. */
+static VALUE owned_text(VALUE k, const char *what, bool *symbol) {
+    *symbol = false;
     if (SYMBOL_P(k)) {
         k = rb_sym2str(k);
-        symbol = true;
+        *symbol = true;
     } else if (!RB_TYPE_P(k, T_STRING)) {
         rb_raise(rb_eTypeError, "dictionary %s must be Strings%s, got %" PRIsVALUE, what,
                  what[0] == 'k' ? " or Symbols" : "", rb_obj_class(k));
     }
     if (ENCODING_GET(k) != pith_utf8_index && ENCODING_GET(k) != pith_usascii_index)
-        k = rb_str_export_to_enc(k, pith_utf8);
-    pith_key key = {RSTRING_PTR(k), (size_t)RSTRING_LEN(k), symbol};
-    return key;
+        return rb_str_export_to_enc(k, pith_utf8);
+    return rb_str_new_frozen(k);
 }
 
 /*
@@ -64,32 +64,45 @@ static VALUE dict_s_new(int argc, VALUE *argv, VALUE klass) {
     if (!NIL_P(opts)) rb_get_kwargs(opts, ids, 0, 2, vals);
     VALUE strings = vals[0] == Qundef ? rb_ary_new() : rb_Array(vals[0]);
     VALUE shapes = vals[1] == Qundef ? rb_ary_new() : rb_Array(vals[1]);
-    /* Keep converted strings alive while the C arrays point at them. */
-    VALUE keep = rb_ary_new();
-    long ns = RARRAY_LEN(strings), nsh = RARRAY_LEN(shapes), nk = 0;
-    for (long i = 0; i < nsh; i++) nk += RARRAY_LEN(rb_Array(RARRAY_AREF(shapes, i)));
-    pith_key *skeys = PITH_RB_ALLOC_N(pith_key, ns + 1);
-    pith_key *kkeys = PITH_RB_ALLOC_N(pith_key, nk + 1);
-    size_t *lens = PITH_RB_ALLOC_N(size_t, nsh + 1);
-    long k = 0;
-    for (long i = 0; i < ns; i++) {
+
+    /* First everything is copied into objects this call owns (user code such
+     * as #to_a or #to_str runs only here), then read with no Ruby code. */
+    VALUE texts = rb_ary_new(), symbols = rb_ary_new(), lens_ary = rb_ary_new();
+    long ns = RARRAY_LEN(strings);
+    for (long i = 0; i < ns && i < RARRAY_LEN(strings); i++) {
         VALUE s = RARRAY_AREF(strings, i);
         if (SYMBOL_P(s)) rb_raise(rb_eTypeError, "dictionary strings must be Strings");
-        skeys[i] = key_of(s, "strings");
-        rb_ary_push(keep, s);
+        bool symbol;
+        rb_ary_push(texts, owned_text(s, "strings", &symbol));
+        rb_ary_push(symbols, Qfalse);
     }
-    for (long i = 0; i < nsh; i++) {
+    ns = RARRAY_LEN(texts);
+    for (long i = 0; i < RARRAY_LEN(shapes); i++) {
         VALUE shape = rb_Array(RARRAY_AREF(shapes, i));
-        rb_ary_push(keep, shape);
-        lens[i] = (size_t)RARRAY_LEN(shape);
-        for (long j = 0; j < RARRAY_LEN(shape); j++) kkeys[k++] = key_of(RARRAY_AREF(shape, j), "keys");
+        long n = 0;
+        for (long j = 0; j < RARRAY_LEN(shape); j++, n++) {
+            bool symbol;
+            rb_ary_push(texts, owned_text(RARRAY_AREF(shape, j), "keys", &symbol));
+            rb_ary_push(symbols, symbol ? Qtrue : Qfalse);
+        }
+        rb_ary_push(lens_ary, LONG2NUM(n));
     }
+    long nsh = RARRAY_LEN(lens_ary), total = RARRAY_LEN(texts);
+    VALUE keys_buf = 0, lens_buf = 0;
+    pith_key *keys = ALLOCV_N(pith_key, keys_buf, total + 1);
+    size_t *lens = ALLOCV_N(size_t, lens_buf, nsh + 1);
+    for (long i = 0; i < total; i++) {
+        VALUE t = RARRAY_AREF(texts, i);
+        keys[i].ptr = RSTRING_PTR(t);
+        keys[i].len = (size_t)RSTRING_LEN(t);
+        keys[i].symbol = RARRAY_AREF(symbols, i) == Qtrue;
+    }
+    for (long i = 0; i < nsh; i++) lens[i] = (size_t)NUM2LONG(RARRAY_AREF(lens_ary, i));
     pith_error err;
-    pith_dict *d = pith_dict_new(NULL, skeys, (size_t)ns, kkeys, lens, (size_t)nsh, &err);
-    xfree(skeys);
-    xfree(kkeys);
-    xfree(lens);
-    RB_GC_GUARD(keep);
+    pith_dict *d = pith_dict_new(NULL, keys, (size_t)ns, keys + ns, lens, (size_t)nsh, &err);
+    ALLOCV_END(keys_buf);
+    ALLOCV_END(lens_buf);
+    RB_GC_GUARD(texts);
     if (!d) {
         if (err.code == PITH_ERR_NOMEM) rb_memerror();
         rb_raise(rb_eArgError, "invalid dictionary: %s", err.message);

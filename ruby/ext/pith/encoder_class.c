@@ -3,6 +3,7 @@
  */
 #include "common.h"
 
+#include "hash_fast.h"
 #include "stack.h"
 
 #include <string.h>
@@ -42,8 +43,11 @@ typedef struct pith_rb_encoder {
     VALUE default_proc;
     VALUE dictionary;
     uint32_t max_depth;
+    uint32_t hooks;          /* hook replacements being encoded, nested (they count as depth) */
     bool busy;
     bool streaming;
+    bool stream_failed;      /* a value failed mid-frame: the stream's tables are unknown */
+    size_t stream_good_len;  /* the stream's bytes up to the last complete frame */
     uint32_t gen;
     size_t gc_count;
     shape_entry cache[SHAPE_CACHE];
@@ -130,8 +134,8 @@ static VALUE path_string(pith_rb_encoder *e, uint32_t depth) {
 
 static void reset(pith_rb_encoder *e) {
     e->stack->len = 0;
+    e->hooks = 0;
     e->busy = false;
-    e->streaming = false;
 }
 
 PITH_RB_NORETURN(static void fail_writer(pith_rb_encoder *e, uint32_t depth));
@@ -209,6 +213,14 @@ static inline void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) 
     }
 }
 
+static void encode_symbol(pith_rb_encoder *e, VALUE sym, uint32_t depth) {
+    VALUE s = rb_sym2str(sym);
+    int idx = RB_ENCODING_GET_INLINED(s);
+    if (PITH_RB_UNLIKELY(idx != pith_utf8_index && idx != pith_usascii_index)) s = convert_to_utf8(e, s, depth);
+    CHECK_W(pith_write_symbol(e->w, RSTRING_PTR(s), (size_t)RSTRING_LEN(s)));
+    RB_GC_GUARD(s);
+}
+
 PITH_RB_NOINLINE static void encode_bignum(pith_rb_encoder *e, VALUE big, uint32_t depth) {
     size_t n = rb_absint_size(big, NULL);
     uint8_t small[64];
@@ -253,7 +265,9 @@ static void encode_timestamp_struct(pith_rb_encoder *e, VALUE t, uint32_t depth)
     else if (zone == ID2SYM(rb_intern("offset"))) p.zone = PITH_ZONE_OFFSET;
     else if (zone == ID2SYM(rb_intern("floating"))) p.zone = PITH_ZONE_FLOATING;
     else fail_value(e, depth, "zone must be :utc, :offset or :floating in", t);
-    p.offset = p.zone == PITH_ZONE_OFFSET ? (int16_t)NUM2INT(off) : 0;
+    long minutes = p.zone == PITH_ZONE_OFFSET ? NUM2LONG(off) : 0;
+    if (minutes < -1439 || minutes > 1439) fail_value(e, depth, "offset outside -1439..1439 minutes in", t);
+    p.offset = (int16_t)minutes;
     CHECK_W(pith_write_timestamp(e->w, &p));
 }
 
@@ -270,7 +284,7 @@ static inline void path_enter(pith_rb_encoder *e, uint32_t depth, VALUE containe
         for (uint32_t i = 0; i < depth; i++)
             if (e->path[i].container == container) fail_value(e, depth, "circular reference to a", container);
     }
-    if (PITH_RB_UNLIKELY(depth >= e->max_depth)) {
+    if (PITH_RB_UNLIKELY(depth + e->hooks >= e->max_depth)) {
         VALUE path = path_string(e, depth);
         reset(e);
         rb_raise(eEncodeError, "nesting deeper than %u at %" PRIsVALUE, e->max_depth, path);
@@ -415,8 +429,12 @@ PITH_RB_NOINLINE static void encode_hash(pith_rb_encoder *e, VALUE hash, uint32_
     } else {
         bool converted;
         if (textual_keys(e, base, n, &converted, depth)) {
-            CHECK_W(converted ? pith_write_map_begin(e->w, e->kbuf, (size_t)n)
-                              : pith_write_map_begin_utf8(e->w, e->kbuf, (size_t)n));
+            /* The checked form verifies UTF-8 and distinct keys: needed for
+             * converted keys, and for a compare_by_identity Hash, which can
+             * hold equal keys (only an ordinary small Hash surely cannot). */
+            bool trusted = !converted && !pith_rb_hash_may_repeat_keys(hash);
+            CHECK_W(trusted ? pith_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
+                            : pith_write_map_begin(e->w, e->kbuf, (size_t)n));
             uint32_t shape = pith_writer_last_shape(e->w);
             if (shape != PITH_NO_INDEX && !converted) cache_store(e, entry, sig, base, n, shape);
         } else {
@@ -493,10 +511,13 @@ PITH_RB_NOINLINE static void encode_other(pith_rb_encoder *e, VALUE obj, uint32_
     if (rb_obj_class(replacement) == klass && !RB_TYPE_P(replacement, T_HASH) && !RB_TYPE_P(replacement, T_ARRAY) &&
         !RB_TYPE_P(replacement, T_STRING))
         fail_value(e, depth, "the hook returned another unsupported", obj);
-    /* The replacement is encoded in place of obj, one level down for loops. */
-    if (depth + 1 > e->max_depth) fail_value(e, depth, "hooks nest too deeply at", obj);
+    /* The replacement takes obj's place (and path), but a hook that returns
+     * objects needing hooks again counts as nesting, or A -> B -> A loops. */
+    if (depth + e->hooks + 1 > e->max_depth) fail_value(e, depth, "hooks nest too deeply at", obj);
     pith_rb_stack_push(e->stack, replacement);
+    e->hooks++;
     encode_value(e, replacement, depth);
+    e->hooks--;
     e->stack->len--;
 }
 
@@ -510,10 +531,8 @@ static void encode_value(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
         else if (obj == Qtrue) CHECK_W(pith_write_bool(e->w, true));
         else if (obj == Qfalse) CHECK_W(pith_write_bool(e->w, false));
         else if (RB_FLONUM_P(obj)) CHECK_W(pith_write_double(e->w, RFLOAT_VALUE(obj)));
-        else if (SYMBOL_P(obj)) {
-            VALUE s = rb_sym2str(obj);
-            CHECK_W(pith_write_symbol(e->w, RSTRING_PTR(s), (size_t)RSTRING_LEN(s)));
-        } else fail_value(e, depth, "unsupported type", obj);
+        else if (SYMBOL_P(obj)) encode_symbol(e, obj, depth);
+        else fail_value(e, depth, "unsupported type", obj);
         return;
     }
     switch (BUILTIN_TYPE(obj)) {
@@ -532,11 +551,9 @@ static void encode_value(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
     case T_BIGNUM:
         encode_bignum(e, obj, depth);
         return;
-    case T_SYMBOL: {
-        VALUE s = rb_sym2str(obj);
-        CHECK_W(pith_write_symbol(e->w, RSTRING_PTR(s), (size_t)RSTRING_LEN(s)));
+    case T_SYMBOL:
+        encode_symbol(e, obj, depth);
         return;
-    }
     default:
         encode_other(e, obj, depth);
     }
@@ -568,76 +585,129 @@ static VALUE encode_buffer(pith_rb_encoder *e, VALUE obj) {
     return out;
 }
 
+/* Append one frame to the stream. */
+static VALUE push_frame(pith_rb_encoder *e, VALUE obj) {
+    if (!e->streaming) {
+        begin(e, PITH_WRITE_STREAM);
+        e->streaming = true;
+        e->stream_failed = false;
+        pith_writer_data(e->w, &e->stream_good_len);
+    }
+    e->busy = true;
+    /* Ruby code ran since the last value: key objects may have changed. */
+    e->gen++;
+    uint32_t depth = 0;
+    CHECK_W(pith_write_frame_begin(e->w));
+    encode_value(e, obj, 0);
+    CHECK_W(pith_write_frame_end(e->w));
+    pith_writer_data(e->w, &e->stream_good_len);
+    e->busy = false;
+    return Qnil;
+}
+
+/* Options are checked in full before any is applied: a bad one changes nothing. */
 static void apply_options(pith_rb_encoder *e, VALUE self, VALUE opts) {
     if (NIL_P(opts)) return;
     ID ids[3] = {id_default, id_dictionary, id_max_depth};
     VALUE vals[3] = {Qundef, Qundef, Qundef};
     rb_get_kwargs(opts, ids, 0, 3, vals);
-    if (vals[0] != Qundef) {
-        if (!NIL_P(vals[0]) && !rb_respond_to(vals[0], id_call)) rb_raise(rb_eTypeError, "default: must respond to #call");
-        RB_OBJ_WRITE(self, &e->default_proc, vals[0]);
-    }
-    if (vals[1] != Qundef) {
-        if (!NIL_P(vals[1])) pith_rb_dict(vals[1]);
-        RB_OBJ_WRITE(self, &e->dictionary, vals[1]);
-    }
+    if (vals[0] != Qundef && !NIL_P(vals[0]) && !rb_respond_to(vals[0], id_call))
+        rb_raise(rb_eTypeError, "default: must respond to #call");
+    if (vals[1] != Qundef && !NIL_P(vals[1])) pith_rb_dict(vals[1]);
+    long d = -1;
     if (vals[2] != Qundef) {
-        long d = NUM2LONG(vals[2]);
+        d = NUM2LONG(vals[2]);
         if (d < 1 || d > 100000) rb_raise(rb_eArgError, "max_depth must be 1..100000");
-        e->max_depth = (uint32_t)d;
     }
+    if (vals[0] != Qundef) RB_OBJ_WRITE(self, &e->default_proc, vals[0]);
+    if (vals[1] != Qundef) RB_OBJ_WRITE(self, &e->dictionary, vals[1]);
+    if (d > 0) e->max_depth = (uint32_t)d;
 }
 
-/* call-seq: Pith::Encoder.new(default: nil, dictionary: nil, max_depth: 1000) */
+PITH_RB_NORETURN(static void raise_busy(void));
+static void raise_busy(void) { rb_raise(eError, "encoder is in use (re-entered from a hook, or shared between threads?)"); }
+
+/* call-seq: Pith::Encoder.new(default: nil, dictionary: nil, max_depth: 1000)
+ * Called again on an encoder, it takes the new options and starts a new stream. */
 static VALUE enc_initialize(int argc, VALUE *argv, VALUE self) {
     VALUE opts;
     rb_scan_args(argc, argv, ":", &opts);
-    apply_options(get_encoder(self), self, opts);
+    pith_rb_encoder *e = get_encoder(self);
+    if (e->busy) raise_busy();
+    apply_options(e, self, opts);
+    e->streaming = false;
     return self;
+}
+
+/* Run an encoding body; any exception (ours, a hook's, NoMemoryError) leaves
+ * the encoder usable. A stream whose frame failed keeps its complete frames
+ * (#to_s) but takes no more values until #reset. */
+typedef struct encode_call {
+    VALUE self;
+    pith_rb_encoder *e;
+    VALUE obj;
+    bool stream;
+    VALUE opts; /* Qnil, or options for this call only */
+} encode_call;
+
+static VALUE encode_call_body(VALUE p) {
+    encode_call *c = (encode_call *)p;
+    apply_options(c->e, c->self, c->opts);
+    return c->stream ? push_frame(c->e, c->obj) : encode_buffer(c->e, c->obj);
+}
+
+static VALUE run_encode(encode_call *c) {
+    int state = 0;
+    VALUE v = rb_protect(encode_call_body, (VALUE)c, &state);
+    if (state) {
+        reset(c->e);
+        if (c->stream) c->e->stream_failed = true;
+        else c->e->streaming = false;
+        rb_jump_tag(state);
+    }
+    return v;
 }
 
 /* call-seq: encoder.encode(obj) -> String  (one complete buffer; the encoder is reusable) */
 static VALUE enc_encode(VALUE self, VALUE obj) {
     pith_rb_encoder *e = get_encoder(self);
-    if (e->busy) rb_raise(eError, "encoder is already in use (re-entered from a hook?)");
-    return encode_buffer(e, obj);
+    if (e->busy) raise_busy();
+    encode_call c = {self, e, obj, false, Qnil};
+    return run_encode(&c);
 }
 
 /* call-seq: encoder << obj -> encoder  (append obj to a stream of values sharing tables) */
 static VALUE enc_push(VALUE self, VALUE obj) {
     pith_rb_encoder *e = get_encoder(self);
-    if (e->busy) rb_raise(eError, "encoder is already in use (re-entered from a hook?)");
-    if (!e->streaming) {
-        begin(e, PITH_WRITE_STREAM);
-        e->streaming = true;
-    }
-    e->busy = true;
-    uint32_t depth = 0;
-    CHECK_W(pith_write_frame_begin(e->w));
-    encode_value(e, obj, 0);
-    CHECK_W(pith_write_frame_end(e->w));
-    e->busy = false;
-    e->streaming = true;
+    if (e->busy) raise_busy();
+    if (e->streaming && e->stream_failed)
+        rb_raise(eEncodeError, "an earlier value of this stream failed to encode: call #reset to start a new stream");
+    encode_call c = {self, e, obj, true, Qnil};
+    run_encode(&c);
     return self;
 }
 
-/* call-seq: encoder.to_s -> String  (the stream so far: header and every frame) */
+/* call-seq: encoder.to_s -> String  (the stream so far: header and every complete frame) */
 static VALUE enc_to_s(VALUE self) {
     pith_rb_encoder *e = get_encoder(self);
+    if (e->busy) raise_busy();
     if (!e->streaming) {
         begin(e, PITH_WRITE_STREAM);
         e->streaming = true;
+        e->stream_failed = false;
+        pith_writer_data(e->w, &e->stream_good_len);
     }
     size_t len;
     const uint8_t *data = pith_writer_data(e->w, &len);
-    return rb_enc_str_new((const char *)data, (long)len, pith_binary);
+    return rb_enc_str_new((const char *)data, (long)e->stream_good_len, pith_binary);
 }
 
 /* call-seq: encoder.reset -> encoder  (start a new stream) */
 static VALUE enc_reset(VALUE self) {
     pith_rb_encoder *e = get_encoder(self);
-    if (e->busy) rb_raise(eError, "encoder is in use");
+    if (e->busy) raise_busy();
     e->streaming = false;
+    e->stream_failed = false;
     return self;
 }
 
@@ -653,15 +723,7 @@ static VALUE default_encoder(void) {
     return enc;
 }
 
-typedef struct dump_args {
-    pith_rb_encoder *e;
-    VALUE obj;
-} dump_args;
-
-static VALUE dump_body(VALUE p) {
-    dump_args *a = (dump_args *)p;
-    return encode_buffer(a->e, a->obj);
-}
+static VALUE run_encode_value(VALUE p) { return run_encode((encode_call *)p); }
 
 /*
  * call-seq: Pith.dump(obj, default: nil, dictionary: nil, max_depth: 1000) -> String
@@ -673,14 +735,13 @@ static VALUE pith_s_dump(int argc, VALUE *argv, VALUE mod) {
     rb_scan_args(argc, argv, "1:", &obj, &opts);
     VALUE self = default_encoder();
     pith_rb_encoder *e = get_encoder(self);
-    if (NIL_P(opts)) return encode_buffer(e, obj);
-    /* Options apply to this call only; restore them even if encoding raises. */
+    encode_call c = {self, e, obj, false, opts};
+    if (NIL_P(opts)) return run_encode(&c);
+    /* Options apply to this call only; restore them whatever happens. */
     VALUE saved_default = e->default_proc, saved_dict = e->dictionary;
     uint32_t saved_depth = e->max_depth;
-    apply_options(e, self, opts);
-    dump_args a = {e, obj};
     int state = 0;
-    VALUE out = rb_protect(dump_body, (VALUE)&a, &state);
+    VALUE out = rb_protect(run_encode_value, (VALUE)&c, &state);
     RB_OBJ_WRITE(self, &e->default_proc, saved_default);
     RB_OBJ_WRITE(self, &e->dictionary, saved_dict);
     e->max_depth = saved_depth;

@@ -76,6 +76,14 @@ static inline bool ar_shape_ok(VALUE h, long n) {
 }
 #endif
 
+bool pith_rb_hash_may_repeat_keys(VALUE h) {
+#if PITH_AR_LAYOUT
+    if (pith_rb_hash_fast && !(RBASIC(h)->flags & PITH_RHASH_ST_TABLE_FLAG)) return false;
+#endif
+    (void)h;
+    return true;
+}
+
 VALUE pith_rb_hash_template(const VALUE *keys, long n) {
     VALUE t = rb_hash_new();
     for (long i = 0; i < n; i++) rb_hash_aset(t, keys[i], Qnil);

@@ -18,6 +18,11 @@ bool pith_rb_template_matches(VALUE template, const VALUE *keys, long n);
 /** A new Hash with the template's keys and `values`, or Qundef (then use rb_hash_bulk_insert). */
 VALUE pith_rb_hash_from_template(VALUE template, const VALUE *values, long n);
 
+/** False only when `h` surely holds no two equal keys: an ordinary (AR-table)
+ *  Hash on a Ruby whose layout is known. A compare_by_identity Hash, which can
+ *  hold equal Strings, always has an st table. */
+bool pith_rb_hash_may_repeat_keys(VALUE h);
+
 void pith_rb_init_hash_fast(void);
 
 #endif

@@ -1,0 +1,193 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+require "objspace"
+
+# What hostile input, misbehaving hooks and odd objects must not do: crash,
+# corrupt state, keep growing, or lose data silently. One test per way a
+# review found it could go wrong.
+class TestRobustness < Minitest::Test
+  include PithTestHelper
+
+  Box = Struct.new(:payload)
+
+  def teardown
+    Pith.register_type(77, Box, packer: nil, unpacker: nil) rescue nil
+  end
+
+  def test_decoder_refuses_to_change_its_stream_from_an_unpacker
+    dec = Pith::Decoder.new
+    tried = []
+    Pith.register_type(77, Box, packer: ->(b) { b.payload },
+                                unpacker: lambda { |s|
+                                  [-> { dec.feed("Z" * 100_000) }, -> { dec.finish }, -> { dec.reset },
+                                   -> { dec.send(:initialize) }].each do |call|
+                                    call.call
+                                    tried << :allowed
+                                  rescue Pith::Error
+                                    tried << :refused
+                                  end
+                                  GC.start
+                                  Box.new(s)
+                                })
+    enc = Pith::Encoder.new
+    enc << [Box.new("a"), "B" * 3000] << "after"
+    dec << enc.to_s
+    got = dec.each.to_a
+    assert_equal [:refused] * 4, tried
+    assert_equal [[Box.new("a"), "B" * 3000], "after"], got
+  end
+
+  def test_reinitializing_an_encoder_starts_a_new_stream
+    dict = Pith::Dictionary.new(strings: ["alpha"], shapes: [%w[id name]])
+    enc = Pith::Encoder.new(dictionary: dict)
+    enc << { "id" => 1, "name" => "alpha" }
+    enc.send(:initialize, dictionary: nil)
+    dict = nil # rubocop:disable Lint/UselessAssignment
+    GC.start
+    enc << { "id" => 2, "name" => "alpha" }
+    assert_equal [{ "id" => 2, "name" => "alpha" }], Pith.load_stream(enc.to_s)
+  end
+
+  def test_dictionary_arguments_are_read_once
+    flip = Object.new
+    def flip.to_a = (@n = (@n || 0) + 1) == 1 ? %w[k1] : %w[k1 k2 k3 k4 k5 k6 k7 k8]
+    d = Pith::Dictionary.new(shapes: [flip])
+    assert_equal 1, d.shapes.size
+    latin = Array.new(40) { |i| "caf\xE9 #{i}".dup.force_encoding("ISO-8859-1") }
+    GC.stress = true
+    begin
+      d = Pith::Dictionary.new(strings: latin)
+    ensure
+      GC.stress = false
+    end
+    assert_equal 40, d.strings.uniq.size
+    assert_equal "café 0", d.strings.first
+  end
+
+  def test_repeated_long_strings_share_their_bytes
+    big = "x" * 100_000
+    value = Pith.load(Pith.dump([big] * 500))
+    assert_equal 500, value.size
+    assert(value.all? { |s| s == big })
+    bytes = value.sum { |s| ObjectSpace.memsize_of(s) }
+    assert_operator bytes, :<, 3 * big.bytesize, "500 copies would take #{500 * big.bytesize} bytes"
+    value[1] << "!" # copy on write: the others are untouched
+    assert_equal big, value[2]
+    assert_equal big + "!", value[1]
+  end
+
+  def test_decoded_symbols_can_be_collected
+    names = Array.new(5000) { |i| :"sym_robust_#{i}_#{rand(1 << 30)}" }.map(&:to_s)
+    bytes = Pith.dump(names.map(&:to_sym))
+    before = Symbol.all_symbols.size
+    Pith.load(bytes)
+    Pith.load(Pith.dump(names.to_h { |n| [n, 1] }), symbolize_keys: true)
+    GC.start
+    assert_operator Symbol.all_symbols.size - before, :<, 5000
+  end
+
+  def test_a_bad_option_changes_nothing
+    bytes = Pith.dump({ "a" => 1 })
+    assert_raises(ArgumentError) { Pith.load(bytes, symbolize_keys: true, max_depth: 0) }
+    assert_equal({ "a" => 1 }, Pith.load(bytes))
+    assert_raises(ArgumentError) { Pith.dump(1, default: ->(_) { "LEAKED" }, max_depth: 0) }
+    assert_raises(Pith::EncodeError) { Pith.dump([Object.new]) }
+  end
+
+  def test_encoder_recovers_from_any_exception
+    enc = Pith::Encoder.new
+    assert_raises(TypeError) { enc.encode([Pith::Timestamp.new("x", 0, :utc, nil)]) }
+    evil = Object.new
+    def evil.inspect = raise("no inspect")
+    assert_raises(RuntimeError) { enc.encode({ evil => Object.new }) }
+    assert_equal 1, Pith.load(enc.encode(1))
+  end
+
+  def test_a_failed_stream_decode_does_not_replay_values
+    enc = Pith::Encoder.new
+    enc << { "n" => 1 }
+    bytes = enc.to_s + "\x05\xFD\xFD".b # a two-byte frame with an invalid tag
+    dec = Pith::Decoder.new
+    dec << bytes
+    got = []
+    assert_raises(Pith::DecodeError) { dec.each { |v| got << v } }
+    assert_equal [{ "n" => 1 }], got
+    assert_equal [], dec.each.to_a
+  end
+
+  def test_a_failed_stream_value_keeps_earlier_frames
+    enc = Pith::Encoder.new
+    enc << 1 << 2
+    assert_raises(Pith::EncodeError) { enc << Object.new }
+    err = assert_raises(Pith::EncodeError) { enc << 3 }
+    assert_match(/reset/, err.message)
+    assert_equal [1, 2], Pith.load_stream(enc.to_s)
+    enc.reset
+    enc << 3
+    assert_equal [3], Pith.load_stream(enc.to_s)
+  end
+
+  def test_identity_hashes
+    key = +"name"
+    h = {}.compare_by_identity
+    h[key] = 1
+    enc = Pith::Encoder.new
+    enc << h
+    key.replace("evil")
+    enc << h
+    assert_equal [{ "name" => 1 }, { "evil" => 1 }], Pith.load_stream(enc.to_s)
+    twins = {}.compare_by_identity
+    twins[+"k"] = 1
+    twins[+"k"] = 2
+    assert_raises(Pith::EncodeError) { Pith.dump(twins) }
+  end
+
+  def test_symbolize_keys_never_merges_keys_silently
+    bytes = Pith.dump({ "a" => 1, a: 2 })
+    assert_equal({ "a" => 1, a: 2 }, Pith.load(bytes))
+    err = assert_raises(Pith::DecodeError) { Pith.load(bytes, symbolize_keys: true) }
+    assert_equal :duplicate_key, err.code
+  end
+
+  def test_symbols_in_other_encodings_are_converted
+    sym = "\xC3\xA9".dup.force_encoding("ISO-8859-1").to_sym
+    assert_equal "Ã©", Pith.load(Pith.dump(sym)).to_s
+    assert_equal ["Ã©"], Pith.load(Pith.dump({ sym => 1 })).keys.map(&:to_s)
+  end
+
+  def test_timestamp_offsets_are_checked
+    assert_raises(Pith::EncodeError) { Pith.dump(Pith::Timestamp.new(0, 0, :offset, 65_596)) }
+    assert_raises(Pith::EncodeError) { Pith.dump(Pith::Timestamp.new(0, 0, :offset, 1440)) }
+    ok = Pith::Timestamp.new(0, 0, :offset, -1439)
+    assert_equal(-1439 * 60, Pith.load(Pith.dump(ok)).utc_offset)
+  end
+
+  class PingA
+    def to_pith = PingB.new
+  end
+
+  class PingB
+    def to_pith = PingA.new
+  end
+
+  def test_hooks_that_loop_hit_max_depth
+    err = assert_raises(Pith::EncodeError) { Pith.dump([PingA.new], max_depth: 5) }
+    assert_match(/too deeply/, err.message)
+    assert_raises(Pith::EncodeError) { Pith.dump(PingA.new) }
+  end
+
+  def test_freeze_freezes_everything
+    v = Pith.load(Pith.dump([Time.at(0, in: "UTC"), Pith::Ext.new(9, "ab".b), Pith::Timestamp.floating(5)]), freeze: true)
+    assert(v.all?(&:frozen?))
+    assert v[1].data.frozen?
+  end
+
+  def test_dictionaries_option
+    dicts = Array.new(20) { |i| Pith::Dictionary.new(strings: ["word#{i}"]) }
+    list = dicts.dup
+    bytes = Pith.dump("word19", dictionary: dicts.last)
+    assert_equal "word19", Pith.load(bytes, dictionaries: list)
+    refute list.frozen?, "the caller's Array is left alone"
+  end
+end
