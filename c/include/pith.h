@@ -388,6 +388,11 @@ typedef struct pith_item {
             uint32_t shape;       /**< shape-table index; PITH_NO_INDEX for a generic
                                        map or a shape the full table did not take */
             const pith_key *keys; /**< the shape's keys (PITH_MAP only) */
+            /** Parallel to keys: each key's string-table index (PITH_NO_INDEX
+             *  if untabled), or NULL for a dictionary's shapes. Equal indices
+             *  mean equal strings, so a binding can convert a key once per
+             *  index: many shapes can repeat one long key by reference. */
+            const uint32_t *key_strings;
         } map;
     } v;
 } pith_item;

@@ -132,13 +132,15 @@ PITH_INLINE bool add_string(pith_reader *r, const uint8_t *p, size_t n, bool asc
     str_entry *e = &r->strs[r->nstrs++];
     e->ptr = p;
     e->len = n;
+    e->hash = 0;
     e->ascii = ascii;
     return true;
 }
 
 /* Append a shape (if the table has room) with fresh slots; *index is its
  * table index or PITH_NO_INDEX. */
-static bool add_shape(pith_reader *r, const pith_key *keys, size_t n, pith_slot **slots, uint32_t *index) {
+static bool add_shape(pith_reader *r, const pith_key *keys, const uint32_t *key_strings, size_t n, pith_slot **slots,
+                      uint32_t *index) {
     pith_slot *s = (pith_slot *)arena_alloc(&r->mem, n ? n * sizeof(pith_slot) : 1);
     if (!s) return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
     if (n) memset(s, 0, n * sizeof(pith_slot));
@@ -148,6 +150,7 @@ static bool add_shape(pith_reader *r, const pith_key *keys, size_t n, pith_slot 
     if (!grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, r->nshapes + 1, sizeof(shape)))
         return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
     r->shapes[r->nshapes].keys = keys;
+    r->shapes[r->nshapes].key_strings = key_strings;
     r->shapes[r->nshapes].slots = s;
     r->shapes[r->nshapes].nkeys = n;
     *index = (uint32_t)r->nshapes++;
@@ -189,6 +192,7 @@ static bool load_dictionary(pith_reader *r, const pith_dict *dict) {
     for (size_t i = 0; i < ns; i++) {
         size_t off = dict->shape_offsets[i];
         r->shapes[i].keys = dict->shape_keys + off;
+        r->shapes[i].key_strings = NULL;
         r->shapes[i].slots = r->dict_slots + off;
         r->shapes[i].nkeys = dict->shape_offsets[i + 1] - off;
     }
@@ -554,18 +558,31 @@ PITH_INLINE bool check_depth(pith_reader *r, size_t at) {
 
 /* Is key i equal to an earlier key of the shape being read? Small shapes scan;
  * large ones keep an open-addressing set of key indices (cap = 2^k >= 2n). */
-static bool key_seen(const pith_key *keys, size_t i, uint32_t *set, size_t cap) {
+/* The hash of a string that may be a table entry, each entry hashed once:
+ * a one-byte reference can repeat a long string as a key at every map, and
+ * hashing it anew each time would make small inputs cost quadratic time. */
+static uint64_t string_hash(pith_reader *r, const char *ptr, size_t len, uint32_t index) {
+    if (index == PITH_NO_INDEX || index >= r->nstrs) return hash_bytes(ptr, len, 0) | 1;
+    str_entry *e = &r->strs[index];
+    if (!e->hash) e->hash = hash_bytes(e->ptr, e->len, 0) | 1;
+    return e->hash;
+}
+
+/* Is keys[i] equal to an earlier key? hashes[] holds each key's string hash;
+ * bytes are compared only when hashes agree. */
+static bool key_seen(const pith_key *keys, const uint64_t *hashes, size_t i, uint32_t *set, size_t cap) {
     if (!set) {
         for (size_t j = 0; j < i; j++)
-            if (keys[j].len == keys[i].len && keys[j].symbol == keys[i].symbol &&
+            if (hashes[j] == hashes[i] && keys[j].len == keys[i].len && keys[j].symbol == keys[i].symbol &&
                 (keys[i].len == 0 || memcmp(keys[j].ptr, keys[i].ptr, keys[i].len) == 0))
                 return true;
         return false;
     }
-    size_t mask = cap - 1, h = (size_t)hash_bytes(keys[i].ptr, keys[i].len, keys[i].symbol) & mask;
+    size_t mask = cap - 1, h = (size_t)hash_mix(hashes[i], keys[i].symbol ? HASH_K2 : HASH_K1) & mask;
     for (; set[h]; h = (h + 1) & mask) {
-        const pith_key *k = &keys[set[h] - 1];
-        if (k->len == keys[i].len && k->symbol == keys[i].symbol &&
+        size_t j = set[h] - 1;
+        const pith_key *k = &keys[j];
+        if (hashes[j] == hashes[i] && k->len == keys[i].len && k->symbol == keys[i].symbol &&
             (k->len == 0 || memcmp(k->ptr, keys[i].ptr, k->len) == 0))
             return true;
     }
@@ -582,7 +599,9 @@ static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
     }
     if (n > (r->end - r->pos) / 2) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
     pith_key *keys = (pith_key *)arena_alloc(&r->mem, n ? n * sizeof(pith_key) : 1);
-    if (!keys) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+    uint32_t *key_strings = (uint32_t *)arena_alloc(&r->mem, n ? n * sizeof(uint32_t) : 1);
+    uint64_t *hashes = (uint64_t *)arena_alloc(&r->mem, n ? n * sizeof(uint64_t) : 1);
+    if (!keys || !key_strings || !hashes) FAIL(PITH_ERR_NOMEM, at, "out of memory");
     uint32_t *set = NULL;
     size_t set_cap = 0;
     if (n > 16) {
@@ -609,16 +628,19 @@ static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
         keys[i].ptr = k.v.str.ptr;
         keys[i].len = k.v.str.len;
         keys[i].symbol = symbol;
-        if (key_seen(keys, i, set, set_cap)) FAIL(PITH_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
+        key_strings[i] = k.v.str.index;
+        hashes[i] = string_hash(r, k.v.str.ptr, k.v.str.len, k.v.str.index);
+        if (key_seen(keys, hashes, i, set, set_cap)) FAIL(PITH_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
     }
     pith_slot *slots = NULL;
     uint32_t index;
-    if (!add_shape(r, keys, n, &slots, &index)) return false;
+    if (!add_shape(r, keys, key_strings, n, &slots, &index)) return false;
     item->type = PITH_MAP;
     item->flags = PITH_ITEM_NEW_SHAPE;
     item->v.map.count = n;
     item->v.map.shape = index;
     item->v.map.keys = keys;
+    item->v.map.key_strings = key_strings;
     return n == 0 || push_frame(r, RFRAME_MAP, slots, n, at);
 }
 
@@ -631,6 +653,7 @@ static bool read_shape_ref(pith_reader *r, size_t i, size_t at, pith_item *item)
     item->v.map.count = sh->nkeys;
     item->v.map.shape = (uint32_t)i;
     item->v.map.keys = sh->keys;
+    item->v.map.key_strings = sh->key_strings;
     return sh->nkeys == 0 || push_frame(r, RFRAME_MAP, sh->slots, sh->nkeys, at);
 }
 
@@ -666,6 +689,7 @@ static bool note_generic_key(pith_reader *r, rframe *f, const pith_item *item) {
     case PITH_SYMBOL:
         k.ptr = (const uint8_t *)item->v.str.ptr;
         k.len = item->v.str.len;
+        k.word = string_hash(r, item->v.str.ptr, item->v.str.len, item->v.str.index);
         break;
     case PITH_BINARY:
         k.ptr = item->v.bin.ptr;
@@ -689,7 +713,9 @@ static bool note_generic_key(pith_reader *r, rframe *f, const pith_item *item) {
     default:
         break;
     }
-    k.hash = hash_mix(hash_bytes(k.ptr, k.len, k.word) ^ k.type, k.word2 ^ HASH_K2);
+    /* Strings carry their (cached) hash in word; other kinds are hashed here. */
+    uint64_t bytes_hash = item->type == PITH_STRING || item->type == PITH_SYMBOL ? k.word : hash_bytes(k.ptr, k.len, k.word);
+    k.hash = hash_mix(bytes_hash ^ k.type, k.word2 ^ HASH_K2);
     k.used = 1;
     if ((f->keys_used + 1) * 2 > f->keys_cap) {
         size_t cap = f->keys_cap ? f->keys_cap * 2 : 4;
@@ -949,6 +975,7 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             item->v.map.count = n;
             item->v.map.shape = PITH_NO_INDEX;
             item->v.map.keys = NULL;
+            item->v.map.key_strings = NULL;
             if (n && !push_frame(r, RFRAME_GENERIC, slot, 2 * n, at)) return false;
             break;
         }

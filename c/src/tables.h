@@ -10,12 +10,14 @@
 typedef struct str_entry {
     const uint8_t *ptr;
     size_t len;
+    uint64_t hash; /* hash_bytes(ptr, len, 0) | 1 once needed, 0 before */
     bool ascii;
 } str_entry;
 
 /** One shape: its keys and its slots (both in an arena or a dictionary). */
 typedef struct shape {
     const pith_key *keys;
+    const uint32_t *key_strings; /* per key string-table index; NULL for a dictionary's */
     pith_slot *slots;
     size_t nkeys;
 } shape;

@@ -150,12 +150,15 @@ typedef struct tree_builder {
     size_t nframes, frames_cap;
 } tree_builder;
 
-static const char *copy_string(tree_builder *b, const pith_item *it) {
-    uint32_t i = it->v.str.index;
+static const char *copy_indexed(tree_builder *b, const char *ptr, size_t len, uint32_t i) {
     if (i != PITH_NO_INDEX && i < b->ncopies && b->copies[i]) return b->copies[i];
-    const char *p = (const char *)arena_copy(&b->doc->mem, it->v.str.ptr, it->v.str.len);
+    const char *p = (const char *)arena_copy(&b->doc->mem, ptr, len);
     if (p && i != PITH_NO_INDEX && i < b->ncopies) b->copies[i] = p;
     return p;
+}
+
+static const char *copy_string(tree_builder *b, const pith_item *it) {
+    return copy_indexed(b, it->v.str.ptr, it->v.str.len, it->v.str.index);
 }
 
 static pith_value *copy_keys(tree_builder *b, const pith_item *it) {
@@ -165,7 +168,9 @@ static pith_value *copy_keys(tree_builder *b, const pith_item *it) {
     for (size_t i = 0; i < n; i++) {
         const pith_key *k = &it->v.map.keys[i];
         keys[i].type = k->symbol ? PITH_SYMBOL : PITH_STRING;
-        keys[i].v.str.ptr = (const char *)arena_copy(&b->doc->mem, k->ptr, k->len);
+        /* Keys share the copy of their table string, as references do. */
+        uint32_t index = it->v.map.key_strings ? it->v.map.key_strings[i] : PITH_NO_INDEX;
+        keys[i].v.str.ptr = copy_indexed(b, k->ptr, k->len, index);
         keys[i].v.str.len = k->len;
         if (!keys[i].v.str.ptr) return NULL;
     }

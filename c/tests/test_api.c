@@ -422,6 +422,69 @@ static void test_shape_handles(void) {
  * Small functions
  * ========================================================================== */
 
+/* ==========================================================================
+ * One long key shared by many shapes
+ * ========================================================================== */
+
+/* A 1 MiB key written once and then referenced by one byte in 20,000 new
+ * shapes: the reader hashes it once (not per shape), reports the same table
+ * index for it in every shape, and the tree keeps one copy. The writer would
+ * hash the key for every map it is given, so the buffer is written as the
+ * first map followed by copies of the canonical bytes of map i > 0. */
+static void test_long_key_shared_by_shapes(void) {
+    enum { LONG = 1 << 20, MAPS = 20000, TAIL = 10 };
+    char *long_key = (char *)malloc(LONG);
+    memset(long_key, 'k', LONG);
+    pith_writer *w = pith_writer_new(NULL);
+    pith_key keys[2] = {{long_key, LONG, false}, {"f0000", 5, false}};
+    bool ok = pith_writer_start(w, NULL, 0) && pith_write_array_begin(w, MAPS) && pith_write_map_begin(w, keys, 2) &&
+              pith_write_int(w, 1) && pith_write_null(w) && pith_write_map_end(w);
+    size_t head_len = 0;
+    const uint8_t *head = pith_writer_data(w, &head_len);
+    size_t len = head_len + (size_t)(MAPS - 1) * TAIL;
+    uint8_t *buf = (uint8_t *)malloc(len);
+    memcpy(buf, head, head_len);
+    for (int i = 1; i < MAPS; i++) {
+        /* MAPDEF2, reference 0 (the long key), "f%04x", 1, null */
+        uint8_t *t = buf + head_len + (size_t)(i - 1) * TAIL;
+        char other[8];
+        snprintf(other, sizeof other, "f%04x", i);
+        t[0] = 0x92, t[1] = 0x00, t[2] = 0x45;
+        memcpy(t + 3, other, 5);
+        t[8] = 0xa9, t[9] = 0xe0;
+    }
+    CHECK(ok && head_len > LONG && head_len < LONG + 32, "first map in %zu bytes", head_len);
+
+    pith_reader *r = pith_reader_new(NULL);
+    pith_item it;
+    uint32_t first_index = PITH_NO_INDEX;
+    int maps = 0;
+    ok = pith_reader_start(r, buf, len, NULL, 0, 0) && pith_read(r, &it) && it.type == PITH_ARRAY;
+    for (; ok && maps < MAPS; maps++) {
+        ok = pith_read(r, &it) && it.type == PITH_MAP && it.v.map.key_strings && it.v.map.keys[0].len == LONG;
+        if (!ok) break;
+        if (maps == 0) first_index = it.v.map.key_strings[0];
+        ok = first_index != PITH_NO_INDEX && it.v.map.key_strings[0] == first_index && pith_skip(r) && pith_skip(r);
+    }
+    CHECK(ok && maps == MAPS && pith_reader_finish(r), "read %d maps: %s", maps,
+          pith_reader_error(r)->message ? pith_reader_error(r)->message : "a key without its index");
+    pith_reader_free(r);
+
+    pith_error err;
+    pith_doc *doc = pith_decode(NULL, buf, len, NULL, &err);
+    CHECK(doc != NULL, "decode: %s", err.message);
+    if (doc) {
+        const pith_value *root = pith_doc_root(doc, 0);
+        const char *a = root->v.array.items[0].v.map.keys[0].v.str.ptr;
+        const char *b = root->v.array.items[MAPS - 1].v.map.keys[0].v.str.ptr;
+        CHECK(a == b, "the tree shares one copy of the long key");
+        pith_doc_free(doc);
+    }
+    free(buf);
+    pith_writer_free(w);
+    free(long_key);
+}
+
 static void test_misc(void) {
     for (int c = PITH_OK; c <= PITH_ERR_USAGE; c++) {
         const char *name = pith_code_name((pith_code)c);
@@ -450,6 +513,7 @@ int main(int argc, char **argv) {
     test_discard_output();
     test_dictionary_reuse();
     test_shape_handles();
+    test_long_key_shared_by_shapes();
     test_misc();
     return test_summary("test_api");
 }

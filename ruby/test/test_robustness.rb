@@ -77,6 +77,29 @@ class TestRobustness < Minitest::Test
     assert_equal big + "!", value[1]
   end
 
+  def test_long_keys_repeated_by_many_shapes
+    long = "k" * 5_000
+    maps = Array.new(400) { |i| { long => i, "f#{i}" => nil, long.to_sym => -i } }
+    assert_equal maps, Pith.load(Pith.dump(maps))
+    loaded = Pith.load(Pith.dump(maps), symbolize_keys: false)
+    assert(loaded.all? { |m| m.keys.first.equal?(loaded[0].keys.first) }, "one key object per call")
+    sym = Pith.load(Pith.dump(maps.map { |m| m.reject { |k, _| k.is_a?(Symbol) } }), symbolize_keys: true)
+    assert_equal 400, sym.size
+    assert(sym.all? { |m| m.key?(long.to_sym) })
+
+    enc = Pith::Encoder.new
+    maps.each_slice(50) { |slice| enc << slice }
+    dec = Pith::Decoder.new
+    dec << enc.to_s
+    got = []
+    dec.each do |v|
+      got.concat(v)
+      GC.start
+      GC.compact if GC.respond_to?(:compact)
+    end
+    assert_equal maps, got
+  end
+
   def test_decoded_symbols_can_be_collected
     names = Array.new(5000) { |i| :"sym_robust_#{i}_#{rand(1 << 30)}" }.map(&:to_s)
     bytes = Pith.dump(names.map(&:to_sym))

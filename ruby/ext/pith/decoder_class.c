@@ -59,6 +59,9 @@ typedef struct pith_rb_decoder {
     VALUE *long_by_index;   /* long strings: the first String made per string-table index, which
                                references share (copy-on-write), entries live on keys */
     size_t long_cap;
+    VALUE *long_keys;       /* long keys: per string-table index, [2i] as String and [2i+1] as
+                               Symbol; entries live on keys (pinned) */
+    size_t long_keys_cap;   /* indices covered */
     VALUE dictionaries; /* Array of Pith::Dictionary, or nil */
     VALUE buffer;       /* feed: bytes received; those before buf_pos are decoded */
     size_t buf_pos;
@@ -103,13 +106,14 @@ static void dec_free(void *p) {
     xfree(d->shape_gen);
     xfree(d->frozen_by_index);
     xfree(d->long_by_index);
+    xfree(d->long_keys);
     xfree(d);
 }
 
 static size_t dec_memsize(const void *p) {
     const pith_rb_decoder *d = (const pith_rb_decoder *)p;
     return sizeof(*d) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) +
-           (d->frozen_cap + d->long_cap) * sizeof(VALUE);
+           (d->frozen_cap + d->long_cap + 2 * d->long_keys_cap) * sizeof(VALUE);
 }
 
 static const rb_data_type_t decoder_type = {
@@ -188,12 +192,42 @@ static VALUE key_value(VALUE self, pith_rb_decoder *d, const char *ptr, size_t l
     return v;
 }
 
+/* A one-byte reference can repeat a long string (SPEC 9): Strings made from
+ * it share the first one's bytes (copy-on-write) and keys made from it are
+ * made once, so a small input cannot demand a large heap or hash the same
+ * long bytes at every shape. Shorter strings are cheaper copied. */
+#define SHARE_MIN_LEN 64
+
+/* A long key by its string-table index, made once per call (stream). */
+PITH_RB_NOINLINE static VALUE long_key_value(VALUE self, pith_rb_decoder *d, const pith_key *k, uint32_t index,
+                                             bool symbol, pith_rb_stack *stack) {
+    size_t slot = 2 * (size_t)index + symbol;
+    if (index < d->long_keys_cap && d->long_keys[slot]) return d->long_keys[slot];
+    VALUE v = key_value(self, d, k->ptr, k->len, symbol);
+    if (index >= d->long_keys_cap) {
+        size_t cap = d->long_keys_cap ? d->long_keys_cap * 2 : 64;
+        while (cap <= index) cap *= 2;
+        PITH_RB_REALLOC_N(d->long_keys, VALUE, 2 * cap);
+        memset(d->long_keys + 2 * d->long_keys_cap, 0, 2 * (cap - d->long_keys_cap) * sizeof(VALUE));
+        d->long_keys_cap = cap;
+    }
+    /* Shape keys live on d->keys already; keys of a once-used shape go with
+     * their map, so those are kept here for the rest of the call. */
+    if (stack != d->keys) pith_rb_stack_push(d->keys, v);
+    d->long_keys[slot] = v;
+    return v;
+}
+
 /* Push a map's key objects on `stack`; returns where they start. */
 static size_t push_keys(VALUE self, pith_rb_decoder *d, const pith_item *it, pith_rb_stack *stack) {
     size_t off = (size_t)stack->len;
+    const uint32_t *indices = it->v.map.key_strings;
     for (size_t i = 0; i < it->v.map.count; i++) {
         const pith_key *k = &it->v.map.keys[i];
-        VALUE v = key_value(self, d, k->ptr, k->len, k->symbol || d->symbolize_keys);
+        bool symbol = k->symbol || d->symbolize_keys;
+        VALUE v = indices && k->len >= SHARE_MIN_LEN && indices[i] != PITH_NO_INDEX
+                      ? long_key_value(self, d, k, indices[i], symbol, stack)
+                      : key_value(self, d, k->ptr, k->len, symbol);
         pith_rb_stack_push(stack, v);
     }
     return off;
@@ -227,11 +261,6 @@ static inline VALUE new_string(const pith_item *it) {
     ENC_CODERANGE_SET(s, (it->flags & PITH_ITEM_ASCII) ? ENC_CODERANGE_7BIT : ENC_CODERANGE_VALID);
     return s;
 }
-
-/* A one-byte reference can repeat a long string (SPEC 9): its Strings share
- * the first one's bytes (copy-on-write), so a small input cannot demand a
- * large heap. Shorter strings are cheaper copied. */
-#define SHARE_MIN_LEN 64
 
 PITH_RB_NOINLINE static VALUE long_string_value(pith_rb_decoder *d, const pith_item *it) {
     uint32_t i = it->v.str.index;
@@ -470,6 +499,7 @@ static void new_generation(pith_rb_decoder *d) {
     d->keys->len = 0;
     if (d->frozen_cap) memset(d->frozen_by_index, 0, d->frozen_cap * sizeof(VALUE));
     if (d->long_cap) memset(d->long_by_index, 0, d->long_cap * sizeof(VALUE));
+    if (d->long_keys_cap) memset(d->long_keys, 0, 2 * d->long_keys_cap * sizeof(VALUE));
 }
 
 /* Start reading a whole buffer; returns the String the reader points into,
