@@ -98,6 +98,7 @@ static size_t pith_dk_size(const pith_dict_keys *dk) {
 #define OPT_DECODE_MASK 0x300u
 
 #define MAX_DEPTH 1000
+#define MAX_DECODE_DEPTH 10000 /* the highest max_depth a decoder accepts */
 #define PRESIZE_MAX 64   /* containers are pre-sized at most this much from their (claimed) count */
 #define KEYCACHE_SIZE 2048
 #define KEYCACHE_MAX_LEN 64
@@ -233,8 +234,10 @@ static int parse_max_depth(PyObject *o, uint32_t *out) {
     }
     long v = PyLong_AsLong(o);
     if (v == -1 && PyErr_Occurred()) return -1;
-    if (v < 1 || v > 100000) {
-        PyErr_SetString(PyExc_ValueError, "max_depth must be in 1..100000");
+    /* Decoding recurses in C, about 200 bytes of stack per level: 10000
+     * levels fit a 2 MiB thread stack (the main thread has 8 MiB). */
+    if (v < 1 || v > MAX_DECODE_DEPTH) {
+        PyErr_SetString(PyExc_ValueError, "max_depth must be in 1..10000");
         return -1;
     }
     *out = (uint32_t)v;
@@ -297,6 +300,17 @@ static const char *str_utf8(PyObject *s, Py_ssize_t *len) {
     return PyUnicode_AsUTF8AndSize(s, len);
 }
 
+/* A tuple of an iterable's items (new reference), or TypeError(msg) if `o`
+ * is not iterable. A tuple because its items stay put and alive while C
+ * code holds pointers into them, whatever Python code runs meanwhile. */
+static PyObject *as_tuple(PyObject *o, const char *msg) {
+    if (!PySequence_Check(o) && !Py_TYPE(o)->tp_iter) {
+        PyErr_SetString(PyExc_TypeError, msg);
+        return NULL;
+    }
+    return PySequence_Tuple(o);
+}
+
 static PyObject *Dictionary_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
     static char *kwlist[] = {"strings", "shapes", NULL};
     PyObject *strings = NULL, *shapes = NULL;
@@ -312,9 +326,9 @@ static PyObject *Dictionary_new(PyTypeObject *type, PyObject *args, PyObject *kw
         PyErr_SetString(PyExc_TypeError, "strings must be an iterable of str, not a str");
         goto done;
     }
-    sseq = strings ? PySequence_Fast(strings, "strings must be iterable") : PyTuple_New(0);
+    sseq = strings ? as_tuple(strings, "strings must be iterable") : PyTuple_New(0);
     if (!sseq) goto done;
-    hseq = shapes ? PySequence_Fast(shapes, "shapes must be iterable") : PyTuple_New(0);
+    hseq = shapes ? as_tuple(shapes, "shapes must be iterable") : PyTuple_New(0);
     if (!hseq) goto done;
     Py_ssize_t ns = PySequence_Fast_GET_SIZE(sseq), nh = PySequence_Fast_GET_SIZE(hseq);
     skeys = PyMem_Calloc((size_t)ns + 1, sizeof(pith_key));
@@ -338,7 +352,7 @@ static PyObject *Dictionary_new(PyTypeObject *type, PyObject *args, PyObject *kw
     }
     size_t total = 0;
     for (Py_ssize_t i = 0; i < nh; i++) {
-        PyObject *sh = PySequence_Fast(PySequence_Fast_GET_ITEM(hseq, i), "each shape must be a sequence of keys");
+        PyObject *sh = as_tuple(PySequence_Fast_GET_ITEM(hseq, i), "each shape must be a sequence of keys");
         if (!sh) goto done;
         if (PyList_Append(keep, sh) < 0) {
             Py_DECREF(sh);
@@ -571,7 +585,8 @@ static int dict_list_init(dict_list *dl, PyObject *o) {
         dl->n = 1;
         return 0;
     }
-    dl->seq = PySequence_Fast(o, "dictionary must be a pith.Dictionary or a sequence of them");
+    /* A tuple: the caller's list could drop a Dictionary while it is in use. */
+    dl->seq = as_tuple(o, "dictionary must be a pith.Dictionary or a sequence of them");
     if (!dl->seq) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(dl->seq);
     if (n > 8) {
@@ -843,7 +858,15 @@ NOINLINE static int enc_bigint(enc_ctx *e, PyObject *o) {
         if (!(u == (unsigned long long)-1 && PyErr_Occurred())) return pith_write_uint(e->w, u) ? 0 : enc_writer_fail(e);
         PyErr_Clear();
     }
-    PyObject *mag = overflow < 0 ? PyNumber_Negative(o) : PyNumber_Index(o);
+    /* Exact int first: a subclass's __neg__ or __index__ must not choose the bytes. */
+    PyObject *exact = PyNumber_Index(o); /* an exact int (3.10+), without calling __index__ on int subclasses */
+    if (!exact) return -1;
+    if (!PyLong_CheckExact(exact)) {
+        Py_DECREF(exact);
+        return enc_fail(e, "int subclass %s did not give an exact int", Py_TYPE(o)->tp_name);
+    }
+    PyObject *mag = overflow < 0 ? PyNumber_Negative(exact) : Py_NewRef(exact);
+    Py_DECREF(exact);
     if (!mag) return -1;
     int rc = -1;
     size_t nbits = _PyLong_NumBits(mag);
@@ -1170,6 +1193,13 @@ static NOINLINE int enc_dict(enc_ctx *e, PyObject *o) {
     Py_INCREF(o);
     for (i = 0; i < n; i++) {
         if (UNLIKELY(enc_fast_at(e, vals[i], ent, i) < 0)) {
+#if PITH_DICT_INTERNALS
+            /* a changed dict may have freed the borrowed key */
+            if (!owned && mp->ma_version_tag != version) {
+                enc_fail(e, "dict changed during encoding");
+                goto fail;
+            }
+#endif
             enc_path_push(e, keys[i], 0);
             goto fail;
         }
@@ -1336,10 +1366,20 @@ static int enc_dict_general(enc_ctx *e, PyObject *o) {
     return rc;
 }
 
+/* A dict subclass in the order its items() gives: an OrderedDict moved
+ * with move_to_end keeps its order apart from the underlying dict's. */
+NOINLINE static int enc_dict_subclass(enc_ctx *e, PyObject *o) {
+    PyObject *items = PyMapping_Items(o);
+    if (!items) return -1;
+    int rc = enc_pairs(e, o, items, 0);
+    Py_DECREF(items);
+    return rc;
+}
+
 NOINLINE static int enc_map_object(enc_ctx *e, PyObject *o) {
     PyObject *pairs = PyObject_GetAttrString(o, "pairs");
     if (!pairs) return -1;
-    PyObject *items = PySequence_Fast(pairs, "Map.pairs must be a sequence");
+    PyObject *items = as_tuple(pairs, "Map.pairs must be a sequence");
     Py_DECREF(pairs);
     if (!items) return -1;
     Py_INCREF(o);
@@ -1502,7 +1542,7 @@ static int enc_default(enc_ctx *e, PyObject *o) {
     return enc_converted(e, o, r);
 }
 
-NOINLINE static int enc_other(enc_ctx *e, PyObject *o) {
+static int enc_other_kept(enc_ctx *e, PyObject *o) {
     PyTypeObject *t = Py_TYPE(o);
     uint32_t opt = e->opt;
     if (t == SymbolType) return enc_symbol(e, o);
@@ -1526,7 +1566,7 @@ NOINLINE static int enc_other(enc_ctx *e, PyObject *o) {
         }
         if (PyLong_Check(o)) return enc_bigint(e, o);
         if (PyFloat_Check(o)) return pith_write_double(e->w, PyFloat_AS_DOUBLE(o)) ? 0 : enc_writer_fail(e);
-        if (PyDict_Check(o)) return enc_dict(e, o);
+        if (PyDict_Check(o)) return enc_dict_subclass(e, o);
         if (PyList_Check(o)) return enc_sequence(e, o, NULL, PyList_GET_SIZE(o), 1);
         if (PyTuple_Check(o)) return enc_sequence(e, o, &PyTuple_GET_ITEM(o, 0), PyTuple_GET_SIZE(o), 0);
         if (PyBytes_Check(o) || PyByteArray_Check(o)) return enc_buffer(e, o);
@@ -1548,6 +1588,16 @@ NOINLINE static int enc_other(enc_ctx *e, PyObject *o) {
         return enc_converted(e, o, PyObject_Str(o));
     if (PyErr_Occurred()) return -1;
     return enc_default(e, o);
+}
+
+/* Values that are not of the common types may run Python code (a `default`,
+ * a tzinfo, an enum's value, a dataclass field) that drops them from their
+ * list or dict: hold a reference while they are used. */
+NOINLINE static int enc_other(enc_ctx *e, PyObject *o) {
+    Py_INCREF(o);
+    int rc = enc_other_kept(e, o);
+    Py_DECREF(o);
+    return rc;
 }
 
 static int enc_value(enc_ctx *e, PyObject *o) { return enc_fast(e, o); }
@@ -1629,6 +1679,8 @@ typedef struct dec_ctx {
     size_t shapes_cap, shapes_hi;
     PyObject **kpool;
     size_t kpool_used, kpool_cap;
+    PyObject **lkeys;         /* long key objects per string-table index: [2i] str, [2i+1] Symbol */
+    size_t lkeys_cap, lkeys_hi; /* indices covered, and 1 + the highest set */
 } dec_ctx;
 
 static dec_ctx *dec_ctx_new(void) {
@@ -1658,6 +1710,8 @@ static void dec_ctx_clear(dec_ctx *d) {
     for (size_t i = 0; i < d->shapes_hi; i++) Py_XDECREF(d->shapes[i].tmpl);
     if (d->shapes_hi) memset(d->shapes, 0, d->shapes_hi * sizeof(sh_ent));
     d->shapes_hi = 0;
+    for (size_t i = 0; i < 2 * d->lkeys_hi; i++) Py_CLEAR(d->lkeys[i]);
+    d->lkeys_hi = 0;
 }
 
 static void dec_ctx_free(dec_ctx *d) {
@@ -1667,6 +1721,7 @@ static void dec_ctx_free(dec_ctx *d) {
     PyMem_Free(d->scache);
     PyMem_Free(d->shapes);
     PyMem_Free(d->kpool);
+    PyMem_Free(d->lkeys);
     PyMem_Free(d);
 }
 
@@ -1685,7 +1740,7 @@ static void dec_release(dec_ctx *d, size_t input_len) {
     dec_ctx_clear(d);
     pith_reader_set_max_depth(d->r, PITH_DEFAULT_MAX_DEPTH);
     if (g_dec_pool || input_len > POOL_RELEASE_BYTES || d->scache_cap > 65536 || d->shapes_cap > 65536 ||
-        d->kpool_cap > 65536) {
+        d->kpool_cap > 65536 || d->lkeys_cap > 65536) {
         dec_ctx_free(d);
         return;
     }
@@ -1860,6 +1915,30 @@ static PyObject *make_key(const pith_key *k, uint32_t opt) {
     if (!s) return NULL;
     PyUnicode_InternInPlace(&s);
     return s;
+}
+
+/* A long key by its string-table index (new reference), made once per call
+ * or stream: a one-byte reference can repeat it in every new shape, and
+ * decoding and interning it each time would cost time quadratic in the
+ * input. */
+NOINLINE static PyObject *long_key(dec_ctx *d, const pith_key *k, uint32_t index) {
+    int symbol = k->symbol && !(d->opt & OPT_SYMBOL_AS_STR);
+    if (index >= d->lkeys_cap) {
+        size_t cap = d->lkeys_cap ? d->lkeys_cap * 2 : 64;
+        while (cap <= index) cap *= 2;
+        PyObject **p = PyMem_Realloc(d->lkeys, 2 * cap * sizeof(PyObject *));
+        if (!p) return PyErr_NoMemory();
+        memset(p + 2 * d->lkeys_cap, 0, 2 * (cap - d->lkeys_cap) * sizeof(PyObject *));
+        d->lkeys = p;
+        d->lkeys_cap = cap;
+    }
+    PyObject **slot = &d->lkeys[2 * (size_t)index + (size_t)symbol];
+    if (*slot) return Py_NewRef(*slot);
+    PyObject *key = make_key(k, d->opt);
+    if (!key) return NULL;
+    *slot = Py_NewRef(key);
+    if (index >= d->lkeys_hi) d->lkeys_hi = index + 1;
+    return key;
 }
 
 /* Do two of these keys collide in a Python dict? Only possible with symbol keys. */
@@ -2062,8 +2141,12 @@ static Py_ssize_t shape_keys(dec_ctx *d, const pith_item *it, int *collide, PyOb
         c = hit->collide;
         t = Py_XNewRef(hit->tmpl);
     } else {
+        const uint32_t *indices = it->v.map.key_strings;
         for (size_t i = 0; i < n; i++) {
-            PyObject *k = make_key(&it->v.map.keys[i], d->opt);
+            const pith_key *pk = &it->v.map.keys[i];
+            PyObject *k = indices && pk->len > KEYCACHE_MAX_LEN && indices[i] != PITH_NO_INDEX
+                              ? long_key(d, pk, indices[i])
+                              : make_key(pk, d->opt);
             if (!k) return -1;
             d->kpool[d->kpool_used++] = k;
         }
@@ -2812,11 +2895,27 @@ static PyObject *Decoder_feed(DecoderObject *self, PyObject *data) {
     Py_RETURN_NONE;
 }
 
+/* A failed value leaves the stream's tables part-way through a frame, so
+ * every later call must fail too: with the DecodeError itself, or for any
+ * other exception (MemoryError, an error from a tzinfo) with a DecodeError
+ * "stream_broken" whose cause is that exception, raised from the next call. */
 static PyObject *Decoder_fail(DecoderObject *self) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
-    if (value && PyObject_IsInstance(value, DecodeError) == 1) Py_XSETREF(self->failed, Py_NewRef(value));
+    if (value && PyObject_IsInstance(value, DecodeError) == 1) {
+        Py_XSETREF(self->failed, Py_NewRef(value));
+    } else if (value) {
+        PyObject *broken = PyObject_CallFunction(DecodeError, "ssn",
+                                                 "the stream broke on an earlier error (see __cause__)",
+                                                 "stream_broken", (Py_ssize_t)self->base);
+        if (broken) {
+            PyException_SetCause(broken, Py_NewRef(value));
+            Py_XSETREF(self->failed, broken);
+        } else {
+            PyErr_Clear();
+        }
+    }
     PyErr_Restore(type, value, tb);
     return NULL;
 }

@@ -35,7 +35,8 @@ class DecodeError(ValueError):
     ``code`` is the error name of SPEC section 10 ("truncated",
     "bad_reference", ...), or one of the binding's own codes for valid
     buffers Python cannot represent ("duplicate_key" for keys Python considers
-    equal, "unhashable_key" for a map used as a map key). ``offset`` is the
+    equal, "unhashable_key" for a map used as a map key, "stream_broken" from
+    a Decoder whose stream an earlier exception interrupted). ``offset`` is the
     byte offset the SPEC assigns to the error.
     """
 
@@ -158,7 +159,9 @@ class Map:
         return _pith_key(self) == _pith_key(other)
 
     def __hash__(self):
-        return hash((Map, self.pairs))
+        # From the same rendering as __eq__, so equal Maps hash equal (NaN
+        # keys by bits) and a deep Map hashes without recursion.
+        return hash((Map, _pith_key(self)))
 
     def __repr__(self):
         return f"Map({list(self.pairs)!r})"
