@@ -100,6 +100,24 @@ class TestRobustness < Minitest::Test
     assert_equal maps, got
   end
 
+  # One reference byte can repeat a 1 MiB key in map after map; Ruby hashes
+  # String keys in full for every Hash, so the decoder stops at a budget
+  # rather than hash for minutes.
+  def test_long_keys_repeated_past_the_hashing_budget
+    long = "k" * (1 << 20)
+    maps = 2000
+    first = Pith.dump([{ long => 1, "f0000" => nil }] + [0] * (maps - 1)).b
+    head = first[0, first.index("\xa9\xe0".b) + 2]
+    tails = (1...maps).map { |i| "\x92\x00\x45".b + format("f%04x", i) + "\xa9\xe0".b }.join
+    error = assert_raises(Pith::DecodeError) { Pith.load(head + tails) }
+    assert_equal :key_hashing_exceeded, error.code
+    assert_operator error.offset, :>, head.bytesize
+
+    generic = Pith.dump(Array.new(400) { |i| { long => i, i => nil } })
+    assert_equal :key_hashing_exceeded, assert_raises(Pith::DecodeError) { Pith.load(generic) }.code
+    assert_equal 100, Pith.load(Pith.dump(Array.new(100) { |i| { long => i, i => nil } })).size
+  end
+
   def test_decoded_symbols_can_be_collected
     names = Array.new(5000) { |i| :"sym_robust_#{i}_#{rand(1 << 30)}" }.map(&:to_s)
     bytes = Pith.dump(names.map(&:to_sym))

@@ -38,6 +38,8 @@ extern int pith_utf8_index, pith_binary_index, pith_usascii_index;
 
 /* Raise helpers: they never return. */
 PITH_RB_NORETURN(void pith_rb_raise_decode(const pith_error *err));
+/** A DecodeError with a code of the binding's own (not SPEC 10's list). */
+PITH_RB_NORETURN(void pith_rb_raise_decode_code(const char *code, size_t offset, const char *message));
 PITH_RB_NORETURN(void pith_rb_raise_encode(const char *fmt, ...));
 PITH_RB_NORETURN(void pith_rb_raise_writer(const pith_writer *w, VALUE path));
 

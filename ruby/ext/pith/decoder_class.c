@@ -62,6 +62,8 @@ typedef struct pith_rb_decoder {
     VALUE *long_keys;       /* long keys: per string-table index, [2i] as String and [2i+1] as
                                Symbol; entries live on keys (pinned) */
     size_t long_keys_cap;   /* indices covered */
+    size_t hashed;          /* key bytes Hashes had to hash this call (stream); see charge_hashing */
+    size_t hash_budget;     /* ...and how many the input allows */
     VALUE dictionaries; /* Array of Pith::Dictionary, or nil */
     VALUE buffer;       /* feed: bytes received; those before buf_pos are decoded */
     size_t buf_pos;
@@ -218,6 +220,71 @@ PITH_RB_NOINLINE static VALUE long_key_value(VALUE self, pith_rb_decoder *d, con
     return v;
 }
 
+/* Building a Hash hashes its String keys in full, again for every Hash
+ * (Ruby keeps no String hashes), and one reference byte can repeat a long
+ * string as a key in map after map: a small input could take hours to
+ * decode. So the key bytes hashed are counted against a budget of
+ * HASH_BUDGET_PER_BYTE per input byte plus HASH_BUDGET_BASE (about 50 ms
+ * of hashing). A key slot costs at least two input bytes (key and value),
+ * so only keys over 512 bytes, repeated in many shapes or generic maps, can
+ * reach it; JSON or MessagePack would have to repeat their bytes. */
+#define HASH_BUDGET_PER_BYTE 256
+#define HASH_BUDGET_BASE ((size_t)64 << 20)
+
+static void set_hash_budget(pith_rb_decoder *d, size_t input_len) {
+    size_t per = input_len > (SIZE_MAX - HASH_BUDGET_BASE) / HASH_BUDGET_PER_BYTE ? SIZE_MAX - HASH_BUDGET_BASE
+                                                                                   : input_len * HASH_BUDGET_PER_BYTE;
+    d->hash_budget = per + HASH_BUDGET_BASE;
+}
+
+PITH_RB_NORETURN(static void hash_budget_exceeded(pith_rb_decoder *d, size_t at));
+static void hash_budget_exceeded(pith_rb_decoder *d, size_t at) {
+    reset(d);
+    pith_rb_raise_decode_code("key_hashing_exceeded", at,
+                              "map keys repeated by reference would take more hashing than the input allows");
+}
+
+static inline void charge_hashing(pith_rb_decoder *d, size_t bytes, size_t at) {
+    d->hashed += bytes;
+    if (PITH_RB_UNLIKELY(d->hashed > d->hash_budget)) hash_budget_exceeded(d, at);
+}
+
+/* The String bytes that hashing `k` reads (containers: their contents). The
+ * walk visits each decoded node once, so it costs no more than the input. */
+static size_t key_hash_bytes(VALUE k);
+
+static int hash_pair_bytes(VALUE key, VALUE val, VALUE acc) {
+    *(size_t *)acc += key_hash_bytes(key) + key_hash_bytes(val);
+    return ST_CONTINUE;
+}
+
+static size_t key_hash_bytes(VALUE k) {
+    if (RB_SPECIAL_CONST_P(k)) return 0;
+    switch (RB_BUILTIN_TYPE(k)) {
+    case T_STRING:
+        return (size_t)RSTRING_LEN(k);
+    case T_ARRAY: {
+        size_t n = 0;
+        for (long i = 0; i < RARRAY_LEN(k); i++) n += key_hash_bytes(RARRAY_AREF(k, i));
+        return n;
+    }
+    case T_HASH: {
+        size_t n = 0;
+        rb_hash_foreach(k, hash_pair_bytes, (VALUE)&n);
+        return n;
+    }
+    default:
+        return 0;
+    }
+}
+
+static size_t keys_hash_bytes(const VALUE *keys, size_t n) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (RB_TYPE_P(keys[i], T_STRING)) total += (size_t)RSTRING_LEN(keys[i]);
+    return total;
+}
+
 /* Push a map's key objects on `stack`; returns where they start. */
 static size_t push_keys(VALUE self, pith_rb_decoder *d, const pith_item *it, pith_rb_stack *stack) {
     size_t off = (size_t)stack->len;
@@ -322,7 +389,7 @@ typedef struct build_ctx {
 static VALUE build(build_ctx *c);
 
 /* The template for maps with these keys, made on first use. */
-static VALUE template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, long n) {
+static VALUE template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, long n, size_t at) {
     uint64_t sig = (uint64_t)n;
     for (long i = 0; i < n; i++) sig = (sig ^ (uint64_t)keys[i]) * 0x9E3779B97F4A7C15ull;
     template_entry *set = &d->templates[((sig >> 40) * TEMPLATE_WAYS) & (TEMPLATE_CACHE - 1)];
@@ -334,6 +401,7 @@ static VALUE template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, lon
     memmove(set + 1, set, (TEMPLATE_WAYS - 1) * sizeof(template_entry));
     template_entry *e = &set[0];
     e->template = 0;
+    charge_hashing(d, keys_hash_bytes(keys, (size_t)n), at);
     VALUE t = pith_rb_hash_template(keys, n);
     if (!pith_rb_template_matches(t, keys, n)) return Qundef;
     e->sig = sig;
@@ -395,10 +463,11 @@ static VALUE build(build_ctx *c) {
         const VALUE *keys = ks->ptr + koff, *values = d->stack->ptr + vbase;
         VALUE hash = Qundef;
         if (n && pith_rb_hash_fast) {
-            VALUE t = template_for(c->self, d, keys, (long)n);
+            VALUE t = template_for(c->self, d, keys, (long)n, it.offset);
             if (t != Qundef) hash = pith_rb_hash_from_template(t, values, (long)n);
         }
         if (hash == Qundef) {
+            charge_hashing(d, keys_hash_bytes(keys, n), it.offset);
             hash = rb_hash_new();
             for (size_t i = 0; i < n; i++) rb_hash_aset(hash, keys[i], values[i]);
         }
@@ -459,6 +528,9 @@ static VALUE build(build_ctx *c) {
             VALUE v = build(c);
             pith_rb_stack_push(d->stack, v);
         }
+        size_t key_bytes = 0;
+        for (size_t i = 0; i < n; i++) key_bytes += key_hash_bytes(d->stack->ptr[base + 2 * (long)i]);
+        charge_hashing(d, key_bytes, it.offset);
         VALUE hash = rb_hash_new();
         if (n) rb_hash_bulk_insert(2 * (long)n, d->stack->ptr + base, hash);
         d->stack->len = base;
@@ -500,6 +572,7 @@ static void new_generation(pith_rb_decoder *d) {
     if (d->frozen_cap) memset(d->frozen_by_index, 0, d->frozen_cap * sizeof(VALUE));
     if (d->long_cap) memset(d->long_by_index, 0, d->long_cap * sizeof(VALUE));
     if (d->long_keys_cap) memset(d->long_keys, 0, 2 * d->long_keys_cap * sizeof(VALUE));
+    d->hashed = 0;
 }
 
 /* Start reading a whole buffer; returns the String the reader points into,
@@ -516,6 +589,7 @@ static VALUE start_buffer(pith_rb_decoder *d, VALUE str, uint32_t flags) {
     d->busy = true;
     d->stack->len = 0;
     new_generation(d);
+    set_hash_budget(d, (size_t)RSTRING_LEN(input));
     pith_reader_set_max_depth(d->r, d->max_depth);
     bool ok = pith_reader_start(d->r, RSTRING_PTR(input), (size_t)RSTRING_LEN(input), dicts, nd, flags);
     ALLOCV_END(holder);
@@ -697,6 +771,7 @@ static VALUE next_value(VALUE self, pith_rb_decoder *d, VALUE unused) {
     }
     d->busy = true;
     d->stack->len = 0;
+    set_hash_budget(d, d->stream_offset + size);
     if (!pith_reader_feed_frame(d->r, p, size, d->stream_offset)) fail_decode(d);
     /* Keys of earlier frames stay valid: the reader copied what later frames use. */
     build_ctx c = {self, d};
@@ -848,7 +923,7 @@ static VALUE floor_copy(VALUE self, pith_rb_decoder *d, VALUE obj, int depth) {
         VALUE keys[FLOOR_STACK], values[FLOOR_STACK];
         floor_pairs p = {self, d, keys, values, Qnil, 0, depth};
         rb_hash_foreach(obj, floor_pair, (VALUE)&p);
-        VALUE t = n ? template_for(self, d, keys, n) : Qundef;
+        VALUE t = n ? template_for(self, d, keys, n, 0) : Qundef;
         VALUE h = t == Qundef ? Qundef : pith_rb_hash_from_template(t, values, n);
         if (h == Qundef) {
             h = rb_hash_new();
@@ -866,7 +941,10 @@ static VALUE floor_copy(VALUE self, pith_rb_decoder *d, VALUE obj, int depth) {
 /* call-seq: Pith::Native.deep_copy(obj) -> copy (for the benchmark's floor row) */
 static VALUE pith_native_deep_copy(VALUE mod, VALUE obj) {
     VALUE self = default_decoder();
-    return floor_copy(self, get_decoder(self), obj, 0);
+    pith_rb_decoder *d = get_decoder(self);
+    d->hashed = 0;
+    d->hash_budget = SIZE_MAX; /* a copy of a value that exists: no input to bound it */
+    return floor_copy(self, d, obj, 0);
 }
 
 /*

@@ -9,14 +9,17 @@
 VALUE eError, eEncodeError, eDecodeError;
 static ID id_ivar_offset, id_ivar_code;
 
-void pith_rb_raise_decode(const pith_error *err) {
-    if (err->code == PITH_ERR_NOMEM) rb_memerror();
-    const char *code = pith_code_name(err->code);
-    VALUE msg = rb_sprintf("%s at byte offset %zu: %s", code, err->offset, err->message ? err->message : "");
+void pith_rb_raise_decode_code(const char *code, size_t offset, const char *message) {
+    VALUE msg = rb_sprintf("%s at byte offset %zu: %s", code, offset, message);
     VALUE exc = rb_exc_new_str(eDecodeError, msg);
-    rb_ivar_set(exc, id_ivar_offset, SIZET2NUM(err->offset));
+    rb_ivar_set(exc, id_ivar_offset, SIZET2NUM(offset));
     rb_ivar_set(exc, id_ivar_code, ID2SYM(rb_intern(code)));
     rb_exc_raise(exc);
+}
+
+void pith_rb_raise_decode(const pith_error *err) {
+    if (err->code == PITH_ERR_NOMEM) rb_memerror();
+    pith_rb_raise_decode_code(pith_code_name(err->code), err->offset, err->message ? err->message : "");
 }
 
 void pith_rb_raise_encode(const char *fmt, ...) {
