@@ -173,6 +173,28 @@ static inline json_write_options json_write_options_defaults(void) {
 bool json_write(const pith_value *v, const json_write_options *opts, pith_buf *out,
                 json_error *err);
 
+/**
+ * Where json_write_to hands text it has written: `write` gets each chunk in
+ * order and returns false to stop (json_write_to then fails with "write
+ * failed"). A value's JSON can be far larger than its Pith bytes (a
+ * reference repeats a long string), so large output leaves as it is made.
+ */
+typedef struct json_sink {
+    bool (*write)(void *ctx, const char *ptr, size_t len);
+    void *ctx;
+    size_t threshold; /**< flush once this many bytes wait in `out` */
+} json_sink;
+
+/**
+ * Like json_write, but whenever `out` holds `sink->threshold` bytes they go
+ * to the sink and `out` is emptied; what remains at the end stays in `out`.
+ * On failure after a flush, the flushed text is already out (the caller
+ * reports the error after partial output); before any flush, `out` is left
+ * as it was.
+ */
+bool json_write_to(const pith_value *v, const json_write_options *opts, pith_buf *out, const json_sink *sink,
+                   json_error *err);
+
 /* ==========================================================================
  * Shared by json_read.c and json_write.c (not for other callers)
  * ========================================================================== */

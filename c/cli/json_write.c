@@ -41,6 +41,9 @@ typedef struct jw {
     json_write_options o;
     json_error *err;
     const pith_alloc *alloc; /* out's allocator, also for temporary memory */
+    const json_sink *sink;   /* NULL, or where `out` empties (never a scratch buffer) */
+    pith_buf *sink_buf;      /* the buffer that empties into sink */
+    bool flushed;            /* some text already went to the sink */
     jw_frame *stack;
     size_t depth, cap;
 } jw;
@@ -55,6 +58,15 @@ static JW_NOINLINE bool out_of_memory(jw *w) {
 static JW_NOINLINE bool grow_out(jw *w, size_t n) {
     pith_buf *b = w->out;
     if (b->failed) return out_of_memory(w);
+    if (w->sink && b == w->sink_buf && b->len >= w->sink->threshold) {
+        if (!w->sink->write(w->sink->ctx, b->ptr, b->len)) {
+            w->err->message = "write failed";
+            return false;
+        }
+        b->len = 0;
+        w->flushed = true;
+        if (b->ptr && b->cap - b->len > n) return true;
+    }
     if (n > SIZE_MAX - 1 - b->len) return out_of_memory(w);
     size_t want = b->len + n + 1;
     size_t ncap = b->cap ? b->cap : 256;
@@ -665,10 +677,17 @@ static bool write_tree(jw *w, const pith_value *v) {
 
 bool json_write(const pith_value *v, const json_write_options *opts, pith_buf *out,
                 json_error *err) {
+    return json_write_to(v, opts, out, NULL, err);
+}
+
+bool json_write_to(const pith_value *v, const json_write_options *opts, pith_buf *out, const json_sink *sink,
+                   json_error *err) {
     jw w;
     memset(&w, 0, sizeof w);
     memset(err, 0, sizeof *err);
     w.out = out;
+    w.sink = sink;
+    w.sink_buf = out;
     if (opts) w.o = *opts;
     w.err = err;
     w.alloc = out->alloc;
@@ -676,7 +695,7 @@ bool json_write(const pith_value *v, const json_write_options *opts, pith_buf *o
     if (out->failed) return out_of_memory(&w);
     bool ok = write_tree(&w, v) && reserve(&w, 0);
     if (w.stack) w.alloc->free(w.alloc->ctx, w.stack, w.cap * sizeof(jw_frame));
-    if (!ok) out->len = start; /* leave out as it was */
+    if (!ok && !w.flushed) out->len = start; /* leave out as it was */
     if (out->ptr) out->ptr[out->len] = '\0';
     return ok;
 }

@@ -249,6 +249,13 @@ static pith_doc *decode_input(cli *c, uint8_t **data, size_t *len, int *rc) {
     return doc;
 }
 
+static bool sink_to_file(void *ctx, const char *ptr, size_t len) { return write_all((FILE *)ctx, ptr, len) == 0; }
+
+/* JSON text past this size is written as it is made: references can make a
+ * document's JSON far larger than its Pith bytes, too large to hold. Below
+ * it, a value JSON cannot hold leaves no partial output. */
+#define DECODE_FLUSH_BYTES ((size_t)64 << 20)
+
 static int cmd_decode(cli *c) {
     uint8_t *data;
     size_t len;
@@ -256,6 +263,12 @@ static int cmd_decode(cli *c) {
     pith_doc *doc = decode_input(c, &data, &len, &rc);
     free(data);
     if (!doc) return rc;
+    FILE *f = c->output ? fopen(c->output, "wb") : stdout;
+    if (!f) {
+        pith_doc_free(doc);
+        return die("cannot open %s for writing", c->output);
+    }
+    json_sink sink = {sink_to_file, f, DECODE_FLUSH_BYTES};
     pith_buf out;
     pith_buf_init(&out, NULL);
     for (size_t i = 0; i < pith_doc_count(doc) && rc == 0; i++) {
@@ -263,7 +276,7 @@ static int cmd_decode(cli *c) {
             if (!pith_diag(pith_doc_root(doc, i), &out)) rc = die("out of memory", "");
         } else {
             json_error jerr;
-            if (!json_write(pith_doc_root(doc, i), &c->jopts, &out, &jerr)) {
+            if (!json_write_to(pith_doc_root(doc, i), &c->jopts, &out, &sink, &jerr)) {
                 fprintf(stderr, "pith: %s: cannot write as JSON: %s (see --lossy and the value options)\n", c->input,
                         jerr.message);
                 rc = 1;
@@ -271,7 +284,8 @@ static int cmd_decode(cli *c) {
         }
         pith_buf_append(&out, "\n", 1);
     }
-    if (rc == 0) rc = write_output(c, out.ptr, out.len);
+    if (rc == 0 && write_all(f, out.ptr, out.len) != 0) rc = die("write failed: %s", strerror(errno));
+    if (c->output && fclose(f) != 0 && rc == 0) rc = die("write failed: %s", strerror(errno));
     pith_buf_free(&out);
     pith_doc_free(doc);
     return rc;

@@ -1165,6 +1165,77 @@ static void test_alloc_failures(void) {
     CHECK(succeeded, "reader never succeeded");
 }
 
+/* Output that leaves through a sink as it is made (pith decode): the chunks
+ * join to the same text, and an error after a flush keeps what went out. */
+typedef struct collected {
+    pith_buf all;
+    int calls;
+    bool refuse;
+} collected;
+
+static bool collect(void *ctx, const char *ptr, size_t len) {
+    collected *c = (collected *)ctx;
+    c->calls++;
+    return !c->refuse && pith_buf_append(&c->all, ptr, len);
+}
+
+static void test_write_to_sink(void) {
+    json_error e;
+    /* Flushes happen when `out` must grow: strings of 300 bytes make it grow. */
+    char text[2048];
+    char s300[301];
+    memset(s300, 's', 300);
+    s300[300] = '\0';
+    snprintf(text, sizeof text, "[\"%s\",{\"k\":[1,2,3,\"%s\"]},\"%s\",4.5,\"%s\"]", s300, s300, s300, s300);
+    pith_doc *d = read_s(text, &e);
+    CHECK(d != NULL, "sink input");
+    if (!d) return;
+    pith_buf whole;
+    pith_buf_init(&whole, NULL);
+    CHECK(json_write(root(d), NULL, &whole, &e), "whole");
+    for (size_t threshold = 0; threshold < 1400; threshold += 200) {
+        collected c = {{0}, 0, false};
+        pith_buf_init(&c.all, NULL);
+        json_sink sink = {collect, &c, threshold};
+        pith_buf out;
+        pith_buf_init(&out, NULL);
+        CHECK(json_write_to(root(d), NULL, &out, &sink, &e), "write_to %zu", threshold);
+        pith_buf_append(&c.all, out.ptr, out.len);
+        CHECK(c.all.len == whole.len && memcmp(c.all.ptr, whole.ptr, whole.len) == 0, "chunks join (%zu)", threshold);
+        CHECK(threshold > whole.len / 2 || c.calls > 0, "flushed at %zu", threshold);
+        pith_buf_free(&out);
+        pith_buf_free(&c.all);
+    }
+    collected c = {{0}, 0, true};
+    pith_buf_init(&c.all, NULL);
+    json_sink sink = {collect, &c, 0};
+    pith_buf out;
+    pith_buf_init(&out, NULL);
+    CHECK(!json_write_to(root(d), NULL, &out, &sink, &e) && strcmp(e.message, "write failed") == 0, "sink refuses");
+    pith_buf_free(&out);
+    pith_buf_free(&c.all);
+
+    /* A value JSON cannot hold after the first flush: the flushed text stays out. */
+    pith_value items[2] = {mk_int(1), mk_int(2)};
+    items[0].type = PITH_STRING;
+    items[0].v.str.ptr = s300;
+    items[0].v.str.len = 300;
+    items[1].type = PITH_BINARY;
+    items[1].v.bin.ptr = (const uint8_t *)"\x01";
+    items[1].v.bin.len = 1;
+    pith_value arr = mk_array(items, 2);
+    collected c2 = {{0}, 0, false};
+    pith_buf_init(&c2.all, NULL);
+    json_sink sink2 = {collect, &c2, 1};
+    pith_buf_init(&out, NULL);
+    pith_buf_append(&out, "prefix", 6);
+    CHECK(!json_write_to(&arr, NULL, &out, &sink2, &e) && c2.calls > 0, "binary fails after a flush");
+    pith_buf_free(&out);
+    pith_buf_free(&c2.all);
+    pith_buf_free(&whole);
+    pith_doc_free(d);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         printf("usage: %s <repository root>\n", argv[0]);
@@ -1182,6 +1253,7 @@ int main(int argc, char **argv) {
     test_write_other_types();
     test_write_maps();
     test_write_pretty();
+    test_write_to_sink();
     test_roundtrip_random();
     test_roundtrip_corpus(argv[1]);
     test_alloc_failures();
