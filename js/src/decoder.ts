@@ -152,7 +152,15 @@ function infoKey(keys: (string | symbol)[]): string {
   return s;
 }
 
+// Shapes whose keys total more than this many characters are not shared
+// through infoCache: its key is the keys' text, and a one-byte reference can
+// repeat a long key in shape after shape (hashing and holding it each time).
+const INFO_CACHE_KEY_CHARS = 1024;
+
 function getInfo(keys: (string | symbol)[]): ShapeInfo {
+  let chars = 0;
+  for (const k of keys) chars += typeof k === 'string' ? k.length : 0;
+  if (chars > INFO_CACHE_KEY_CHARS) return new ShapeInfo(keys);
   const ck = infoKey(keys);
   let info = infoCache.get(ck);
   if (info === undefined) {

@@ -380,3 +380,22 @@ test('model of decoded values matches input across types', () => {
   const v = { n: null, t: true, i: -123456789, big: 2n ** 64n, f: 3.25, s: 'str', sym: Symbol.for('k'), bin: Uint8Array.of(9), arr: [[], {}], ts: new Timestamp(1, 2, 'floating'), ext: new Ext(1, Uint8Array.of(1)) };
   assert.equal(show(modelJS(rt(v, { exactFloats: true }))), show(modelJS(v)));
 });
+
+// One reference byte can repeat a long key in shape after shape. The buffer is
+// the first map as encode writes it, then maps i > 0 as their canonical bytes
+// (MAPDEF2, reference 0, "f%04x", 1, null). Decoding once kept every shape's
+// keys as text in a global cache (1 MiB each): 400 shapes took 16 s, so a
+// regression here is a hang, not a slow test.
+test('security: a long key repeated by many shapes decodes in linear time', { timeout: 60_000 }, () => {
+  const longKey = 'k'.repeat(1 << 20);
+  const maps = 2000;
+  const first = encode([{ [longKey]: 1, f0000: null }, ...new Array(maps - 1).fill(0)]);
+  let end = -1;
+  for (let i = 0; i + 1 < first.length; i++) if (first[i] === 0xa9 && first[i + 1] === 0xe0) { end = i + 2; break; }
+  const tail = (i) => [0x92, 0x00, 0x45, ...new TextEncoder().encode('f' + i.toString(16).padStart(4, '0')), 0xa9, 0xe0];
+  const bytes = [...first.subarray(0, end)];
+  for (let i = 1; i < maps; i++) bytes.push(...tail(i));
+  const value = decode(Uint8Array.from(bytes));
+  assert.equal(value.length, maps);
+  assert.deepEqual(Object.keys(value[maps - 1]), [longKey, 'f07cf']);
+});
