@@ -38,7 +38,6 @@ import {
   UINT64_MAX,
   Zone,
 } from './common.js';
-import { diag } from './diag.js';
 
 export interface DecoderOptions {
   /** Dictionaries a buffer may name (SPEC section 8). */
@@ -255,6 +254,8 @@ let datesAlways = false;
 let bigints = false;
 let binaryViews = false;
 let varBig = 0n; // exact value of the last varint when it was >= 2^53
+let lastExtType = 0; // the last extension value read, before any read() hook
+let lastExtData: Uint8Array = new Uint8Array(0);
 let active = false;
 let memo: (MemoEntry[] | undefined)[] = [];
 
@@ -913,13 +914,17 @@ function intDelta(at: number, slot: Slot): number | bigint {
   return bigResult(n);
 }
 
+const HEX_BYTE: string[] = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
 function bigInteger(t: number, at: number): number | bigint {
   const n = length(at, 0);
   const p = pos;
   pos += n;
   if (n === 0 || src[p + n - 1] === 0) fail('invalid_value', at, 'big integer magnitude not minimal');
-  let mag = 0n;
-  for (let i = n - 1; i >= 0; i--) mag = (mag << 8n) | BigInt(src[p + i]);
+  // through hex: shifting in a byte at a time copies the number for each byte
+  const digits: string[] = new Array(n);
+  for (let i = 0; i < n; i++) digits[i] = HEX_BYTE[src[p + n - 1 - i]];
+  const mag = BigInt('0x' + digits.join(''));
   if (t === Tag.BIGINT_POS) {
     if (mag <= UINT64_MAX) fail('invalid_value', at, 'big integer fits a native form');
     return mag;
@@ -1176,6 +1181,14 @@ function matchRaw(cands: MemoEntry[], n: number): MemoEntry | null {
 
 /** Fails with duplicate_key at the first key (of the first `count`) that repeats an earlier one. */
 function checkDuplicateKeys(keys: (string | symbol)[], offs: number[], count: number): void {
+  if (count > 16) {
+    const seen = new Set<string | symbol>();
+    for (let j = 0; j < count; j++) {
+      if (seen.has(keys[j])) fail('duplicate_key', offs[j], 'key repeated in a shape');
+      seen.add(keys[j]);
+    }
+    return;
+  }
   for (let j = 1; j < count; j++) {
     const k = keys[j];
     for (let i = 0; i < j; i++) if (keys[i] === k) fail('duplicate_key', offs[j], 'key repeated in a shape');
@@ -1348,21 +1361,84 @@ function keyIdentity(t: number, k: unknown): string | null {
     case Tag.BIN:
       return 'b' + hex(k as Uint8Array);
     case Tag.EXT:
-      return 'e' + (k as Ext).type + ':' + hex((k as Ext).data);
-    case Tag.TIME: {
-      if (k instanceof Date) return 'T' + Math.floor(k.getTime() / 1000) + ':' + (k.getTime() - Math.floor(k.getTime() / 1000) * 1000) * 1e6 + ':utc:0';
-      const ts = k as Timestamp;
-      return 'T' + ts.seconds + ':' + ts.nanos + ':' + ts.zone + ':' + ts.offset;
-    }
+      // from the bytes read, whatever a registered read() made of them
+      return 'e' + lastExtType + ':' + hex(lastExtData);
+    case Tag.TIME:
+      return timeIdentity(k as Date | Timestamp);
   }
   // arrays and maps: compared by value, as the reference decoder does (SPEC 1 allows it)
-  return 'c' + diag(k);
+  return 'c' + containerId(k as object);
+}
+
+function timeIdentity(k: Date | Timestamp): string {
+  if (k instanceof Date) return 'T' + Math.floor(k.getTime() / 1000) + ':' + (k.getTime() - Math.floor(k.getTime() / 1000) * 1000) * 1e6 + ':utc:0';
+  return 'T' + k.seconds + ':' + k.nanos + ':' + k.zone + ':' + k.offset;
+}
+
+// Container keys are identified by the tokens of their items, where strings
+// and inner containers are small numbers: a key holding a reference to a
+// long string, or keys nested in keys, then cost time in proportion to their
+// items rather than to their text. Both tables live for one decode call.
+let idOfText: Map<string, number> | null = null;
+let idOfContainer: WeakMap<object, number> | null = null;
+
+function textId(s: string): number {
+  const m = (idOfText ??= new Map());
+  let id = m.get(s);
+  if (id === undefined) {
+    id = m.size;
+    m.set(s, id);
+  }
+  return id;
+}
+
+/** An item of a container key. Inside keys floats are read exact (Float64 for integral ones). */
+function itemToken(v: unknown): string {
+  switch (typeof v) {
+    case 'string':
+      return 's' + textId(v);
+    case 'boolean':
+      return v ? 't' : 'F';
+    case 'bigint':
+      return 'I' + v.toString(16); // beyond the safe range, or all integers with integers: 'bigint'
+    case 'number':
+      return Number.isInteger(v) && !Object.is(v, -0) ? 'i' + v : 'f' + float64Bits(v).toString(16);
+    case 'symbol':
+      return 'y' + textId(Symbol.keyFor(v) ?? '');
+  }
+  if (v === null) return 'n';
+  if (v instanceof Float64) return 'f' + v.bits.toString(16);
+  if (v instanceof Uint8Array) return 'b' + hex(v);
+  if (v instanceof Date || v instanceof Timestamp) return timeIdentity(v);
+  if (v instanceof Ext) return 'e' + v.type + ':' + hex(v.data);
+  if (Array.isArray(v) || v instanceof Map || (typeof v === 'object' && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)))
+    return 'c' + containerId(v as object);
+  return 'u' + textId(String(Math.random())); // an extension's own object: never a duplicate
+}
+
+function containerId(o: object): number {
+  const cache = (idOfContainer ??= new WeakMap());
+  let id = cache.get(o);
+  if (id !== undefined) return id;
+  const parts: string[] = [];
+  if (Array.isArray(o)) {
+    parts.push('a');
+    for (const x of o) parts.push(itemToken(x));
+  } else {
+    parts.push('m');
+    if (o instanceof Map) for (const [k, x] of o) parts.push(itemToken(k) + ':' + itemToken(x));
+    else for (const k of Object.keys(o)) parts.push(itemToken(k) + ':' + itemToken((o as Record<string, unknown>)[k]));
+  }
+  id = textId(parts.join(','));
+  cache.set(o, id);
+  return id;
 }
 
 function genericMap(at: number, slot: Slot): unknown {
+  // depth first: the tag's defect comes before its count's (SPEC 10, left to right)
+  if (depth >= maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
   const n = length(at, 0);
   if (2 * n > end - pos) fail('length_exceeds_input', at, 'count exceeds the remaining input');
-  if (depth >= maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
   depth++;
   const seen = new Set<string>();
   const ks: unknown[] = [];
@@ -1439,6 +1515,7 @@ function read(slot: Slot): unknown {
   if (t < 0xc0) {
     if (t < 0x90) {
       const n = t - 0x80;
+      if (depth >= maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
       if (n > end - pos) fail('length_exceeds_input', at, 'count exceeds the remaining input');
       return array(n, at, slot);
     }
@@ -1493,6 +1570,7 @@ function read(slot: Slot): unknown {
       return shapeRef(i, at);
     }
     case Tag.ARR_LONG:
+      if (depth >= maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
       return array(length(at, 16), at, slot);
     case Tag.MAPDEF_LONG:
       return mapDef(-1, at);
@@ -1511,6 +1589,8 @@ function read(slot: Slot): unknown {
       const p = pos;
       pos += n;
       const data = src.slice(p, p + n);
+      lastExtType = type;
+      lastExtData = data;
       const ext = extByType.get(type);
       if (ext !== undefined && ext.read !== undefined) return ext.read(data);
       return new Ext(type, data);
@@ -1657,7 +1737,12 @@ export class Decoder {
   _leave(saved: Saved | null): void {
     src = EMPTY;
     if (saved) restore(saved);
-    else active = false;
+    else {
+      active = false;
+      idOfText = null;
+      idOfContainer = null;
+      lastExtData = EMPTY;
+    }
   }
 
   /** @internal */ _busy = false;
@@ -1678,7 +1763,7 @@ export class Decoder {
       startTables(this, dict, this._keySlot);
       const root = this._root;
       resetSlot(root);
-      const v = read(root);
+      const v = readTop(root);
       if (pos !== end) fail('trailing_bytes', pos, 'bytes after the value');
       return v;
     } finally {
@@ -1860,7 +1945,7 @@ export class StreamDecoder implements Iterable<any> {
       lastTs = st.lastTs;
       keySlot = st.keySlot;
       depth = 0;
-      const v = read(st.root);
+      const v = readTop(st.root);
       if (pos !== end) fail('trailing_bytes', pos, 'bytes after the value in its frame');
       st.nstr = nstr;
       st.nshape = nshape;
@@ -1874,6 +1959,20 @@ export class StreamDecoder implements Iterable<any> {
     } finally {
       d._leave(saved);
     }
+  }
+}
+
+/**
+ * A top-level value. Decoding recurses once per level, so a maxDepth set far
+ * above the default can meet the engine's stack limit first (about 4,000
+ * levels on Node's default stack): that is depth_exceeded too.
+ */
+function readTop(slot: Slot): unknown {
+  try {
+    return read(slot);
+  } catch (e) {
+    if (e instanceof RangeError && /call stack/i.test(e.message)) fail('depth_exceeded', pos, 'nesting deeper than the JavaScript stack allows (lower maxDepth)');
+    throw e;
   }
 }
 

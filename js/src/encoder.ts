@@ -855,12 +855,11 @@ function writeBigInt(v: bigint, slot: ESlot): void {
     }
     return;
   }
-  let mag = v < 0n ? -v : v;
-  const bytes: number[] = [];
-  while (mag > 0n) {
-    bytes.push(Number(mag & 0xffn));
-    mag >>= 8n;
-  }
+  // through hex: shifting out a byte at a time copies the number for each byte
+  let hexText = (v < 0n ? -v : v).toString(16);
+  if (hexText.length & 1) hexText = '0' + hexText;
+  const bytes: number[] = new Array(hexText.length >> 1);
+  for (let i = 0, j = hexText.length - 2; j >= 0; i++, j -= 2) bytes[i] = parseInt(hexText.slice(j, j + 2), 16);
   ensure(bytes.length + 12);
   buf[pos++] = v > 0n ? 0xea : 0xeb;
   writeVarint(bytes.length);
@@ -1467,7 +1466,9 @@ function containerIdentity(v: unknown, d: number): string {
 
 function itemIdentity(x: unknown, d: number): string {
   const id = keyIdentity(x, d);
-  return id === null ? '<' + Math.random() + '>' : JSON.stringify(id);
+  // length-prefixed, not escaped: escaping again at every level of keys in
+  // keys doubled the text per level
+  return id === null ? '<' + Math.random() + '>' : id.length + ':' + id;
 }
 
 // ---------------------------------------------------------------------------

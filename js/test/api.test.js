@@ -399,3 +399,55 @@ test('security: a long key repeated by many shapes decodes in linear time', { ti
   assert.equal(value.length, maps);
   assert.deepEqual(Object.keys(value[maps - 1]), [longKey, 'f07cf']);
 });
+
+// Inputs a review found slow or crashing (each took seconds to minutes, or
+// threw a TypeError/RangeError, before its fix).
+test('security: container keys holding a long referenced string', { timeout: 60_000 }, () => {
+  const long = 'x'.repeat(1 << 20);
+  const value = [long, ...Array.from({ length: 64 }, () => new Map([[[long], null]]))];
+  const back = decode(encode(value));
+  assert.equal(back.length, 65);
+  assert.deepEqual([...back[64].keys()][0], [long]);
+  // equal container keys are still one key twice: {[1]: null, [1]: true}
+  assert.throws(() => decode(hexToBytes('c17010f40581a9e081a9e2')), (e) => e instanceof DecodeError && e.code === 'duplicate_key');
+});
+
+test('security: big integers and large shapes decode in linear time', { timeout: 60_000 }, () => {
+  const big = (1n << 1_600_000n) - 1n;
+  assert.equal(decode(encode(big)), big);
+  assert.equal(decode(encode(-big)), -big);
+  const wide = {};
+  for (let i = 0; i < 80_000; i++) wide['k' + i] = i & 7;
+  const back = decode(encode(wide));
+  assert.equal(Object.keys(back).length, 80_000);
+  assert.equal(back.k79999, 79_999 & 7);
+});
+
+test('extension keys are compared by their bytes, whatever read() returns', () => {
+  addExtension({ type: 5, read: (d) => d.length });
+  try {
+    assert.deepEqual(decode(hexToBytes('c17010f403f70b0341e0')), new Map([[1, null]]));
+    assert.throws(() => decode(hexToBytes('c17010f405f70b0341e0f70b0341e1')), (e) => e instanceof DecodeError && e.code === 'duplicate_key');
+  } finally {
+    removeExtension(5);
+  }
+});
+
+test('depth is checked before a container count', () => {
+  for (const hex of ['c1701081f4ffff', 'c1701081f2ffff', 'c170108191ffff']) {
+    assert.throws(() => decode(hexToBytes(hex), { maxDepth: 1 }), (e) => e instanceof DecodeError && e.code === 'depth_exceeded' && e.offset === 4, hex);
+  }
+});
+
+test('keys nested in keys encode in linear time', () => {
+  let v = 1;
+  for (let i = 0; i < 30; i++) v = new Map([[v, 1]]);
+  const bytes = encode(v);
+  assert.ok(bytes.length < 200);
+  assert.deepEqual(encode(decode(bytes)), bytes);
+});
+
+test('a maxDepth beyond the JavaScript stack fails as depth_exceeded', () => {
+  const bytes = new Uint8Array([0xc1, 0x70, 0x10, ...new Array(19_999).fill(0x81), 0x80]);
+  assert.throws(() => decode(bytes, { maxDepth: 1_000_000 }), (e) => e instanceof DecodeError && e.code === 'depth_exceeded');
+});
