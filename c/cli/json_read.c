@@ -341,10 +341,13 @@ JR_INLINE const char *parse_string(jr *r, const char *p, pith_value *v) {
  * Numbers
  * ========================================================================== */
 
+/* The digits of the largest magnitude of PITH_MAX_DECIMAL_BYTES bytes: 65,536 bits. */
+#define PITH_MAX_DECIMAL_DIGITS 19729
+
 /* An integer of nd > 19 decimal digits at ds: PITH_UINT if it fits 64 bits
  * (and is positive), else PITH_BIGINT with its little-endian magnitude.
- * Schoolbook base-10^9 conversion: quadratic in the digit count, which only
- * matters for integers thousands of digits long. */
+ * Schoolbook base-10^9 conversion: quadratic in the digit count, so callers
+ * stop at PITH_MAX_DECIMAL_DIGITS. */
 static JR_NOINLINE bool parse_big(jr *r, const char *ds, size_t nd, bool neg, pith_value *v) {
     size_t maxl = nd / 9 + 2;
     if (!grow(r->alloc, (void **)&r->limbs, &r->climbs, maxl, sizeof(uint32_t))) return false;
@@ -447,6 +450,10 @@ JR_INLINE const char *parse_number(jr *r, const char *p, pith_value *v) {
             v->v.big.mag = m;
             v->v.big.len = n;
         }
+    } else if (nd > PITH_MAX_DECIMAL_DIGITS) {
+        /* decimal to binary is quadratic in the digits: the limit that
+         * pith_format_bigint keeps for the way back */
+        return fail(r, s, "integer too long (over 19,729 digits)");
     } else if (!parse_big(r, ds, nd, neg, v)) {
         return nomem(r, s);
     }

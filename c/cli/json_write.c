@@ -224,9 +224,11 @@ static bool write_u64(jw *w, uint64_t u, bool neg) {
     return append(w, p, (size_t)(buf + sizeof buf - p));
 }
 
-/* A magnitude of any length, exactly: repeated division by 10^9. */
+/* A magnitude up to PITH_MAX_DECIMAL_BYTES, exactly: repeated division by
+ * 10^9, which is quadratic in the length, hence the limit. */
 static bool write_bigint(jw *w, bool neg, const uint8_t *mag, size_t len) {
     while (len && mag[len - 1] == 0) len--;
+    if (len > PITH_MAX_DECIMAL_BYTES) return fail(w, "integer too long to write in decimal (over 8192 bytes)");
     if (len <= 8) {
         uint64_t u = 0;
         for (size_t i = len; i-- > 0;) u = (u << 8) | mag[i];

@@ -561,8 +561,17 @@ PITH_API bool pith_diag(const pith_value *value, pith_buf *out);
 /** Append a float in diagnostic notation (shortest round-trip digits). */
 PITH_API bool pith_diag_double(double d, pith_buf *out);
 
+/** The longest big-integer magnitude, in bytes (about 19,700 digits), that
+ *  pith_format_bigint writes in decimal: the conversion takes time quadratic
+ *  in the length (8 KiB: milliseconds; 200 KiB: seconds), so longer ones are
+ *  refused, as CPython refuses int-to-str beyond 4,300 digits. */
+#define PITH_MAX_DECIMAL_BYTES 8192
+
 /** Append the decimal digits of an integer given as a little-endian magnitude
- *  of `len` bytes (any size), with a leading '-' if `negative` and non-zero. */
+ *  of `len` bytes, with a leading '-' if `negative` and non-zero. Returns
+ *  false with `out` unchanged if the magnitude (without high zero bytes) is
+ *  longer than PITH_MAX_DECIMAL_BYTES, or with out->failed set if memory ran
+ *  out. pith_diag writes longer ones in hexadecimal (`0x…`). */
 PITH_API bool pith_format_bigint(bool negative, const uint8_t *mag, size_t len, pith_buf *out);
 
 /* ==========================================================================

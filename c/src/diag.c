@@ -7,11 +7,34 @@
 
 #define APPEND_LIT(out, lit) pith_buf_append((out), (lit), sizeof(lit) - 1)
 
+/* A magnitude too long for decimal (PITH_MAX_DECIMAL_BYTES), as -0x<hex>:
+ * exact, and linear to write. */
+static bool diag_bigint_hex(bool negative, const uint8_t *mag, size_t len, pith_buf *out) {
+    static const char digits[] = "0123456789abcdef";
+    while (len && mag[len - 1] == 0) len--;
+    bool ok = (!negative || APPEND_LIT(out, "-")) && APPEND_LIT(out, "0x");
+    char chunk[256];
+    size_t n = 0;
+    for (size_t i = len; ok && i-- > 0;) {
+        if (n == 0 && i == len - 1 && mag[i] < 16) {
+            chunk[n++] = digits[mag[i]];
+        } else {
+            chunk[n++] = digits[mag[i] >> 4];
+            chunk[n++] = digits[mag[i] & 15];
+        }
+        if (n >= sizeof chunk - 2 || i == 0) {
+            ok = pith_buf_append(out, chunk, n);
+            n = 0;
+        }
+    }
+    return ok;
+}
+
 bool pith_format_bigint(bool negative, const uint8_t *mag, size_t len, pith_buf *out) {
     while (len && mag[len - 1] == 0) len--;
     if (len == 0) return APPEND_LIT(out, "0");
-    /* Schoolbook division by 10^9 on 32-bit limbs: quadratic, fine for the
-     * sizes a buffer can hold in practice, and exact for any size. */
+    if (len > PITH_MAX_DECIMAL_BYTES) return false;
+    /* Schoolbook division by 10^9 on 32-bit limbs: quadratic, hence the limit. */
     size_t nlimbs = (len + 3) / 4;
     uint32_t *limbs = (uint32_t *)mem_alloc(out->alloc, nlimbs * sizeof(uint32_t));
     size_t maxchunks = nlimbs * 32 / 29 + 2; /* 10^9 > 2^29 */
@@ -96,7 +119,8 @@ bool pith_diag(const pith_value *v, pith_buf *out) {
         n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v->v.u);
         return pith_buf_append(out, tmp, (size_t)n);
     case PITH_BIGINT:
-        return pith_format_bigint(v->v.big.negative, v->v.big.mag, v->v.big.len, out);
+        return pith_format_bigint(v->v.big.negative, v->v.big.mag, v->v.big.len, out) ||
+               (!out->failed && diag_bigint_hex(v->v.big.negative, v->v.big.mag, v->v.big.len, out));
     case PITH_FLOAT:
         return pith_diag_double(v->v.f, out);
     case PITH_STRING:

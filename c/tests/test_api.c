@@ -500,6 +500,30 @@ static void test_misc(void) {
     const uint8_t mag[10] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0}; /* 2^64 */
     CHECK(pith_format_bigint(true, mag, sizeof mag, &b) && strcmp(b.ptr, "-18446744073709551616") == 0, "%s", b.ptr);
     pith_buf_free(&b);
+
+    /* Decimal up to PITH_MAX_DECIMAL_BYTES (2^65536 - 1 has 19,729 digits);
+     * beyond, refused by pith_format_bigint and hexadecimal in pith_diag. */
+    uint8_t *big = (uint8_t *)malloc(PITH_MAX_DECIMAL_BYTES + 2);
+    memset(big, 0xff, PITH_MAX_DECIMAL_BYTES + 1);
+    big[PITH_MAX_DECIMAL_BYTES + 1] = 0; /* high zero bytes do not count */
+    pith_buf_init(&b, NULL);
+    CHECK(pith_format_bigint(false, big, PITH_MAX_DECIMAL_BYTES, &b) && b.len == 19729, "digits %zu", b.len);
+    size_t before = b.len;
+    CHECK(!pith_format_bigint(false, big, PITH_MAX_DECIMAL_BYTES + 2, &b) && !b.failed && b.len == before, "refused");
+    pith_buf_free(&b);
+    pith_value v;
+    memset(&v, 0, sizeof v);
+    v.type = PITH_BIGINT;
+    v.v.big.negative = true;
+    v.v.big.mag = big;
+    v.v.big.len = PITH_MAX_DECIMAL_BYTES + 2;
+    big[PITH_MAX_DECIMAL_BYTES] = 0x0f;
+    pith_buf_init(&b, NULL);
+    CHECK(pith_diag(&v, &b) && b.len == 3 + 1 + 2 * PITH_MAX_DECIMAL_BYTES && strncmp(b.ptr, "-0xfff", 6) == 0 &&
+              b.ptr[b.len - 1] == 'f',
+          "diag in hex: %.8s... (%zu)", b.ptr, b.len);
+    pith_buf_free(&b);
+    free(big);
 }
 
 int main(int argc, char **argv) {

@@ -741,6 +741,33 @@ static void test_write_strings(void) {
 static void test_write_other_types(void) {
     json_write_options o = json_write_options_defaults();
 
+    /* Integers: decimal up to PITH_MAX_DECIMAL_BYTES of magnitude, both ways. */
+    {
+        uint8_t *mag = (uint8_t *)malloc(PITH_MAX_DECIMAL_BYTES + 1);
+        memset(mag, 0xff, PITH_MAX_DECIMAL_BYTES + 1);
+        pith_value big;
+        memset(&big, 0, sizeof big);
+        big.type = PITH_BIGINT;
+        big.v.big.mag = mag;
+        big.v.big.len = PITH_MAX_DECIMAL_BYTES + 1;
+        expect_write_error(&big, &o, "integer too long to write in decimal (over 8192 bytes) at $");
+        big.v.big.len = PITH_MAX_DECIMAL_BYTES;
+        pith_buf out;
+        pith_buf_init(&out, NULL);
+        json_error e;
+        CHECK(json_write(&big, &o, &out, &e) && out.len == 19729, "decimal at the limit: %zu", out.len);
+        json_error re;
+        pith_doc *d = read_n(out.ptr, out.len, NULL, &re, false);
+        CHECK(d && root(d)->type == PITH_BIGINT && root(d)->v.big.len == PITH_MAX_DECIMAL_BYTES, "read back");
+        pith_doc_free(d);
+        pith_buf_append(&out, "9", 1);
+        d = read_n(out.ptr, out.len, NULL, &re, false);
+        CHECK(!d && strstr(re.message, "integer too long"), "one digit more: %s", d ? "accepted" : re.message);
+        pith_doc_free(d);
+        pith_buf_free(&out);
+        free(mag);
+    }
+
     /* Binary: RFC 4648 test vectors. */
     static const char *const b64[] = {"\"\"", "\"Zg==\"", "\"Zm8=\"", "\"Zm9v\"", "\"Zm9vYg==\"",
                                       "\"Zm9vYmE=\"", "\"Zm9vYmFy\""};
