@@ -942,9 +942,14 @@ static VALUE floor_copy(VALUE self, pith_rb_decoder *d, VALUE obj, int depth) {
 static VALUE pith_native_deep_copy(VALUE mod, VALUE obj) {
     VALUE self = default_decoder();
     pith_rb_decoder *d = get_decoder(self);
-    d->hashed = 0;
-    d->hash_budget = SIZE_MAX; /* a copy of a value that exists: no input to bound it */
-    return floor_copy(self, d, obj, 0);
+    /* A copy of a value that exists has no input to bound it; an unpacker
+     * may call this in the middle of a decode, whose budget stays as it was. */
+    size_t hashed = d->hashed, budget = d->hash_budget;
+    d->hash_budget = SIZE_MAX;
+    VALUE copy = floor_copy(self, d, obj, 0);
+    d->hashed = hashed;
+    d->hash_budget = budget;
+    return copy;
 }
 
 /*
