@@ -556,8 +556,6 @@ PITH_INLINE bool check_depth(pith_reader *r, size_t at) {
     FAIL(PITH_ERR_DEPTH_EXCEEDED, at, "nesting deeper than the limit");
 }
 
-/* Is key i equal to an earlier key of the shape being read? Small shapes scan;
- * large ones keep an open-addressing set of key indices (cap = 2^k >= 2n). */
 /* The hash of a string that may be a table entry, each entry hashed once:
  * a one-byte reference can repeat a long string as a key at every map, and
  * hashing it anew each time would make small inputs cost quadratic time. */
@@ -568,8 +566,10 @@ static uint64_t string_hash(pith_reader *r, const char *ptr, size_t len, uint32_
     return e->hash;
 }
 
-/* Is keys[i] equal to an earlier key? hashes[] holds each key's string hash;
- * bytes are compared only when hashes agree. */
+/* Is keys[i] equal to an earlier key of the shape being read? hashes[] holds
+ * each key's string hash; bytes are compared only when hashes agree. Small
+ * shapes scan; large ones keep an open-addressing set of key indices
+ * (cap = 2^k >= 2n). */
 static bool key_seen(const pith_key *keys, const uint64_t *hashes, size_t i, uint32_t *set, size_t cap) {
     if (!set) {
         for (size_t j = 0; j < i; j++)
