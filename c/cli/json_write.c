@@ -224,55 +224,11 @@ static bool write_u64(jw *w, uint64_t u, bool neg) {
     return append(w, p, (size_t)(buf + sizeof buf - p));
 }
 
-/* A magnitude up to PITH_MAX_DECIMAL_BYTES, exactly: repeated division by
- * 10^9, which is quadratic in the length, hence the limit. */
+/* A magnitude of any length up to PITH_MAX_DECIMAL_BYTES, exactly, by the
+ * core's conversion (quadratic in the length, hence its limit). */
 static bool write_bigint(jw *w, bool neg, const uint8_t *mag, size_t len) {
-    while (len && mag[len - 1] == 0) len--;
-    if (len > PITH_MAX_DECIMAL_BYTES) return fail(w, "integer too long to write in decimal (over 8192 bytes)");
-    if (len <= 8) {
-        uint64_t u = 0;
-        for (size_t i = len; i-- > 0;) u = (u << 8) | mag[i];
-        return write_u64(w, u, neg && u != 0);
-    }
-    size_t nl = (len + 3) / 4;
-    /* 2^32 < 10^9.64: a limb yields at most 10 digits, a chunk holds 9. */
-    size_t nchunks = nl * 10 / 9 + 2;
-    const pith_alloc *a = w->alloc;
-    size_t bytes = nl * sizeof(uint32_t) + nchunks * sizeof(uint32_t);
-    uint32_t *limbs = (uint32_t *)a->malloc(a->ctx, bytes);
-    if (!limbs) return out_of_memory(w);
-    uint32_t *chunks = limbs + nl;
-    memset(limbs, 0, nl * sizeof(uint32_t));
-    for (size_t i = 0; i < len; i++) limbs[i / 4] |= (uint32_t)mag[i] << (8 * (i % 4));
-    size_t nc = 0;
-    while (nl > 0) {
-        uint64_t rem = 0;
-        for (size_t i = nl; i-- > 0;) {
-            uint64_t cur = (rem << 32) | limbs[i];
-            limbs[i] = (uint32_t)(cur / 1000000000u);
-            rem = cur % 1000000000u;
-        }
-        chunks[nc++] = (uint32_t)rem;
-        while (nl > 0 && limbs[nl - 1] == 0) nl--;
-    }
-    bool ok = reserve(w, 1 + nc * 9);
-    if (ok) {
-        if (neg) put_c(w, '-');
-        char buf[24];
-        char *p = u64_digits(chunks[nc - 1], buf + sizeof buf);
-        put(w, p, (size_t)(buf + sizeof buf - p));
-        for (size_t i = nc - 1; i-- > 0;) {
-            uint32_t c = chunks[i];
-            char *q = w->out->ptr + w->out->len + 9;
-            for (int k = 0; k < 9; k++) {
-                *--q = (char)('0' + c % 10);
-                c /= 10;
-            }
-            w->out->len += 9;
-        }
-    }
-    a->free(a->ctx, limbs, bytes);
-    return ok;
+    if (pith_format_bigint(neg, mag, len, w->out)) return true;
+    return w->out->failed ? out_of_memory(w) : fail(w, "integer too long to write in decimal (over 8192 bytes)");
 }
 
 #define ONES 0x0101010101010101ull
