@@ -1333,41 +1333,22 @@ function isFloatTag(t: number): boolean {
   return (t >= 0xd0 && t < 0xe0) || t === Tag.F32 || t === Tag.F64 || t === Tag.DEC_X || t === Tag.DEC_DELTA;
 }
 
-function isIntTag(t: number): boolean {
-  return (t >= 0xa0 && t < 0xc0) || t === Tag.INT_POS || t === Tag.INT_NEG || t === Tag.INT_DELTA || t === Tag.BIGINT_POS || t === Tag.BIGINT_NEG;
-}
-
 function hex(b: Uint8Array): string {
   let s = '';
   for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
   return s;
 }
 
-/** A string that identifies a generic-map key by Pith equality (SPEC 1), or null for containers. */
-function keyIdentity(t: number, k: unknown): string | null {
+/**
+ * A string that identifies a generic-map key by Pith equality (SPEC 1):
+ * strings by their text, extension values by the bytes read (whatever a
+ * registered read() made of them), everything else as an item of a
+ * container key. Floats are read exact here, as inside container keys.
+ */
+function keyIdentity(t: number, k: unknown): string {
   if (isStringTag(t)) return 's' + (k as string);
-  if (typeof k === 'bigint') return 'i' + k;
-  if (isIntTag(t)) return 'i' + String(k);
-  if (isFloatTag(t)) return 'f' + (k instanceof Float64 ? k.bits : float64Bits(k as number)).toString(16);
-  switch (t) {
-    case Tag.NULL:
-      return 'n';
-    case Tag.TRUE:
-      return 't';
-    case Tag.FALSE:
-      return 'F';
-    case Tag.SYMBOL:
-      return 'y' + Symbol.keyFor(k as symbol);
-    case Tag.BIN:
-      return 'b' + hex(k as Uint8Array);
-    case Tag.EXT:
-      // from the bytes read, whatever a registered read() made of them
-      return 'e' + lastExtType + ':' + hex(lastExtData);
-    case Tag.TIME:
-      return timeIdentity(k as Date | Timestamp);
-  }
-  // arrays and maps: compared by value, as the reference decoder does (SPEC 1 allows it)
-  return 'c' + containerId(k as object);
+  if (t === Tag.EXT) return 'e' + lastExtType + ':' + hex(lastExtData);
+  return itemToken(k);
 }
 
 function timeIdentity(k: Date | Timestamp): string {
@@ -1461,10 +1442,8 @@ function genericMap(at: number, slot: Slot): unknown {
     } else k = read(slot);
     if (typeof k !== 'string') allStrings = false;
     const id = keyIdentity(t, k);
-    if (id !== null) {
-      if (seen.has(id)) fail('duplicate_key', at, 'key repeated in a map');
-      seen.add(id);
-    }
+    if (seen.has(id)) fail('duplicate_key', at, 'key repeated in a map');
+    seen.add(id);
     ks.push(k);
     vs.push(read(slot));
   }
