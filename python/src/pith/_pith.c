@@ -1680,7 +1680,7 @@ typedef struct dec_ctx {
     PyObject **kpool;
     size_t kpool_used, kpool_cap;
     PyObject **lkeys;         /* long key objects per string-table index: [2i] str, [2i+1] Symbol */
-    size_t lkeys_cap, lkeys_hi; /* indices covered, and 1 + the highest set */
+    size_t lkeys_cap, lkeys_hi; /* slots covered, and 1 + the highest set */
 } dec_ctx;
 
 static dec_ctx *dec_ctx_new(void) {
@@ -1710,7 +1710,7 @@ static void dec_ctx_clear(dec_ctx *d) {
     for (size_t i = 0; i < d->shapes_hi; i++) Py_XDECREF(d->shapes[i].tmpl);
     if (d->shapes_hi) memset(d->shapes, 0, d->shapes_hi * sizeof(sh_ent));
     d->shapes_hi = 0;
-    for (size_t i = 0; i < 2 * d->lkeys_hi; i++) Py_CLEAR(d->lkeys[i]);
+    for (size_t i = 0; i < d->lkeys_hi; i++) Py_CLEAR(d->lkeys[i]);
     d->lkeys_hi = 0;
 }
 
@@ -1740,7 +1740,7 @@ static void dec_release(dec_ctx *d, size_t input_len) {
     dec_ctx_clear(d);
     pith_reader_set_max_depth(d->r, PITH_DEFAULT_MAX_DEPTH);
     if (g_dec_pool || input_len > POOL_RELEASE_BYTES || d->scache_cap > 65536 || d->shapes_cap > 65536 ||
-        d->kpool_cap > 65536 || d->lkeys_cap > 65536) {
+        d->kpool_cap > 65536 || d->lkeys_cap / 2 > 65536) {
         dec_ctx_free(d);
         return;
     }
@@ -1797,17 +1797,20 @@ ALWAYS_INLINE PyObject *make_str(const char *p, size_t n, uint32_t flags) {
     return PyUnicode_DecodeUTF8(p, (Py_ssize_t)n, "strict");
 }
 
-NOINLINE static int scache_grow(dec_ctx *d, size_t idx) {
-    size_t cap = d->scache_cap ? d->scache_cap : 256;
-    while (cap <= idx) cap *= 2;
-    PyObject **p = PyMem_Realloc(d->scache, cap * sizeof(PyObject *));
+/* Make a zero-filled per-index array of objects hold slot `slot`: 0, or -1
+ * with MemoryError. */
+NOINLINE static int objects_cover(PyObject ***arr, size_t *cap, size_t slot) {
+    if (slot < *cap) return 0;
+    size_t n = *cap ? *cap : 256;
+    while (n <= slot) n *= 2;
+    PyObject **p = PyMem_Realloc(*arr, n * sizeof(PyObject *));
     if (!p) {
         PyErr_NoMemory();
         return -1;
     }
-    memset(p + d->scache_cap, 0, (cap - d->scache_cap) * sizeof(PyObject *));
-    d->scache = p;
-    d->scache_cap = cap;
+    memset(p + *cap, 0, (n - *cap) * sizeof(PyObject *));
+    *arr = p;
+    *cap = n;
     return 0;
 }
 
@@ -1826,7 +1829,7 @@ ALWAYS_INLINE PyObject *dec_str(dec_ctx *d, const pith_item *it) {
             Py_INCREF(s);
             return s;
         }
-    } else if (scache_grow(d, idx) < 0) {
+    } else if (objects_cover(&d->scache, &d->scache_cap, idx) < 0) {
         return NULL;
     }
     PyObject *s = make_str(it->v.str.ptr, it->v.str.len, it->flags);
@@ -1922,22 +1925,13 @@ static PyObject *make_key(const pith_key *k, uint32_t opt) {
  * decoding and interning it each time would cost time quadratic in the
  * input. */
 NOINLINE static PyObject *long_key(dec_ctx *d, const pith_key *k, uint32_t index) {
-    int symbol = k->symbol && !(d->opt & OPT_SYMBOL_AS_STR);
-    if (index >= d->lkeys_cap) {
-        size_t cap = d->lkeys_cap ? d->lkeys_cap * 2 : 64;
-        while (cap <= index) cap *= 2;
-        PyObject **p = PyMem_Realloc(d->lkeys, 2 * cap * sizeof(PyObject *));
-        if (!p) return PyErr_NoMemory();
-        memset(p + 2 * d->lkeys_cap, 0, 2 * (cap - d->lkeys_cap) * sizeof(PyObject *));
-        d->lkeys = p;
-        d->lkeys_cap = cap;
-    }
-    PyObject **slot = &d->lkeys[2 * (size_t)index + (size_t)symbol];
-    if (*slot) return Py_NewRef(*slot);
+    size_t slot = 2 * (size_t)index + (k->symbol && !(d->opt & OPT_SYMBOL_AS_STR));
+    if (objects_cover(&d->lkeys, &d->lkeys_cap, slot) < 0) return NULL;
+    if (d->lkeys[slot]) return Py_NewRef(d->lkeys[slot]);
     PyObject *key = make_key(k, d->opt);
     if (!key) return NULL;
-    *slot = Py_NewRef(key);
-    if (index >= d->lkeys_hi) d->lkeys_hi = index + 1;
+    d->lkeys[slot] = Py_NewRef(key);
+    if (slot >= d->lkeys_hi) d->lkeys_hi = slot + 1;
     return key;
 }
 
