@@ -61,7 +61,7 @@ typedef struct pith_rb_decoder {
     size_t long_cap;
     VALUE *long_keys;       /* long keys: per string-table index, [2i] as String and [2i+1] as
                                Symbol; entries live on keys (pinned) */
-    size_t long_keys_cap;   /* indices covered */
+    size_t long_keys_cap;   /* slots (two per index) */
     size_t hashed;          /* key bytes Hashes had to hash this call (stream); see charge_hashing */
     size_t hash_budget;     /* ...and how many the input allows */
     VALUE dictionaries; /* Array of Pith::Dictionary, or nil */
@@ -115,7 +115,7 @@ static void dec_free(void *p) {
 static size_t dec_memsize(const void *p) {
     const pith_rb_decoder *d = (const pith_rb_decoder *)p;
     return sizeof(*d) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) +
-           (d->frozen_cap + d->long_cap + 2 * d->long_keys_cap) * sizeof(VALUE);
+           (d->frozen_cap + d->long_cap + d->long_keys_cap) * sizeof(VALUE);
 }
 
 static const rb_data_type_t decoder_type = {
@@ -200,19 +200,23 @@ static VALUE key_value(VALUE self, pith_rb_decoder *d, const char *ptr, size_t l
  * long bytes at every shape. Shorter strings are cheaper copied. */
 #define SHARE_MIN_LEN 64
 
+/* Make a per-string-index cache of VALUEs (zero-filled) hold slot `slot`. */
+static void index_cache_cover(VALUE **cache, size_t *cap, size_t slot) {
+    if (slot < *cap) return;
+    size_t n = *cap ? *cap * 2 : 256;
+    while (n <= slot) n *= 2;
+    PITH_RB_REALLOC_N(*cache, VALUE, n);
+    memset(*cache + *cap, 0, (n - *cap) * sizeof(VALUE));
+    *cap = n;
+}
+
 /* A long key by its string-table index, made once per call (stream). */
 PITH_RB_NOINLINE static VALUE long_key_value(VALUE self, pith_rb_decoder *d, const pith_key *k, uint32_t index,
                                              bool symbol, pith_rb_stack *stack) {
     size_t slot = 2 * (size_t)index + symbol;
-    if (index < d->long_keys_cap && d->long_keys[slot]) return d->long_keys[slot];
+    if (slot < d->long_keys_cap && d->long_keys[slot]) return d->long_keys[slot];
     VALUE v = key_value(self, d, k->ptr, k->len, symbol);
-    if (index >= d->long_keys_cap) {
-        size_t cap = d->long_keys_cap ? d->long_keys_cap * 2 : 64;
-        while (cap <= index) cap *= 2;
-        PITH_RB_REALLOC_N(d->long_keys, VALUE, 2 * cap);
-        memset(d->long_keys + 2 * d->long_keys_cap, 0, 2 * (cap - d->long_keys_cap) * sizeof(VALUE));
-        d->long_keys_cap = cap;
-    }
+    index_cache_cover(&d->long_keys, &d->long_keys_cap, slot);
     /* Shape keys live on d->keys already; keys of a once-used shape go with
      * their map, so those are kept here for the rest of the call. */
     if (stack != d->keys) pith_rb_stack_push(d->keys, v);
@@ -278,10 +282,10 @@ static size_t key_hash_bytes(VALUE k) {
     }
 }
 
-static size_t keys_hash_bytes(const VALUE *keys, size_t n) {
+/* key_hash_bytes over n keys `stride` VALUEs apart (2: key, value pairs). */
+static size_t keys_hash_bytes(const VALUE *keys, size_t n, size_t stride) {
     size_t total = 0;
-    for (size_t i = 0; i < n; i++)
-        if (RB_TYPE_P(keys[i], T_STRING)) total += (size_t)RSTRING_LEN(keys[i]);
+    for (size_t i = 0; i < n; i++) total += key_hash_bytes(keys[i * stride]);
     return total;
 }
 
@@ -333,13 +337,7 @@ PITH_RB_NOINLINE static VALUE long_string_value(pith_rb_decoder *d, const pith_i
     uint32_t i = it->v.str.index;
     if (i < d->long_cap && d->long_by_index[i]) return rb_str_dup(d->long_by_index[i]);
     VALUE s = new_string(it);
-    if (i >= d->long_cap) {
-        size_t cap = d->long_cap ? d->long_cap * 2 : 256;
-        while (cap <= i) cap *= 2;
-        PITH_RB_REALLOC_N(d->long_by_index, VALUE, cap);
-        memset(d->long_by_index + d->long_cap, 0, (cap - d->long_cap) * sizeof(VALUE));
-        d->long_cap = cap;
-    }
+    index_cache_cover(&d->long_by_index, &d->long_cap, i);
     pith_rb_stack_push(d->keys, s); /* keeps it alive for this call (stream) */
     d->long_by_index[i] = s;
     return s;
@@ -351,13 +349,7 @@ static inline VALUE string_value(pith_rb_decoder *d, const pith_item *it) {
         if (i != PITH_NO_INDEX && i < d->frozen_cap && d->frozen_by_index[i]) return d->frozen_by_index[i];
         VALUE v = rb_enc_interned_str(it->v.str.ptr, (long)it->v.str.len, pith_utf8);
         if (i != PITH_NO_INDEX) {
-            if (i >= d->frozen_cap) {
-                size_t cap = d->frozen_cap ? d->frozen_cap * 2 : 256;
-                while (cap <= i) cap *= 2;
-                PITH_RB_REALLOC_N(d->frozen_by_index, VALUE, cap);
-                memset(d->frozen_by_index + d->frozen_cap, 0, (cap - d->frozen_cap) * sizeof(VALUE));
-                d->frozen_cap = cap;
-            }
+            index_cache_cover(&d->frozen_by_index, &d->frozen_cap, i);
             pith_rb_stack_push(d->keys, v); /* keeps it alive for this call */
             d->frozen_by_index[i] = v;
         }
@@ -401,7 +393,7 @@ static VALUE template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, lon
     memmove(set + 1, set, (TEMPLATE_WAYS - 1) * sizeof(template_entry));
     template_entry *e = &set[0];
     e->template = 0;
-    charge_hashing(d, keys_hash_bytes(keys, (size_t)n), at);
+    charge_hashing(d, keys_hash_bytes(keys, (size_t)n, 1), at);
     VALUE t = pith_rb_hash_template(keys, n);
     if (!pith_rb_template_matches(t, keys, n)) return Qundef;
     e->sig = sig;
@@ -467,7 +459,7 @@ static VALUE build(build_ctx *c) {
             if (t != Qundef) hash = pith_rb_hash_from_template(t, values, (long)n);
         }
         if (hash == Qundef) {
-            charge_hashing(d, keys_hash_bytes(keys, n), it.offset);
+            charge_hashing(d, keys_hash_bytes(keys, n, 1), it.offset);
             hash = rb_hash_new();
             for (size_t i = 0; i < n; i++) rb_hash_aset(hash, keys[i], values[i]);
         }
@@ -528,9 +520,7 @@ static VALUE build(build_ctx *c) {
             VALUE v = build(c);
             pith_rb_stack_push(d->stack, v);
         }
-        size_t key_bytes = 0;
-        for (size_t i = 0; i < n; i++) key_bytes += key_hash_bytes(d->stack->ptr[base + 2 * (long)i]);
-        charge_hashing(d, key_bytes, it.offset);
+        charge_hashing(d, keys_hash_bytes(d->stack->ptr + base, n, 2), it.offset);
         VALUE hash = rb_hash_new();
         if (n) rb_hash_bulk_insert(2 * (long)n, d->stack->ptr + base, hash);
         d->stack->len = base;
@@ -571,7 +561,7 @@ static void new_generation(pith_rb_decoder *d) {
     d->keys->len = 0;
     if (d->frozen_cap) memset(d->frozen_by_index, 0, d->frozen_cap * sizeof(VALUE));
     if (d->long_cap) memset(d->long_by_index, 0, d->long_cap * sizeof(VALUE));
-    if (d->long_keys_cap) memset(d->long_keys, 0, 2 * d->long_keys_cap * sizeof(VALUE));
+    if (d->long_keys_cap) memset(d->long_keys, 0, d->long_keys_cap * sizeof(VALUE));
     d->hashed = 0;
 }
 
