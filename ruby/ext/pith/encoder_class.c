@@ -402,11 +402,13 @@ PITH_RB_NOINLINE static void encode_hash(pith_rb_encoder *e, VALUE hash, uint32_
     long n = (long)RHASH_SIZE(hash);
     /* The iteration below fills every slot and cannot allocate. */
     long base = pith_rb_stack_grow_raw(e->stack, 2 * n);
-    collect_ctx c = {e->stack, base};
-    collect_pairs(hash, &c);
-    if (PITH_RB_UNLIKELY(c.at != base + 2 * n)) {
-        reset(e);
-        rb_raise(eEncodeError, "hash modified during encoding");
+    if (!pith_rb_hash_pairs(hash, e->stack->ptr + base, n)) {
+        collect_ctx c = {e->stack, base};
+        collect_pairs(hash, &c);
+        if (PITH_RB_UNLIKELY(c.at != base + 2 * n)) {
+            reset(e);
+            rb_raise(eEncodeError, "hash modified during encoding");
+        }
     }
 
     uint64_t sig = (uint64_t)n;

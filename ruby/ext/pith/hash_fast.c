@@ -1,5 +1,6 @@
 /*
- * hash_fast.c - building small Hashes without re-hashing their keys.
+ * hash_fast.c - building small Hashes without re-hashing their keys, and
+ * reading a Hash's pairs without a callback per pair.
  *
  * A decoded shaped map has keys known in advance (the shape's frozen,
  * interned Strings or Symbols), yet rb_hash_bulk_insert hashes every key
@@ -76,6 +77,55 @@ static inline bool ar_shape_ok(VALUE h, long n) {
 }
 #endif
 
+#if PITH_AR_LAYOUT
+/* st.c marks a deleted entry by its hash (RESERVED_HASH_VAL); ar tables clear the key. */
+#define PITH_ST_DELETED_HASH (~(st_index_t)0)
+#endif
+
+/*
+ * The encoder walks every Hash it writes; rb_hash_stlike_foreach costs a
+ * callback per pair plus iteration bookkeeping, a fifth of writing a small
+ * record. The tables are read in place instead, in insertion order, skipping
+ * deleted entries exactly as the iterators do.
+ */
+bool pith_rb_hash_pairs(VALUE h, VALUE *out, long n) {
+#if PITH_AR_LAYOUT
+    if (!pith_rb_hash_fast) return false;
+    VALUE flags = RBASIC(h)->flags;
+    long got = 0;
+    if (!(flags & PITH_RHASH_ST_TABLE_FLAG)) {
+        const pith_ar_pair *pairs = ((struct pith_rhash *)h)->as.ar;
+        long bound = (long)((flags >> PITH_AR_BOUND_SHIFT) & 0xF);
+        if (!pairs) return n == 0;
+        if (bound > 8) return false;
+        for (long i = 0; i < bound; i++) {
+            if (pairs[i].key == Qundef) continue;
+            if (got == n) return false;
+            out[2 * got] = pairs[i].key;
+            out[2 * got + 1] = pairs[i].val;
+            got++;
+        }
+        return got == n;
+    }
+    const st_table *st = (const st_table *)((struct pith_rhash *)h)->as.st;
+    if (!st || (long)st->num_entries != n || !st->entries) return n == 0 && st && st->num_entries == 0;
+    const pith_st_entry *entries = (const pith_st_entry *)st->entries;
+    for (st_index_t i = st->entries_start; i < st->entries_bound; i++) {
+        if (entries[i].hash == PITH_ST_DELETED_HASH) continue;
+        if (got == n) return false;
+        out[2 * got] = (VALUE)entries[i].key;
+        out[2 * got + 1] = (VALUE)entries[i].record;
+        got++;
+    }
+    return got == n;
+#else
+    (void)h;
+    (void)out;
+    (void)n;
+    return false;
+#endif
+}
+
 bool pith_rb_hash_may_repeat_keys(VALUE h) {
 #if PITH_AR_LAYOUT
     if (pith_rb_hash_fast && !(RBASIC(h)->flags & PITH_RHASH_ST_TABLE_FLAG)) return false;
@@ -135,7 +185,30 @@ VALUE pith_rb_hash_from_template(VALUE template, const VALUE *values, long n) {
 #endif
 }
 
-/* Build maps of every small size both ways and compare with the public API. */
+#if PITH_AR_LAYOUT
+static int collect_for_check(VALUE key, VALUE value, VALUE arg) {
+    VALUE *out = (VALUE *)arg;
+    long at = (long)out[0]++;
+    out[1 + 2 * at] = key;
+    out[2 + 2 * at] = value;
+    return ST_CONTINUE;
+}
+
+/* pith_rb_hash_pairs agrees with rb_hash_foreach on h (size at most 24). */
+static bool pairs_agree(VALUE h) {
+    long n = (long)RHASH_SIZE(h);
+    VALUE direct[48], iterated[49];
+    iterated[0] = 0;
+    rb_hash_foreach(h, collect_for_check, (VALUE)iterated);
+    if (!pith_rb_hash_pairs(h, direct, n) || (long)iterated[0] != n) return false;
+    for (long i = 0; i < 2 * n; i++)
+        if (direct[i] != iterated[1 + i]) return false;
+    return true;
+}
+#endif
+
+/* Build maps of every small size both ways and compare with the public API;
+ * read Hashes with deleted entries and compare with rb_hash_foreach. */
 static bool self_check(void) {
 #if PITH_AR_LAYOUT
     for (long n = 1; n <= 24; n++) {
@@ -157,6 +230,25 @@ static bool self_check(void) {
         rb_hash_aset(h, rb_str_new_cstr("pith-check-extra"), Qtrue);
         if ((long)RHASH_SIZE(h) != n + 1 || (long)RHASH_SIZE(t) != n) return false;
         RB_GC_GUARD(t);
+    }
+    /* pith_rb_hash_pairs answers only once everything else checked out. */
+    pith_rb_hash_fast = true;
+    for (long n = 0; n <= 24; n++) {
+        VALUE h = rb_hash_new();
+        for (long i = 0; i < n; i++) rb_hash_aset(h, rb_sprintf("pith-pairs-%ld", i), LONG2FIX(i));
+        bool ok = pairs_agree(h);
+        /* Deleted entries (first, middle, last) are skipped. */
+        for (long i = 0; ok && i < n; i += 3) {
+            rb_hash_delete(h, rb_sprintf("pith-pairs-%ld", i));
+            ok = pairs_agree(h);
+        }
+        VALUE probe[2];
+        if (ok && n > 0) ok = !pith_rb_hash_pairs(h, probe, (long)RHASH_SIZE(h) + 1); /* a wrong size is refused */
+        if (!ok) {
+            pith_rb_hash_fast = false;
+            return false;
+        }
+        RB_GC_GUARD(h);
     }
     return true;
 #else

@@ -23,6 +23,12 @@ VALUE pith_rb_hash_from_template(VALUE template, const VALUE *values, long n);
  *  hold equal Strings, always has an st table. */
 bool pith_rb_hash_may_repeat_keys(VALUE h);
 
+/** Copy the `n` {key, value} pairs of `h` into `out` (2n VALUEs) in order,
+ *  reading the table directly; false (nothing promised about `out`) when the
+ *  layout is not the known one or does not hold exactly n pairs: then use
+ *  rb_hash_foreach. Runs no Ruby code and cannot raise. */
+bool pith_rb_hash_pairs(VALUE h, VALUE *out, long n);
+
 void pith_rb_init_hash_fast(void);
 
 #endif
