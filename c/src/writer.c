@@ -9,11 +9,12 @@
 
 enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
 
+/* An open container. The innermost one's cursor lives in the writer
+ * (cur, cur_left) while it is open, and is saved here when another opens. */
 typedef struct wframe {
     uint8_t kind;
-    pith_slot *slot;   /* ARRAY, GENERIC: the container's slot; MAP: the shape's first slot */
-    size_t remaining;  /* items still to write */
-    size_t next;       /* MAP: index of the next value */
+    pith_slot *cur;    /* slot of the next item: ARRAY, GENERIC: the container's; MAP: the next value's */
+    size_t left;       /* items still to write */
 } wframe;
 
 /* A string-table entry: stable bytes (arena or dictionary). */
@@ -57,6 +58,12 @@ struct pith_writer {
     wframe *stack;
     size_t depth, stack_cap;
     uint32_t max_depth;
+    /* The innermost open container's cursor, so that claiming a position is
+     * a decrement and an add. cur_left is 0 at the top level and after an
+     * error: next_slot then takes its slow path, which tells the cases apart. */
+    pith_slot *cur;
+    size_t cur_left;
+    size_t cur_step;      /* 1 in a shaped map (a slot per value), else 0 */
 
     uint32_t last_shape;  /* shape used or defined by the last map_begin */
 
@@ -84,6 +91,7 @@ struct pith_writer {
 
 PITH_NOINLINE static bool fail(pith_writer *w, pith_code code, const char *message) {
     if (w->err.code == PITH_OK) set_error(&w->err, code, w->len, message);
+    w->cur_left = 0; /* every later item takes next_slot's slow path, which sees the error */
     return false;
 }
 
@@ -314,6 +322,7 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
     w->has_last = false;
     w->last_ts = 0;
     w->depth = 0;
+    w->cur_left = 0;
     w->last_shape = PITH_NO_INDEX;
     w->flags = flags;
     w->in_frame = false;
@@ -346,18 +355,13 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
  * Positions and slots (SPEC 4.3)
  * ========================================================================== */
 
-/* Claim the next position and return its slot, or NULL on misuse. */
-PITH_INLINE pith_slot *next_slot(pith_writer *w) {
-    if (PITH_UNLIKELY(w->err.code != PITH_OK)) return NULL;
-    if (PITH_LIKELY(w->depth)) {
-        wframe *f = &w->stack[w->depth - 1];
-        if (PITH_UNLIKELY(f->remaining == 0)) {
-            fail(w, PITH_ERR_USAGE, "more items than the container's count");
-            return NULL;
-        }
-        f->remaining--;
-        if (f->kind == FRAME_MAP) return f->slot + f->next++;
-        return f->slot;
+/* next_slot when the open container has no room left: an error, a full
+ * container, or a top-level value. */
+PITH_NOINLINE static pith_slot *next_slot_slow(pith_writer *w) {
+    if (w->err.code != PITH_OK) return NULL;
+    if (w->depth) {
+        fail(w, PITH_ERR_USAGE, "more items than the container's count");
+        return NULL;
     }
     if (PITH_UNLIKELY(!w->started)) {
         fail(w, PITH_ERR_USAGE, "pith_writer_start was not called");
@@ -376,19 +380,34 @@ PITH_INLINE pith_slot *next_slot(pith_writer *w) {
     return &w->root;
 }
 
+/* Claim the next position and return its slot, or NULL on misuse. */
+PITH_INLINE pith_slot *next_slot(pith_writer *w) {
+    if (PITH_LIKELY(w->cur_left)) {
+        w->cur_left--;
+        pith_slot *s = w->cur;
+        w->cur += w->cur_step;
+        return s;
+    }
+    return next_slot_slow(w);
+}
+
 PITH_NOINLINE static bool grow_stack(pith_writer *w) {
     if (!grow_array(w->alloc, (void **)&w->stack, &w->stack_cap, w->depth + 1, sizeof(wframe)))
         return fail(w, PITH_ERR_NOMEM, "out of memory");
     return true;
 }
 
-PITH_INLINE bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_t remaining) {
+PITH_INLINE bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_t count) {
     if (PITH_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return false;
-    wframe *f = &w->stack[w->depth++];
-    f->kind = kind;
-    f->slot = slot;
-    f->remaining = remaining;
-    f->next = 0;
+    if (w->depth) {
+        wframe *parent = &w->stack[w->depth - 1];
+        parent->cur = w->cur;
+        parent->left = w->cur_left;
+    }
+    w->stack[w->depth++].kind = kind;
+    w->cur = slot;
+    w->cur_left = count;
+    w->cur_step = kind == FRAME_MAP;
     return true;
 }
 
@@ -793,8 +812,13 @@ static bool end_container(pith_writer *w, bool map) {
     if (w->depth == 0) return fail(w, PITH_ERR_USAGE, "no open container");
     wframe *f = &w->stack[w->depth - 1];
     if ((f->kind == FRAME_ARRAY) == map) return fail(w, PITH_ERR_USAGE, "closing the wrong kind of container");
-    if (f->remaining) return fail(w, PITH_ERR_USAGE, "fewer items than the container's count");
-    w->depth--;
+    if (w->cur_left) return fail(w, PITH_ERR_USAGE, "fewer items than the container's count");
+    if (--w->depth) {
+        const wframe *parent = &w->stack[w->depth - 1];
+        w->cur = parent->cur;
+        w->cur_left = parent->left;
+        w->cur_step = parent->kind == FRAME_MAP;
+    }
     return true;
 }
 

@@ -195,7 +195,10 @@ static VALUE convert_to_utf8(pith_rb_encoder *e, VALUE str, uint32_t depth) {
 
 static void encode_value(pith_rb_encoder *e, VALUE obj, uint32_t depth);
 
-static inline void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) {
+/* encode_value only dispatches, with every case a tail call to a function of
+ * its own: it then needs no stack frame, where inlining the cases made it
+ * save and restore six registers for every value. */
+PITH_RB_NOINLINE static void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) {
     int idx = RB_ENCODING_GET_INLINED(str);
     if (PITH_RB_LIKELY(idx == pith_utf8_index || idx == pith_usascii_index)) {
         int cr = ENC_CODERANGE(str);
@@ -338,13 +341,16 @@ static inline void collect_pairs(VALUE hash, collect_ctx *c) {
 static inline void collect_pairs(VALUE hash, collect_ctx *c) { rb_hash_foreach(hash, collect_pair, (VALUE)c); }
 #endif
 
-/* The signature of a key sequence by identity. Each key's term depends only
- * on the key and its position, so the terms compute in parallel rather than
- * as one serial chain; a hit is confirmed key by key anyway. */
-static inline uint64_t key_term(VALUE key, long i) {
-    uint64_t k = (uint64_t)key >> 3;
-    unsigned r = (unsigned)(i * 13) & 63;
-    return (k << r) | (k >> ((64 - r) & 63));
+/* The signature of a key sequence by identity, from its length and its first,
+ * middle and last keys: a hit is confirmed key by key anyway, and hashing
+ * every key cost as much as that confirmation. Shapes that agree on all
+ * four share a cache entry and take turns in it. */
+static inline uint64_t keys_signature(const VALUE *pairs, long n) {
+    if (n == 0) return 0x9e3779b97f4a7c15ull;
+    uint64_t first = (uint64_t)pairs[0] >> 3, middle = (uint64_t)pairs[2 * (n >> 1)] >> 3,
+             last = (uint64_t)pairs[2 * (n - 1)] >> 3;
+    uint64_t sig = (uint64_t)n + first + ((middle << 21) | (middle >> 43)) + ((last << 42) | (last >> 22));
+    return sig * 0x9e3779b97f4a7c15ull;
 }
 
 /* Keys as pith_keys when all are Strings or Symbols (else false). Converted
@@ -411,9 +417,7 @@ PITH_RB_NOINLINE static void encode_hash(pith_rb_encoder *e, VALUE hash, uint32_
         }
     }
 
-    uint64_t sig = (uint64_t)n;
-    for (long i = 0; i < n; i++) sig += key_term(e->stack->ptr[base + 2 * i], i);
-    sig *= 0x9e3779b97f4a7c15ull;
+    uint64_t sig = keys_signature(e->stack->ptr + base, n);
     shape_entry *entry = &e->cache[sig >> (64 - SHAPE_CACHE_BITS)];
     bool hit = entry->gen == e->gen && entry->sig == sig && entry->n == (uint32_t)n;
     if (hit) {
@@ -523,41 +527,41 @@ PITH_RB_NOINLINE static void encode_other(pith_rb_encoder *e, VALUE obj, uint32_
     e->stack->len--;
 }
 
+PITH_RB_NOINLINE static void encode_fixnum(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
+    CHECK_W(pith_write_int(e->w, FIX2LONG(obj)));
+}
+
+PITH_RB_NOINLINE static void encode_float(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
+    CHECK_W(pith_write_double(e->w, RFLOAT_VALUE(obj)));
+}
+
+PITH_RB_NOINLINE static void encode_special(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
+    if (NIL_P(obj)) CHECK_W(pith_write_null(e->w));
+    else if (obj == Qtrue) CHECK_W(pith_write_bool(e->w, true));
+    else if (obj == Qfalse) CHECK_W(pith_write_bool(e->w, false));
+    else if (SYMBOL_P(obj)) encode_symbol(e, obj, depth);
+    else fail_value(e, depth, "unsupported type", obj);
+}
+
 static void encode_value(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
-    if (FIXNUM_P(obj)) {
-        CHECK_W(pith_write_int(e->w, FIX2LONG(obj)));
-        return;
-    }
-    if (RB_SPECIAL_CONST_P(obj)) {
-        if (NIL_P(obj)) CHECK_W(pith_write_null(e->w));
-        else if (obj == Qtrue) CHECK_W(pith_write_bool(e->w, true));
-        else if (obj == Qfalse) CHECK_W(pith_write_bool(e->w, false));
-        else if (RB_FLONUM_P(obj)) CHECK_W(pith_write_double(e->w, RFLOAT_VALUE(obj)));
-        else if (SYMBOL_P(obj)) encode_symbol(e, obj, depth);
-        else fail_value(e, depth, "unsupported type", obj);
-        return;
-    }
+    if (FIXNUM_P(obj)) return encode_fixnum(e, obj, depth);
+    if (RB_FLONUM_P(obj)) return encode_float(e, obj, depth);
+    if (RB_SPECIAL_CONST_P(obj)) return encode_special(e, obj, depth);
     switch (BUILTIN_TYPE(obj)) {
     case T_STRING:
-        encode_string(e, obj, depth);
-        return;
+        return encode_string(e, obj, depth);
     case T_HASH:
-        encode_hash(e, obj, depth);
-        return;
+        return encode_hash(e, obj, depth);
     case T_ARRAY:
-        encode_array(e, obj, depth);
-        return;
+        return encode_array(e, obj, depth);
     case T_FLOAT:
-        CHECK_W(pith_write_double(e->w, RFLOAT_VALUE(obj)));
-        return;
+        return encode_float(e, obj, depth);
     case T_BIGNUM:
-        encode_bignum(e, obj, depth);
-        return;
+        return encode_bignum(e, obj, depth);
     case T_SYMBOL:
-        encode_symbol(e, obj, depth);
-        return;
+        return encode_symbol(e, obj, depth);
     default:
-        encode_other(e, obj, depth);
+        return encode_other(e, obj, depth);
     }
 }
 
