@@ -106,6 +106,29 @@ static void test_writer_misuse(void) {
     CHECK(pith_write_array_begin(w, 1) && pith_write_int(w, 1), "array");
     CHECK(!pith_write_int(w, 2) && pith_writer_error(w)->code == PITH_ERR_USAGE, "too many items");
 
+    /* The open container's cursor comes back when an inner one closes. */
+    pith_writer_start(w, NULL, 0);
+    CHECK(pith_write_array_begin(w, 2) && pith_write_array_begin(w, 1) && pith_write_int(w, 1) &&
+              pith_write_array_end(w) && pith_write_int(w, 2),
+          "outer array continues after an inner one");
+    CHECK(!pith_write_int(w, 3) && pith_writer_error(w)->code == PITH_ERR_USAGE, "outer array full");
+    CHECK(!pith_write_array_end(w) && !pith_write_null(w), "everything fails after an error");
+    CHECK(strcmp(pith_writer_error(w)->message, "more items than the container's count") == 0, "first error kept");
+
+    pith_writer_start(w, NULL, 0);
+    pith_key ab[2] = {{"a", 1, false}, {"b", 1, false}};
+    CHECK(pith_write_map_begin(w, ab, 2) && pith_write_array_begin(w, 0) && pith_write_array_end(w),
+          "map value that is an array");
+    CHECK(!pith_write_map_end(w) && pith_writer_error(w)->code == PITH_ERR_USAGE, "map closed with a value missing");
+
+    pith_writer_start(w, NULL, 0);
+    CHECK(pith_write_array_begin(w, 0) && !pith_write_map_end(w) && pith_writer_error(w)->code == PITH_ERR_USAGE,
+          "array closed as a map");
+
+    pith_writer_start(w, NULL, 0);
+    CHECK(pith_write_array_begin(w, 0) && pith_write_array_end(w), "empty array");
+    CHECK(!pith_write_null(w) && pith_writer_error(w)->code == PITH_ERR_USAGE, "a value after the top-level container");
+
     pith_writer_start(w, NULL, 0);
     pith_key dup[2] = {{"a", 1, false}, {"a", 1, false}};
     CHECK(!pith_write_map_begin(w, dup, 2) && pith_writer_error(w)->code == PITH_ERR_UNREPRESENTABLE, "duplicate keys");
