@@ -84,9 +84,9 @@ static inline bool ar_shape_ok(VALUE h, long n) {
 
 /*
  * The encoder walks every Hash it writes; rb_hash_stlike_foreach costs a
- * callback per pair plus iteration bookkeeping, a fifth of writing a small
- * record. The tables are read in place instead, in insertion order, skipping
- * deleted entries exactly as the iterators do.
+ * callback per pair plus iteration bookkeeping, about 6% of encoding the seed
+ * documents (callgrind). The tables are read in place instead, in insertion
+ * order, skipping deleted entries exactly as the iterators do.
  */
 bool pith_rb_hash_pairs(VALUE h, VALUE *out, long n) {
 #if PITH_AR_LAYOUT
