@@ -195,9 +195,6 @@ static VALUE convert_to_utf8(pith_rb_encoder *e, VALUE str, uint32_t depth) {
 
 static void encode_value(pith_rb_encoder *e, VALUE obj, uint32_t depth);
 
-/* encode_value only dispatches, with every case a tail call to a function of
- * its own: it then needs no stack frame, where inlining the cases made it
- * save and restore six registers for every value. */
 PITH_RB_NOINLINE static void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) {
     int idx = RB_ENCODING_GET_INLINED(str);
     if (PITH_RB_LIKELY(idx == pith_utf8_index || idx == pith_usascii_index)) {
@@ -543,6 +540,9 @@ PITH_RB_NOINLINE static void encode_special(pith_rb_encoder *e, VALUE obj, uint3
     else fail_value(e, depth, "unsupported type", obj);
 }
 
+/* encode_value only dispatches, with every case a tail call to a function of
+ * its own: it then needs no stack frame, where inlining the cases made it
+ * save and restore six registers for every value. */
 static void encode_value(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
     if (FIXNUM_P(obj)) return encode_fixnum(e, obj, depth);
     if (RB_FLONUM_P(obj)) return encode_float(e, obj, depth);

@@ -108,7 +108,9 @@ bool pith_rb_hash_pairs(VALUE h, VALUE *out, long n) {
         return got == n;
     }
     const st_table *st = (const st_table *)((struct pith_rhash *)h)->as.st;
-    if (!st || (long)st->num_entries != n || !st->entries) return n == 0 && st && st->num_entries == 0;
+    if (!st || (long)st->num_entries != n) return false;
+    if (n == 0) return true;
+    if (!st->entries) return false;
     const pith_st_entry *entries = (const pith_st_entry *)st->entries;
     for (st_index_t i = st->entries_start; i < st->entries_bound; i++) {
         if (entries[i].hash == PITH_ST_DELETED_HASH) continue;
