@@ -22,7 +22,15 @@ static const double powers_of_ten[23] = {
 
 #define TWO_POW_53 9007199254740992LL
 
-bool decimal_of_double_exact(double d, int64_t *m, int *e) {
+/*
+ * Integral values (common: 2100.0, 3.0) need no special case here:
+ * shortest_decimal takes them from the bits without Schubfach. A shortcut by
+ * `d == (double)(int64_t)d` was tried and cost canada.json a quarter of its
+ * float time (the conversions form a dependency chain every float waits on).
+ * A scale-by-10^k search was tried too and lost from three decimals up (and
+ * by 5x on 17-digit values such as canada.json's coordinates).
+ */
+bool decimal_of_double(double d, int64_t *m, int *e) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     if ((bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull) return false; /* inf, NaN */
@@ -41,35 +49,17 @@ bool decimal_of_double_exact(double d, int64_t *m, int *e) {
     return true;
 }
 
-/*
- * Integral values (common: 2100.0, 3.0) take a shortcut: |d| < 2^53 integral is
- * its own significand, trailing zeros moved to the exponent. Everything else
- * takes Schubfach, which costs about the same whatever the digits; a
- * scale-by-10^k search was tried and lost from three decimals up (and by 5x
- * on 17-digit values such as canada.json's coordinates).
- */
-bool decimal_of_double(double d, int64_t *m, int *e) {
-    double a = d < 0 ? -d : d;
-    if (a >= 1.0 && a < 9007199254740992.0 && a == (double)(int64_t)a) {
-        int64_t v = (int64_t)a;
-        int ex = 0;
-        while (v % 10 == 0) {
-            v /= 10;
-            ex++;
-        }
-        *m = d < 0 ? -v : v;
-        *e = ex;
-        return true;
-    }
-    return decimal_of_double_exact(d, m, e);
-}
-
 double double_of_decimal(int64_t m, int e) {
     double x = (double)m;
     return e >= 0 ? x * powers_of_ten[e] : x / powers_of_ten[-e];
 }
 
 bool f32_exact(double d) {
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    /* A binary32 significand ends 29 bits above a binary64 one: with any of
+     * those low bits set, no float holds d. One test settles most doubles. */
+    if (bits & 0x1FFFFFFFu) return false;
     if (d != d) return false;
     if (isinf(d)) return true;
     /* Converting an out-of-range double to float is undefined behaviour. */

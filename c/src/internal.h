@@ -357,8 +357,6 @@ extern const uint8_t pith_single_bytes[256];
 /** If `d` has a decimal form (SPEC 7: shortest digits, |m| < 2^53, |e| <= 22),
  *  store it and return true. -0.0, NaN and infinities have none. */
 bool decimal_of_double(double d, int64_t *m, int *e);
-/** The same through Schubfach only (for tests of the fast path). */
-bool decimal_of_double_exact(double d, int64_t *m, int *e);
 
 /** The shortest decimal of a finite double as an integer significand without
  *  trailing zeros (0 for +-0.0) and *exp10: |d| = s * 10^exp10. */
