@@ -351,6 +351,22 @@ test('entry points: ESM subpaths and CommonJS', async () => {
   assert.ok(!/encoder\.js/.test(src), 'decode entry imports the encoder');
 });
 
+test('one Decoder meets more message types, in turn, than its shape memo keeps', () => {
+  // Keys sharing their first bytes, keys of under four bytes and keys that are
+  // references to earlier values all reach the same shape-table index.
+  const types = [];
+  for (let t = 0; t < 40; t++) {
+    if (t % 4 === 0) types.push({ ['user_' + t]: t, id: 'x' });
+    else if (t % 4 === 1) types.push({ [String.fromCharCode(97 + (t % 26))]: t });
+    else if (t % 4 === 2) types.push({ tag: 'k' + t, inner: { ['k' + t]: t } });
+    else types.push({ ['user_' + t]: [t], ['user_' + (t + 1)]: null });
+  }
+  const bufs = types.map((v) => encode(v));
+  const dec = new Decoder();
+  for (let round = 0; round < 3; round++)
+    for (let t = 0; t < types.length; t++) assert.deepEqual(dec.decode(bufs[t]), types[t], `type ${t}, round ${round}`);
+});
+
 test('a reused input buffer with new content decodes afresh', () => {
   const a = encode(['alpha-long-string', 'bravo-long-string']);
   const b = encode(['gamma-long-string', 'delta-long-string']);
