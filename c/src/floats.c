@@ -24,9 +24,9 @@ static const double powers_of_ten[23] = {
 
 /*
  * Integral values (common: 2100.0, 3.0) need no special case here:
- * shortest_decimal takes them from the bits without Schubfach. A shortcut by
- * `d == (double)(int64_t)d` was tried and cost canada.json a quarter of its
- * float time (the conversions form a dependency chain every float waits on).
+ * shortest_decimal takes them from the bits without Schubfach. A shortcut
+ * through `d == (double)(int64_t)d` in front of it cost every other float a
+ * chain of conversions: removing it saved 5% of canada.json's float time.
  * A scale-by-10^k search was tried too and lost from three decimals up (and
  * by 5x on 17-digit values such as canada.json's coordinates).
  */

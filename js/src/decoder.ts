@@ -1062,8 +1062,8 @@ const keyBuf: (string | symbol)[] = [];
 
 // Bounds of the MAPDEF memo: at most 1024 x 16 entries of at most 512 key bytes (8 MiB).
 // Each index keeps the shapes of as many message types: a decoder that meets
-// more types than that, in turn, misses every time (8 cost 11 seed types in
-// rotation half their decode rate).
+// more types than that, in turn, misses every time (with 8, the 11 seed
+// documents decoded in rotation ran at 0.58x their one-at-a-time rate).
 const MEMO_INDICES = 1024;
 const MEMO_PER_INDEX = 16;
 const MEMO_RAW_MAX = 512;
