@@ -200,6 +200,16 @@ export function float64Bits(v: number): bigint {
 }
 export { f64u8 as _f64u8, f64dv as _f64dv };
 
+/** Two lowercase hex digits per byte value. */
+export const HEX_BYTE: readonly string[] = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
+/** Lowercase hex of bytes, two digits each. */
+export function hexOf(b: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += HEX_BYTE[b[i]];
+  return s;
+}
+
 // ---------------------------------------------------------------------------
 // Extension registry
 // ---------------------------------------------------------------------------

@@ -37,6 +37,8 @@ import {
   INT64_MAX,
   UINT64_MAX,
   Zone,
+  HEX_BYTE,
+  hexOf,
 } from './common.js';
 
 export interface DecoderOptions {
@@ -914,8 +916,6 @@ function intDelta(at: number, slot: Slot): number | bigint {
   return bigResult(n);
 }
 
-const HEX_BYTE: string[] = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
-
 function bigInteger(t: number, at: number): number | bigint {
   const n = length(at, 0);
   const p = pos;
@@ -1017,8 +1017,8 @@ function nanResult(bits: bigint): number | Float64 {
 // Containers
 // ---------------------------------------------------------------------------
 
+/** An array of n items; the caller checked the depth before reading the count (SPEC 10 order). */
 function array(n: number, at: number, slot: Slot): unknown[] {
-  if (depth >= maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
   depth++;
   let a: unknown[];
   // small arrays as literals: packed and exactly sized (elements are read left to right)
@@ -1346,12 +1346,6 @@ function isFloatTag(t: number): boolean {
   return (t >= 0xd0 && t < 0xe0) || t === Tag.F32 || t === Tag.F64 || t === Tag.DEC_X || t === Tag.DEC_DELTA;
 }
 
-function hex(b: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
-  return s;
-}
-
 /**
  * A string that identifies a generic-map key by Pith equality (SPEC 1):
  * strings by their text, extension values by the bytes read (whatever a
@@ -1360,7 +1354,7 @@ function hex(b: Uint8Array): string {
  */
 function keyIdentity(t: number, k: unknown): string {
   if (isStringTag(t)) return 's' + (k as string);
-  if (t === Tag.EXT) return 'e' + lastExtType + ':' + hex(lastExtData);
+  if (t === Tag.EXT) return 'e' + lastExtType + ':' + hexOf(lastExtData);
   return itemToken(k);
 }
 
@@ -1374,6 +1368,7 @@ function timeIdentity(k: Date | Timestamp): string {
 // long string, or keys nested in keys, then cost time in proportion to their
 // items rather than to their text. Both tables live for one decode call.
 let idOfText: Map<string, number> | null = null;
+let uniqueItems = 0; // a counter, not a random number: those could repeat
 let idOfContainer: WeakMap<object, number> | null = null;
 
 function textId(s: string): number {
@@ -1402,12 +1397,12 @@ function itemToken(v: unknown): string {
   }
   if (v === null) return 'n';
   if (v instanceof Float64) return 'f' + v.bits.toString(16);
-  if (v instanceof Uint8Array) return 'b' + hex(v);
+  if (v instanceof Uint8Array) return 'b' + hexOf(v);
   if (v instanceof Date || v instanceof Timestamp) return timeIdentity(v);
-  if (v instanceof Ext) return 'e' + v.type + ':' + hex(v.data);
+  if (v instanceof Ext) return 'e' + v.type + ':' + hexOf(v.data);
   if (Array.isArray(v) || v instanceof Map || (typeof v === 'object' && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)))
     return 'c' + containerId(v as object);
-  return 'u' + textId(String(Math.random())); // an extension's own object: never a duplicate
+  return 'u' + uniqueItems++; // an extension's own object: never a duplicate
 }
 
 function containerId(o: object): number {

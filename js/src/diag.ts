@@ -2,7 +2,7 @@
 // library decodes them: safe-integer numbers (not -0) and BigInts are
 // integers, other numbers and Float64 are floats.
 
-import { Ext, Float64, Timestamp, civilFromDays, extByClass, float64Bits } from './common.js';
+import { Ext, Float64, Timestamp, civilFromDays, extByClass, float64Bits, hexOf } from './common.js';
 
 /** Shortest round-trip digits of a finite non-zero |d|: value = digits × 10^e. */
 export function shortestDigits(d: number): { digits: string; e: number } {
@@ -53,12 +53,6 @@ export function diagString(s: string): string {
   return out + '"';
 }
 
-function hex(b: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
-  return s;
-}
-
 const p2 = (n: number): string => (n < 10 ? '0' : '') + n;
 
 export function diagTime(seconds: number, nanos: number, zone: string, offset: number): string {
@@ -97,17 +91,17 @@ export function diag(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return '[' + v.map(diag).join(', ') + ']';
   if (v instanceof Float64) return diagFloat(v.value, v.bits);
-  if (v instanceof Uint8Array) return "h'" + hex(v) + "'";
+  if (v instanceof Uint8Array) return "h'" + hexOf(v) + "'";
   if (v instanceof Date) {
     const ms = v.getTime();
     const s = Math.floor(ms / 1000);
     return diagTime(s, (ms - s * 1000) * 1e6, 'utc', 0);
   }
   if (v instanceof Timestamp) return diagTime(v.seconds, v.nanos, v.zone, v.offset);
-  if (v instanceof Ext) return 'ext(' + v.type + ", h'" + hex(v.data) + "')";
+  if (v instanceof Ext) return 'ext(' + v.type + ", h'" + hexOf(v.data) + "')";
   if (v instanceof Map) return '{' + [...v].map(([k, x]) => diag(k) + ': ' + diag(x)).join(', ') + '}';
   const c = (v as object).constructor;
   const ext = typeof c === 'function' ? extByClass.get(c) : undefined;
-  if (ext && ext.write) return 'ext(' + ext.type + ", h'" + hex(ext.write(v)) + "')";
+  if (ext && ext.write) return 'ext(' + ext.type + ", h'" + hexOf(ext.write(v)) + "')";
   return '{' + Object.keys(v as object).map((k) => diagString(k) + ': ' + diag((v as Record<string, unknown>)[k])).join(', ') + '}';
 }

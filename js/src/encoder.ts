@@ -33,6 +33,7 @@ import {
   TSV_SPACE,
   FLAG_DICT,
   FLAG_STREAM,
+  hexOf,
 } from './common.js';
 
 export interface EncoderOptions {
@@ -1408,12 +1409,6 @@ function writeMap(m: Map<unknown, unknown>, slot: ESlot): void {
   depth--;
 }
 
-function hexOf(b: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? '0' : '') + b[i].toString(16);
-  return s;
-}
-
 /** Identity of a map key under Pith equality (SPEC 1), or null for arrays and maps (never rejected). */
 function keyIdentity(k: unknown, d = 0): string | null {
   switch (typeof k) {
@@ -1456,9 +1451,12 @@ function keyIdentity(k: unknown, d = 0): string | null {
   return null;
 }
 
+// A counter for identities that must equal no other: a random number could repeat.
+let uniqueIdentities = 0;
+
 /** A rendering of an array or map key under which Pith-equal values are equal (depth-limited: cycles fail later). */
 function containerIdentity(v: unknown, d: number): string {
-  if (d > 64) return '<' + Math.random() + '>';
+  if (d > 64) return '<' + uniqueIdentities++ + '>';
   if (Array.isArray(v)) return '[' + v.map((x) => itemIdentity(x, d + 1)).join(',') + ']';
   const pairs = v instanceof Map ? [...v] : Object.keys(v as object).map((k) => [k, (v as Record<string, unknown>)[k]]);
   return '{' + pairs.map(([a, b]) => itemIdentity(a, d + 1) + ':' + itemIdentity(b, d + 1)).join(',') + '}';
@@ -1468,7 +1466,7 @@ function itemIdentity(x: unknown, d: number): string {
   const id = keyIdentity(x, d);
   // length-prefixed, not escaped: escaping again at every level of keys in
   // keys doubled the text per level
-  return id === null ? '<' + Math.random() + '>' : id.length + ':' + id;
+  return id === null ? '<' + uniqueIdentities++ + '>' : id.length + ':' + id;
 }
 
 // ---------------------------------------------------------------------------
