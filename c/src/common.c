@@ -1,7 +1,20 @@
 /*
  * common.c - allocator, arena, hashing, UTF-8 validation, error names.
  */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* getentropy */
+#endif
 #include "internal.h"
+
+#include <stdatomic.h>
+#include <time.h>
+#if defined(__linux__) || defined(__FreeBSD__) || defined(__OpenBSD__)
+#include <unistd.h>
+#define PITH_HAVE_GETENTROPY 1
+#elif defined(__APPLE__)
+#include <sys/random.h>
+#define PITH_HAVE_GETENTROPY 1
+#endif
 
 /* ==========================================================================
  * Default allocator
@@ -128,6 +141,29 @@ uint64_t hash_long(const uint8_t *p, size_t n, uint64_t seed) {
         h = hash_mix(load_le64(p + i) ^ HASH_K1, load_le64(p + i + 8) ^ h);
     uint64_t a = load_le64(p + n - 16), b = load_le64(p + n - 8);
     return hash_mix(a ^ HASH_K2, b ^ h);
+}
+
+static _Atomic uint64_t seed_value;
+
+static uint64_t seed_entropy(void) {
+    uint64_t x = 0;
+#ifdef PITH_HAVE_GETENTROPY
+    if (getentropy(&x, sizeof(x)) != 0) x = 0;
+#endif
+    /* Without an entropy source: addresses (ASLR) and the clock. */
+    int local;
+    x ^= (uint64_t)(uintptr_t)&local ^ ((uint64_t)(uintptr_t)&seed_value << 17) ^ (uint64_t)time(NULL) * HASH_K2 ^
+         (uint64_t)clock() * HASH_K1;
+    return hash_mix(x ^ HASH_K0, HASH_K1) | 1;
+}
+
+uint64_t pith_seed(void) {
+    uint64_t s = atomic_load_explicit(&seed_value, memory_order_relaxed);
+    if (PITH_LIKELY(s)) return s;
+    uint64_t fresh = seed_entropy(), expected = 0;
+    /* Racing threads agree on whichever seed was stored first. */
+    if (!atomic_compare_exchange_strong(&seed_value, &expected, fresh)) return expected;
+    return fresh;
 }
 
 /* ==========================================================================

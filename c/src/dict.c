@@ -53,7 +53,7 @@ static bool dict_fill(pith_dict *d, const pith_key *strings, size_t nstrings, co
         else if (k->symbol) ok = invalid(err, "dictionary strings are strings, not symbols");
         else if (!utf8_valid((const uint8_t *)k->ptr, k->len, &ascii)) ok = invalid(err, "dictionary string is not valid UTF-8");
         if (!ok) break;
-        uint64_t h = hash_bytes(k->ptr, k->len, 0);
+        uint64_t h = hash_bytes(k->ptr, k->len, pith_seed());
         size_t mask = seen.cap - 1, j = (size_t)h & mask;
         for (; seen.positions[j]; j = (j + 1) & mask) {
             const pith_key *o = &d->strings[seen.positions[j] - 1];
@@ -91,7 +91,7 @@ static bool dict_fill(pith_dict *d, const pith_key *strings, size_t nstrings, co
         size_t second;
         if (ok && keys_have_duplicate(d->alloc, dst, n, &second)) ok = invalid(err, "dictionary shape repeats a key");
         if (!ok) break;
-        uint64_t h = hash_keys(dst, n);
+        uint64_t h = hash_keys(dst, n, pith_seed());
         size_t mask = seen.cap - 1, j = (size_t)h & mask;
         for (; seen.positions[j]; j = (j + 1) & mask) {
             size_t o = seen.positions[j] - 1;

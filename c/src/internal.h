@@ -246,6 +246,11 @@ PITH_INLINE uint64_t hash_mix(uint64_t a, uint64_t b) {
 
 uint64_t hash_long(const uint8_t *p, size_t n, uint64_t seed);
 
+/** A per-process random seed (never 0) for the hashes of tables whose keys
+ *  come from outside: strings, shapes and map keys. Output never depends on
+ *  it; it makes inputs that collide on purpose impractical to build. */
+uint64_t pith_seed(void);
+
 PITH_INLINE uint64_t hash_bytes(const void *data, size_t n, uint64_t seed) {
     const uint8_t *p = (const uint8_t *)data;
     uint64_t a, b;

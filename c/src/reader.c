@@ -58,6 +58,7 @@ struct pith_reader {
     rframe *stack;
     size_t depth, stack_cap;
     uint32_t max_depth;
+    uint64_t seed;        /* pith_seed(): keys and strings come from the input */
 
     uint32_t flags;
     bool started;
@@ -96,6 +97,7 @@ pith_reader *pith_reader_new(const pith_alloc *alloc) {
     memset(r, 0, sizeof(*r));
     r->alloc = alloc;
     r->max_depth = PITH_DEFAULT_MAX_DEPTH;
+    r->seed = pith_seed();
     arena_init(&r->mem, alloc);
     return r;
 }
@@ -560,9 +562,9 @@ PITH_INLINE bool check_depth(pith_reader *r, size_t at) {
  * a one-byte reference can repeat a long string as a key at every map, and
  * hashing it anew each time would make small inputs cost quadratic time. */
 static uint64_t string_hash(pith_reader *r, const char *ptr, size_t len, uint32_t index) {
-    if (index == PITH_NO_INDEX || index >= r->nstrs) return hash_bytes(ptr, len, 0) | 1;
+    if (index == PITH_NO_INDEX || index >= r->nstrs) return hash_bytes(ptr, len, r->seed) | 1;
     str_entry *e = &r->strs[index];
-    if (!e->hash) e->hash = hash_bytes(e->ptr, e->len, 0) | 1;
+    if (!e->hash) e->hash = hash_bytes(e->ptr, e->len, r->seed) | 1;
     return e->hash;
 }
 
@@ -714,7 +716,7 @@ static bool note_generic_key(pith_reader *r, rframe *f, const pith_item *item) {
         break;
     }
     /* Strings carry their (cached) hash in word; other kinds are hashed here. */
-    uint64_t bytes_hash = item->type == PITH_STRING || item->type == PITH_SYMBOL ? k.word : hash_bytes(k.ptr, k.len, k.word);
+    uint64_t bytes_hash = item->type == PITH_STRING || item->type == PITH_SYMBOL ? k.word : hash_bytes(k.ptr, k.len, k.word ^ r->seed);
     k.hash = hash_mix(bytes_hash ^ k.type, k.word2 ^ HASH_K2);
     k.used = 1;
     if ((f->keys_used + 1) * 2 > f->keys_cap) {

@@ -70,7 +70,7 @@ bool keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t n, si
     }
     bool dup = false;
     for (size_t j = 0; j < n && !dup; j++) {
-        uint64_t hv = hash_bytes(keys[j].ptr, keys[j].len, keys[j].symbol);
+        uint64_t hv = hash_bytes(keys[j].ptr, keys[j].len, pith_seed() ^ keys[j].symbol);
         size_t mask = h.cap - 1, i = (size_t)hv & mask;
         while (h.positions[i]) {
             if (h.hashes[i] == hv && key_equal(&keys[h.positions[i] - 1], &keys[j])) {

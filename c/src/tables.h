@@ -10,7 +10,7 @@
 typedef struct str_entry {
     const uint8_t *ptr;
     size_t len;
-    uint64_t hash; /* hash_bytes(ptr, len, 0) | 1 once needed, 0 before */
+    uint64_t hash; /* hash_bytes(ptr, len, seed) | 1 once needed, 0 before */
     bool ascii;
 } str_entry;
 
@@ -54,10 +54,10 @@ PITH_INLINE void slot_set_str(pith_slot *s, const uint8_t *p, size_t n) {
 }
 
 /** Hash of a key sequence (kinds and bytes, in order). */
-PITH_INLINE uint64_t hash_keys(const pith_key *keys, size_t n) {
+PITH_INLINE uint64_t hash_keys(const pith_key *keys, size_t n, uint64_t seed) {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
     for (size_t i = 0; i < n; i++)
-        h = hash_mix(h ^ hash_bytes(keys[i].ptr, keys[i].len, keys[i].symbol), HASH_K1);
+        h = hash_mix(h ^ hash_bytes(keys[i].ptr, keys[i].len, seed ^ keys[i].symbol), HASH_K1);
     return h;
 }
 

@@ -1,6 +1,7 @@
 /*
  * writer.c - the streaming writer: canonical encoding (SPEC section 7).
  */
+#include "keys.h"
 #include "tables.h"
 
 /* ==========================================================================
@@ -13,8 +14,11 @@ enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
  * (cur, cur_left) while it is open, and is saved here when another opens. */
 typedef struct wframe {
     uint8_t kind;
+    bool ends_key;     /* this container is a generic-map key: its identity completes at its end */
     pith_slot *cur;    /* slot of the next item: ARRAY, GENERIC: the container's; MAP: the next value's */
     size_t left;       /* items still to write */
+    size_t key_start;  /* ends_key: where its identity starts in w->kids */
+    pith_kid_map kids; /* GENERIC: the identities of its keys */
 } wframe;
 
 /* A string-table entry: stable bytes (arena or dictionary). */
@@ -66,6 +70,15 @@ struct pith_writer {
     size_t cur_step;      /* 1 in a shaped map (a slot per value), else 0 */
 
     uint32_t last_shape;  /* shape used or defined by the last map_begin */
+    uint64_t seed;        /* pith_seed(): the strings and keys come from the caller's data */
+
+    /* Distinct generic-map keys (keys.h). keywatch is set while the innermost
+     * container is a generic map or a key is being recorded: only then do
+     * items take the identity path. */
+    pith_kid_stack kids;
+    uint32_t recording;   /* container keys whose items are being recorded */
+    bool keywatch;
+    bool cur_generic;     /* the innermost container is a generic map */
 
     uint32_t flags;
     bool started;
@@ -134,13 +147,19 @@ pith_writer *pith_writer_new(const pith_alloc *alloc) {
     memset(w, 0, sizeof(*w));
     w->alloc = alloc;
     w->max_depth = PITH_DEFAULT_MAX_DEPTH;
+    w->seed = pith_seed();
     arena_init(&w->mem, alloc);
+    pith_kid_init(&w->kids, alloc);
     return w;
 }
+
+static void release_frames(pith_writer *w);
 
 void pith_writer_free(pith_writer *w) {
     if (!w) return;
     const pith_alloc *a = w->alloc;
+    release_frames(w);
+    pith_kid_free(&w->kids);
     mem_free(a, w->buf, w->cap);
     arena_free(&w->mem);
     mem_free(a, w->strs, w->strs_cap * sizeof(wstr));
@@ -188,7 +207,7 @@ PITH_NOINLINE static bool grow_strings(pith_writer *w) {
                 if ((slot & SIDX_GEN_MASK) != gen) continue;
                 /* Rehash from the entry's bytes: the slot keeps only the high bits. */
                 const wstr *e = &w->strs[(uint32_t)slot - 1];
-                size_t i = (size_t)hash_bytes(e->ptr, e->len, 0) & (cap - 1);
+                size_t i = (size_t)hash_bytes(e->ptr, e->len, w->seed) & (cap - 1);
                 while (ix[i]) i = (i + 1) & (cap - 1);
                 ix[i] = slot;
             }
@@ -266,7 +285,7 @@ static bool load_dictionary(pith_writer *w, const pith_dict *dict) {
     bool ok = true;
     for (size_t i = 0; ok && i < dict->nstrings; i++) {
         const pith_key *k = &dict->strings[i];
-        uint64_t h = hash_bytes(k->ptr, k->len, 0), *slot = NULL;
+        uint64_t h = hash_bytes(k->ptr, k->len, w->seed), *slot = NULL;
         ok = strings_have_room(w);
         /* Dictionary strings are distinct: each one gets an index slot. */
         if (ok) {
@@ -290,7 +309,7 @@ static bool load_dictionary(pith_writer *w, const pith_dict *dict) {
         w->shapes[i].keys = keys;
         w->shapes[i].slots = w->dict_slots + dict->shape_offsets[i];
         w->shapes[i].nkeys = n;
-        w->dict_shape_hashes[i] = hash_keys(keys, n);
+        w->dict_shape_hashes[i] = hash_keys(keys, n, w->seed);
     }
     w->dict_slots_n = nslots;
     w->dict_nstrs = w->nstrs;
@@ -321,7 +340,7 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
     memset(&w->key_slot, 0, sizeof(w->key_slot));
     w->has_last = false;
     w->last_ts = 0;
-    w->depth = 0;
+    release_frames(w);
     w->cur_left = 0;
     w->last_shape = PITH_NO_INDEX;
     w->flags = flags;
@@ -391,20 +410,124 @@ PITH_INLINE pith_slot *next_slot(pith_writer *w) {
     return next_slot_slow(w);
 }
 
+/* ==========================================================================
+ * Distinct generic-map keys (keys.h)
+ * ========================================================================== */
+
+PITH_INLINE void update_keywatch(pith_writer *w) { w->keywatch = w->cur_generic || w->recording; }
+
+/* Is the item just claimed a key of the innermost generic map? Its 2n
+ * positions alternate key, value, so claiming a key leaves an odd count. */
+PITH_INLINE bool at_key(const pith_writer *w) { return w->cur_generic && (w->cur_left & 1); }
+
+/* The identity of a key starting at `start` is complete: add it to the
+ * innermost generic map's keys. */
+static bool key_complete(pith_writer *w, size_t start) {
+    int added = pith_kid_insert(&w->kids, &w->stack[w->depth - 1].kids, start);
+    if (added > 0) return true;
+    if (added < 0) return fail(w, PITH_ERR_NOMEM, "out of memory");
+    return fail(w, PITH_ERR_UNREPRESENTABLE, "duplicate map key (two keys equal as Pith values)");
+}
+
+/* A scalar item just written while keywatch is set: record its identity if
+ * it is a key or part of one. The identity is the type byte, `fixed` (a
+ * field of fixed width for the type), then unless n is SIZE_MAX a length and
+ * n bytes. */
+PITH_NOINLINE static bool key_scalar(pith_writer *w, uint8_t type, const void *fixed, size_t fixed_len, const void *p,
+                                     size_t n) {
+    bool starts = at_key(w);
+    if (!starts && !w->recording) return true;
+    size_t start = w->kids.len;
+    bool ok = pith_kid_append(&w->kids, &type, 1) && pith_kid_append(&w->kids, fixed, fixed_len) &&
+              (n == SIZE_MAX || pith_kid_append_bytes(&w->kids, PITH_KID_BINARY, p, n));
+    if (!ok) return fail(w, PITH_ERR_NOMEM, "out of memory");
+    return !starts || key_complete(w, start);
+}
+
+PITH_NOINLINE static bool key_word(pith_writer *w, uint8_t type, uint64_t word) {
+    uint8_t b[8];
+    store_le64(b, word);
+    return key_scalar(w, type, b, 8, NULL, SIZE_MAX);
+}
+
+/* Identity hooks for the scalar writers: nothing unless keywatch is set. */
+#define KEY_WORD(w, type, word) (PITH_LIKELY(!(w)->keywatch) || key_word((w), (type), (uint64_t)(word)))
+#define KEY_BYTES(w, type, p, n) (PITH_LIKELY(!(w)->keywatch) || key_scalar((w), (type), NULL, 0, (p), (n)))
+
+/* A container opening while keywatch is set: its header's identity, and
+ * whether it starts a key (*starts) and where (*start). */
+PITH_NOINLINE static bool key_container(pith_writer *w, uint8_t type, size_t count, const pith_key *keys,
+                                        bool *starts, size_t *start) {
+    *starts = at_key(w);
+    *start = w->kids.len;
+    if (!*starts && !w->recording) return true;
+    bool ok = pith_kid_append_word(&w->kids, type, count);
+    for (size_t i = 0; ok && keys && i < count; i++)
+        ok = pith_kid_append_bytes(&w->kids, keys[i].symbol ? PITH_KID_SYMBOL : PITH_KID_STRING, keys[i].ptr,
+                                   keys[i].len);
+    if (!ok) return fail(w, PITH_ERR_NOMEM, "out of memory");
+    return true;
+}
+
+/* Close every open container: an error or a new buffer can leave some open. */
+static void release_frames(pith_writer *w) {
+    for (size_t i = 0; i < w->depth; i++)
+        if (w->stack[i].kind == FRAME_GENERIC) pith_kid_close(&w->kids, &w->stack[i].kids, true);
+    pith_kid_reset(&w->kids);
+    w->depth = 0;
+    w->recording = 0;
+    w->cur_generic = w->keywatch = false;
+}
+
 PITH_NOINLINE static bool grow_stack(pith_writer *w) {
     if (!grow_array(w->alloc, (void **)&w->stack, &w->stack_cap, w->depth + 1, sizeof(wframe)))
         return fail(w, PITH_ERR_NOMEM, "out of memory");
     return true;
 }
 
-PITH_INLINE bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_t count) {
+/* push_frame for a generic map, or while keywatch is set. */
+PITH_NOINLINE static bool push_watched(pith_writer *w, uint8_t kind, pith_slot *slot, size_t count, uint8_t identity,
+                                       const pith_key *keys) {
+    bool starts = false;
+    size_t start = 0;
+    if (w->keywatch && !key_container(w, identity, kind == FRAME_GENERIC ? count / 2 : count, keys, &starts, &start))
+        return false;
     if (PITH_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return false;
     if (w->depth) {
         wframe *parent = &w->stack[w->depth - 1];
         parent->cur = w->cur;
         parent->left = w->cur_left;
     }
-    w->stack[w->depth++].kind = kind;
+    wframe *f = &w->stack[w->depth++];
+    f->kind = kind;
+    f->ends_key = starts;
+    f->key_start = start;
+    w->cur = slot;
+    w->cur_left = count;
+    w->cur_step = kind == FRAME_MAP;
+    if (starts) w->recording++;
+    if (kind == FRAME_GENERIC) pith_kid_open(&w->kids, &f->kids);
+    w->cur_generic = kind == FRAME_GENERIC;
+    update_keywatch(w);
+    return true;
+}
+
+/* Open a container of `count` items. With keywatch set, its identity
+ * (`identity`, then a shaped map's `keys`) is recorded if it is or is part
+ * of a generic-map key. */
+PITH_INLINE bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_t count, uint8_t identity,
+                            const pith_key *keys) {
+    if (PITH_UNLIKELY(w->keywatch) || PITH_UNLIKELY(kind == FRAME_GENERIC))
+        return push_watched(w, kind, slot, count, identity, keys);
+    if (PITH_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return false;
+    if (w->depth) {
+        wframe *parent = &w->stack[w->depth - 1];
+        parent->cur = w->cur;
+        parent->left = w->cur_left;
+    }
+    wframe *f = &w->stack[w->depth++];
+    f->kind = kind;
+    f->ends_key = false;
     w->cur = slot;
     w->cur_left = count;
     w->cur_step = kind == FRAME_MAP;
@@ -418,13 +541,13 @@ PITH_INLINE bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_
 bool pith_write_null(pith_writer *w) {
     if (!next_slot(w) || !reserve(w, 1)) return false;
     put_byte(w, TAG_NULL);
-    return true;
+    return KEY_WORD(w, PITH_KID_NULL, 0);
 }
 
 bool pith_write_bool(pith_writer *w, bool value) {
     if (!next_slot(w) || !reserve(w, 1)) return false;
     put_byte(w, value ? TAG_TRUE : TAG_FALSE);
-    return true;
+    return KEY_WORD(w, value ? PITH_KID_TRUE : PITH_KID_FALSE, 0);
 }
 
 static bool write_int_in(pith_writer *w, pith_slot *slot, int64_t v) {
@@ -462,6 +585,7 @@ static bool write_int_in(pith_writer *w, pith_slot *slot, int64_t v) {
 
 bool pith_write_int(pith_writer *w, int64_t value) {
     pith_slot *slot = next_slot(w);
+    if (PITH_UNLIKELY(w->keywatch)) return slot && write_int_in(w, slot, value) && key_word(w, PITH_KID_INT, (uint64_t)value);
     return slot && write_int_in(w, slot, value);
 }
 
@@ -475,6 +599,9 @@ static bool write_uint_in(pith_writer *w, pith_slot *slot, uint64_t value) {
 
 bool pith_write_uint(pith_writer *w, uint64_t value) {
     pith_slot *slot = next_slot(w);
+    if (PITH_UNLIKELY(w->keywatch))
+        return slot && write_uint_in(w, slot, value) &&
+               key_word(w, value <= (uint64_t)INT64_MAX ? PITH_KID_INT : PITH_KID_UINT, value);
     return slot && write_uint_in(w, slot, value);
 }
 
@@ -485,19 +612,33 @@ bool pith_write_bigint(pith_writer *w, bool negative, const uint8_t *mag, size_t
     if (len <= 8) {
         uint64_t u = 0;
         for (size_t i = len; i > 0; i--) u = (u << 8) | mag[i - 1];
-        if (!negative) return write_uint_in(w, slot, u);
-        if (u <= (1ull << 63)) return write_int_in(w, slot, u == (1ull << 63) ? INT64_MIN : -(int64_t)u);
+        if (!negative)
+            return write_uint_in(w, slot, u) && KEY_WORD(w, u <= (uint64_t)INT64_MAX ? PITH_KID_INT : PITH_KID_UINT, u);
+        if (u <= (1ull << 63)) {
+            int64_t v = u == (1ull << 63) ? INT64_MIN : -(int64_t)u;
+            return write_int_in(w, slot, v) && KEY_WORD(w, PITH_KID_INT, v);
+        }
     }
     if (!reserve(w, 10 + len)) return false;
     put_byte(w, negative ? TAG_BIGINT_NEG : TAG_BIGINT_POS);
     put_varint(w, len);
     put_bytes(w, mag, len);
-    return true;
+    return KEY_BYTES(w, negative ? PITH_KID_BIG_NEG : PITH_KID_BIG_POS, mag, len);
 }
+
+static bool write_double_in(pith_writer *w, pith_slot *slot, double d);
 
 bool pith_write_double(pith_writer *w, double d) {
     pith_slot *slot = next_slot(w);
-    if (!slot || !reserve(w, 11)) return false;
+    if (!slot || !write_double_in(w, slot, d)) return false;
+    if (PITH_LIKELY(!w->keywatch)) return true;
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    return key_word(w, PITH_KID_FLOAT, bits);
+}
+
+static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
+    if (!reserve(w, 11)) return false;
     int64_t m;
     int e;
     if (decimal_of_double(d, &m, &e)) {
@@ -691,7 +832,7 @@ PITH_INLINE bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *
     uint64_t h = 0, *islot = NULL;
     if (PITH_LIKELY(n >= MIN_TABLE_LEN)) {
         if (!strings_have_room(w)) return false;
-        h = hash_bytes(p, n, 0);
+        h = hash_bytes(p, n, w->seed);
         uint32_t found = str_find(w, p, n, h, &islot);
         if (found != PITH_NO_INDEX) {
             /* A reference is used unless it would be longer than the string. */
@@ -723,14 +864,16 @@ static bool check_utf8(pith_writer *w, const char *ptr, size_t len, bool *ascii)
 
 bool pith_write_string_utf8(pith_writer *w, const char *ptr, size_t len) {
     pith_slot *slot = next_slot(w);
-    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL);
+    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL) &&
+           KEY_BYTES(w, PITH_KID_STRING, ptr, len);
 }
 
 bool pith_write_string(pith_writer *w, const char *ptr, size_t len) {
     bool ascii;
     if (!check_utf8(w, ptr, len, &ascii)) return false;
     pith_slot *slot = next_slot(w);
-    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL);
+    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL) &&
+           KEY_BYTES(w, PITH_KID_STRING, ptr, len);
 }
 
 bool pith_write_symbol(pith_writer *w, const char *ptr, size_t len) {
@@ -739,7 +882,7 @@ bool pith_write_symbol(pith_writer *w, const char *ptr, size_t len) {
     pith_slot *slot = next_slot(w);
     if (!slot || !reserve(w, 1)) return false;
     put_byte(w, TAG_SYMBOL);
-    return write_str_item(w, slot, (const uint8_t *)ptr, len, NULL);
+    return write_str_item(w, slot, (const uint8_t *)ptr, len, NULL) && KEY_BYTES(w, PITH_KID_SYMBOL, ptr, len);
 }
 
 /* ==========================================================================
@@ -751,7 +894,7 @@ bool pith_write_binary(pith_writer *w, const void *ptr, size_t len) {
     put_byte(w, TAG_BIN);
     put_varint(w, len);
     put_bytes(w, ptr, len);
-    return true;
+    return KEY_BYTES(w, PITH_KID_BINARY, ptr, len);
 }
 
 bool pith_write_ext(pith_writer *w, uint32_t type, const void *ptr, size_t len) {
@@ -761,7 +904,10 @@ bool pith_write_ext(pith_writer *w, uint32_t type, const void *ptr, size_t len) 
     put_varint(w, type);
     put_varint(w, len);
     put_bytes(w, ptr, len);
-    return true;
+    if (PITH_LIKELY(!w->keywatch)) return true;
+    uint8_t t[4];
+    store_le32(t, type);
+    return key_scalar(w, PITH_KID_EXT, t, 4, ptr, len);
 }
 
 bool pith_write_timestamp(pith_writer *w, const pith_timestamp *ts) {
@@ -783,7 +929,15 @@ bool pith_write_timestamp(pith_writer *w, const pith_timestamp *ts) {
     w->last_ts = ts->seconds;
     if (ts->nanos) put_varint(w, ts->nanos);
     if (ts->zone == PITH_ZONE_OFFSET) put_varint(w, zigzag(ts->offset));
-    return true;
+    if (PITH_LIKELY(!w->keywatch)) return true;
+    uint8_t t[15];
+    store_le64(t, (uint64_t)ts->seconds);
+    store_le32(t + 8, ts->nanos);
+    t[12] = ts->zone;
+    int16_t off = ts->zone == PITH_ZONE_OFFSET ? ts->offset : 0;
+    t[13] = (uint8_t)(uint16_t)off;
+    t[14] = (uint8_t)((uint16_t)off >> 8);
+    return key_scalar(w, PITH_KID_TIME, t, 15, NULL, SIZE_MAX);
 }
 
 /* ==========================================================================
@@ -804,7 +958,25 @@ bool pith_write_array_begin(pith_writer *w, size_t count) {
         put_byte(w, TAG_ARR_LONG);
         put_varint(w, count - N_ARR0);
     }
-    return push_frame(w, FRAME_ARRAY, slot, count);
+    return push_frame(w, FRAME_ARRAY, slot, count, PITH_KID_ARRAY, NULL);
+}
+
+/* end_container with keywatch set: close the key set, finish a key. */
+PITH_NOINLINE static bool end_watched(pith_writer *w) {
+    wframe *f = &w->stack[w->depth - 1];
+    bool ends_key = f->ends_key;
+    if (ends_key) w->recording--;
+    if (f->kind == FRAME_GENERIC) pith_kid_close(&w->kids, &f->kids, w->recording > 0 || ends_key);
+    w->cur_generic = false;
+    if (--w->depth) {
+        const wframe *parent = &w->stack[w->depth - 1];
+        w->cur = parent->cur;
+        w->cur_left = parent->left;
+        w->cur_step = parent->kind == FRAME_MAP;
+        w->cur_generic = parent->kind == FRAME_GENERIC;
+    }
+    update_keywatch(w);
+    return !ends_key || key_complete(w, f->key_start);
 }
 
 static bool end_container(pith_writer *w, bool map) {
@@ -813,11 +985,14 @@ static bool end_container(pith_writer *w, bool map) {
     wframe *f = &w->stack[w->depth - 1];
     if ((f->kind == FRAME_ARRAY) == map) return fail(w, PITH_ERR_USAGE, "closing the wrong kind of container");
     if (w->cur_left) return fail(w, PITH_ERR_USAGE, "fewer items than the container's count");
+    /* Without keywatch this container is no generic map and no key, and nothing records. */
+    if (PITH_UNLIKELY(w->keywatch)) return end_watched(w);
     if (--w->depth) {
         const wframe *parent = &w->stack[w->depth - 1];
         w->cur = parent->cur;
         w->cur_left = parent->left;
         w->cur_step = parent->kind == FRAME_MAP;
+        if (PITH_UNLIKELY(parent->kind == FRAME_GENERIC)) w->cur_generic = w->keywatch = true;
     }
     return true;
 }
@@ -839,12 +1014,12 @@ static bool put_shape_ref(pith_writer *w, size_t id) {
         put_byte(w, (uint8_t)((id - SHAPE16_BASE) >> 8));
     }
     w->last_shape = (uint32_t)id;
-    return push_frame(w, FRAME_MAP, w->shapes[id].slots, w->shapes[id].nkeys);
+    return push_frame(w, FRAME_MAP, w->shapes[id].slots, w->shapes[id].nkeys, PITH_KID_MAP, w->shapes[id].keys);
 }
 
 static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool checked) {
     if (!next_slot(w) || !check_depth(w)) return false;
-    uint64_t h = hash_keys(keys, count);
+    uint64_t h = hash_keys(keys, count, w->seed);
     const hash_index *ix = &w->shape_index;
     if (ix->cap) {
         size_t mask = ix->cap - 1, i = (size_t)h & mask;
@@ -888,7 +1063,7 @@ static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool c
     size_t before = w->nshapes;
     if (!add_shape(w, copy, count, h, &slots)) return false;
     w->last_shape = w->nshapes > before ? (uint32_t)before : PITH_NO_INDEX;
-    return push_frame(w, FRAME_MAP, slots, count);
+    return push_frame(w, FRAME_MAP, slots, count, PITH_KID_MAP, copy);
 }
 
 uint32_t pith_writer_last_shape(const pith_writer *w) { return w->last_shape; }
@@ -917,7 +1092,7 @@ bool pith_write_generic_map_begin(pith_writer *w, size_t count) {
     if (count > SIZE_MAX / 2) return fail(w, PITH_ERR_UNREPRESENTABLE, "map too large");
     put_byte(w, TAG_MAP_GEN);
     put_varint(w, count);
-    return push_frame(w, FRAME_GENERIC, slot, count * 2);
+    return push_frame(w, FRAME_GENERIC, slot, count * 2, PITH_KID_GENERIC, NULL);
 }
 
 /* ==========================================================================
