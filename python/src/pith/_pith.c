@@ -2856,6 +2856,39 @@ static void Decoder_dealloc(DecoderObject *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* Make room for `more` bytes after buf[len): what the new bytes must not
+ * overwrite is buf[start..len), the bytes not yet consumed (consumed frames
+ * are not needed: the reader copies what later frames refer to). The pending
+ * bytes move to the front, and the buffer is sized to at least 1.5 times what
+ * it must then hold: a third of it stays free, so the bytes moved are at most
+ * three times the bytes fed. A buffer much larger than that shrinks, so that
+ * one large frame does not pin its size for the rest of the stream. */
+static int feed_make_room(DecoderObject *self, size_t more) {
+    size_t pending = self->len - self->start;
+    if (more > (size_t)PY_SSIZE_T_MAX / 2 - pending) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t need = pending + more, want = 4096;
+    while (want < need + need / 2) want *= 2;
+    if (self->start && pending) memmove(self->buf, self->buf + self->start, pending);
+    self->start = 0;
+    self->len = pending;
+    if (want > self->cap || (self->cap > (1u << 16) && want < self->cap / 4)) {
+        char *p = PyMem_Realloc(self->buf, want);
+        if (!p) {
+            if (want > self->cap) {
+                PyErr_NoMemory();
+                return -1;
+            }
+        } else {
+            self->buf = p;
+            self->cap = want;
+        }
+    }
+    return 0;
+}
+
 static PyObject *Decoder_feed(DecoderObject *self, PyObject *data) {
     input_bytes in;
     if (input_get(data, &in) < 0) return NULL;
@@ -2864,24 +2897,9 @@ static PyObject *Decoder_feed(DecoderObject *self, PyObject *data) {
         PyErr_SetString(PyExc_RuntimeError, "Decoder used re-entrantly");
         return NULL;
     }
-    size_t pending = self->len - self->start;
-    if (pending + in.len > self->cap || self->start > self->cap / 2) {
-        if (self->start) {
-            memmove(self->buf, self->buf + self->start, pending);
-            self->len = pending;
-            self->start = 0;
-        }
-        if (pending + in.len > self->cap) {
-            size_t cap = self->cap ? self->cap : 4096;
-            while (cap < pending + in.len) cap *= 2;
-            char *p = PyMem_Realloc(self->buf, cap);
-            if (!p) {
-                input_release(&in);
-                return PyErr_NoMemory();
-            }
-            self->buf = p;
-            self->cap = cap;
-        }
+    if (in.len > self->cap - self->len && feed_make_room(self, in.len) < 0) {
+        input_release(&in);
+        return NULL;
     }
     if (in.len) memcpy(self->buf + self->len, in.ptr, in.len);
     self->len += in.len;
