@@ -110,7 +110,7 @@ static size_t pith_dk_size(const pith_dict_keys *dk) {
 
 static PyTypeObject *SymbolType, *ExtType, *TimestampType, *MapType;
 static PyObject *DecodeError, *EncodeError;
-static PyObject *g_offset_tz_fn, *g_check_keys_fn, *g_build_dict_fn;
+static PyObject *g_offset_tz_fn, *g_build_dict_fn;
 static PyObject *g_utc;
 static PyObject *g_tz_offsets[2 * 1439 + 1];
 static PyObject *g_enum_type, *g_uuid_type, *g_field_marker;
@@ -1052,6 +1052,24 @@ ALWAYS_INLINE int keys_same(PyObject *const *a, PyObject *const *b, Py_ssize_t n
     return i == n;
 }
 
+/* After the writer refused a shape: put the first key that repeats an earlier
+ * one (as a string or symbol of the same text) in the error's path. */
+NOINLINE static void enc_path_to_repeated_key(enc_ctx *e, PyObject *const *keys, Py_ssize_t n) {
+    PyObject *seen = PySet_New(NULL);
+    for (Py_ssize_t i = 0; seen && i < n; i++) {
+        PyObject *id = Py_BuildValue("(OO)", Py_TYPE(keys[i]) == SymbolType ? Py_True : Py_False, keys[i]);
+        int found = id ? PySet_Contains(seen, id) : -1;
+        if (found == 0) found = PySet_Add(seen, id);
+        Py_XDECREF(id);
+        if (found != 0) {
+            if (found > 0) enc_path_push(e, keys[i], 0);
+            break;
+        }
+    }
+    Py_XDECREF(seen);
+    PyErr_Clear();
+}
+
 /* Open a shaped map whose keys (str or Symbol objects) are `keys`, without
  * the hint: hash lookup, else define the shape and cache it. Returns the cache
  * entry, -1 (not cached) or -2 (error). */
@@ -1099,7 +1117,11 @@ NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, 
     }
     bool ok = checked ? pith_write_map_begin(e->w, pk, (size_t)n) : pith_write_map_begin_utf8(e->w, pk, (size_t)n);
     if (pk != local) PyMem_Free(pk);
-    if (UNLIKELY(!ok)) return enc_writer_fail(e), -2;
+    if (UNLIKELY(!ok)) {
+        enc_writer_fail(e);
+        if (pith_writer_error(e->w)->code == PITH_ERR_UNREPRESENTABLE) enc_path_to_repeated_key(e, keys, n);
+        return -2;
+    }
     uint32_t shape = pith_writer_last_shape(e->w);
     return shape != PITH_NO_INDEX ? sc_insert(e, h, keys, n, shape) : -1;
 }
@@ -1236,9 +1258,8 @@ done:
 
 static int enc_default(enc_ctx *e, PyObject *o);
 
-/* A generic-map key as the value Pith will see (new reference); *converted
- * is set when `default` or an enum produced it. NULL on error. */
-static PyObject *enc_convert_key(enc_ctx *e, PyObject *k, int *converted) {
+/* A map key as the value Pith will see (new reference), NULL on error. */
+static PyObject *enc_convert_key(enc_ctx *e, PyObject *k) {
     PyTypeObject *t = Py_TYPE(k);
     if (t == &PyUnicode_Type || t == SymbolType || t == &PyLong_Type || t == &PyFloat_Type || t == &PyBool_Type ||
         k == Py_None || t == &PyBytes_Type || t == &PyTuple_Type || t == TimestampType || t == ExtType || t == MapType ||
@@ -1246,15 +1267,13 @@ static PyObject *enc_convert_key(enc_ctx *e, PyObject *k, int *converted) {
         return Py_NewRef(k);
     if (!(e->opt & OPT_PASSTHROUGH_SUBCLASS)) {
         if (PyObject_IsInstance(k, g_enum_type) == 1 && !(e->opt & OPT_PASSTHROUGH_ENUM)) {
-            *converted = 1;
-            return PyObject_GetAttr(k, s_value);
+                return PyObject_GetAttr(k, s_value);
         }
         if (PyUnicode_Check(k)) return PyObject_Str(k);
         if (PyLong_Check(k)) return PyNumber_Index(k);
         if (PyFloat_Check(k)) return PyFloat_FromDouble(PyFloat_AS_DOUBLE(k));
         if (PyTuple_Check(k) || PyBytes_Check(k)) return Py_NewRef(k);
     } else if (PyObject_IsInstance(k, g_enum_type) == 1 && !(e->opt & OPT_PASSTHROUGH_ENUM)) {
-        *converted = 1;
         return PyObject_GetAttr(k, s_value);
     }
     if (PyObject_IsInstance(k, g_uuid_type) == 1 && !(e->opt & OPT_PASSTHROUGH_UUID)) return PyObject_Str(k);
@@ -1262,7 +1281,6 @@ static PyObject *enc_convert_key(enc_ctx *e, PyObject *k, int *converted) {
         enc_fail_type(e, k);
         return NULL;
     }
-    *converted = 1;
     PyObject *r = PyObject_CallOneArg(e->default_fn, k);
     if (!r) {
         PyObject *type, *value, *tb;
@@ -1279,13 +1297,14 @@ static PyObject *enc_convert_key(enc_ctx *e, PyObject *k, int *converted) {
 
 /* A map given as a sequence of (key, value) pairs (a dict's items, or a
  * pith.Map): convert the keys, then a shaped map if they all became strings,
- * else a generic map. Keys that were converted (or all keys of a Map, which
- * may repeat) are checked to be distinct Pith values. */
-static int enc_pairs(enc_ctx *e, PyObject *o, PyObject *items, int check) {
+ * else a generic map. Keys that Python holds apart may be equal as Pith
+ * values (NaNs of one payload, str subclasses, enum members and their
+ * values, the pairs of a Map): the writer refuses those. */
+static int enc_pairs(enc_ctx *e, PyObject *o, PyObject *items) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
     PyObject **pairs = PySequence_Fast_ITEMS(items);
     PyObject *ckeys = PyList_New(n);
-    int rc = -1, converted = check, textual = 1;
+    int rc = -1, textual = 1;
     if (!ckeys) return -1;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *pair = pairs[i];
@@ -1294,7 +1313,7 @@ static int enc_pairs(enc_ctx *e, PyObject *o, PyObject *items, int check) {
             goto done;
         }
         PyObject *k = PyTuple_GET_ITEM(pair, 0);
-        PyObject *ck = enc_convert_key(e, k, &converted);
+        PyObject *ck = enc_convert_key(e, k);
         if (!ck) {
             enc_path_push(e, k, 0);
             goto done;
@@ -1312,20 +1331,6 @@ static int enc_pairs(enc_ctx *e, PyObject *o, PyObject *items, int check) {
             goto done;
         }
     } else {
-        if (converted) {
-            PyObject *ok = PyObject_CallOneArg(g_check_keys_fn, ckeys);
-            if (!ok) {
-                e->depth--;
-                goto done;
-            }
-            int distinct = PyObject_IsTrue(ok);
-            Py_DECREF(ok);
-            if (!distinct) {
-                e->depth--;
-                enc_fail(e, "map keys are not distinct Pith values");
-                goto done;
-            }
-        }
         if (UNLIKELY(!pith_write_generic_map_begin(e->w, (size_t)n))) {
             e->depth--;
             enc_writer_fail(e);
@@ -1361,7 +1366,7 @@ done:
 static int enc_dict_general(enc_ctx *e, PyObject *o) {
     PyObject *items = PyDict_Items(o);
     if (!items) return -1;
-    int rc = enc_pairs(e, o, items, 0);
+    int rc = enc_pairs(e, o, items);
     Py_DECREF(items);
     return rc;
 }
@@ -1371,7 +1376,7 @@ static int enc_dict_general(enc_ctx *e, PyObject *o) {
 NOINLINE static int enc_dict_subclass(enc_ctx *e, PyObject *o) {
     PyObject *items = PyMapping_Items(o);
     if (!items) return -1;
-    int rc = enc_pairs(e, o, items, 0);
+    int rc = enc_pairs(e, o, items);
     Py_DECREF(items);
     return rc;
 }
@@ -1383,7 +1388,7 @@ NOINLINE static int enc_map_object(enc_ctx *e, PyObject *o) {
     Py_DECREF(pairs);
     if (!items) return -1;
     Py_INCREF(o);
-    int rc = enc_pairs(e, o, items, 1);
+    int rc = enc_pairs(e, o, items);
     Py_DECREF(o);
     Py_DECREF(items);
     return rc;
@@ -3122,7 +3127,6 @@ PyMODINIT_FUNC PyInit__pith(void) {
     GET(DecodeError, "DecodeError");
     GET(EncodeError, "EncodeError");
     GET(g_offset_tz_fn, "_offset_tz");
-    GET(g_check_keys_fn, "_check_distinct_keys");
     GET(g_build_dict_fn, "_build_dictionary");
 #undef GET
     tmp = PyImport_ImportModule("enum");

@@ -365,17 +365,6 @@ def _pith_key(k) -> tuple:
     return tuple(out)
 
 
-def _check_distinct_keys(keys) -> bool:
-    """True if the (converted) keys of a map are pairwise distinct Pith values."""
-    seen = set()
-    for k in keys:
-        pk = _pith_key(k)
-        if pk in seen:
-            return False
-        seen.add(pk)
-    return True
-
-
 def _timestamp_like(s: str) -> bool:
     return len(s) >= 10 and s[4:5] == "-" and s[7:8] == "-" and s[:4].isdigit()
 
