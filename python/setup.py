@@ -77,7 +77,9 @@ setup(
     ext_modules=[
         Extension(
             "pith._pith",
+            # _pith.c includes the binding's other parts (one translation unit).
             sources=[os.path.join("src", "pith", "_pith.c")] + CORE_SOURCES,
+            depends=[os.path.join("src", "pith", name) for name in ("encode.c", "decode.c", "streams.c")],
             include_dirs=[os.path.join("csrc", "include"), os.path.join("csrc", "src")],
         )
     ],

@@ -1,0 +1,1052 @@
+/*
+ * encode.c - dumps(): Python objects to the core's writer.
+ *
+ * Part of _pith.c, which includes it (one translation unit: the parts share
+ * its static helpers and inline across each other); not compiled alone.
+ */
+
+/* ==========================================================================
+ * Encoding
+ * ========================================================================== */
+
+/* Shape cache entry: a dict key sequence (by identity) -> writer shape index.
+ * Entries are appended (stable indices); sc_index hashes into them. Each key
+ * position i of an entry has a hint, hints[off + i]: the entry (+1) of the
+ * dict last seen as the value at that position, tried first next time. */
+typedef struct {
+    uint64_t hash;
+    size_t off;      /* keys in the pool, hints at the same offset */
+    uint32_t n;
+    uint32_t shape;
+} sc_ent;
+
+#define HINT_ROOT 0                  /* hint_at: the root slot */
+#define HINT_NONE ((size_t)-1)       /* hint_at: a scratch slot (uncached parent) */
+
+/* A path component recorded while unwinding after an error. */
+typedef struct {
+    PyObject *key;   /* dict key (strong), or NULL for a list index */
+    Py_ssize_t index;
+} path_ent;
+
+typedef struct enc_ctx {
+    pith_writer *w;
+    PyObject *default_fn;
+    uint32_t opt;
+    int depth;
+    uint32_t empty_shape;   /* shape index of {} in this buffer */
+    sc_ent *ents;           /* shape cache entries, in insertion order */
+    size_t nents, ents_cap;
+    uint32_t *sc_index;     /* open addressing: entry + 1, 0 = empty */
+    size_t sc_cap;
+    PyObject **pool;        /* keys of the entries (strong) */
+    uint32_t *hints;        /* per key position: entry + 1 of the child dict last seen there */
+    size_t pool_used, pool_cap;
+    size_t hint_at;         /* where the next dict finds its hint: HINT_ROOT, HINT_NONE or 1 + hints index */
+    uint32_t hint_root, hint_scratch;
+    PyObject *err_msg;      /* pending EncodeError message */
+    PyObject *err_cause;
+    path_ent *path;
+    size_t path_len, path_cap;
+    PyObject *stack[MAX_DEPTH + 1]; /* containers being written (cycle diagnosis) */
+} enc_ctx;
+
+static int enc_value(enc_ctx *e, PyObject *o);
+
+static enc_ctx *enc_ctx_new(void) {
+    enc_ctx *e = PyMem_Calloc(1, sizeof(enc_ctx));
+    if (!e) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    e->w = pith_writer_new(NULL);
+    if (!e->w) {
+        PyMem_Free(e);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    e->empty_shape = PITH_NO_INDEX;
+    return e;
+}
+
+/* Forget the shape cache (between buffers) and any error state. */
+static void enc_ctx_clear(enc_ctx *e) {
+    for (size_t i = 0; i < e->pool_used; i++) Py_DECREF(e->pool[i]);
+    e->pool_used = 0;
+    if (e->nents) memset(e->sc_index, 0, e->sc_cap * sizeof(uint32_t));
+    e->nents = 0;
+    e->hint_at = HINT_ROOT;
+    e->hint_root = e->hint_scratch = 0;
+    e->empty_shape = PITH_NO_INDEX;
+    e->depth = 0;
+    Py_CLEAR(e->err_msg);
+    Py_CLEAR(e->err_cause);
+    for (size_t i = 0; i < e->path_len; i++) Py_XDECREF(e->path[i].key);
+    e->path_len = 0;
+    e->default_fn = NULL;
+}
+
+static void enc_ctx_free(enc_ctx *e) {
+    if (!e) return;
+    enc_ctx_clear(e);
+    pith_writer_free(e->w);
+    PyMem_Free(e->ents);
+    PyMem_Free(e->sc_index);
+    PyMem_Free(e->pool);
+    PyMem_Free(e->hints);
+    PyMem_Free(e->path);
+    PyMem_Free(e);
+}
+
+static enc_ctx *g_enc_pool;
+
+static enc_ctx *enc_acquire(void) {
+    enc_ctx *e = g_enc_pool;
+    if (e) {
+        g_enc_pool = NULL;
+        return e;
+    }
+    return enc_ctx_new();
+}
+
+static void enc_release(enc_ctx *e, size_t bytes_written) {
+    enc_ctx_clear(e);
+    if (g_enc_pool || bytes_written > POOL_RELEASE_BYTES || e->sc_cap > 8192 || e->pool_cap > 16384) {
+        enc_ctx_free(e);
+        return;
+    }
+    g_enc_pool = e;
+}
+
+/* --- errors ------------------------------------------------------------- */
+
+NOINLINE static int enc_fail(enc_ctx *e, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (!msg) return -1;
+    Py_XSETREF(e->err_msg, msg);
+    return -1;
+}
+
+NOINLINE static int enc_fail_type(enc_ctx *e, PyObject *o) {
+    return enc_fail(e, "Type is not Pith serializable: %s", Py_TYPE(o)->tp_name);
+}
+
+NOINLINE static int enc_writer_fail(enc_ctx *e) {
+    const pith_error *err = pith_writer_error(e->w);
+    if (err->code == PITH_ERR_NOMEM) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return enc_fail(e, "%s", err->message ? err->message : pith_code_name(err->code));
+}
+
+NOINLINE static void enc_path_push(enc_ctx *e, PyObject *key, Py_ssize_t index) {
+    if (!e->err_msg) return; /* only EncodeErrors carry a path */
+    if (e->path_len == e->path_cap) {
+        size_t cap = e->path_cap ? e->path_cap * 2 : 16;
+        path_ent *p = PyMem_Realloc(e->path, cap * sizeof(path_ent));
+        if (!p) return;
+        e->path = p;
+        e->path_cap = cap;
+    }
+    Py_XINCREF(key);
+    e->path[e->path_len].key = key;
+    e->path[e->path_len].index = index;
+    e->path_len++;
+}
+
+/* Turn a pending error into an EncodeError "<message> at <path>". */
+NOINLINE static void enc_raise(enc_ctx *e) {
+    if (!e->err_msg) return; /* a Python exception is already set */
+    PyErr_Clear();
+    PyObject *parts = PyList_New(0);
+    PyObject *dollar = PyUnicode_FromString("$");
+    if (!parts || !dollar || PyList_Append(parts, dollar) < 0) goto fail;
+    for (size_t i = e->path_len; i > 0; i--) {
+        path_ent *p = &e->path[i - 1];
+        PyObject *part;
+        if (!p->key) {
+            part = PyUnicode_FromFormat("[%zd]", p->index);
+        } else if (PyUnicode_Check(p->key)) {
+            PyObject *esc1 = PyObject_CallMethod(p->key, "replace", "ss", "\\", "\\\\");
+            PyObject *esc = esc1 ? PyObject_CallMethod(esc1, "replace", "ss", "\"", "\\\"") : NULL;
+            Py_XDECREF(esc1);
+            part = esc ? PyUnicode_FromFormat("[\"%U\"]", esc) : NULL;
+            Py_XDECREF(esc);
+        } else {
+            part = PyUnicode_FromFormat("[%R]", p->key);
+        }
+        if (!part || PyList_Append(parts, part) < 0) {
+            Py_XDECREF(part);
+            goto fail;
+        }
+        Py_DECREF(part);
+    }
+    {
+        PyObject *empty = PyUnicode_FromString("");
+        PyObject *path = empty ? PyUnicode_Join(empty, parts) : NULL;
+        Py_XDECREF(empty);
+        if (!path) goto fail;
+        PyObject *msg = PyUnicode_FromFormat("%U at %U", e->err_msg, path);
+        PyObject *exc = msg ? PyObject_CallFunction(EncodeError, "OO", msg, path) : NULL;
+        Py_XDECREF(msg);
+        Py_DECREF(path);
+        if (!exc) goto fail;
+        if (e->err_cause) {
+            Py_INCREF(e->err_cause);
+            PyException_SetCause(exc, e->err_cause);
+        }
+        PyErr_SetObject(EncodeError, exc);
+        Py_DECREF(exc);
+    }
+fail:
+    Py_XDECREF(parts);
+    Py_XDECREF(dollar);
+}
+
+/* --- scalars ------------------------------------------------------------- */
+
+ALWAYS_INLINE int enc_str(enc_ctx *e, PyObject *o) {
+    const char *p;
+    Py_ssize_t n;
+    if (LIKELY(PyUnicode_IS_COMPACT_ASCII(o))) {
+        p = (const char *)(((PyASCIIObject *)o) + 1);
+        n = PyUnicode_GET_LENGTH(o);
+    } else {
+        p = PyUnicode_AsUTF8AndSize(o, &n);
+        if (UNLIKELY(!p)) {
+            PyErr_Clear();
+            return enc_fail(e, "str is not valid Unicode (it contains a surrogate)");
+        }
+    }
+    if (UNLIKELY(!pith_write_string_utf8(e->w, p, (size_t)n))) return enc_writer_fail(e);
+    return 0;
+}
+
+NOINLINE static int enc_symbol(enc_ctx *e, PyObject *o) {
+    Py_ssize_t n;
+    const char *p = str_utf8(o, &n);
+    if (!p) {
+        PyErr_Clear();
+        return enc_fail(e, "str is not valid Unicode (it contains a surrogate)");
+    }
+    if (!pith_write_symbol(e->w, p, (size_t)n)) return enc_writer_fail(e);
+    return 0;
+}
+
+NOINLINE static int enc_bigint(enc_ctx *e, PyObject *o) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (!overflow) return pith_write_int(e->w, v) ? 0 : enc_writer_fail(e);
+    if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(o);
+        if (!(u == (unsigned long long)-1 && PyErr_Occurred())) return pith_write_uint(e->w, u) ? 0 : enc_writer_fail(e);
+        PyErr_Clear();
+    }
+    /* Exact int first: a subclass's __neg__ or __index__ must not choose the bytes. */
+    PyObject *exact = PyNumber_Index(o); /* an exact int (3.10+), without calling __index__ on int subclasses */
+    if (!exact) return -1;
+    if (!PyLong_CheckExact(exact)) {
+        Py_DECREF(exact);
+        return enc_fail(e, "int subclass %s did not give an exact int", Py_TYPE(o)->tp_name);
+    }
+    PyObject *mag = overflow < 0 ? PyNumber_Negative(exact) : Py_NewRef(exact);
+    Py_DECREF(exact);
+    if (!mag) return -1;
+    int rc = -1;
+    size_t nbits = _PyLong_NumBits(mag);
+    if (nbits == (size_t)-1 && PyErr_Occurred()) goto done;
+    size_t nbytes = (nbits + 7) / 8;
+    unsigned char *buf = PyMem_Malloc(nbytes ? nbytes : 1);
+    if (!buf) {
+        PyErr_NoMemory();
+        goto done;
+    }
+#if PY_VERSION_HEX >= 0x030D0000
+    int r = _PyLong_AsByteArray((PyLongObject *)mag, buf, nbytes, 1, 0, 1);
+#else
+    int r = _PyLong_AsByteArray((PyLongObject *)mag, buf, nbytes, 1, 0);
+#endif
+    if (r == 0) rc = pith_write_bigint(e->w, overflow < 0, buf, nbytes) ? 0 : enc_writer_fail(e);
+    PyMem_Free(buf);
+done:
+    Py_DECREF(mag);
+    return rc;
+}
+
+ALWAYS_INLINE int enc_int(enc_ctx *e, PyObject *o) {
+#if PY_VERSION_HEX < 0x030C0000
+    Py_ssize_t size = Py_SIZE(o);
+    if (LIKELY(size <= 1 && size >= -1)) {
+        int64_t v = size ? (int64_t)((PyLongObject *)o)->ob_digit[0] : 0;
+        if (size < 0) v = -v;
+        return LIKELY(pith_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
+    }
+#else
+    if (PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+        return LIKELY(pith_write_int(e->w, (int64_t)PyUnstable_Long_CompactValue((PyLongObject *)o)))
+                   ? 0
+                   : enc_writer_fail(e);
+    }
+#endif
+    return enc_bigint(e, o);
+}
+
+static int enc_dict(enc_ctx *e, PyObject *o);
+static int enc_sequence(enc_ctx *e, PyObject *o, PyObject **items, Py_ssize_t n, int is_list);
+NOINLINE static int enc_other(enc_ctx *e, PyObject *o);
+
+/* One value: the common types inline (used in the container loops). `at` is
+ * the shape hint slot for a dict in this position (see hint_slot); it is only
+ * stored for values that may contain dicts. */
+#define HINT_OF(ent, i) ((ent) >= 0 ? 1 + e->ents[(ent)].off + (size_t)(i) : HINT_NONE)
+
+ALWAYS_INLINE int enc_fast_at(enc_ctx *e, PyObject *o, Py_ssize_t ent, Py_ssize_t i) {
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == &PyUnicode_Type) return enc_str(e, o);
+    if (t == &PyLong_Type) return enc_int(e, o);
+    if (t == &PyFloat_Type) return LIKELY(pith_write_double(e->w, PyFloat_AS_DOUBLE(o))) ? 0 : enc_writer_fail(e);
+    if (t == &PyBool_Type) return LIKELY(pith_write_bool(e->w, o == Py_True)) ? 0 : enc_writer_fail(e);
+    if (o == Py_None) return LIKELY(pith_write_null(e->w)) ? 0 : enc_writer_fail(e);
+    if (i >= 0) e->hint_at = HINT_OF(ent, i); /* i < 0: keep hint_at (list elements) */
+    if (t == &PyDict_Type) return enc_dict(e, o);
+    if (t == &PyList_Type) return enc_sequence(e, o, NULL, PyList_GET_SIZE(o), 1);
+    return enc_other(e, o);
+}
+
+ALWAYS_INLINE int enc_fast(enc_ctx *e, PyObject *o) { return enc_fast_at(e, o, -1, -1); }
+
+/* --- containers --------------------------------------------------------- */
+
+NOINLINE static int enc_depth_fail(enc_ctx *e, PyObject *o) {
+    for (int i = 0; i < e->depth; i++)
+        if (e->stack[i] == o) return enc_fail(e, "circular reference (%s)", Py_TYPE(o)->tp_name);
+    return enc_fail(e, "nesting deeper than %d levels", MAX_DEPTH);
+}
+
+ALWAYS_INLINE int enc_enter(enc_ctx *e, PyObject *o) {
+    if (UNLIKELY(e->depth >= MAX_DEPTH)) return enc_depth_fail(e, o);
+    e->stack[e->depth++] = o;
+    return 0;
+}
+
+static NOINLINE int enc_sequence(enc_ctx *e, PyObject *o, PyObject **items, Py_ssize_t n, int is_list) {
+    if (enc_enter(e, o) < 0) return -1;
+    if (UNLIKELY(!pith_write_array_begin(e->w, (size_t)n))) {
+        e->depth--;
+        return enc_writer_fail(e);
+    }
+    Py_INCREF(o);
+    size_t at = e->hint_at; /* the elements share their list's hint */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (is_list && UNLIKELY(PyList_GET_SIZE(o) != n)) {
+            enc_fail(e, "list changed size during encoding");
+            goto fail;
+        }
+        PyObject *v = is_list ? PyList_GET_ITEM(o, i) : items[i];
+        e->hint_at = at;
+        if (UNLIKELY(enc_fast_at(e, v, -1, -1) < 0)) {
+            enc_path_push(e, NULL, i);
+            goto fail;
+        }
+    }
+    Py_DECREF(o);
+    e->depth--;
+    if (UNLIKELY(!pith_write_array_end(e->w))) return enc_writer_fail(e);
+    return 0;
+fail:
+    Py_DECREF(o);
+    e->depth--;
+    return -1;
+}
+
+ALWAYS_INLINE uint64_t id_hash(PyObject *const *keys, Py_ssize_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h = (h ^ (uint64_t)(uintptr_t)keys[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static int sc_grow(enc_ctx *e) {
+    size_t cap = e->sc_cap ? e->sc_cap * 2 : 64;
+    uint32_t *t = PyMem_Calloc(cap, sizeof(uint32_t));
+    if (!t) return -1;
+    for (size_t i = 0; i < e->nents; i++) {
+        size_t j = (size_t)e->ents[i].hash & (cap - 1);
+        while (t[j]) j = (j + 1) & (cap - 1);
+        t[j] = (uint32_t)i + 1;
+    }
+    PyMem_Free(e->sc_index);
+    e->sc_index = t;
+    e->sc_cap = cap;
+    return 0;
+}
+
+/* Remember that `keys` (by identity) is shape `shape`; returns the entry or
+ * -1 if it could not be cached (caching is optional). */
+static Py_ssize_t sc_insert(enc_ctx *e, uint64_t h, PyObject *const *keys, Py_ssize_t n, uint32_t shape) {
+    if (e->nents >= 65536) return -1;
+    if ((e->nents + 1) * 2 > e->sc_cap && sc_grow(e) < 0) return -1;
+    if (e->nents == e->ents_cap) {
+        size_t cap = e->ents_cap ? e->ents_cap * 2 : 64;
+        sc_ent *p = PyMem_Realloc(e->ents, cap * sizeof(sc_ent));
+        if (!p) return -1;
+        e->ents = p;
+        e->ents_cap = cap;
+    }
+    if (e->pool_used + (size_t)n > e->pool_cap) {
+        size_t cap = e->pool_cap ? e->pool_cap : 256;
+        while (cap < e->pool_used + (size_t)n) cap *= 2;
+        PyObject **p = PyMem_Realloc(e->pool, cap * sizeof(PyObject *));
+        if (!p) return -1;
+        e->pool = p;
+        uint32_t *q = PyMem_Realloc(e->hints, cap * sizeof(uint32_t));
+        if (!q) return -1; /* (pool_cap unchanged: the larger pool is simply not used yet) */
+        e->hints = q;
+        e->pool_cap = cap;
+    }
+    size_t off = e->pool_used;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_INCREF(keys[i]);
+        e->pool[off + (size_t)i] = keys[i];
+        e->hints[off + (size_t)i] = 0;
+    }
+    e->pool_used += (size_t)n;
+    size_t idx = e->nents++;
+    e->ents[idx].hash = h;
+    e->ents[idx].off = off;
+    e->ents[idx].n = (uint32_t)n;
+    e->ents[idx].shape = shape;
+    size_t mask = e->sc_cap - 1, j = (size_t)h & mask;
+    while (e->sc_index[j]) j = (j + 1) & mask;
+    e->sc_index[j] = (uint32_t)idx + 1;
+    return (Py_ssize_t)idx;
+}
+
+ALWAYS_INLINE uint32_t *hint_slot(enc_ctx *e, size_t at) {
+    if (at == HINT_ROOT) return &e->hint_root;
+    if (at == HINT_NONE) return &e->hint_scratch;
+    return &e->hints[at - 1];
+}
+
+ALWAYS_INLINE int keys_same(PyObject *const *a, PyObject *const *b, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n && a[i] == b[i]) i++;
+    return i == n;
+}
+
+/* After the writer refused a shape: put the first key that repeats an earlier
+ * one (as a string or symbol of the same text) in the error's path. */
+NOINLINE static void enc_path_to_repeated_key(enc_ctx *e, PyObject *const *keys, Py_ssize_t n) {
+    PyObject *seen = PySet_New(NULL);
+    for (Py_ssize_t i = 0; seen && i < n; i++) {
+        PyObject *id = Py_BuildValue("(OO)", Py_TYPE(keys[i]) == SymbolType ? Py_True : Py_False, keys[i]);
+        int found = id ? PySet_Contains(seen, id) : -1;
+        if (found == 0) found = PySet_Add(seen, id);
+        Py_XDECREF(id);
+        if (found != 0) {
+            if (found > 0) enc_path_push(e, keys[i], 0);
+            break;
+        }
+    }
+    Py_XDECREF(seen);
+    PyErr_Clear();
+}
+
+/* Open a shaped map whose keys (str or Symbol objects) are `keys`, without
+ * the hint: hash lookup, else define the shape and cache it. Returns the cache
+ * entry, -1 (not cached) or -2 (error). */
+NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, Py_ssize_t n, int checked) {
+    if (n == 0) {
+        if (e->empty_shape != PITH_NO_INDEX) {
+            if (UNLIKELY(!pith_write_map_shape(e->w, e->empty_shape))) return enc_writer_fail(e), -2;
+            return -1;
+        }
+        if (UNLIKELY(!pith_write_map_begin_utf8(e->w, NULL, 0))) return enc_writer_fail(e), -2;
+        e->empty_shape = pith_writer_last_shape(e->w);
+        return -1;
+    }
+    uint64_t h = id_hash(keys, n);
+    if (e->sc_cap) {
+        size_t mask = e->sc_cap - 1, j = (size_t)h & mask;
+        for (uint32_t pos; (pos = e->sc_index[j]) != 0; j = (j + 1) & mask) {
+            const sc_ent *s = &e->ents[pos - 1];
+            if (s->hash == h && s->n == (uint32_t)n && keys_same(e->pool + s->off, keys, n)) {
+                if (UNLIKELY(!pith_write_map_shape(e->w, s->shape))) return enc_writer_fail(e), -2;
+                return (Py_ssize_t)pos - 1;
+            }
+        }
+    }
+    pith_key local[32];
+    pith_key *pk = n <= 32 ? local : PyMem_Malloc((size_t)n * sizeof(pith_key));
+    if (!pk) {
+        PyErr_NoMemory();
+        return -2;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *k = keys[i];
+        Py_ssize_t len;
+        const char *p = str_utf8(k, &len);
+        if (UNLIKELY(!p)) {
+            PyErr_Clear();
+            if (pk != local) PyMem_Free(pk);
+            enc_fail(e, "str is not valid Unicode (it contains a surrogate)");
+            enc_path_push(e, k, 0);
+            return -2;
+        }
+        pk[i].ptr = p;
+        pk[i].len = (size_t)len;
+        pk[i].symbol = Py_TYPE(k) == SymbolType;
+    }
+    bool ok = checked ? pith_write_map_begin(e->w, pk, (size_t)n) : pith_write_map_begin_utf8(e->w, pk, (size_t)n);
+    if (pk != local) PyMem_Free(pk);
+    if (UNLIKELY(!ok)) {
+        enc_writer_fail(e);
+        if (pith_writer_error(e->w)->code == PITH_ERR_UNREPRESENTABLE) enc_path_to_repeated_key(e, keys, n);
+        return -2;
+    }
+    uint32_t shape = pith_writer_last_shape(e->w);
+    return shape != PITH_NO_INDEX ? sc_insert(e, h, keys, n, shape) : -1;
+}
+
+/* Open a shaped map: first the hint (the dict last seen in the same place),
+ * then the slow path, which refreshes the hint. Returns as enc_map_open_slow. */
+ALWAYS_INLINE Py_ssize_t enc_map_open(enc_ctx *e, size_t at, PyObject *const *keys, Py_ssize_t n, int checked) {
+    uint32_t hint = *hint_slot(e, at);
+    if (LIKELY(hint != 0 && hint <= e->nents)) {
+        const sc_ent *s = &e->ents[hint - 1];
+        if (s->n == (uint32_t)n && keys_same(e->pool + s->off, keys, n)) {
+            if (UNLIKELY(!pith_write_map_shape(e->w, s->shape))) return enc_writer_fail(e), -2;
+            return (Py_ssize_t)hint - 1;
+        }
+    }
+    Py_ssize_t ent = enc_map_open_slow(e, keys, n, checked);
+    if (ent >= 0) *hint_slot(e, at) = (uint32_t)ent + 1;
+    return ent;
+}
+
+static int enc_dict_general(enc_ctx *e, PyObject *o);
+
+static NOINLINE int enc_dict(enc_ctx *e, PyObject *o) {
+    Py_ssize_t n = PyDict_GET_SIZE(o);
+    PyObject *local[64];
+    PyObject **keys = local, **vals;
+    if (n > 32) {
+        keys = PyMem_Malloc((size_t)n * 2 * sizeof(PyObject *));
+        if (!keys) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    vals = keys + (n > 32 ? n : 32);
+    Py_ssize_t i = 0;
+    PyObject *k, *v;
+    int textual = 1, owned = 0;
+#if PITH_DICT_INTERNALS
+    PyDictObject *mp = (PyDictObject *)o;
+    const uint64_t version = mp->ma_version_tag;
+    if (LIKELY(mp->ma_values == NULL)) {
+        pith_dict_keys *dk = (pith_dict_keys *)mp->ma_keys;
+        Py_ssize_t nent = dk->dk_nentries;
+        if (LIKELY(dk->dk_kind == PITH_DK_UNICODE)) {
+            /* all keys are exact str */
+            const pith_dict_uentry *ep = PITH_DK_ENTRIES(dk);
+            for (Py_ssize_t j = 0; j < nent; j++) {
+                if (ep[j].me_value) {
+                    keys[i] = ep[j].me_key;
+                    vals[i++] = ep[j].me_value;
+                }
+            }
+        } else {
+            const pith_dict_entry *ep = PITH_DK_ENTRIES(dk);
+            for (Py_ssize_t j = 0; j < nent; j++) {
+                if (ep[j].me_value) {
+                    PyTypeObject *kt = Py_TYPE(ep[j].me_key);
+                    if (kt != &PyUnicode_Type && kt != SymbolType) textual = 0;
+                    keys[i] = ep[j].me_key;
+                    vals[i++] = ep[j].me_value;
+                }
+            }
+        }
+    } else
+#endif
+    {
+        /* Portable path: hold references, so that Python code run while
+         * encoding cannot free what is still to be written. */
+        owned = 1;
+        Py_ssize_t pos = 0;
+        while (i < n && PyDict_Next(o, &pos, &k, &v)) {
+            PyTypeObject *kt = Py_TYPE(k);
+            if (kt != &PyUnicode_Type && kt != SymbolType) textual = 0;
+            keys[i] = Py_NewRef(k);
+            vals[i++] = Py_NewRef(v);
+        }
+        n = i;
+    }
+    int rc = -1;
+    if (UNLIKELY(!textual)) {
+        rc = enc_dict_general(e, o);
+        goto done;
+    }
+    size_t at = e->hint_at;
+    if (enc_enter(e, o) < 0) goto done;
+    Py_ssize_t ent = enc_map_open(e, at, keys, n, 0);
+    if (UNLIKELY(ent == -2)) {
+        e->depth--;
+        goto done;
+    }
+    Py_INCREF(o);
+    for (i = 0; i < n; i++) {
+        if (UNLIKELY(enc_fast_at(e, vals[i], ent, i) < 0)) {
+#if PITH_DICT_INTERNALS
+            /* a changed dict may have freed the borrowed key */
+            if (!owned && mp->ma_version_tag != version) {
+                enc_fail(e, "dict changed during encoding");
+                goto fail;
+            }
+#endif
+            enc_path_push(e, keys[i], 0);
+            goto fail;
+        }
+        /* The values are borrowed: if Python code run while encoding (a
+         * `default`, a tzinfo) changed this dict, stop before using them. */
+#if PITH_DICT_INTERNALS
+        if (UNLIKELY(!owned && mp->ma_version_tag != version)) {
+            enc_fail(e, "dict changed during encoding");
+            goto fail;
+        }
+#endif
+    }
+    Py_DECREF(o);
+    e->depth--;
+    if (UNLIKELY(!pith_write_map_end(e->w))) {
+        enc_writer_fail(e);
+        goto done;
+    }
+    rc = 0;
+    goto done;
+fail:
+    Py_DECREF(o);
+    e->depth--;
+done:
+    if (owned) {
+        for (Py_ssize_t j = 0; j < n; j++) {
+            Py_DECREF(keys[j]);
+            Py_DECREF(vals[j]);
+        }
+    }
+    if (keys != local) PyMem_Free(keys);
+    return rc;
+}
+
+static int enc_default(enc_ctx *e, PyObject *o);
+
+/* A map key as the value Pith will see (new reference), NULL on error. */
+static PyObject *enc_convert_key(enc_ctx *e, PyObject *k) {
+    PyTypeObject *t = Py_TYPE(k);
+    if (t == &PyUnicode_Type || t == SymbolType || t == &PyLong_Type || t == &PyFloat_Type || t == &PyBool_Type ||
+        k == Py_None || t == &PyBytes_Type || t == &PyTuple_Type || t == TimestampType || t == ExtType || t == MapType ||
+        PyDateTime_Check(k) || PyByteArray_Check(k) || PyMemoryView_Check(k))
+        return Py_NewRef(k);
+    if (!(e->opt & OPT_PASSTHROUGH_SUBCLASS)) {
+        if (PyObject_IsInstance(k, g_enum_type) == 1 && !(e->opt & OPT_PASSTHROUGH_ENUM)) {
+                return PyObject_GetAttr(k, s_value);
+        }
+        if (PyUnicode_Check(k)) return PyObject_Str(k);
+        if (PyLong_Check(k)) return PyNumber_Index(k);
+        if (PyFloat_Check(k)) return PyFloat_FromDouble(PyFloat_AS_DOUBLE(k));
+        if (PyTuple_Check(k) || PyBytes_Check(k)) return Py_NewRef(k);
+    } else if (PyObject_IsInstance(k, g_enum_type) == 1 && !(e->opt & OPT_PASSTHROUGH_ENUM)) {
+        return PyObject_GetAttr(k, s_value);
+    }
+    if (PyObject_IsInstance(k, g_uuid_type) == 1 && !(e->opt & OPT_PASSTHROUGH_UUID)) return PyObject_Str(k);
+    if (!e->default_fn) {
+        enc_fail_type(e, k);
+        return NULL;
+    }
+    PyObject *r = PyObject_CallOneArg(e->default_fn, k);
+    if (!r) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb) PyException_SetTraceback(value, tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        Py_XSETREF(e->err_cause, value);
+        enc_fail_type(e, k);
+    }
+    return r;
+}
+
+/* A map given as a sequence of (key, value) pairs (a dict's items, or a
+ * pith.Map): convert the keys, then a shaped map if they all became strings,
+ * else a generic map. Keys that Python holds apart may be equal as Pith
+ * values (NaNs of one payload, str subclasses, enum members and their
+ * values, the pairs of a Map): the writer refuses those. */
+static int enc_pairs(enc_ctx *e, PyObject *o, PyObject *items) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
+    PyObject **pairs = PySequence_Fast_ITEMS(items);
+    PyObject *ckeys = PyList_New(n);
+    int rc = -1, textual = 1;
+    if (!ckeys) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = pairs[i];
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            enc_fail(e, "map pairs must be (key, value) tuples");
+            goto done;
+        }
+        PyObject *k = PyTuple_GET_ITEM(pair, 0);
+        PyObject *ck = enc_convert_key(e, k);
+        if (!ck) {
+            enc_path_push(e, k, 0);
+            goto done;
+        }
+        PyList_SET_ITEM(ckeys, i, ck);
+        if (Py_TYPE(ck) != &PyUnicode_Type && Py_TYPE(ck) != SymbolType) textual = 0;
+    }
+    size_t at = e->hint_at;
+    Py_ssize_t ent = -1;
+    if (enc_enter(e, o) < 0) goto done;
+    if (textual) {
+        ent = enc_map_open(e, at, &PyList_GET_ITEM(ckeys, 0), n, 1);
+        if (ent == -2) {
+            e->depth--;
+            goto done;
+        }
+    } else {
+        if (UNLIKELY(!pith_write_generic_map_begin(e->w, (size_t)n))) {
+            e->depth--;
+            enc_writer_fail(e);
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pair = pairs[i];
+        e->hint_at = HINT_NONE;
+        if (!textual && enc_value(e, PyList_GET_ITEM(ckeys, i)) < 0) {
+            enc_path_push(e, PyTuple_GET_ITEM(pair, 0), 0);
+            e->depth--;
+            goto done;
+        }
+        e->hint_at = HINT_OF(ent, i);
+        if (enc_value(e, PyTuple_GET_ITEM(pair, 1)) < 0) {
+            enc_path_push(e, PyTuple_GET_ITEM(pair, 0), 0);
+            e->depth--;
+            goto done;
+        }
+    }
+    e->depth--;
+    if (UNLIKELY(!pith_write_map_end(e->w))) {
+        enc_writer_fail(e);
+        goto done;
+    }
+    rc = 0;
+done:
+    Py_DECREF(ckeys);
+    return rc;
+}
+
+static int enc_dict_general(enc_ctx *e, PyObject *o) {
+    PyObject *items = PyDict_Items(o);
+    if (!items) return -1;
+    int rc = enc_pairs(e, o, items);
+    Py_DECREF(items);
+    return rc;
+}
+
+/* A dict subclass in the order its items() gives: an OrderedDict moved
+ * with move_to_end keeps its order apart from the underlying dict's. */
+NOINLINE static int enc_dict_subclass(enc_ctx *e, PyObject *o) {
+    PyObject *items = PyMapping_Items(o);
+    if (!items) return -1;
+    int rc = enc_pairs(e, o, items);
+    Py_DECREF(items);
+    return rc;
+}
+
+NOINLINE static int enc_map_object(enc_ctx *e, PyObject *o) {
+    PyObject *pairs = PyObject_GetAttrString(o, "pairs");
+    if (!pairs) return -1;
+    PyObject *items = as_tuple(pairs, "Map.pairs must be a sequence");
+    Py_DECREF(pairs);
+    if (!items) return -1;
+    Py_INCREF(o);
+    int rc = enc_pairs(e, o, items);
+    Py_DECREF(o);
+    Py_DECREF(items);
+    return rc;
+}
+
+NOINLINE static int enc_datetime(enc_ctx *e, PyObject *o) {
+    int y = PyDateTime_GET_YEAR(o), mo = PyDateTime_GET_MONTH(o), d = PyDateTime_GET_DAY(o);
+    int h = PyDateTime_DATE_GET_HOUR(o), mi = PyDateTime_DATE_GET_MINUTE(o), s = PyDateTime_DATE_GET_SECOND(o);
+    int us = PyDateTime_DATE_GET_MICROSECOND(o);
+    int64_t local = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + s;
+    pith_timestamp ts;
+    ts.nanos = (uint32_t)us * 1000u;
+    ts.offset = 0;
+    PyObject *tz = PyDateTime_DATE_GET_TZINFO(o);
+    if (tz == g_utc) {
+        ts.zone = PITH_ZONE_UTC;
+        ts.seconds = local;
+    } else if (tz == Py_None) {
+        ts.zone = (e->opt & OPT_NAIVE_UTC) ? PITH_ZONE_UTC : PITH_ZONE_FLOATING;
+        ts.seconds = local;
+    } else {
+        Py_INCREF(o);
+        PyObject *off = PyObject_CallMethodOneArg(tz, s_utcoffset, o);
+        Py_DECREF(o);
+        if (!off) return -1;
+        if (off == Py_None) {
+            Py_DECREF(off);
+            ts.zone = (e->opt & OPT_NAIVE_UTC) ? PITH_ZONE_UTC : PITH_ZONE_FLOATING;
+            ts.seconds = local;
+        } else {
+            if (!PyDelta_Check(off)) {
+                Py_DECREF(off);
+                return enc_fail(e, "tzinfo.utcoffset() did not return a timedelta");
+            }
+            int64_t secs = (int64_t)PyDateTime_DELTA_GET_DAYS(off) * 86400 + PyDateTime_DELTA_GET_SECONDS(off);
+            int usecs = PyDateTime_DELTA_GET_MICROSECONDS(off);
+            Py_DECREF(off);
+            if (usecs || secs % 60) return enc_fail(e, "datetime UTC offset is not a whole number of minutes");
+            if (secs / 60 > PITH_MAX_OFFSET || secs / 60 < -PITH_MAX_OFFSET)
+                return enc_fail(e, "datetime UTC offset beyond 23:59");
+            ts.zone = PITH_ZONE_OFFSET;
+            ts.offset = (int16_t)(secs / 60);
+            ts.seconds = local - secs;
+        }
+    }
+    if (!pith_write_timestamp(e->w, &ts)) return enc_writer_fail(e);
+    return 0;
+}
+
+static int get_int_attr(PyObject *o, PyObject *name, long long *out) {
+    PyObject *v = PyObject_GetAttr(o, name);
+    if (!v) return -1;
+    *out = PyLong_AsLongLong(v);
+    Py_DECREF(v);
+    return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
+}
+
+NOINLINE static int enc_timestamp(enc_ctx *e, PyObject *o) {
+    long long seconds, nanos, zone, offset;
+    if (get_int_attr(o, s_seconds, &seconds) < 0 || get_int_attr(o, s_nanos, &nanos) < 0 ||
+        get_int_attr(o, s_zone, &zone) < 0 || get_int_attr(o, s_offset, &offset) < 0)
+        return -1;
+    if (nanos < 0 || nanos > 999999999 || zone < 0 || zone > 2 || offset < -PITH_MAX_OFFSET ||
+        offset > PITH_MAX_OFFSET)
+        return enc_fail(e, "invalid pith.Timestamp fields");
+    pith_timestamp ts = {(int64_t)seconds, (uint32_t)nanos, (int16_t)offset, (uint8_t)zone};
+    if (!pith_write_timestamp(e->w, &ts)) return enc_writer_fail(e);
+    return 0;
+}
+
+NOINLINE static int enc_ext(enc_ctx *e, PyObject *o) {
+    long long type;
+    if (get_int_attr(o, s_type, &type) < 0) return -1;
+    PyObject *data = PyObject_GetAttr(o, s_data);
+    if (!data) return -1;
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
+        Py_DECREF(data);
+        return -1;
+    }
+    int rc = 0;
+    if (type < 0 || type > PITH_MAX_EXT_TYPE) rc = enc_fail(e, "extension type outside 0..65535");
+    else if (!pith_write_ext(e->w, (uint32_t)type, view.buf, (size_t)view.len)) rc = enc_writer_fail(e);
+    PyBuffer_Release(&view);
+    Py_DECREF(data);
+    return rc;
+}
+
+NOINLINE static int enc_buffer(enc_ctx *e, PyObject *o) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(o, &view, PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();
+        PyObject *b = PyObject_CallMethod(o, "tobytes", NULL);
+        if (!b) return -1;
+        int rc = pith_write_binary(e->w, PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b)) ? 0 : enc_writer_fail(e);
+        Py_DECREF(b);
+        return rc;
+    }
+    int rc = pith_write_binary(e->w, view.buf, (size_t)view.len) ? 0 : enc_writer_fail(e);
+    PyBuffer_Release(&view);
+    return rc;
+}
+
+/* A dataclass instance as a dict of its fields (not ClassVar/InitVar), in order. */
+static PyObject *dataclass_dict(PyObject *o, PyObject *fields) {
+    PyObject *d = PyDict_New();
+    if (!d) return NULL;
+    Py_ssize_t pos = 0;
+    PyObject *name, *field;
+    while (PyDict_Next(fields, &pos, &name, &field)) {
+        PyObject *ft = PyObject_GetAttr(field, s_field_type);
+        if (!ft) goto fail;
+        int is_field = ft == g_field_marker;
+        Py_DECREF(ft);
+        if (!is_field) continue;
+        PyObject *v = PyObject_GetAttr(o, name);
+        if (!v) goto fail;
+        int r = PyDict_SetItem(d, name, v);
+        Py_DECREF(v);
+        if (r < 0) goto fail;
+    }
+    return d;
+fail:
+    Py_DECREF(d);
+    return NULL;
+}
+
+static int enc_converted(enc_ctx *e, PyObject *o, PyObject *r) {
+    /* The replacement of `o` (enum value, dataclass dict, default result) counts as a level. */
+    if (!r) return -1;
+    if (enc_enter(e, o) < 0) {
+        Py_DECREF(r);
+        return -1;
+    }
+    int rc = enc_value(e, r);
+    e->depth--;
+    Py_DECREF(r);
+    return rc;
+}
+
+static int enc_default(enc_ctx *e, PyObject *o) {
+    if (!e->default_fn) return enc_fail_type(e, o);
+    if (enc_enter(e, o) < 0) return -1;
+    PyObject *r = PyObject_CallOneArg(e->default_fn, o);
+    e->depth--;
+    if (!r) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb) PyException_SetTraceback(value, tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        Py_XSETREF(e->err_cause, value);
+        return enc_fail_type(e, o);
+    }
+    return enc_converted(e, o, r);
+}
+
+static int enc_other_kept(enc_ctx *e, PyObject *o) {
+    PyTypeObject *t = Py_TYPE(o);
+    uint32_t opt = e->opt;
+    if (t == SymbolType) return enc_symbol(e, o);
+    if (t == &PyTuple_Type) return enc_sequence(e, o, &PyTuple_GET_ITEM(o, 0), PyTuple_GET_SIZE(o), 0);
+    if (PyDateTime_Check(o) && !(opt & OPT_PASSTHROUGH_DATETIME)) {
+        if (t == PyDateTimeAPI->DateTimeType || !(opt & OPT_PASSTHROUGH_SUBCLASS)) return enc_datetime(e, o);
+    }
+    if (t == TimestampType) return enc_timestamp(e, o);
+    if (t == ExtType) return enc_ext(e, o);
+    if (t == MapType) return enc_map_object(e, o);
+    if (t == &PyBytes_Type) {
+        return pith_write_binary(e->w, PyBytes_AS_STRING(o), (size_t)PyBytes_GET_SIZE(o)) ? 0 : enc_writer_fail(e);
+    }
+    if (t == &PyByteArray_Type || t == &PyMemoryView_Type) return enc_buffer(e, o);
+    if (!(opt & OPT_PASSTHROUGH_SUBCLASS)) {
+        if (PyObject_IsInstance(o, g_enum_type) == 1 && !(opt & OPT_PASSTHROUGH_ENUM))
+            return enc_converted(e, o, PyObject_GetAttr(o, s_value));
+        if (PyUnicode_Check(o)) {
+            if (PyObject_TypeCheck(o, SymbolType)) return enc_symbol(e, o);
+            return enc_str(e, o);
+        }
+        if (PyLong_Check(o)) return enc_bigint(e, o);
+        if (PyFloat_Check(o)) return pith_write_double(e->w, PyFloat_AS_DOUBLE(o)) ? 0 : enc_writer_fail(e);
+        if (PyDict_Check(o)) return enc_dict_subclass(e, o);
+        if (PyList_Check(o)) return enc_sequence(e, o, NULL, PyList_GET_SIZE(o), 1);
+        if (PyTuple_Check(o)) return enc_sequence(e, o, &PyTuple_GET_ITEM(o, 0), PyTuple_GET_SIZE(o), 0);
+        if (PyBytes_Check(o) || PyByteArray_Check(o)) return enc_buffer(e, o);
+    } else if (PyObject_IsInstance(o, g_enum_type) == 1 && !(opt & OPT_PASSTHROUGH_ENUM)) {
+        return enc_converted(e, o, PyObject_GetAttr(o, s_value));
+    }
+    if (!(opt & OPT_PASSTHROUGH_DATACLASS)) {
+        PyObject *fields = PyObject_GetAttr((PyObject *)t, s_dataclass_fields);
+        if (fields) {
+            PyObject *d = PyDict_Check(fields) ? dataclass_dict(o, fields) : NULL;
+            Py_DECREF(fields);
+            if (d) return enc_converted(e, o, d);
+            if (PyErr_Occurred()) return -1;
+        } else {
+            PyErr_Clear();
+        }
+    }
+    if (!(opt & OPT_PASSTHROUGH_UUID) && PyObject_IsInstance(o, g_uuid_type) == 1)
+        return enc_converted(e, o, PyObject_Str(o));
+    if (PyErr_Occurred()) return -1;
+    return enc_default(e, o);
+}
+
+/* Values that are not of the common types may run Python code (a `default`,
+ * a tzinfo, an enum's value, a dataclass field) that drops them from their
+ * list or dict: hold a reference while they are used. */
+NOINLINE static int enc_other(enc_ctx *e, PyObject *o) {
+    Py_INCREF(o);
+    int rc = enc_other_kept(e, o);
+    Py_DECREF(o);
+    return rc;
+}
+
+static int enc_value(enc_ctx *e, PyObject *o) { return enc_fast(e, o); }
+
+/* Encode one top-level value with e (already started). 0 or -1 with the exception set. */
+static int enc_top(enc_ctx *e, PyObject *o) {
+    e->hint_at = HINT_ROOT;
+    if (enc_value(e, o) < 0) {
+        enc_raise(e);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *names_dumps[3];
+
+static PyObject *pith_dumps(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)module;
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "dumps() takes exactly 1 positional argument (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *kw[3] = {NULL, NULL, NULL};
+    if (kwnames && parse_kwargs("dumps", kwnames, args + nargs, names_dumps, kw, 3) < 0) return NULL;
+    uint32_t opt = 0;
+    if (kw[0] && parse_option(kw[0], &opt) < 0) return NULL;
+    const pith_dict *dict = NULL;
+    if (kw[2] && kw[2] != Py_None) {
+        if (!PyObject_TypeCheck(kw[2], &DictionaryType)) {
+            PyErr_SetString(PyExc_TypeError, "dictionary must be a pith.Dictionary");
+            return NULL;
+        }
+        dict = ((DictionaryObject *)kw[2])->dict;
+    }
+    PyObject *dflt = kw[1] == Py_None ? NULL : kw[1];
+    if (dflt && !PyCallable_Check(dflt)) {
+        PyErr_SetString(PyExc_TypeError, "default must be callable");
+        return NULL;
+    }
+    enc_ctx *e = enc_acquire();
+    if (!e) return NULL;
+    e->opt = opt;
+    e->default_fn = dflt;
+    PyObject *result = NULL;
+    size_t len = 0;
+    Py_XINCREF(kw[2]); /* the dictionary must outlive the encoding */
+    Py_XINCREF(dflt);
+    if (!pith_writer_start(e->w, dict, 0)) {
+        PyErr_NoMemory();
+    } else if (enc_top(e, args[0]) == 0) {
+        const uint8_t *data = pith_writer_data(e->w, &len);
+        result = PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)len);
+    }
+    Py_XDECREF(dflt);
+    Py_XDECREF(kw[2]);
+    enc_release(e, len);
+    return result;
+}

@@ -1,0 +1,420 @@
+/*
+ * streams.c - the Encoder and Decoder types (streams, SPEC 2.3).
+ *
+ * Part of _pith.c, which includes it (one translation unit: the parts share
+ * its static helpers and inline across each other); not compiled alone.
+ */
+
+/* ==========================================================================
+ * Encoder: a stream of values sharing tables (SPEC 2.3)
+ * ========================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    enc_ctx *e;
+    PyObject *default_fn;
+    PyObject *dictionary;
+    uint32_t opt;
+    size_t emitted;   /* bytes of the writer's buffer already returned */
+    int started;
+    int busy;
+    int failed;
+} EncoderObject;
+
+static PyObject *Encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"option", "default", "dictionary", NULL};
+    PyObject *option = NULL, *dflt = NULL, *dictionary = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOO:Encoder", kwlist, &option, &dflt, &dictionary)) return NULL;
+    uint32_t opt;
+    if (parse_option(option, &opt) < 0) return NULL;
+    if (dflt == Py_None) dflt = NULL;
+    if (dflt && !PyCallable_Check(dflt)) {
+        PyErr_SetString(PyExc_TypeError, "default must be callable");
+        return NULL;
+    }
+    if (dictionary == Py_None) dictionary = NULL;
+    if (dictionary && !PyObject_TypeCheck(dictionary, &DictionaryType)) {
+        PyErr_SetString(PyExc_TypeError, "dictionary must be a pith.Dictionary");
+        return NULL;
+    }
+    EncoderObject *self = (EncoderObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    self->e = enc_ctx_new();
+    if (!self->e) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->opt = opt;
+    self->default_fn = Py_XNewRef(dflt);
+    self->dictionary = Py_XNewRef(dictionary);
+    return (PyObject *)self;
+}
+
+static int Encoder_traverse(EncoderObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->default_fn);
+    Py_VISIT(self->dictionary);
+    return 0;
+}
+
+static int Encoder_clear(EncoderObject *self) {
+    Py_CLEAR(self->default_fn);
+    return 0;
+}
+
+static void Encoder_dealloc(EncoderObject *self) {
+    PyObject_GC_UnTrack(self);
+    enc_ctx_free(self->e);
+    Py_CLEAR(self->default_fn);
+    Py_CLEAR(self->dictionary);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Encoder_encode(EncoderObject *self, PyObject *obj) {
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode() called re-entrantly");
+        return NULL;
+    }
+    if (self->failed) {
+        PyErr_SetString(PyExc_ValueError, "this Encoder failed on an earlier value; start a new stream");
+        return NULL;
+    }
+    enc_ctx *e = self->e;
+    pith_writer *w = e->w;
+    if (!self->started) {
+        if (!pith_writer_start(w, self->dictionary ? ((DictionaryObject *)self->dictionary)->dict : NULL,
+                               PITH_WRITE_STREAM))
+            return PyErr_NoMemory();
+        self->started = 1;
+        self->emitted = 0;
+    }
+    self->busy = 1;
+    e->opt = self->opt;
+    e->default_fn = self->default_fn;
+    PyObject *result = NULL;
+    if (!pith_write_frame_begin(w)) {
+        enc_writer_fail(e);
+        enc_raise(e);
+    } else if (enc_top(e, obj) == 0) {
+        if (!pith_write_frame_end(w)) {
+            enc_writer_fail(e);
+            enc_raise(e);
+        } else {
+            size_t len;
+            const uint8_t *data = pith_writer_data(w, &len);
+            result = PyBytes_FromStringAndSize((const char *)data + self->emitted, (Py_ssize_t)(len - self->emitted));
+#ifdef PITH_HAVE_WRITER_DISCARD_OUTPUT
+            /* The stream's tables stay; its output need not. */
+            if (result && pith_writer_discard_output(w)) len = 0;
+#endif
+            self->emitted = len;
+        }
+    }
+    if (!result) self->failed = 1;
+    /* Keep the shape cache (the stream's shapes persist); drop error state. */
+    Py_CLEAR(e->err_msg);
+    Py_CLEAR(e->err_cause);
+    for (size_t i = 0; i < e->path_len; i++) Py_XDECREF(e->path[i].key);
+    e->path_len = 0;
+    e->depth = 0;
+    e->default_fn = NULL;
+    self->busy = 0;
+    return result;
+}
+
+static PyObject *Encoder_header(EncoderObject *self, PyObject *unused) {
+    (void)unused;
+    /* The stream header alone (what encode() prepends to the first value). */
+    const pith_dict *dict = self->dictionary ? ((DictionaryObject *)self->dictionary)->dict : NULL;
+    unsigned char h[11] = {0xC1, 0x70, (unsigned char)(0x10 | 0x02 | (dict ? 0x01 : 0))};
+    size_t n = 3;
+    if (dict) {
+        uint64_t id = pith_dict_id(dict);
+        for (int i = 0; i < 8; i++) h[3 + i] = (unsigned char)(id >> (8 * i));
+        n = 11;
+    }
+    return PyBytes_FromStringAndSize((const char *)h, (Py_ssize_t)n);
+}
+
+static PyMethodDef Encoder_methods[] = {
+    {"encode", (PyCFunction)Encoder_encode, METH_O,
+     "encode($self, obj, /)\n--\n\nThe next value of the stream as bytes to append: the first call returns the\n"
+     "stream header followed by the first frame, later calls one frame each."},
+    {"header", (PyCFunction)Encoder_header, METH_NOARGS, "header($self, /)\n--\n\nThe stream header (for a stream of zero values)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pith.Encoder",
+    .tp_basicsize = sizeof(EncoderObject),
+    .tp_dealloc = (destructor)Encoder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Encoder(*, option=0, default=None, dictionary=None)\n--\n\n"
+              "Encodes a stream of values that share string and shape tables (SPEC 2.3).",
+    .tp_traverse = (traverseproc)Encoder_traverse,
+    .tp_clear = (inquiry)Encoder_clear,
+    .tp_methods = Encoder_methods,
+    .tp_new = Encoder_new,
+};
+
+/* ==========================================================================
+ * Decoder: incremental stream decoding
+ * ========================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    dec_ctx *d;
+    PyObject *dictionary;   /* as given (kept alive) */
+    dict_list dicts;
+    uint32_t max_depth;
+    char *buf;              /* bytes received and not yet consumed: buf[start..len) */
+    size_t start, len, cap;
+    size_t base;            /* stream offset of buf[start] */
+    unsigned char header[11];
+    int header_done;
+    int busy;
+    PyObject *failed;       /* the DecodeError that broke the stream */
+} DecoderObject;
+
+static PyObject *Decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"option", "dictionary", "max_depth", NULL};
+    PyObject *option = NULL, *dictionary = NULL, *maxd = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOO:Decoder", kwlist, &option, &dictionary, &maxd)) return NULL;
+    uint32_t opt, max_depth;
+    if (parse_option(option, &opt) < 0 || parse_max_depth(maxd, &max_depth) < 0) return NULL;
+    DecoderObject *self = (DecoderObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    self->dicts.ptr = self->dicts.items;
+    if (dict_list_init(&self->dicts, dictionary) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->dictionary = Py_XNewRef(dictionary);
+    self->d = dec_ctx_new();
+    if (!self->d) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->d->strong = 1; /* values are handed out frame by frame; later frames may refer to their strings */
+    self->d->opt = opt;
+    self->max_depth = max_depth;
+    pith_reader_set_max_depth(self->d->r, max_depth);
+    return (PyObject *)self;
+}
+
+static int Decoder_traverse(DecoderObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->dictionary);
+    Py_VISIT(self->failed);
+    return 0;
+}
+
+static void Decoder_dealloc(DecoderObject *self) {
+    PyObject_GC_UnTrack(self);
+    dec_ctx_free(self->d);
+    dict_list_free(&self->dicts);
+    Py_CLEAR(self->dictionary);
+    Py_CLEAR(self->failed);
+    PyMem_Free(self->buf);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Make room for `more` bytes after buf[len): what the new bytes must not
+ * overwrite is buf[start..len), the bytes not yet consumed (consumed frames
+ * are not needed: the reader copies what later frames refer to). The pending
+ * bytes move to the front, and the buffer is sized to at least 1.5 times what
+ * it must then hold: a third of it stays free, so the bytes moved are at most
+ * three times the bytes fed. A buffer much larger than that shrinks, so that
+ * one large frame does not pin its size for the rest of the stream. */
+static int feed_make_room(DecoderObject *self, size_t more) {
+    size_t pending = self->len - self->start;
+    if (more > (size_t)PY_SSIZE_T_MAX / 2 - pending) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t need = pending + more, want = 4096;
+    while (want < need + need / 2) want *= 2;
+    if (self->start && pending) memmove(self->buf, self->buf + self->start, pending);
+    self->start = 0;
+    self->len = pending;
+    if (want > self->cap || (self->cap > (1u << 16) && want < self->cap / 4)) {
+        char *p = PyMem_Realloc(self->buf, want);
+        if (!p) {
+            if (want > self->cap) {
+                PyErr_NoMemory();
+                return -1;
+            }
+        } else {
+            self->buf = p;
+            self->cap = want;
+        }
+    }
+    return 0;
+}
+
+static PyObject *Decoder_feed(DecoderObject *self, PyObject *data) {
+    input_bytes in;
+    if (input_get(data, &in) < 0) return NULL;
+    if (self->busy) {
+        input_release(&in);
+        PyErr_SetString(PyExc_RuntimeError, "Decoder used re-entrantly");
+        return NULL;
+    }
+    if (in.len > self->cap - self->len && feed_make_room(self, in.len) < 0) {
+        input_release(&in);
+        return NULL;
+    }
+    if (in.len) memcpy(self->buf + self->len, in.ptr, in.len);
+    self->len += in.len;
+    input_release(&in);
+    Py_RETURN_NONE;
+}
+
+/* A failed value leaves the stream's tables part-way through a frame, so
+ * every later call must fail too: with the DecodeError itself, or for any
+ * other exception (MemoryError, an error from a tzinfo) with a DecodeError
+ * "stream_broken" whose cause is that exception, raised from the next call. */
+static PyObject *Decoder_fail(DecoderObject *self) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value && PyObject_IsInstance(value, DecodeError) == 1) {
+        Py_XSETREF(self->failed, Py_NewRef(value));
+    } else if (value) {
+        PyObject *broken = PyObject_CallFunction(DecodeError, "ssn",
+                                                 "the stream broke on an earlier error (see __cause__)",
+                                                 "stream_broken", (Py_ssize_t)self->base);
+        if (broken) {
+            PyException_SetCause(broken, Py_NewRef(value));
+            Py_XSETREF(self->failed, broken);
+        } else {
+            PyErr_Clear();
+        }
+    }
+    PyErr_Restore(type, value, tb);
+    return NULL;
+}
+
+static PyObject *Decoder_iternext(DecoderObject *self) {
+    if (self->failed) {
+        PyErr_SetObject(DecodeError, self->failed);
+        return NULL;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Decoder used re-entrantly");
+        return NULL;
+    }
+    dec_ctx *d = self->d;
+    const char *p = self->buf + self->start;
+    size_t avail = self->len - self->start;
+    size_t size;
+    pith_error err = {PITH_OK, 0, NULL};
+    if (!self->header_done) {
+        pith_scan s = pith_stream_scan(p, avail, true, &size, &err);
+        if (s == PITH_SCAN_NEED_MORE) return NULL;
+        if (s == PITH_SCAN_ERROR) {
+            err.offset += self->base;
+            raise_pith_error(&err);
+            return Decoder_fail(self);
+        }
+        memcpy(self->header, p, size);
+        if (!pith_reader_start(d->r, self->header, size, self->dicts.ptr, self->dicts.n, PITH_READ_STREAM)) {
+            dec_fail(d);
+            return Decoder_fail(self);
+        }
+        self->header_done = 1;
+        self->start += size;
+        self->base += size;
+        p += size;
+        avail -= size;
+    }
+    pith_scan s = pith_stream_scan(p, avail, false, &size, &err);
+    if (s == PITH_SCAN_NEED_MORE) return NULL;
+    if (s == PITH_SCAN_ERROR) {
+        err.offset += self->base;
+        raise_pith_error(&err);
+        return Decoder_fail(self);
+    }
+    self->busy = 1;
+    PyObject *v = NULL;
+    if (!pith_reader_feed_frame(d->r, p, size, self->base)) {
+        dec_fail(d);
+    } else {
+        v = dec_next(d);
+        if (v && !pith_reader_frame_end(d->r)) {
+            Py_CLEAR(v);
+            dec_fail(d);
+        }
+    }
+    self->busy = 0;
+    if (!v) return Decoder_fail(self);
+    self->start += size;
+    self->base += size;
+    return v;
+}
+
+static PyObject *Decoder_close(DecoderObject *self, PyObject *unused) {
+    (void)unused;
+    if (self->failed) {
+        PyErr_SetObject(DecodeError, self->failed);
+        return NULL;
+    }
+    const char *p = self->buf ? self->buf + self->start : "";
+    size_t avail = self->len - self->start;
+    if (!self->header_done) {
+        /* A stream needs at least its header. */
+        pith_error err = {PITH_OK, 0, NULL};
+        size_t size;
+        if (pith_stream_scan(p, avail, true, &size, &err) == PITH_SCAN_ERROR) {
+            raise_pith_error(&err);
+            return Decoder_fail(self);
+        }
+        raise_decode_error("truncated", avail >= 3 ? 3 : 0, "the stream ends inside its header");
+        return Decoder_fail(self);
+    }
+    if (avail) {
+        /* An incomplete frame: its length prefix is cut short, or claims more than remains. */
+        unsigned n = (unsigned char)p[0] ? (unsigned)__builtin_ctz((unsigned char)p[0]) + 1 : 9;
+        if (avail < n) raise_decode_error("truncated", self->base, "the stream ends inside a frame length");
+        else raise_decode_error("length_exceeds_input", self->base, "the last frame is longer than the stream");
+        return Decoder_fail(self);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Decoder_iter(PyObject *self) { return Py_NewRef(self); }
+
+static PyObject *Decoder_get_pending(DecoderObject *self, void *c) {
+    (void)c;
+    return PyLong_FromSize_t(self->len - self->start);
+}
+
+static PyMethodDef Decoder_methods[] = {
+    {"feed", (PyCFunction)Decoder_feed, METH_O,
+     "feed($self, data, /)\n--\n\nAppend received bytes (bytes, bytearray or memoryview); iterate the decoder\n"
+     "for the values they complete."},
+    {"close", (PyCFunction)Decoder_close, METH_NOARGS,
+     "close($self, /)\n--\n\nCheck that the stream ended cleanly (DecodeError if a header or frame is incomplete)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef Decoder_getset[] = {
+    {"pending", (getter)Decoder_get_pending, NULL, "Bytes received but not yet decoded.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject DecoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "pith.Decoder",
+    .tp_basicsize = sizeof(DecoderObject),
+    .tp_dealloc = (destructor)Decoder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Decoder(*, option=0, dictionary=None, max_depth=1000)\n--\n\n"
+              "Decodes a stream incrementally: feed() bytes as they arrive, iterate for the\n"
+              "values completed so far, close() at the end.",
+    .tp_traverse = (traverseproc)Decoder_traverse,
+    .tp_iter = Decoder_iter,
+    .tp_iternext = (iternextfunc)Decoder_iternext,
+    .tp_methods = Decoder_methods,
+    .tp_getset = Decoder_getset,
+    .tp_new = Decoder_new,
+};
