@@ -839,8 +839,8 @@ function writeDeltaBig(v: bigint, r: bigint, al: number): boolean {
 }
 
 function writeBigInt(v: bigint, slot: ESlot): void {
-  if (v >= -9007199254740991n && v <= 9007199254740991n) return writeInt(Number(v), slot);
   ensure(12);
+  if (v >= -9007199254740991n && v <= 9007199254740991n) return writeInt(Number(v), slot);
   if (v >= INT64_MIN && v <= UINT64_MAX) {
     const u = v > 0n ? v - 24n : -9n - v;
     const al = vlenBig(u);
@@ -1347,14 +1347,20 @@ function writeObject(o: Record<string, unknown>, slot: ESlot, fast: boolean): vo
     slot.sh = sh;
   }
   const slots = writeShapeHeader(sh, o);
+  const keys = sh.keys as string[];
+  const n = keys.length;
   depth++;
+  let i = 0;
   if (fast) {
-    let i = 0;
-    for (const k in o) writeValue(o[k], slots[i++]);
-  } else {
-    const keys = sh.keys as string[];
-    for (let i = 0; i < keys.length; i++) writeValue(o[keys[i]], slots[i]);
+    // The keys written are those of the header: a getter (or a Proxy) that
+    // changes the keys makes for...in skip or add some, and the rest is read
+    // by key, as JSON.stringify does (a deleted key reads as undefined).
+    for (const k in o) {
+      if (k !== keys[i]) break;
+      writeValue(o[k], slots[i++]);
+    }
   }
+  for (; i < n; i++) writeValue(o[keys[i]], slots[i]);
   depth--;
 }
 
@@ -1383,15 +1389,22 @@ function writeMap(m: Map<unknown, unknown>, slot: ESlot): void {
     }
     const slots = writeShapeHeader(sh, m);
     depth++;
+    // As for objects: the header's keys, each value read when it is written
+    // (entries deleted meanwhile read as undefined, entries added are not written).
     let i = 0;
-    for (const v of m.values()) writeValue(v, slots[i++]);
+    for (const [k, v] of m) {
+      if (k !== keys[i]) break;
+      writeValue(v, slots[i++]);
+    }
+    for (; i < n; i++) writeValue(m.get(keys[i]), slots[i]);
     depth--;
     return;
   }
   // Keys that differ in JS may be equal in Pith (1 and 1n, two Dates of one
   // instant, two Uint8Arrays with the same bytes): such a map cannot be written.
+  const keys = [...m.keys()];
   const seen = new Set<string>();
-  for (const k of m.keys()) {
+  for (const k of keys) {
     const id = keyIdentity(k);
     if (id !== null) {
       if (seen.has(id)) fail(m, `duplicate key ${String(id).slice(1, 40)} (keys equal as Pith values)`);
@@ -1400,11 +1413,13 @@ function writeMap(m: Map<unknown, unknown>, slot: ESlot): void {
   }
   ensure(10);
   buf[pos++] = 0xf4;
-  writeVarint(m.size);
+  writeVarint(keys.length);
   depth++;
-  for (const [k, v] of m) {
+  // the keys checked above, each value read when it is written
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
     writeValue(k, slot);
-    writeValue(v, slot);
+    writeValue(m.get(k), slot);
   }
   depth--;
 }

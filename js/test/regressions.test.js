@@ -1,0 +1,367 @@
+// Regression tests for defects found by hostile-input testing: writes that
+// cross the encoder's 64 KiB slab, containers mutated while they are encoded,
+// map keys a JS Map would merge, and nesting deeper than the JS stack.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { spawn, spawnSync } from 'node:child_process';
+import * as pith from '../dist/esm/index.js';
+import { HERE, bytesToHex, hexToBytes, modelJS, show } from './helpers.js';
+
+const { encode, decode, Encoder, Decoder, DecodeError, EncodeError, Float64, Timestamp, Ext, addExtension, removeExtension, diag } = pith;
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+function rng(seed) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n) => Math.floor(next() * n);
+  return { next, int, pick: (xs) => xs[int(xs.length)] };
+}
+
+/** A JS value as extended JSON (spec/vectors/README.md), for the reference encoder. */
+function toX(v) {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      return Number.isSafeInteger(v) && !Object.is(v, -0) ? v : { $float: diag(v) };
+    case 'bigint':
+      return { $int: v.toString() };
+    case 'symbol':
+      return { $symbol: Symbol.keyFor(v) };
+  }
+  if (v === null) return null;
+  if (Array.isArray(v)) return v.map(toX);
+  if (v instanceof Float64) return { $float: diag(v) };
+  if (v instanceof Uint8Array) return { $binary: bytesToHex(v) };
+  if (v instanceof Date) {
+    const ms = v.getTime();
+    const s = Math.floor(ms / 1000);
+    return { $time: { seconds: s, nanos: (ms - s * 1000) * 1e6, zone: 'utc' } };
+  }
+  if (v instanceof Timestamp) return { $time: { seconds: v.seconds, nanos: v.nanos, zone: v.zone, ...(v.zone === 'offset' ? { offset: v.offset } : {}) } };
+  if (v instanceof Ext) return { $ext: { type: v.type, data: bytesToHex(v.data) } };
+  if (v instanceof Map) return { $map: [...v].map(([k, x]) => [toX(k), toX(x)]) };
+  return { $map: Object.keys(v).map((k) => [k, toX(v[k])]) };
+}
+
+const python = spawnSync('python3', ['--version']).status === 0;
+
+/** Canonical encodings (hex) by spec/tools/pithref.py, or null without python3; runs in the background. */
+function referenceEncodings(values) {
+  if (!python) return Promise.resolve(null);
+  const child = spawn('python3', [path.join(HERE, 'pithref_encode_oracle.py')]);
+  const out = [];
+  const err = [];
+  child.stdout.on('data', (d) => out.push(d));
+  child.stderr.on('data', (d) => err.push(d));
+  child.stdin.end(values.map((v) => JSON.stringify(toX(v))).join('\n') + '\n');
+  return new Promise((resolve, reject) => {
+    child.on('close', (status) => {
+      if (status !== 0) reject(new Error(`reference encoder exited with ${status}: ${Buffer.concat(err).toString().slice(0, 500)}`));
+      else resolve(Buffer.concat(out).toString().trim().split('\n'));
+    });
+  });
+}
+
+const varintLength = (v) => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : 4);
+
+// ---------------------------------------------------------------------------
+// 1. Writes crossing the 64 KiB output slab
+// ---------------------------------------------------------------------------
+
+const SLAB = 65536;
+const r0 = rng(7);
+const ascii = (g, n) => Array.from({ length: n }, () => String.fromCharCode(97 + g.int(26))).join('');
+const words = Array.from({ length: 40 }, (_, i) => ascii(r0, 1 + (i % 9)) + i);
+
+const keySets = Array.from({ length: 300 }, (_, i) => {
+  const n = r0.int(r0.pick([3, 20]));
+  return Array.from({ length: n }, (_, j) => r0.pick(words) + j + (r0.int(6) ? '' : r0.pick(['é', '😀', ascii(r0, r0.int(70))])) + (i % 7));
+});
+
+/** Value kinds, each a generator of one item (of varied encodings) from a seeded source. */
+const KINDS = {
+  'small ints': (g) => g.int(32) - 8,
+  'ints of every size': (g) => Math.floor((g.next() - 0.5) * Math.pow(2, g.int(54))),
+  'bigints in the safe range': (g) => BigInt(g.int(1000) - 500) * BigInt(g.pick([1, 1, 100, 1e6])),
+  'small bigints': () => 1n,
+  'bigints in int64/uint64': (g) => BigInt.asIntN(64, BigInt(Math.floor(g.next() * 2 ** 53)) << BigInt(g.int(12))) * BigInt(g.pick([1, -1])) + (g.int(2) ? 2n ** 63n : 0n),
+  'bigints beyond 64 bits': (g) => (2n ** BigInt(64 + g.int(200)) + BigInt(g.int(1e9))) * (g.int(2) ? 1n : -1n),
+  'decimal floats': (g) => g.int(100000) / g.pick([10, 100, 1000, 1e6]) * (g.int(2) ? 1 : -1),
+  'floats of every kind': (g) => g.pick([
+    () => g.next() * 2 ** (g.int(200) - 100),
+    () => Math.fround(g.next()),
+    () => g.pick([NaN, Infinity, -Infinity, -0, 0.1 + 0.2, 5e-324, 1.7976931348623157e308]),
+    () => new Float64(g.int(100000)),
+    () => Float64.fromBits(0x7ff0000000000001n + BigInt(g.int(1000))),
+    () => (2 ** 52 + g.int(1e6)) / 10, // decimal mantissas >= 2^51
+  ])(),
+  'strings of one byte': (g) => String.fromCharCode(32 + g.int(90)),
+  'short strings': (g) => ascii(g, 2 + g.int(10)) + (g.int(4) ? '' : 'é'),
+  'strings near 32 bytes': (g) => ascii(g, 29 + g.int(6)),
+  'strings near 64 chars': (g) => ascii(g, 61 + g.int(6)) + (g.int(3) ? '' : '😀'),
+  'long strings': (g) => ascii(g, 100 + g.int(300)) + (g.int(2) ? '' : 'ü€😀'.repeat(g.int(40))),
+  'non-ASCII strings': (g) => Array.from({ length: 1 + g.int(30) }, () => g.pick(['é', '€', '😀', 'x', 'ß'])).join(''),
+  'prefixed and repeated strings': (g) => g.pick(['user_' + g.int(100000), g.pick(words), 'https://example.com/' + ascii(g, g.int(40))]),
+  'timestamp strings': (g) => new Date(g.int(2e12) * 1000 + g.int(1000)).toISOString().replace(g.int(2) ? '.000' : '', '') ,
+  symbols: (g) => Symbol.for(g.pick(words) + g.int(50)),
+  timestamps: (g) => g.int(2) ? new Date(g.int(4e12)) : new Timestamp(g.int(4e9), g.int(3) ? g.int(1e9) : 0, g.pick(['utc', 'offset', 'floating']), g.int(2878) - 1439),
+  binary: (g) => Uint8Array.from({ length: g.int(g.pick([4, 40, 300])) }, () => g.int(256)),
+  ext: (g) => new Ext(g.int(70000) % 65536, Uint8Array.from({ length: g.int(g.pick([4, 40, 200])) }, () => g.int(256))),
+  'null and booleans': (g) => g.pick([null, true, false]),
+  'objects (shapes and keys)': (g) => {
+    const o = {};
+    for (const k of g.pick(keySets)) o[k] = g.int(100);
+    return o;
+  },
+  'Maps with symbol and generic keys': (g) => g.int(2)
+    ? new Map([[Symbol.for(g.pick(words)), 1], [g.pick(words) + 'x', 2]])
+    : new Map([[g.int(1000), 'a'], [ascii(g, 3), g.int(9)], [new Float64(g.int(9)), null]]),
+  'nested arrays': (g) => [g.int(100), [ascii(g, 3), [g.next()]]],
+};
+
+let roomy = null;
+
+/** An encoder whose slab has room for many more buffers: its output never crosses a slab end. */
+function roomyEncoder() {
+  if (roomy === null || roomy.used > (1 << 22)) {
+    roomy = { enc: new Encoder(), used: 0 };
+    roomy.enc.encode(new Uint8Array(1 << 23)); // the slab grows to twice this: 8 MiB free behind it
+  }
+  return roomy;
+}
+
+function roomyEncode(v) {
+  const r = roomyEncoder();
+  const b = r.enc.encode(v).slice();
+  r.used += b.length + 8;
+  return b;
+}
+
+test('values written across the 64 KiB slab end: every kind, every offset, same bytes as the reference', async (t) => {
+  const cases = [];
+  for (const [name, gen] of Object.entries(KINDS)) {
+    const g = rng(name.length * 7919 + 1);
+    const vals = [];
+    // enough items that the buffer runs well past the slab end
+    for (let i = 0; i < 500; i++) vals.push(gen(g));
+    for (let size = roomyEncode(vals).length; size < SLAB + 1000; size = roomyEncode(vals).length) {
+      const more = Math.ceil(vals.length * Math.min(1, (SLAB * 1.05) / size - 1)) + 10;
+      for (let i = 0; i < more; i++) vals.push(gen(g));
+    }
+    cases.push({ name, vals });
+  }
+  const pending = referenceEncodings(cases.map((c) => [new Uint8Array(0), ...c.vals]));
+  const bases = [];
+  for (let ci = 0; ci < cases.length; ci++) {
+    const { name, vals } = cases[ci];
+    const base = roomyEncode([new Uint8Array(0), ...vals]);
+    bases.push(base);
+    // A leading BIN of f bytes shifts everything after it by f and changes no
+    // state, so the expected buffer for each shift is the base with a longer BIN.
+    const binAt = 3 + 1 + varintLength(vals.length + 1 - 16);
+    const decoder = new Decoder({ exactFloats: true });
+    const model = show(modelJS([new Uint8Array(0), ...vals]));
+    // shifts over the largest items' sizes put every item kind at every offset before the slab end
+    const shifts = base.length / vals.length > 12 ? 128 : 40;
+    for (let f = 0; f < shifts; f++) {
+      const filler = new Uint8Array(f);
+      const got = new Encoder().encode([filler, ...vals]); // a fresh slab: the buffer starts at its offset 0
+      const expected = new Uint8Array(base.length + f);
+      expected.set(base.subarray(0, binAt + 1));
+      expected[binAt + 1] = (f << 1) | 1;
+      expected.set(base.subarray(binAt + 2), binAt + 2 + f);
+      if (Buffer.compare(got, expected) !== 0) {
+        let at = 0;
+        while (at < got.length && got[at] === expected[at]) at++;
+        assert.fail(`${name}, shift ${f}: ${got.length} bytes, expected ${expected.length}; first difference at ${at}`);
+      }
+      if (f % 16 === 0) {
+        const back = decoder.decode(got);
+        back[0] = new Uint8Array(0);
+        assert.equal(show(modelJS(back)), model, `${name}, shift ${f}: decode(encode(x)) differs from x`);
+      }
+    }
+  }
+  const refs = await pending;
+  if (refs === null) t.diagnostic('python3 not available: comparison with the reference encoder NOT run');
+  else for (let ci = 0; ci < cases.length; ci++) assert.equal(bytesToHex(bases[ci]), refs[ci], `${cases[ci].name}: the encoding differs from the reference encoder`);
+});
+
+test('arrays of BigInts crossing the slab end keep every item', () => {
+  assert.equal(encode(Array(65530).fill(1n)).length, 65537);
+  assert.equal(encode(Array(40000).fill(100n)).length, 80007);
+  assert.deepEqual(decode(encode(Array(65530).fill(1n))), Array(65530).fill(1));
+});
+
+// ---------------------------------------------------------------------------
+// 2. Containers mutated while they are encoded
+// ---------------------------------------------------------------------------
+
+// The rule (that of JSON.stringify): a container's keys (or length) are taken
+// when its header is written; each value is read when it is written, so a
+// key deleted meanwhile reads as undefined (EncodeError, or null with
+// undefined: 'null') and keys added meanwhile are not written.
+
+/** Encodes with undefined: 'null' and decodes; also checks that the default options raise EncodeError or agree. */
+function mutated(make, opts = {}) {
+  const strict = (() => {
+    try {
+      return { bytes: encode(make(), opts) };
+    } catch (e) {
+      assert.ok(e instanceof EncodeError, `not an EncodeError: ${e?.stack ?? e}`);
+      return { error: e };
+    }
+  })();
+  const bytes = encode(make(), { ...opts, undefined: 'null' });
+  const value = decode(bytes, { maps: 'map' });
+  if (strict.bytes) assert.equal(bytesToHex(strict.bytes), bytesToHex(bytes));
+  return { value, strictError: strict.error ?? null };
+}
+
+const entries = (m) => [...m].map(([k, v]) => [k, v instanceof Map ? entries(v) : v]);
+
+test('a getter that deletes a later key: the key is written with the value undefined', () => {
+  const make = () => {
+    const x = { a: 1, get b() { delete x.c; return 2; }, c: 3 };
+    return x;
+  };
+  const { value, strictError } = mutated(make);
+  assert.deepEqual(entries(value), [['a', 1], ['b', 2], ['c', null]]);
+  assert.ok(strictError && /undefined/.test(strictError.message), String(strictError));
+});
+
+test('getters that add, delete or re-add keys of an object, on every encoder path', () => {
+  const cases = {
+    add: (x) => { x.z = 9; },
+    'delete the last': (x) => { delete x.c; },
+    're-add': (x) => { delete x.c; x.c = 7; },
+    'delete an earlier': (x) => { delete x.a; },
+  };
+  const expect = {
+    add: [['a', 1], ['b', 2], ['c', 3]],
+    'delete the last': [['a', 1], ['b', 2], ['c', null]],
+    're-add': [['a', 1], ['b', 2], ['c', 7]],
+    'delete an earlier': [['a', 1], ['b', 2], ['c', 3]],
+  };
+  for (const [name, mutate] of Object.entries(cases)) {
+    const plain = () => {
+      const x = { a: 1, get b() { mutate(x); return 2; }, c: 3 };
+      return x;
+    };
+    const bare = () => {
+      const x = Object.create(null);
+      x.a = 1;
+      Object.defineProperty(x, 'b', { get() { mutate(x); return 2; }, enumerable: true, configurable: true });
+      x.c = 3;
+      return x;
+    };
+    class Point {
+      constructor() {
+        this.a = 1;
+        Object.defineProperty(this, 'b', { get: () => { mutate(this); return 2; }, enumerable: true, configurable: true });
+        this.c = 3;
+      }
+    }
+    const makers = {
+      plain,
+      'null prototype': bare,
+      // the second object meets the shape memo of its slot
+      'after one of its shape': () => [{ a: 1, b: 2, c: 3 }, plain()],
+      'class instance': () => new Point(),
+    };
+    for (const [how, make] of Object.entries(makers)) {
+      const opts = how === 'class instance' ? { classInstances: 'map' } : {};
+      let { value } = mutated(make, opts);
+      if (Array.isArray(value)) value = value[1];
+      assert.deepEqual(entries(value), expect[name], `${name}, ${how}`);
+    }
+  }
+});
+
+test('a Proxy whose keys change between enumerations', () => {
+  let calls = 0;
+  const target = { a: 1, b: 2, c: 3 };
+  const p = new Proxy(target, {
+    ownKeys: () => (calls++ === 0 ? ['a', 'b', 'c'] : ['a']),
+  });
+  const bytes = encode(p);
+  assert.deepEqual(decode(bytes), { a: 1, b: 2, c: 3 });
+});
+
+test('arrays shortened or lengthened while they are encoded', () => {
+  const shrink = () => {
+    const arr = [{ get a() { arr.length = 1; return 1; } }, 2, 3];
+    return arr;
+  };
+  const grow = () => {
+    const arr = [{ get a() { arr.push(4, 5); return 1; } }, 2, 3];
+    return arr;
+  };
+  const s = mutated(shrink);
+  assert.deepEqual(s.value, [new Map([['a', 1]]), null, null]);
+  assert.ok(s.strictError);
+  assert.deepEqual(mutated(grow).value, [new Map([['a', 1]]), 2, 3]);
+});
+
+test('Maps with string keys mutated while they are encoded', () => {
+  const make = (mutate) => () => {
+    const m = new Map([['a', { get x() { mutate(m); return 1; } }], ['b', 2], ['c', 3]]);
+    return m;
+  };
+  assert.deepEqual(entries(mutated(make((m) => m.delete('c'))).value), [['a', [['x', 1]]], ['b', 2], ['c', null]]);
+  assert.deepEqual(entries(mutated(make((m) => m.set('z', 9))).value), [['a', [['x', 1]]], ['b', 2], ['c', 3]]);
+  assert.deepEqual(entries(mutated(make((m) => { m.delete('b'); m.set('b', 5); })).value), [['a', [['x', 1]]], ['b', 5], ['c', 3]]);
+  assert.deepEqual(entries(mutated(make((m) => m.clear())).value), [['a', [['x', 1]]], ['b', null], ['c', null]]);
+});
+
+test('generic Maps mutated while they are encoded', () => {
+  const make = (mutate) => () => {
+    const m = new Map([[1, { get x() { mutate(m); return 1; } }], [2, 2], [3, 3]]);
+    return m;
+  };
+  assert.deepEqual(entries(mutated(make((m) => m.delete(3))).value), [[1, [['x', 1]]], [2, 2], [3, null]]);
+  assert.deepEqual(entries(mutated(make((m) => m.set(4, 4))).value), [[1, [['x', 1]]], [2, 2], [3, 3]]);
+  // a key equal (as a Pith value) to one already there is not written either
+  assert.deepEqual(entries(mutated(make((m) => m.set(2n, 4))).value), [[1, [['x', 1]]], [2, 2], [3, 3]]);
+  assert.deepEqual(entries(mutated(make((m) => m.clear())).value), [[1, [['x', 1]]], [2, null], [3, null]]);
+});
+
+test('an extension writer that mutates the container being encoded', () => {
+  class Token {}
+  let onWrite = () => {};
+  addExtension({ type: 77, Class: Token, write: () => { onWrite(); return Uint8Array.of(1); }, read: () => 'token' });
+  try {
+    const obj = () => {
+      const o = { a: new Token(), b: 2, c: 3 };
+      onWrite = () => { delete o.c; o.z = 1; };
+      return o;
+    };
+    assert.deepEqual(entries(mutated(obj).value), [['a', 'token'], ['b', 2], ['c', null]]);
+    const arr = () => {
+      const a = [new Token(), 2, 3];
+      onWrite = () => a.splice(1);
+      return a;
+    };
+    assert.deepEqual(mutated(arr).value, ['token', null, null]);
+    const map = () => {
+      const m = new Map([[1, new Token()], [2, 2]]);
+      onWrite = () => { m.delete(2); m.set(3, 3); };
+      return m;
+    };
+    assert.deepEqual(entries(mutated(map).value), [[1, 'token'], [2, null]]);
+  } finally {
+    removeExtension(77);
+  }
+});
