@@ -4,6 +4,7 @@ require_relative "pith/version"
 require_relative "pith/pith"
 require_relative "pith/coder"
 require_relative "pith/dictionary"
+require_relative "pith/map"
 
 # Pith: a compact, fast, schemaless binary serialization format.
 #

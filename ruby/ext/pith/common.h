@@ -32,7 +32,7 @@ PITH_RB_NOINLINE void *pith_rb_xrealloc(void *ptr, size_t n, size_t size);
 #define PITH_RB_REALLOC_N(var, type, n) ((var) = (type *)pith_rb_xrealloc((var), (n), sizeof(type)))
 
 /* Classes and modules (set once by Init_pith, read-only afterwards). */
-extern VALUE mPith, cEncoder, cDecoder, cDictionary, eError, eEncodeError, eDecodeError, cTimestamp, cExt;
+extern VALUE mPith, cEncoder, cDecoder, cDictionary, eError, eEncodeError, eDecodeError, cTimestamp, cExt, cMap;
 extern rb_encoding *pith_utf8, *pith_binary, *pith_usascii;
 extern int pith_utf8_index, pith_binary_index, pith_usascii_index;
 
@@ -51,11 +51,19 @@ VALUE pith_rb_ext_packer(VALUE klass, uint32_t *type);
 VALUE pith_rb_ext_unpacker(uint32_t type);
 bool pith_rb_has_unpackers(void);
 
+/* Pith::Map (map_class.c, lib/pith/map.rb). */
+/** A new Pith::Map of the n {key, value} pairs at `pairs`, which must be distinct Pith values. */
+VALUE pith_rb_map_new(const VALUE *pairs, long n);
+/** The Array of [key, value] pairs of a Pith::Map, or Qnil if it holds none (not initialized). */
+VALUE pith_rb_map_pairs(VALUE map);
+
 /* Init functions of each file. */
 void pith_rb_init_errors(void);
 void pith_rb_init_encoder(void);
 void pith_rb_init_decoder(void);
 void pith_rb_init_dictionary(void);
 void pith_rb_init_types(void);
+void pith_rb_init_map(void);
+void pith_rb_init_deep_copy(void);
 
 #endif

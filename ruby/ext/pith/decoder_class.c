@@ -9,9 +9,10 @@
  */
 #include "common.h"
 
+#include "decoder.h"
 #include "hash_fast.h"
 #include "internal.h"
-#include "stack.h"
+#include "key_cost.h"
 
 #include <limits.h>
 
@@ -22,60 +23,6 @@ static rb_ractor_local_key_t default_decoder_key;
 /* ==========================================================================
  * State
  * ========================================================================== */
-
-#define KEY_CACHE 4096
-#define TEMPLATE_CACHE 512
-/* Ways per set: a document's shapes must not evict one another, or every
- * map of an evicted shape would cost a fresh template object. */
-#define TEMPLATE_WAYS 4
-
-/* A shape's template Hash (hash_fast.c), keyed by the identity of its keys. */
-typedef struct template_entry {
-    uint64_t sig;
-    VALUE template;
-} template_entry;
-
-enum { KEY_EMPTY = 0, KEY_STRING = 1, KEY_SYMBOL = 2 };
-
-typedef struct key_entry {
-    uint64_t hash;
-    VALUE value;
-    uint32_t len;
-    uint8_t kind;
-} key_entry;
-
-typedef struct pith_rb_decoder {
-    pith_reader *r;
-    VALUE stack_obj;    /* children waiting for their container */
-    pith_rb_stack *stack;
-    VALUE keys_obj;     /* this call's shape keys (shape i at shape_off[i]) and frozen strings */
-    pith_rb_stack *keys;
-    size_t *shape_off;      /* per shape index: offset of its keys on `keys`... */
-    uint32_t *shape_gen;    /* ...valid when shape_gen[i] == gen */
-    size_t shape_cap;
-    uint32_t gen;
-    VALUE *frozen_by_index; /* freeze: mode: one String per string-table index (entries live on keys) */
-    size_t frozen_cap;
-    VALUE *long_by_index;   /* long strings: the first String made per string-table index, which
-                               references share (copy-on-write), entries live on keys */
-    size_t long_cap;
-    VALUE *long_keys;       /* long keys: per string-table index, [2i] as String and [2i+1] as
-                               Symbol; entries live on keys (pinned) */
-    size_t long_keys_cap;   /* slots (two per index) */
-    size_t hashed;          /* key bytes Hashes had to hash this call (stream); see charge_hashing */
-    size_t hash_budget;     /* ...and how many the input allows */
-    VALUE dictionaries; /* Array of Pith::Dictionary, or nil */
-    VALUE buffer;       /* feed: bytes received; those before buf_pos are decoded */
-    size_t buf_pos;
-    size_t stream_offset; /* feed: offset of buffer[buf_pos] in the stream */
-    bool stream_started;
-    bool symbolize_keys;
-    bool freeze;
-    bool busy;
-    uint32_t max_depth;
-    key_entry cache[KEY_CACHE];
-    template_entry templates[TEMPLATE_CACHE];
-} pith_rb_decoder;
 
 static void dec_mark(void *p) {
     pith_rb_decoder *d = (pith_rb_decoder *)p;
@@ -104,6 +51,7 @@ static void dec_compact(void *p) {
 static void dec_free(void *p) {
     pith_rb_decoder *d = (pith_rb_decoder *)p;
     pith_reader_free(d->r);
+    xfree(d->frames);
     xfree(d->shape_off);
     xfree(d->shape_gen);
     xfree(d->frozen_by_index);
@@ -114,7 +62,7 @@ static void dec_free(void *p) {
 
 static size_t dec_memsize(const void *p) {
     const pith_rb_decoder *d = (const pith_rb_decoder *)p;
-    return sizeof(*d) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) +
+    return sizeof(*d) + d->frames_cap * sizeof(build_frame) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) +
            (d->frozen_cap + d->long_cap + d->long_keys_cap) * sizeof(VALUE);
 }
 
@@ -141,9 +89,11 @@ static VALUE dec_alloc(VALUE klass) {
     return self;
 }
 
-static pith_rb_decoder *get_decoder(VALUE self) {
+pith_rb_decoder *pith_rb_get_decoder(VALUE self) {
     return (pith_rb_decoder *)rb_check_typeddata(self, &decoder_type);
 }
+
+#define get_decoder pith_rb_get_decoder
 
 static void reset(pith_rb_decoder *d) {
     d->stack->len = 0;
@@ -253,39 +203,11 @@ static inline void charge_hashing(pith_rb_decoder *d, size_t bytes, size_t at) {
     if (PITH_RB_UNLIKELY(d->hashed > d->hash_budget)) hash_budget_exceeded(d, at);
 }
 
-/* The String bytes that hashing `k` reads (containers: their contents). The
- * walk visits each decoded node once, so it costs no more than the input. */
-static size_t key_hash_bytes(VALUE k);
-
-static int hash_pair_bytes(VALUE key, VALUE val, VALUE acc) {
-    *(size_t *)acc += key_hash_bytes(key) + key_hash_bytes(val);
-    return ST_CONTINUE;
-}
-
-static size_t key_hash_bytes(VALUE k) {
-    if (RB_SPECIAL_CONST_P(k)) return 0;
-    switch (RB_BUILTIN_TYPE(k)) {
-    case T_STRING:
-        return (size_t)RSTRING_LEN(k);
-    case T_ARRAY: {
-        size_t n = 0;
-        for (long i = 0; i < RARRAY_LEN(k); i++) n += key_hash_bytes(RARRAY_AREF(k, i));
-        return n;
-    }
-    case T_HASH: {
-        size_t n = 0;
-        rb_hash_foreach(k, hash_pair_bytes, (VALUE)&n);
-        return n;
-    }
-    default:
-        return 0;
-    }
-}
-
-/* key_hash_bytes over n keys `stride` VALUEs apart (2: key, value pairs). */
-static size_t keys_hash_bytes(const VALUE *keys, size_t n, size_t stride) {
+/* The bytes hashing shaped-map keys reads: Strings in full, Symbols by identity. */
+static size_t text_keys_cost(const VALUE *keys, size_t n) {
     size_t total = 0;
-    for (size_t i = 0; i < n; i++) total += key_hash_bytes(keys[i * stride]);
+    for (size_t i = 0; i < n; i++)
+        if (RB_TYPE_P(keys[i], T_STRING)) total += (size_t)RSTRING_LEN(keys[i]);
     return total;
 }
 
@@ -378,10 +300,8 @@ typedef struct build_ctx {
     pith_rb_decoder *d;
 } build_ctx;
 
-static VALUE build(build_ctx *c);
-
 /* The template for maps with these keys, made on first use. */
-static VALUE template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, long n, size_t at) {
+VALUE pith_rb_template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, long n, size_t at) {
     uint64_t sig = (uint64_t)n;
     for (long i = 0; i < n; i++) sig = (sig ^ (uint64_t)keys[i]) * 0x9E3779B97F4A7C15ull;
     template_entry *set = &d->templates[((sig >> 40) * TEMPLATE_WAYS) & (TEMPLATE_CACHE - 1)];
@@ -393,7 +313,7 @@ static VALUE template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, lon
     memmove(set + 1, set, (TEMPLATE_WAYS - 1) * sizeof(template_entry));
     template_entry *e = &set[0];
     e->template = 0;
-    charge_hashing(d, keys_hash_bytes(keys, (size_t)n, 1), at);
+    charge_hashing(d, text_keys_cost(keys, (size_t)n), at);
     VALUE t = pith_rb_hash_template(keys, n);
     if (!pith_rb_template_matches(t, keys, n)) return Qundef;
     e->sig = sig;
@@ -426,65 +346,10 @@ static VALUE build_time(const pith_item *it) {
     return rb_time_timespec_new(&ts, t->zone == PITH_ZONE_UTC ? INT_MAX - 1 : t->offset * 60);
 }
 
-static VALUE build(build_ctx *c) {
+/* A scalar item as its Ruby object. */
+static VALUE build_scalar(build_ctx *c, const pith_item *it) {
     pith_rb_decoder *d = c->d;
-    pith_item it;
-    if (PITH_RB_UNLIKELY(!pith_read(d->r, &it))) fail_decode(d);
-    switch (it.type) {
-    case PITH_STRING:
-        return string_value(d, &it);
-    case PITH_INT:
-        return LL2NUM(it.v.i);
-    case PITH_FLOAT:
-        return DBL2NUM(it.v.f);
-    case PITH_MAP: {
-        size_t n = it.v.map.count;
-        /* A shape the full table did not take is used once: its keys wait on
-         * the value stack, under the values, and go with them. */
-        bool once = it.v.map.shape == PITH_NO_INDEX;
-        pith_rb_stack *ks = once ? d->stack : d->keys;
-        long base = d->stack->len;
-        size_t koff = 0;
-        if (n) koff = once ? push_keys(c->self, d, &it, d->stack) : shape_keys(c->self, d, &it);
-        long vbase = d->stack->len;
-        for (size_t i = 0; i < n; i++) {
-            VALUE v = build(c);
-            pith_rb_stack_push(d->stack, v);
-        }
-        /* Keys and values are read again here: building may have moved the stacks. */
-        const VALUE *keys = ks->ptr + koff, *values = d->stack->ptr + vbase;
-        VALUE hash = Qundef;
-        if (n && pith_rb_hash_fast) {
-            VALUE t = template_for(c->self, d, keys, (long)n, it.offset);
-            if (t != Qundef) hash = pith_rb_hash_from_template(t, values, (long)n);
-        }
-        if (hash == Qundef) {
-            charge_hashing(d, keys_hash_bytes(keys, n, 1), it.offset);
-            hash = rb_hash_new();
-            for (size_t i = 0; i < n; i++) rb_hash_aset(hash, keys[i], values[i]);
-        }
-        d->stack->len = base;
-        /* symbolize_keys can make two keys one ("a" and :a). */
-        if (PITH_RB_UNLIKELY(d->symbolize_keys) && (size_t)RHASH_SIZE(hash) != n) {
-            pith_error err = {PITH_ERR_DUPLICATE_KEY, it.offset, "keys that symbolize_keys makes equal"};
-            reset(d);
-            pith_rb_raise_decode(&err);
-        }
-        if (d->freeze) rb_obj_freeze(hash);
-        return hash;
-    }
-    case PITH_ARRAY: {
-        size_t n = it.v.array.count;
-        long base = d->stack->len;
-        for (size_t i = 0; i < n; i++) {
-            VALUE v = build(c);
-            pith_rb_stack_push(d->stack, v);
-        }
-        VALUE ary = rb_ary_new_from_values((long)n, d->stack->ptr + base);
-        d->stack->len = base;
-        if (d->freeze) rb_obj_freeze(ary);
-        return ary;
-    }
+    switch (it->type) {
     case PITH_NULL:
         return Qnil;
     case PITH_TRUE:
@@ -492,49 +357,164 @@ static VALUE build(build_ctx *c) {
     case PITH_FALSE:
         return Qfalse;
     case PITH_UINT:
-        return ULL2NUM(it.v.u);
+        return ULL2NUM(it->v.u);
     case PITH_BIGINT:
-        return rb_integer_unpack(it.v.big.mag, it.v.big.len, 1, 0,
-                                 INTEGER_PACK_LITTLE_ENDIAN | (it.v.big.negative ? INTEGER_PACK_NEGATIVE : 0));
+        return rb_integer_unpack(it->v.big.mag, it->v.big.len, 1, 0,
+                                 INTEGER_PACK_LITTLE_ENDIAN | (it->v.big.negative ? INTEGER_PACK_NEGATIVE : 0));
     case PITH_SYMBOL:
-        return rb_str_intern(rb_enc_interned_str(it.v.str.ptr, (long)it.v.str.len, pith_utf8));
+        return rb_str_intern(rb_enc_interned_str(it->v.str.ptr, (long)it->v.str.len, pith_utf8));
     case PITH_BINARY: {
-        VALUE s = rb_enc_str_new((const char *)it.v.bin.ptr, (long)it.v.bin.len, pith_binary);
+        VALUE s = rb_enc_str_new((const char *)it->v.bin.ptr, (long)it->v.bin.len, pith_binary);
         if (d->freeze) rb_obj_freeze(s);
         return s;
     }
     case PITH_EXT: {
-        VALUE v = build_ext(c, &it);
+        VALUE v = build_ext(c, it);
         if (d->freeze) rb_obj_freeze(v);
         return v;
     }
     case PITH_TIME: {
-        VALUE v = build_time(&it);
+        VALUE v = build_time(it);
         if (d->freeze) rb_obj_freeze(v);
         return v;
     }
-    case PITH_GENERIC_MAP: {
-        size_t n = it.v.map.count;
-        long base = d->stack->len;
-        for (size_t i = 0; i < 2 * n; i++) {
-            VALUE v = build(c);
-            pith_rb_stack_push(d->stack, v);
+    default:
+        rb_raise(eError, "unknown item type");
+    }
+}
+
+/* Open the container item `it` as frame `depth` (growing the frames). Its
+ * elements follow in the input; a map's keys are made now. */
+static void open_container(build_ctx *c, const pith_item *it, size_t depth) {
+    pith_rb_decoder *d = c->d;
+    if (PITH_RB_UNLIKELY(depth == d->frames_cap)) {
+        size_t cap = d->frames_cap ? d->frames_cap * 2 : 32;
+        PITH_RB_REALLOC_N(d->frames, build_frame, cap);
+        d->frames_cap = cap;
+    }
+    build_frame *f = &d->frames[depth];
+    f->kind = (uint8_t)it->type;
+    f->offset = it->offset;
+    f->base = d->stack->len;
+    f->once = false;
+    if (it->type == PITH_ARRAY) {
+        f->left = it->v.array.count;
+    } else if (it->type == PITH_MAP) {
+        f->left = it->v.map.count;
+        /* A shape the full table did not take is used once: its keys wait on
+         * the value stack, under the values, and go with them. */
+        f->once = it->v.map.shape == PITH_NO_INDEX;
+        f->koff = f->once ? push_keys(c->self, d, it, d->stack) : shape_keys(c->self, d, it);
+    } else {
+        f->left = 2 * it->v.map.count;
+    }
+    f->values = d->stack->len;
+}
+
+static VALUE close_generic_map(build_ctx *c, const build_frame *f);
+
+/* The container of frame `f`, whose elements are all on the value stack; pops them. */
+static VALUE close_container(build_ctx *c, const build_frame *f) {
+    pith_rb_decoder *d = c->d;
+    long n = d->stack->len - f->values;
+    VALUE v;
+    if (f->kind == PITH_ARRAY) {
+        v = rb_ary_new_from_values(n, d->stack->ptr + f->values);
+    } else if (f->kind == PITH_MAP) {
+        /* Keys and values are read here: building the elements may have moved the stacks. */
+        const VALUE *keys = (f->once ? d->stack : d->keys)->ptr + f->koff, *values = d->stack->ptr + f->values;
+        v = Qundef;
+        if (n && pith_rb_hash_fast) {
+            VALUE t = pith_rb_template_for(c->self, d, keys, n, f->offset);
+            if (t != Qundef) v = pith_rb_hash_from_template(t, values, n);
         }
-        charge_hashing(d, keys_hash_bytes(d->stack->ptr + base, n, 2), it.offset);
-        VALUE hash = rb_hash_new();
-        if (n) rb_hash_bulk_insert(2 * (long)n, d->stack->ptr + base, hash);
-        d->stack->len = base;
-        /* Keys Pith tells apart but Ruby's Hash merges (eql? containers). */
-        if ((size_t)RHASH_SIZE(hash) != n) {
-            pith_error err = {PITH_ERR_DUPLICATE_KEY, it.offset, "keys that Ruby considers equal in one map"};
+        if (v == Qundef) {
+            charge_hashing(d, text_keys_cost(keys, (size_t)n), f->offset);
+            v = rb_hash_new();
+            for (long i = 0; i < n; i++) rb_hash_aset(v, keys[i], values[i]);
+        }
+        /* symbolize_keys can make two keys one ("a" and :a): the option asked
+         * for it, and no Pith::Map could hold two equal Symbols. */
+        if (PITH_RB_UNLIKELY(d->symbolize_keys) && (long)RHASH_SIZE(v) != n) {
+            pith_error err = {PITH_ERR_DUPLICATE_KEY, f->offset, "keys that symbolize_keys makes equal"};
             reset(d);
             pith_rb_raise_decode(&err);
         }
-        if (d->freeze) rb_obj_freeze(hash);
-        return hash;
+    } else {
+        return close_generic_map(c, f);
     }
+    d->stack->len = f->base;
+    if (d->freeze) rb_obj_freeze(v);
+    return v;
+}
+
+/* A generic map: a Hash, unless its keys are distinct Pith values that
+ * Ruby's Hash would merge ("a" and "a".b, 0.0 and -0.0, two Times of one
+ * instant in different zones, [0.0] and [-0.0]) or keys nested so deep that
+ * Ruby would hash them by deep recursion: then a Pith::Map, which compares
+ * keys by their Pith encoding. */
+static VALUE close_generic_map(build_ctx *c, const build_frame *f) {
+    pith_rb_decoder *d = c->d;
+    long n = (d->stack->len - f->values) / 2;
+    uint32_t depth;
+    charge_hashing(d, pith_rb_keys_cost(d->stack, f->values, n, 2, &depth), f->offset);
+    VALUE v = Qundef;
+    if (depth <= PITH_RB_HASHABLE_DEPTH) {
+        VALUE hash = rb_hash_new();
+        if (n) rb_hash_bulk_insert(2 * n, d->stack->ptr + f->values, hash);
+        if ((long)RHASH_SIZE(hash) == n) v = hash;
     }
-    rb_raise(eError, "unknown item type");
+    /* The pairs are read again: Ruby's #hash methods ran, but nothing pushed. */
+    if (v == Qundef) v = pith_rb_map_new(d->stack->ptr + f->values, n);
+    d->stack->len = f->base;
+    if (d->freeze) rb_obj_freeze(v);
+    return v;
+}
+
+/* The next value in the input. Containers do not recurse: each open one is a
+ * frame on the decoder's heap and its elements wait on the value stack, so
+ * any depth the reader allows costs no machine stack. */
+static VALUE build(build_ctx *c) {
+    pith_rb_decoder *d = c->d;
+    size_t depth = 0; /* open containers */
+    for (;;) {
+        pith_item it;
+        VALUE v;
+        if (PITH_RB_UNLIKELY(!pith_read(d->r, &it))) fail_decode(d);
+        switch (it.type) {
+        case PITH_STRING:
+            v = string_value(d, &it);
+            break;
+        case PITH_INT:
+            v = LL2NUM(it.v.i);
+            break;
+        case PITH_FLOAT:
+            v = DBL2NUM(it.v.f);
+            break;
+        case PITH_MAP:
+        case PITH_ARRAY:
+        case PITH_GENERIC_MAP:
+            open_container(c, &it, depth);
+            if (d->frames[depth].left) {
+                depth++;
+                continue;
+            }
+            v = close_container(c, &d->frames[depth]);
+            break;
+        default:
+            v = build_scalar(c, &it);
+            break;
+        }
+        /* v is complete: it joins its container, which may be complete in turn. */
+        for (;;) {
+            if (depth == 0) return v;
+            build_frame *f = &d->frames[depth - 1];
+            pith_rb_stack_push(d->stack, v);
+            if (--f->left) break;
+            v = close_container(c, f);
+            depth--;
+        }
+    }
 }
 
 /* ==========================================================================
@@ -816,7 +796,7 @@ static VALUE dec_reset(VALUE self) {
     return self;
 }
 
-static VALUE default_decoder(void) {
+VALUE pith_rb_default_decoder(void) {
     VALUE dec;
     if (!rb_ractor_local_storage_value_lookup(default_decoder_key, &dec) || NIL_P(dec)) {
         dec = dec_alloc(cDecoder);
@@ -829,7 +809,7 @@ static VALUE default_decoder(void) {
 static VALUE load_with(int argc, VALUE *argv, bool stream) {
     VALUE str, opts;
     rb_scan_args(argc, argv, "1:", &str, &opts);
-    VALUE self = default_decoder();
+    VALUE self = pith_rb_default_decoder();
     pith_rb_decoder *d = get_decoder(self);
     decode_call c = {self, d, str, stream ? decode_stream_buffer : decode_buffer, opts};
     if (NIL_P(opts)) return run_decode(&c);
@@ -845,101 +825,6 @@ static VALUE load_with(int argc, VALUE *argv, bool stream) {
     RB_OBJ_WRITE(self, &d->dictionaries, dicts);
     if (state) rb_jump_tag(state);
     return v;
-}
-
-/* ==========================================================================
- * Pith::Native.deep_copy - the benchmark's "floor" for decoding: the same
- * objects built again from an existing value, with the decoder's own means
- * (template Hashes, shared keys, strings made with their coderange known),
- * so the gap between it and Pith.load is the cost of reading the bytes.
- * ========================================================================== */
-
-#define FLOOR_STACK 64
-
-typedef struct floor_pairs {
-    VALUE self;
-    pith_rb_decoder *d;
-    VALUE *keys, *values; /* gathered pairs (small hashes)... */
-    VALUE hash;           /* ...or the copy, filled pair by pair (large ones) */
-    long n;
-    int depth;
-} floor_pairs;
-
-static VALUE floor_copy(VALUE self, pith_rb_decoder *d, VALUE obj, int depth);
-
-static int floor_pair(VALUE key, VALUE value, VALUE arg) {
-    floor_pairs *p = (floor_pairs *)arg;
-    p->keys[p->n] = key;
-    p->values[p->n] = floor_copy(p->self, p->d, value, p->depth + 1);
-    p->n++;
-    return ST_CONTINUE;
-}
-
-static int floor_pair_slow(VALUE key, VALUE value, VALUE arg) {
-    floor_pairs *p = (floor_pairs *)arg;
-    rb_hash_aset(p->hash, key, floor_copy(p->self, p->d, value, p->depth + 1));
-    return ST_CONTINUE;
-}
-
-static VALUE floor_copy(VALUE self, pith_rb_decoder *d, VALUE obj, int depth) {
-    if (depth > 10000) rb_raise(rb_eArgError, "nesting too deep");
-    if (RB_SPECIAL_CONST_P(obj)) return obj;
-    switch (BUILTIN_TYPE(obj)) {
-    case T_STRING: {
-        VALUE s = rb_str_new(RSTRING_PTR(obj), RSTRING_LEN(obj));
-        RB_ENCODING_SET_INLINED(s, RB_ENCODING_GET_INLINED(obj));
-        ENC_CODERANGE_SET(s, ENC_CODERANGE(obj));
-        return s;
-    }
-    case T_ARRAY: {
-        long n = RARRAY_LEN(obj);
-        if (n > FLOOR_STACK) {
-            VALUE a = rb_ary_new_capa(n);
-            for (long i = 0; i < n; i++) rb_ary_push(a, floor_copy(self, d, RARRAY_AREF(obj, i), depth + 1));
-            return a;
-        }
-        /* The C stack is scanned by the GC: the copies are safe there. */
-        VALUE items[FLOOR_STACK];
-        for (long i = 0; i < n; i++) items[i] = floor_copy(self, d, RARRAY_AREF(obj, i), depth + 1);
-        return rb_ary_new_from_values(n, items);
-    }
-    case T_HASH: {
-        long n = (long)RHASH_SIZE(obj);
-        if (n > FLOOR_STACK || !pith_rb_hash_fast) {
-            floor_pairs p = {self, d, NULL, NULL, rb_hash_new(), 0, depth};
-            rb_hash_foreach(obj, floor_pair_slow, (VALUE)&p);
-            return p.hash;
-        }
-        VALUE keys[FLOOR_STACK], values[FLOOR_STACK];
-        floor_pairs p = {self, d, keys, values, Qnil, 0, depth};
-        rb_hash_foreach(obj, floor_pair, (VALUE)&p);
-        VALUE t = n ? template_for(self, d, keys, n, 0) : Qundef;
-        VALUE h = t == Qundef ? Qundef : pith_rb_hash_from_template(t, values, n);
-        if (h == Qundef) {
-            h = rb_hash_new();
-            for (long i = 0; i < n; i++) rb_hash_aset(h, keys[i], values[i]);
-        }
-        return h;
-    }
-    case T_FLOAT:
-        return DBL2NUM(RFLOAT_VALUE(obj));
-    default:
-        return obj;
-    }
-}
-
-/* call-seq: Pith::Native.deep_copy(obj) -> copy (for the benchmark's floor row) */
-static VALUE pith_native_deep_copy(VALUE mod, VALUE obj) {
-    VALUE self = default_decoder();
-    pith_rb_decoder *d = get_decoder(self);
-    /* A copy of a value that exists has no input to bound it; an unpacker
-     * may call this in the middle of a decode, whose budget stays as it was. */
-    size_t hashed = d->hashed, budget = d->hash_budget;
-    d->hash_budget = SIZE_MAX;
-    VALUE copy = floor_copy(self, d, obj, 0);
-    d->hashed = hashed;
-    d->hash_budget = budget;
-    return copy;
 }
 
 /*
@@ -974,5 +859,4 @@ void pith_rb_init_decoder(void) {
     rb_define_method(cDecoder, "finish", dec_finish, 0);
     rb_define_module_function(mPith, "load", pith_s_load, -1);
     rb_define_module_function(mPith, "load_stream", pith_s_load_stream, -1);
-    rb_define_module_function(rb_define_module_under(mPith, "Native"), "deep_copy", pith_native_deep_copy, 1);
 }

@@ -30,11 +30,23 @@ typedef struct shape_entry {
     uint32_t pool; /* offset of the keys in the pool */
 } shape_entry;
 
-typedef struct path_entry {
+enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
+
+/* An open container (innermost last): where encoding is, for error paths and
+ * cycle reports, and what comes next. Containers do not recurse on the
+ * machine stack, so any depth max_depth allows costs only these frames. The
+ * container is on the value stack at `base` (alive and pinned), a map's
+ * {key, value} pairs right after it. */
+typedef struct enc_frame {
     VALUE container;
-    VALUE key;   /* Qundef for arrays */
-    long index;
-} path_entry;
+    long index;     /* the current element or pair (-1 before the first) */
+    long n;         /* elements or pairs */
+    long base;
+    uint32_t hooks; /* hook replacements standing for the container (under it on the
+                       value stack), released when it closes */
+    uint8_t kind;   /* FRAME_ARRAY, FRAME_MAP (shaped: values only), FRAME_GENERIC (key, value, ...) */
+    bool at_value;  /* FRAME_GENERIC: the current pair's key is written */
+} enc_frame;
 
 typedef struct pith_rb_encoder {
     pith_writer *w;
@@ -55,8 +67,8 @@ typedef struct pith_rb_encoder {
     size_t pool_len, pool_cap;
     pith_key *kbuf;
     size_t kbuf_cap;
-    path_entry *path;
-    size_t path_cap;
+    enc_frame *frames;
+    size_t frames_cap;
 } pith_rb_encoder;
 
 static void enc_mark(void *p) {
@@ -80,7 +92,7 @@ static void enc_free(void *p) {
     pith_writer_free(e->w);
     xfree(e->pool);
     xfree(e->kbuf);
-    xfree(e->path);
+    xfree(e->frames);
     xfree(e);
 }
 
@@ -88,7 +100,8 @@ static size_t enc_memsize(const void *p) {
     const pith_rb_encoder *e = (const pith_rb_encoder *)p;
     size_t len = 0;
     if (e->w) pith_writer_data(e->w, &len);
-    return sizeof(*e) + e->pool_cap * sizeof(VALUE) + e->kbuf_cap * sizeof(pith_key) + len;
+    return sizeof(*e) + e->pool_cap * sizeof(VALUE) + e->kbuf_cap * sizeof(pith_key) +
+           e->frames_cap * sizeof(enc_frame) + len;
 }
 
 static const rb_data_type_t encoder_type = {
@@ -121,13 +134,22 @@ static pith_rb_encoder *get_encoder(VALUE self) {
  * Errors (state is reset before raising, so the encoder stays usable)
  * ========================================================================== */
 
+/* Paths longer than twice this show their two ends. */
+#define PATH_ENDS 32
+
+/* The path to the value being encoded inside `depth` open containers. */
 static VALUE path_string(pith_rb_encoder *e, uint32_t depth) {
     VALUE s = rb_str_new_cstr("$");
     for (uint32_t i = 0; i < depth; i++) {
-        if (e->path[i].key == Qundef)
-            rb_str_catf(s, "[%ld]", e->path[i].index);
+        if (depth > 2 * PATH_ENDS && i == PATH_ENDS) {
+            rb_str_catf(s, "...(%u levels)...", depth - 2 * PATH_ENDS);
+            i = depth - PATH_ENDS;
+        }
+        const enc_frame *f = &e->frames[i];
+        if (f->kind == FRAME_ARRAY || f->index < 0)
+            rb_str_catf(s, "[%ld]", f->index);
         else
-            rb_str_catf(s, "[%" PRIsVALUE "]", rb_inspect(e->path[i].key));
+            rb_str_catf(s, "[%" PRIsVALUE "]", rb_inspect(e->stack->ptr[f->base + 1 + 2 * f->index]));
     }
     return s;
 }
@@ -192,8 +214,6 @@ static VALUE convert_to_utf8(pith_rb_encoder *e, VALUE str, uint32_t depth) {
 /* ==========================================================================
  * Values
  * ========================================================================== */
-
-static void encode_value(pith_rb_encoder *e, VALUE obj, uint32_t depth);
 
 PITH_RB_NOINLINE static void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) {
     int idx = RB_ENCODING_GET_INLINED(str);
@@ -271,44 +291,61 @@ static void encode_timestamp_struct(pith_rb_encoder *e, VALUE t, uint32_t depth)
     CHECK_W(pith_write_timestamp(e->w, &p));
 }
 
-/* Grow the path (depth-indexed) for error messages and cycle detection. */
-static inline void path_enter(pith_rb_encoder *e, uint32_t depth, VALUE container) {
-    if (PITH_RB_UNLIKELY(depth >= e->path_cap)) {
-        size_t cap = e->path_cap ? e->path_cap * 2 : 64;
-        while (cap <= depth) cap *= 2;
-        PITH_RB_REALLOC_N(e->path, path_entry, cap);
-        e->path_cap = cap;
+/* A cycle among the open containers and `container` (about to open at
+ * `depth`): report the first repetition. Cycles are looked for only once the
+ * nesting is too deep, which every cycle reaches, so deep data pays nothing. */
+static void raise_if_cycle(pith_rb_encoder *e, uint32_t depth, VALUE container) {
+    st_table *seen = st_init_numtable();
+    for (uint32_t i = 0; i <= depth; i++) {
+        VALUE c = i < depth ? e->frames[i].container : container;
+        if (st_insert(seen, (st_data_t)c, 0)) {
+            st_free_table(seen);
+            fail_value(e, i, "circular reference to a", c);
+        }
     }
-    if (PITH_RB_UNLIKELY(depth >= 32)) {
-        /* Deep nesting is where cycles show up; a linear check there costs nothing elsewhere. */
-        for (uint32_t i = 0; i < depth; i++)
-            if (e->path[i].container == container) fail_value(e, depth, "circular reference to a", container);
-    }
-    if (PITH_RB_UNLIKELY(depth + e->hooks >= e->max_depth)) {
-        VALUE path = path_string(e, depth);
-        reset(e);
-        rb_raise(eEncodeError, "nesting deeper than %u at %" PRIsVALUE, e->max_depth, path);
-    }
-    e->path[depth].container = container;
-    e->path[depth].key = Qundef;
-    e->path[depth].index = 0;
+    st_free_table(seen);
 }
 
-/* Containers and hooks stay out of line so that encode_value, which every
- * scalar goes through, keeps a small frame. */
-PITH_RB_NOINLINE static void encode_array(pith_rb_encoder *e, VALUE ary, uint32_t depth) {
-    path_enter(e, depth, ary);
+PITH_RB_NORETURN(static void too_deep(pith_rb_encoder *e, uint32_t depth, VALUE container));
+static void too_deep(pith_rb_encoder *e, uint32_t depth, VALUE container) {
+    raise_if_cycle(e, depth, container);
+    VALUE path = path_string(e, depth);
+    reset(e);
+    rb_raise(eEncodeError, "nesting deeper than %u at %" PRIsVALUE, e->max_depth, path);
+}
+
+/* The frame of `container`, opening at `depth` (checked against max_depth). */
+static inline enc_frame *frame_open(pith_rb_encoder *e, uint32_t depth, VALUE container) {
+    if (PITH_RB_UNLIKELY(depth >= e->frames_cap)) {
+        size_t cap = e->frames_cap ? e->frames_cap * 2 : 64;
+        while (cap <= depth) cap *= 2;
+        PITH_RB_REALLOC_N(e->frames, enc_frame, cap);
+        e->frames_cap = cap;
+    }
+    if (PITH_RB_UNLIKELY(depth + e->hooks >= e->max_depth)) too_deep(e, depth, container);
+    enc_frame *f = &e->frames[depth];
+    f->container = container;
+    f->kind = FRAME_ARRAY; /* until a map knows its kind: paths show indices */
+    f->index = -1;
+    f->at_value = true;
+    return f;
+}
+
+/* Open an Array at `depth`; false if it is empty (then it is written whole). */
+PITH_RB_NOINLINE static bool open_array(pith_rb_encoder *e, VALUE ary, uint32_t depth, uint32_t hooks) {
+    enc_frame *f = frame_open(e, depth, ary);
     long n = RARRAY_LEN(ary);
     CHECK_W(pith_write_array_begin(e->w, (size_t)n));
-    for (long i = 0; i < n; i++) {
-        if (PITH_RB_UNLIKELY(i >= RARRAY_LEN(ary))) {
-            reset(e);
-            rb_raise(eEncodeError, "array modified during encoding");
-        }
-        e->path[depth].index = i;
-        encode_value(e, RARRAY_AREF(ary, i), depth + 1);
+    if (n == 0) {
+        CHECK_W(pith_write_array_end(e->w));
+        return false;
     }
-    CHECK_W(pith_write_array_end(e->w));
+    f->kind = FRAME_ARRAY;
+    f->n = n;
+    f->hooks = hooks;
+    f->base = e->stack->len;
+    pith_rb_stack_push(e->stack, ary);
+    return true;
 }
 
 typedef struct collect_ctx {
@@ -351,13 +388,16 @@ static inline uint64_t keys_signature(const VALUE *pairs, long n) {
 }
 
 /* Keys as pith_keys when all are Strings or Symbols (else false). Converted
- * strings are pushed on the value stack to keep them alive. */
-static bool textual_keys(pith_rb_encoder *e, long base, long n, bool *converted, uint32_t depth) {
+ * strings are pushed on the value stack to keep them alive. *plain is false
+ * when a key is a converted String or an object of a String subclass (or
+ * with a singleton class), which may define eql? and hash so that a Hash
+ * holds two equal keys, and which a Hash does not freeze. */
+static bool textual_keys(pith_rb_encoder *e, long base, long n, bool *plain, uint32_t depth) {
     if ((size_t)n > e->kbuf_cap) {
         PITH_RB_REALLOC_N(e->kbuf, pith_key, n);
         e->kbuf_cap = (size_t)n;
     }
-    *converted = false;
+    *plain = true;
     for (long i = 0; i < n; i++) {
         VALUE k = e->stack->ptr[base + 2 * i];
         bool symbol = false;
@@ -366,16 +406,18 @@ static bool textual_keys(pith_rb_encoder *e, long base, long n, bool *converted,
             symbol = true;
         } else if (!RB_TYPE_P(k, T_STRING)) {
             return false;
+        } else if (PITH_RB_UNLIKELY(RBASIC_CLASS(k) != rb_cString)) {
+            *plain = false;
         }
         int idx = RB_ENCODING_GET_INLINED(k);
         if (idx == pith_binary_index && !symbol) return false; /* a binary key: a generic map */
         if (idx != pith_utf8_index && idx != pith_usascii_index) {
             k = convert_to_utf8(e, k, depth);
             pith_rb_stack_push(e->stack, k);
-            *converted = true;
+            *plain = false;
         } else if (ENC_CODERANGE(k) != ENC_CODERANGE_7BIT && ENC_CODERANGE(k) != ENC_CODERANGE_VALID &&
                    rb_enc_str_coderange(k) == ENC_CODERANGE_BROKEN) {
-            fail_value(e, depth, "invalid UTF-8 in a key of a", e->path[depth].container);
+            fail_value(e, depth, "invalid UTF-8 in a key of a", e->frames[depth].container);
         }
         e->kbuf[i].ptr = RSTRING_PTR(k);
         e->kbuf[i].len = (size_t)RSTRING_LEN(k);
@@ -400,19 +442,43 @@ static void cache_store(pith_rb_encoder *e, shape_entry *entry, uint64_t sig, lo
     e->pool_len += (size_t)n;
 }
 
-PITH_RB_NOINLINE static void encode_hash(pith_rb_encoder *e, VALUE hash, uint32_t depth) {
-    path_enter(e, depth, hash);
-    long n = (long)RHASH_SIZE(hash);
+/* Copy the pairs of `container` (a Hash, or a Pith::Map when `hash` is false)
+ * onto the value stack; returns how many. */
+static long push_pairs(pith_rb_encoder *e, VALUE container, bool hash, uint32_t depth) {
+    if (!hash) {
+        VALUE pairs = pith_rb_map_pairs(container);
+        if (NIL_P(pairs)) fail_value(e, depth, "uninitialized", container);
+        long n = RARRAY_LEN(pairs);
+        long at = pith_rb_stack_grow_raw(e->stack, 2 * n);
+        for (long i = 0; i < n; i++) {
+            VALUE pair = RARRAY_AREF(pairs, i);
+            e->stack->ptr[at + 2 * i] = RARRAY_AREF(pair, 0);
+            e->stack->ptr[at + 2 * i + 1] = RARRAY_AREF(pair, 1);
+        }
+        return n;
+    }
+    long n = (long)RHASH_SIZE(container);
     /* The iteration below fills every slot and cannot allocate. */
-    long base = pith_rb_stack_grow_raw(e->stack, 2 * n);
-    if (!pith_rb_hash_pairs(hash, e->stack->ptr + base, n)) {
-        collect_ctx c = {e->stack, base};
-        collect_pairs(hash, &c);
-        if (PITH_RB_UNLIKELY(c.at != base + 2 * n)) {
+    long at = pith_rb_stack_grow_raw(e->stack, 2 * n);
+    if (!pith_rb_hash_pairs(container, e->stack->ptr + at, n)) {
+        collect_ctx c = {e->stack, at};
+        collect_pairs(container, &c);
+        if (PITH_RB_UNLIKELY(c.at != at + 2 * n)) {
             reset(e);
             rb_raise(eEncodeError, "hash modified during encoding");
         }
     }
+    return n;
+}
+
+/* Open a Hash (or a Pith::Map) at `depth`; false if it is empty (then it is written whole). */
+PITH_RB_NOINLINE static bool open_map(pith_rb_encoder *e, VALUE container, bool hash, uint32_t depth,
+                                      uint32_t hooks) {
+    enc_frame *f = frame_open(e, depth, container);
+    long self = e->stack->len;
+    pith_rb_stack_push(e->stack, container);
+    long base = self + 1;
+    long n = push_pairs(e, container, hash, depth);
 
     uint64_t sig = keys_signature(e->stack->ptr + base, n);
     shape_entry *entry = &e->cache[sig >> (64 - SHAPE_CACHE_BITS)];
@@ -427,39 +493,45 @@ PITH_RB_NOINLINE static void encode_hash(pith_rb_encoder *e, VALUE hash, uint32_
             hit = false;
         }
     }
+    uint8_t kind = FRAME_MAP;
     if (hit) {
         CHECK_W(pith_write_map_shape(e->w, entry->shape));
     } else {
-        bool converted;
-        if (textual_keys(e, base, n, &converted, depth)) {
-            /* The checked form verifies UTF-8 and distinct keys: needed for
-             * converted keys, and for a compare_by_identity Hash, which can
-             * hold equal keys (only an ordinary small Hash surely cannot). */
-            bool trusted = !converted && !pith_rb_hash_may_repeat_keys(hash);
+        bool plain;
+        if (textual_keys(e, base, n, &plain, depth)) {
+            /* Keys are distinct and valid UTF-8 without a check only when they
+             * are plain Strings and Symbols of an ordinary Hash: a
+             * compare_by_identity Hash (st table), a String subclass's own
+             * eql? or a Pith::Map (whose keys differ as Pith values, maybe not
+             * once converted) can repeat a key. */
+            bool trusted = plain && hash && !pith_rb_hash_may_repeat_keys(container);
             CHECK_W(trusted ? pith_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
                             : pith_write_map_begin(e->w, e->kbuf, (size_t)n));
             uint32_t shape = pith_writer_last_shape(e->w);
-            if (shape != PITH_NO_INDEX && !converted) cache_store(e, entry, sig, base, n, shape);
+            if (shape != PITH_NO_INDEX && plain) cache_store(e, entry, sig, base, n, shape);
         } else {
             CHECK_W(pith_write_generic_map_begin(e->w, (size_t)n));
-            for (long i = 0; i < n; i++) {
-                e->path[depth].index = i;
-                e->path[depth].key = e->stack->ptr[base + 2 * i];
-                encode_value(e, e->stack->ptr[base + 2 * i], depth + 1);
-                encode_value(e, e->stack->ptr[base + 2 * i + 1], depth + 1);
-            }
-            CHECK_W(pith_write_map_end(e->w));
-            e->stack->len = base;
-            return;
+            kind = FRAME_GENERIC;
         }
     }
-    for (long i = 0; i < n; i++) {
-        e->path[depth].index = i;
-        e->path[depth].key = e->stack->ptr[base + 2 * i];
-        encode_value(e, e->stack->ptr[base + 2 * i + 1], depth + 1);
+    if (n == 0) {
+        CHECK_W(pith_write_map_end(e->w));
+        e->stack->len = self;
+        return false;
     }
-    CHECK_W(pith_write_map_end(e->w));
-    e->stack->len = base;
+    f->kind = kind;
+    f->n = n;
+    f->hooks = hooks;
+    f->base = self;
+    f->at_value = true;
+    return true;
+}
+
+/* Close the container of frame `f` (at `depth`), releasing what stood for it. */
+static inline void close_frame(pith_rb_encoder *e, enc_frame *f, uint32_t depth) {
+    CHECK_W(f->kind == FRAME_ARRAY ? pith_write_array_end(e->w) : pith_write_map_end(e->w));
+    e->stack->len = f->base - f->hooks;
+    e->hooks -= f->hooks;
 }
 
 static VALUE call_to_pith(VALUE obj) { return rb_funcall(obj, id_to_pith, 0); }
@@ -473,15 +545,18 @@ static VALUE call_proc(VALUE p) {
     return rb_funcall(a->proc, id_call, 1, a->arg);
 }
 
-PITH_RB_NOINLINE static void encode_other(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
+/* Write an object of another class, or return what a hook made of it
+ * (pushed on the value stack and counted in e->hooks), to be written in its
+ * place; Qundef when it is written. */
+PITH_RB_NOINLINE static VALUE encode_other(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
     VALUE klass = rb_obj_class(obj);
     if (klass == rb_cTime || rb_obj_is_kind_of(obj, rb_cTime)) {
         encode_time(e, obj, depth);
-        return;
+        return Qundef;
     }
     if (klass == cTimestamp) {
         encode_timestamp_struct(e, obj, depth);
-        return;
+        return Qundef;
     }
     uint32_t type;
     VALUE packer = pith_rb_ext_packer(klass, &type);
@@ -492,14 +567,14 @@ PITH_RB_NOINLINE static void encode_other(pith_rb_encoder *e, VALUE obj, uint32_
         if (!RB_TYPE_P(bytes, T_STRING)) fail_value(e, depth, "packer did not return a String for", obj);
         CHECK_W(pith_write_ext(e->w, type, RSTRING_PTR(bytes), (size_t)RSTRING_LEN(bytes)));
         RB_GC_GUARD(bytes);
-        return;
+        return Qundef;
     }
     if (klass == cExt) {
         VALUE data = rb_struct_aref(obj, INT2FIX(1));
         StringValue(data);
         CHECK_W(pith_write_ext(e->w, NUM2UINT(rb_struct_aref(obj, INT2FIX(0))), RSTRING_PTR(data),
                                (size_t)RSTRING_LEN(data)));
-        return;
+        return Qundef;
     }
     VALUE replacement = Qundef;
     if (rb_respond_to(obj, id_to_pith)) {
@@ -519,9 +594,7 @@ PITH_RB_NOINLINE static void encode_other(pith_rb_encoder *e, VALUE obj, uint32_
     if (depth + e->hooks + 1 > e->max_depth) fail_value(e, depth, "hooks nest too deeply at", obj);
     pith_rb_stack_push(e->stack, replacement);
     e->hooks++;
-    encode_value(e, replacement, depth);
-    e->hooks--;
-    e->stack->len--;
+    return replacement;
 }
 
 PITH_RB_NOINLINE static void encode_fixnum(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
@@ -540,28 +613,143 @@ PITH_RB_NOINLINE static void encode_special(pith_rb_encoder *e, VALUE obj, uint3
     else fail_value(e, depth, "unsupported type", obj);
 }
 
-/* encode_value only dispatches, with every case a tail call to a function of
- * its own: it then needs no stack frame, where inlining the cases made it
- * save and restore six registers for every value. */
-static void encode_value(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
-    if (FIXNUM_P(obj)) return encode_fixnum(e, obj, depth);
-    if (RB_FLONUM_P(obj)) return encode_float(e, obj, depth);
-    if (RB_SPECIAL_CONST_P(obj)) return encode_special(e, obj, depth);
-    switch (BUILTIN_TYPE(obj)) {
+static inline bool is_map(VALUE obj) {
+    return RB_TYPE_P(obj, T_OBJECT) && (rb_obj_class(obj) == cMap || rb_obj_is_kind_of(obj, cMap));
+}
+
+/* Write obj if it is a value of its own (no container, no hook) and return
+ * 0; else return its builtin type. The writers stay out of line, which keeps
+ * the loops' registers few. */
+static inline int write_scalar(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
+    if (FIXNUM_P(obj)) {
+        encode_fixnum(e, obj, depth);
+        return 0;
+    }
+    if (RB_FLONUM_P(obj)) {
+        encode_float(e, obj, depth);
+        return 0;
+    }
+    if (RB_SPECIAL_CONST_P(obj)) {
+        encode_special(e, obj, depth);
+        return 0;
+    }
+    int type = BUILTIN_TYPE(obj);
+    switch (type) {
     case T_STRING:
-        return encode_string(e, obj, depth);
-    case T_HASH:
-        return encode_hash(e, obj, depth);
-    case T_ARRAY:
-        return encode_array(e, obj, depth);
+        encode_string(e, obj, depth);
+        return 0;
     case T_FLOAT:
-        return encode_float(e, obj, depth);
+        encode_float(e, obj, depth);
+        return 0;
     case T_BIGNUM:
-        return encode_bignum(e, obj, depth);
+        encode_bignum(e, obj, depth);
+        return 0;
     case T_SYMBOL:
-        return encode_symbol(e, obj, depth);
+        encode_symbol(e, obj, depth);
+        return 0;
     default:
-        return encode_other(e, obj, depth);
+        return type;
+    }
+}
+
+/* Write the items of the innermost open container `f` (its items are at
+ * `depth`) up to one that is not a scalar, which goes to *obj, returning its
+ * builtin type; 0 when the container has no items left. The writers touch
+ * neither the value stack nor the frames, so pointers into them hold during
+ * a run. */
+static int write_items(pith_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE *obj) {
+    long n = f->n;
+    int type;
+    if (f->kind == FRAME_ARRAY) {
+        VALUE ary = f->container;
+        for (long i = f->index + 1; i < n; i++) {
+            if (PITH_RB_UNLIKELY(i >= RARRAY_LEN(ary))) {
+                reset(e);
+                rb_raise(eEncodeError, "array modified during encoding");
+            }
+            f->index = i;
+            VALUE v = RARRAY_AREF(ary, i);
+            if ((type = write_scalar(e, v, depth))) {
+                *obj = v;
+                return type;
+            }
+        }
+        return 0;
+    }
+    const VALUE *pairs = e->stack->ptr + f->base + 1;
+    if (f->kind == FRAME_MAP) {
+        for (long i = f->index + 1; i < n; i++) {
+            f->index = i;
+            VALUE v = pairs[2 * i + 1];
+            if ((type = write_scalar(e, v, depth))) {
+                *obj = v;
+                return type;
+            }
+        }
+        return 0;
+    }
+    for (;;) {
+        VALUE v;
+        if (f->at_value) {
+            long i = ++f->index;
+            if (i >= n) return 0;
+            v = pairs[2 * i];
+            f->at_value = false;
+        } else {
+            v = pairs[2 * f->index + 1];
+            f->at_value = true;
+        }
+        if ((type = write_scalar(e, v, depth))) {
+            *obj = v;
+            return type;
+        }
+    }
+}
+
+/* Encode one value. A container opens a frame and its items are written by
+ * the same loop, so nesting costs heap (e->frames), never machine stack. */
+static void encode_root(pith_rb_encoder *e, VALUE obj) {
+    uint32_t depth = 0;   /* open containers */
+    uint32_t pending = 0; /* hook replacements standing for obj */
+    int type = write_scalar(e, obj, depth);
+    for (;;) {
+        /* obj, inside `depth` containers, is a container or needs a hook (of that builtin type). */
+        if (type) {
+            bool opened;
+            if (type == T_HASH) {
+                opened = open_map(e, obj, true, depth, pending);
+            } else if (type == T_ARRAY) {
+                opened = open_array(e, obj, depth, pending);
+            } else if (is_map(obj)) {
+                opened = open_map(e, obj, false, depth, pending);
+            } else {
+                VALUE replacement = encode_other(e, obj, depth);
+                if (replacement != Qundef) {
+                    obj = replacement;
+                    pending++;
+                    type = write_scalar(e, obj, depth);
+                    continue;
+                }
+                opened = false;
+            }
+            if (opened) {
+                depth++;
+                pending = 0;
+            }
+        }
+        if (PITH_RB_UNLIKELY(pending)) {
+            e->hooks -= pending;
+            e->stack->len -= pending;
+            pending = 0;
+        }
+        /* On with the innermost open container, closing the finished ones. */
+        for (;;) {
+            if (depth == 0) return;
+            enc_frame *f = &e->frames[depth - 1];
+            if ((type = write_items(e, f, depth, &obj))) break;
+            close_frame(e, f, depth - 1);
+            depth--;
+        }
     }
 }
 
@@ -583,7 +771,7 @@ static VALUE encode_buffer(pith_rb_encoder *e, VALUE obj) {
     e->busy = true;
     e->streaming = false;
     begin(e, 0);
-    encode_value(e, obj, 0);
+    encode_root(e, obj);
     size_t len;
     const uint8_t *data = pith_writer_data(e->w, &len);
     VALUE out = rb_enc_str_new((const char *)data, (long)len, pith_binary);
@@ -604,7 +792,7 @@ static VALUE push_frame(pith_rb_encoder *e, VALUE obj) {
     e->gen++;
     uint32_t depth = 0;
     CHECK_W(pith_write_frame_begin(e->w));
-    encode_value(e, obj, 0);
+    encode_root(e, obj);
     CHECK_W(pith_write_frame_end(e->w));
     pith_writer_data(e->w, &e->stream_good_len);
     e->busy = false;

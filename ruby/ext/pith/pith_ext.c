@@ -40,8 +40,10 @@ RUBY_FUNC_EXPORTED void Init_pith(void) {
     pith_usascii_index = rb_usascii_encindex();
     pith_rb_init_errors();
     pith_rb_init_types();
+    pith_rb_init_map();
     pith_rb_init_dictionary();
     pith_rb_init_encoder();
     pith_rb_init_decoder();
+    pith_rb_init_deep_copy();
     pith_rb_init_hash_fast();
 }

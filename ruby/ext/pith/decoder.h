@@ -1,0 +1,92 @@
+/*
+ * decoder.h - the state of a Pith::Decoder, shared by decoder_class.c (decoding)
+ * and deep_copy.c (the benchmark's copy, which builds Hashes the same way).
+ */
+#ifndef PITH_RB_DECODER_H
+#define PITH_RB_DECODER_H
+
+#include "common.h"
+
+#include "stack.h"
+
+#define KEY_CACHE 4096
+#define TEMPLATE_CACHE 512
+/* Ways per set: a document's shapes must not evict one another, or every
+ * map of an evicted shape would cost a fresh template object. */
+#define TEMPLATE_WAYS 4
+
+/* A shape's template Hash (hash_fast.c), keyed by the identity of its keys. */
+typedef struct template_entry {
+    uint64_t sig;
+    VALUE template;
+} template_entry;
+
+enum { KEY_EMPTY = 0, KEY_STRING = 1, KEY_SYMBOL = 2 };
+
+typedef struct key_entry {
+    uint64_t hash;
+    VALUE value;
+    uint32_t len;
+    uint8_t kind;
+} key_entry;
+
+/* An open container of the value being built (decoder_class.c). Its
+ * elements wait on the value stack from `values` on; a map's key objects are
+ * on the keys stack at `koff`, or for a shape used once on the value stack
+ * (from `base`, under the values). */
+typedef struct build_frame {
+    size_t left;   /* items still to read */
+    long base;     /* value-stack length when the container opened */
+    long values;   /* where its elements (generic maps: key, value, ...) start */
+    size_t koff;
+    size_t offset; /* the container item's offset, for errors */
+    uint8_t kind;  /* PITH_ARRAY, PITH_MAP or PITH_GENERIC_MAP */
+    bool once;     /* PITH_MAP: keys on the value stack */
+} build_frame;
+
+typedef struct pith_rb_decoder {
+    pith_reader *r;
+    VALUE stack_obj;    /* children waiting for their container */
+    pith_rb_stack *stack;
+    VALUE keys_obj;     /* this call's shape keys (shape i at shape_off[i]) and frozen strings */
+    pith_rb_stack *keys;
+    build_frame *frames;    /* the open containers, innermost last: nesting costs heap, not machine stack */
+    size_t frames_cap;
+    size_t *shape_off;      /* per shape index: offset of its keys on `keys`... */
+    uint32_t *shape_gen;    /* ...valid when shape_gen[i] == gen */
+    size_t shape_cap;
+    uint32_t gen;
+    VALUE *frozen_by_index; /* freeze: mode: one String per string-table index (entries live on keys) */
+    size_t frozen_cap;
+    VALUE *long_by_index;   /* long strings: the first String made per string-table index, which
+                               references share (copy-on-write), entries live on keys */
+    size_t long_cap;
+    VALUE *long_keys;       /* long keys: per string-table index, [2i] as String and [2i+1] as
+                               Symbol; entries live on keys (pinned) */
+    size_t long_keys_cap;   /* slots (two per index) */
+    size_t hashed;          /* key bytes Hashes had to hash this call (stream); see charge_hashing */
+    size_t hash_budget;     /* ...and how many the input allows */
+    VALUE dictionaries; /* Array of Pith::Dictionary, or nil */
+    VALUE buffer;       /* feed: bytes received; those before buf_pos are decoded */
+    size_t buf_pos;
+    size_t stream_offset; /* feed: offset of buffer[buf_pos] in the stream */
+    bool stream_started;
+    bool symbolize_keys;
+    bool freeze;
+    bool busy;
+    uint32_t max_depth;
+    key_entry cache[KEY_CACHE];
+    template_entry templates[TEMPLATE_CACHE];
+} pith_rb_decoder;
+
+/** The decoder of a Pith::Decoder object (TypeError for anything else). */
+pith_rb_decoder *pith_rb_get_decoder(VALUE self);
+
+/** The current Ractor's default decoder, or a fresh one when it is busy. */
+VALUE pith_rb_default_decoder(void);
+
+/** The template Hash for maps with these keys (made on first use), or Qundef
+ *  when the fast path cannot serve them; charges the hashing to `d`. */
+VALUE pith_rb_template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, long n, size_t at);
+
+#endif
