@@ -1,5 +1,6 @@
 /*
- * fileio.c - whole-file reading for the CLI, tests and benchmark.
+ * fileio.c - whole-file reading and size-limited writing for the CLI, tests
+ * and benchmark.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "fileio.h"
@@ -78,4 +79,18 @@ uint8_t *read_file(const char *path, size_t *len) {
 
 int write_all(FILE *f, const void *data, size_t len) {
     return fwrite(data, 1, len, f) == len && fflush(f) == 0 ? 0 : -1;
+}
+
+bool limited_write(limited_output *o, const void *data, size_t len) {
+    if (o->over_limit || o->failed) return false;
+    if (o->limit && len > o->limit - o->written) {
+        o->over_limit = true;
+        return false;
+    }
+    if (len && write_all(o->file, data, len) != 0) {
+        o->failed = true;
+        return false;
+    }
+    o->written += len;
+    return true;
 }

@@ -6,6 +6,7 @@
 #include "fileio.h"
 #include "json.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,57 +124,90 @@ static void describe(pith_buf *out, const pith_item *it, const uint8_t *data) {
     }
 }
 
-/* Items per open container, to indent and to know where values end. */
+/* Items left in each open container, to indent and to know where values
+ * end. On the heap: the reader allows whatever depth the caller chose. */
 typedef struct walk {
-    size_t remaining[1100];
-    size_t depth;
+    size_t *remaining;
+    size_t depth, cap;
 } walk;
 
-static void walk_push(walk *w, const pith_item *it) {
+/* Account for an item just read; false if memory ran out. */
+static bool walk_push(walk *w, const pith_item *it) {
     size_t n = it->type == PITH_ARRAY ? it->v.array.count
                : it->type == PITH_MAP ? it->v.map.count
                : it->type == PITH_GENERIC_MAP ? 2 * it->v.map.count
                                                 : 0;
     if (w->depth) w->remaining[w->depth - 1]--;
-    if (n && w->depth < 1100) w->remaining[w->depth++] = n;
+    if (n) {
+        if (w->depth == w->cap) {
+            size_t ncap = w->cap ? 2 * w->cap : 64;
+            size_t *bigger = (size_t *)realloc(w->remaining, ncap * sizeof(size_t));
+            if (!bigger) return false;
+            w->remaining = bigger;
+            w->cap = ncap;
+        }
+        w->remaining[w->depth++] = n;
+    }
     while (w->depth && w->remaining[w->depth - 1] == 0) w->depth--;
+    return true;
 }
 
+/* Called for each item; false stops the walk. */
 typedef bool (*item_fn)(void *ctx, const pith_item *it, size_t start, size_t end, size_t depth);
 
-/* Read a whole buffer item by item; calls fn for each. */
-static bool walk_buffer(const uint8_t *data, size_t len, const pith_dict *const *dicts, size_t ndicts, item_fn fn,
-                        void *ctx, pith_buf *out, pith_error *err) {
+/* Read a whole buffer item by item, calling fn for each, after appending a
+ * header line to `header` (if not NULL). False on a decode error (*err set)
+ * or when fn stopped the walk (err->code PITH_OK). */
+static bool walk_buffer(const uint8_t *data, size_t len, const inspect_options *opts, item_fn fn, void *ctx,
+                        pith_buf *header, pith_error *err) {
     bool stream = len >= 3 && data[0] == 0xC1 && (data[2] & 0x02);
     pith_reader *r = pith_reader_new(NULL);
-    bool ok = pith_reader_start(r, data, len, dicts, ndicts, stream ? PITH_READ_STREAM : 0);
-    if (ok && len >= 3) {
-        outf(out, "%06x  %02x %02x %02x%s  header: version %u%s%s\n", 0, data[0], data[1], data[2],
+    if (!r) {
+        *err = (pith_error){PITH_ERR_NOMEM, 0, "out of memory"};
+        return false;
+    }
+    if (opts->max_depth) pith_reader_set_max_depth(r, opts->max_depth);
+    bool ok = pith_reader_start(r, data, len, opts->dicts, opts->ndicts, stream ? PITH_READ_STREAM : 0);
+    if (ok && len >= 3 && header) {
+        outf(header, "%06x  %02x %02x %02x%s  header: version %u%s%s\n", 0, data[0], data[1], data[2],
              (data[2] & 1) ? " + id" : "", data[2] >> 4, (data[2] & 2) ? ", stream" : "", (data[2] & 1) ? ", dictionary" : "");
     }
-    bool more = true;
+    bool stopped = false, nomem = false, more = true;
+    size_t nomem_at = 0;
+    walk w = {NULL, 0, 0};
     while (ok) {
         if (stream) {
             size_t at = pith_reader_offset(r);
             ok = pith_reader_frame_begin(r, &more);
             if (!ok || !more) break;
-            outf(out, "%06zx  frame of %zu bytes\n", at, (size_t)0 + (pith_reader_offset(r) - at));
+            if (header) outf(header, "%06zx  frame of %zu bytes\n", at, (size_t)0 + (pith_reader_offset(r) - at));
         }
-        walk w;
         w.depth = 0;
         do {
             pith_item it;
             size_t depth = w.depth;
             ok = pith_read(r, &it);
             if (!ok) break;
-            ok = fn(ctx, &it, it.offset, pith_reader_offset(r), depth);
-            walk_push(&w, &it);
+            if (!fn(ctx, &it, it.offset, pith_reader_offset(r), depth)) {
+                stopped = true;
+                ok = false;
+            } else if (!walk_push(&w, &it)) {
+                nomem = true;
+                nomem_at = it.offset;
+                ok = false;
+            }
         } while (ok && w.depth);
         if (!ok) break;
         ok = stream ? pith_reader_frame_end(r) : pith_reader_finish(r);
         if (!stream) break;
     }
-    if (!ok) *err = *pith_reader_error(r);
+    if (nomem)
+        *err = (pith_error){PITH_ERR_NOMEM, nomem_at, "out of memory"};
+    else if (stopped)
+        *err = (pith_error){PITH_OK, 0, NULL};
+    else if (!ok)
+        *err = *pith_reader_error(r);
+    free(w.remaining);
     pith_reader_free(r);
     return ok;
 }
@@ -182,33 +216,70 @@ static bool walk_buffer(const uint8_t *data, size_t len, const pith_dict *const 
  * inspect
  * ========================================================================== */
 
+/* The view leaves in pieces of about this size. */
+#define INSPECT_FLUSH_BYTES ((size_t)64 << 10)
+/* Nesting is shown by indentation up to this depth; deeper items show their
+ * depth as a number in the same width, so that no line grows with depth. */
+#define INDENT_LEVELS 32
+
 typedef struct inspect_ctx {
     pith_buf *out;
     const uint8_t *data;
+    limited_output *o;
 } inspect_ctx;
+
+/* Hand the view so far to the output; false if it refused. */
+static bool flush_view(inspect_ctx *c) {
+    if (c->out->failed) {
+        errno = ENOMEM;
+        c->o->failed = true;
+        return false;
+    }
+    bool ok = limited_write(c->o, c->out->ptr, c->out->len);
+    c->out->len = 0;
+    return ok;
+}
 
 static bool inspect_item(void *vctx, const pith_item *it, size_t start, size_t end, size_t depth) {
     inspect_ctx *c = (inspect_ctx *)vctx;
     pith_buf *out = c->out;
-    char hex[40];
+    char hex[40], indent[2 * INDENT_LEVELS + 24];
     size_t n = end - start, shown = n > 8 ? 8 : n, h = 0;
     for (size_t i = 0; i < shown; i++) h += (size_t)snprintf(hex + h, sizeof hex - h, "%02x ", c->data[start + i]);
     if (n > shown) h += (size_t)snprintf(hex + h, sizeof hex - h, "..");
-    outf(out, "%06zx  %-26s%*s%-11s ", start, hex, (int)(2 * depth), "", form_name(it->tag));
+    if (depth <= INDENT_LEVELS)
+        snprintf(indent, sizeof indent, "%*s", (int)(2 * depth), "");
+    else
+        snprintf(indent, sizeof indent, "%*s%-10zu", 2 * INDENT_LEVELS - 10, "depth ", depth);
+    outf(out, "%06zx  %-26s%s%-11s ", start, hex, indent, form_name(it->tag));
     describe(out, it, c->data);
     pith_buf_append(out, "\n", 1);
+    return out->len < INSPECT_FLUSH_BYTES || flush_view(c);
+}
+
+bool pith_cli_inspect(const uint8_t *data, size_t len, const inspect_options *opts, limited_output *o,
+                      pith_error *err) {
+    pith_buf out;
+    pith_buf_init(&out, NULL);
+    inspect_ctx c = {&out, data, o};
+    bool ok = walk_buffer(data, len, opts, inspect_item, &c, &out, err);
+    if (ok)
+        outf(&out, "%06zx  end (%zu bytes)\n", len, len);
+    else if (err->code != PITH_OK)
+        outf(&out, "%06zx  error: %s: %s\n", err->offset, pith_code_name(err->code), err->message);
+    bool written = (ok || err->code != PITH_OK) && flush_view(&c);
+    if (ok && !written) *err = (pith_error){PITH_OK, 0, NULL};
+    pith_buf_free(&out);
+    return ok && written;
+}
+
+static bool accept_item(void *ctx, const pith_item *it, size_t start, size_t end, size_t depth) {
+    (void)ctx, (void)it, (void)start, (void)end, (void)depth;
     return true;
 }
 
-bool pith_cli_inspect(const uint8_t *data, size_t len, const pith_dict *const *dicts, size_t ndicts, pith_buf *out,
-                      pith_error *err) {
-    inspect_ctx c = {out, data};
-    bool ok = walk_buffer(data, len, dicts, ndicts, inspect_item, &c, out, err);
-    if (ok)
-        outf(out, "%06zx  end (%zu bytes)\n", len, len);
-    else
-        outf(out, "%06zx  error: %s: %s\n", err->offset, pith_code_name(err->code), err->message);
-    return ok;
+bool pith_cli_check(const uint8_t *data, size_t len, const inspect_options *opts, pith_error *err) {
+    return walk_buffer(data, len, opts, accept_item, NULL, NULL, err);
 }
 
 /* ==========================================================================
@@ -283,14 +354,13 @@ static bool stats_item(void *vctx, const pith_item *it, size_t start, size_t end
     return true;
 }
 
-bool pith_cli_stats(const uint8_t *data, size_t len, const pith_dict *const *dicts, size_t ndicts, pith_buf *out,
+bool pith_cli_stats(const uint8_t *data, size_t len, const inspect_options *opts, limited_output *o,
                     pith_error *err) {
     stats_ctx c;
     memset(&c, 0, sizeof c);
-    pith_buf ignored;
-    pith_buf_init(&ignored, NULL);
-    bool ok = walk_buffer(data, len, dicts, ndicts, stats_item, &c, &ignored, err);
-    pith_buf_free(&ignored);
+    bool ok = walk_buffer(data, len, opts, stats_item, &c, NULL, err);
+    pith_buf buf, *out = &buf;
+    pith_buf_init(out, NULL);
     size_t header = len >= 3 ? ((data[2] & 1) ? 11 : 3) : len, total = header;
     for (int k = 0; k < K_COUNT; k++) total += c.bytes[k];
     outf(out, "%-36s %8s %10s %7s\n", "item kind", "count", "bytes", "share");
@@ -305,7 +375,11 @@ bool pith_cli_stats(const uint8_t *data, size_t len, const pith_dict *const *dic
          "%zu references\n",
          c.shapes_defined, c.shape_refs, c.strings_new, c.string_bytes_new, c.count[K_REF]);
     if (!ok) outf(out, "decoding stopped: %s at %zu: %s\n", pith_code_name(err->code), err->offset, err->message);
-    return ok;
+    inspect_ctx view = {out, data, o};
+    bool written = flush_view(&view);
+    if (ok && !written) *err = (pith_error){PITH_OK, 0, NULL};
+    pith_buf_free(out);
+    return ok && written;
 }
 
 /* ==========================================================================
@@ -316,63 +390,145 @@ typedef struct counted {
     const char *ptr;        /* strings: the text (in a document); shapes: joined keys (owned) */
     size_t len;
     size_t count;
+    uint64_t hash;
     const pith_value *keys; /* shapes: the keys of the first occurrence */
     size_t nkeys;
 } counted;
 
+/* Distinct byte strings with their counts: a hash table of indices into
+ * `items`, which keeps first-seen order. Samples can hold millions of
+ * distinct strings, so each lookup must take constant time. */
 typedef struct counter {
     counted *items;
     size_t n, cap;
+    size_t *slots; /* index + 1 into items; 0 is empty */
+    size_t nslots; /* a power of two, at least twice n */
 } counter;
 
-/* Linear lookup: dictionaries are built once, from samples. */
-static counted *count_in(counter *c, const char *p, size_t n, bool own) {
-    for (size_t i = 0; i < c->n; i++)
-        if (c->items[i].len == n && memcmp(c->items[i].ptr, p, n) == 0) return &c->items[i];
+static uint64_t bytes_hash(const char *p, size_t n) {
+    uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001B3ull;
+    return h;
+}
+
+static bool counter_grow(counter *c) {
     if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 256;
-        c->items = (counted *)realloc(c->items, c->cap * sizeof(counted));
+        size_t ncap = c->cap ? 2 * c->cap : 256;
+        counted *items = (counted *)realloc(c->items, ncap * sizeof(counted));
+        if (!items) return false;
+        c->items = items;
+        c->cap = ncap;
     }
-    counted *e = &c->items[c->n++];
-    memset(e, 0, sizeof *e);
+    if (2 * (c->n + 1) > c->nslots) {
+        size_t nslots = c->nslots ? 2 * c->nslots : 512;
+        size_t *slots = (size_t *)calloc(nslots, sizeof(size_t));
+        if (!slots) return false;
+        for (size_t i = 0; i < c->n; i++) {
+            size_t at = (size_t)c->items[i].hash & (nslots - 1);
+            while (slots[at]) at = (at + 1) & (nslots - 1);
+            slots[at] = i + 1;
+        }
+        free(c->slots);
+        c->slots = slots;
+        c->nslots = nslots;
+    }
+    return true;
+}
+
+/* The entry for p[0..n), added with count 0 if new (a copy of the bytes if
+ * `own`); NULL if memory ran out. */
+static counted *count_in(counter *c, const char *p, size_t n, bool own) {
+    uint64_t h = bytes_hash(p, n);
+    size_t at = c->nslots ? (size_t)h & (c->nslots - 1) : 0;
+    for (; c->nslots && c->slots[at]; at = (at + 1) & (c->nslots - 1)) {
+        counted *e = &c->items[c->slots[at] - 1];
+        if (e->hash == h && e->len == n && (n == 0 || memcmp(e->ptr, p, n) == 0)) return e;
+    }
+    if (!counter_grow(c)) return NULL;
+    char *copy = NULL;
     if (own) {
-        char *copy = (char *)malloc(n + 1);
-        memcpy(copy, p, n);
+        if (!(copy = (char *)malloc(n + 1))) return NULL;
+        if (n) memcpy(copy, p, n);
         p = copy;
     }
+    at = (size_t)h & (c->nslots - 1);
+    while (c->slots[at]) at = (at + 1) & (c->nslots - 1);
+    c->slots[at] = c->n + 1;
+    counted *e = &c->items[c->n++];
+    memset(e, 0, sizeof *e);
     e->ptr = p;
     e->len = n;
+    e->hash = h;
     return e;
 }
 
-static void collect(const pith_value *v, counter *strings, counter *shapes, pith_buf *keybuf) {
-    switch (v->type) {
-    case PITH_STRING:
-        if (v->v.str.len >= 2) count_in(strings, v->v.str.ptr, v->v.str.len, false)->count++;
-        break;
-    case PITH_ARRAY:
-        for (size_t i = 0; i < v->v.array.count; i++) collect(&v->v.array.items[i], strings, shapes, keybuf);
-        break;
-    case PITH_MAP: {
-        keybuf->len = 0;
-        for (size_t i = 0; i < v->v.map.count; i++) {
-            /* Length-prefixed: the joined form is unambiguous whatever the keys contain. */
-            char lenbuf[24];
-            int ln = snprintf(lenbuf, sizeof lenbuf, "%zu:", v->v.map.keys[i].v.str.len);
-            pith_buf_append(keybuf, lenbuf, (size_t)ln);
-            pith_buf_append(keybuf, v->v.map.keys[i].v.str.ptr, v->v.map.keys[i].v.str.len);
+static void counter_free(counter *c, bool owned) {
+    for (size_t i = 0; owned && i < c->n; i++) free((char *)c->items[i].ptr);
+    free(c->items);
+    free(c->slots);
+}
+
+typedef struct collect_frame {
+    const pith_value *container;
+    size_t next; /* the next element or map value to visit */
+} collect_frame;
+
+/* Count the strings of 2+ bytes and the map shapes of a tree, visiting it in
+ * pre-order (shapes keep the order they were first met) with a heap stack:
+ * samples nest as deep as --max-depth allows. False if memory ran out. */
+static bool collect(const pith_value *v, counter *strings, counter *shapes, pith_buf *keybuf) {
+    collect_frame *stack = NULL;
+    size_t depth = 0, cap = 0;
+    bool ok = true;
+    while (ok && v) {
+        if (v->type == PITH_STRING && v->v.str.len >= 2) {
+            counted *e = count_in(strings, v->v.str.ptr, v->v.str.len, false);
+            ok = e != NULL;
+            if (e) e->count++;
+        } else if (v->type == PITH_MAP) {
+            keybuf->len = 0;
+            for (size_t i = 0; i < v->v.map.count; i++) {
+                /* Length-prefixed: the joined form is unambiguous whatever the keys contain. */
+                char lenbuf[24];
+                int ln = snprintf(lenbuf, sizeof lenbuf, "%zu:", v->v.map.keys[i].v.str.len);
+                pith_buf_append(keybuf, lenbuf, (size_t)ln);
+                pith_buf_append(keybuf, v->v.map.keys[i].v.str.ptr, v->v.map.keys[i].v.str.len);
+            }
+            counted *e = keybuf->failed ? NULL : count_in(shapes, keybuf->ptr ? keybuf->ptr : "", keybuf->len, true);
+            ok = e != NULL;
+            if (e && e->count++ == 0) {
+                e->keys = v->v.map.keys;
+                e->nkeys = v->v.map.count;
+            }
         }
-        counted *e = count_in(shapes, keybuf->ptr ? keybuf->ptr : "", keybuf->len, true);
-        if (e->count++ == 0) {
-            e->keys = v->v.map.keys;
-            e->nkeys = v->v.map.count;
+        bool container = v->type == PITH_ARRAY || v->type == PITH_MAP;
+        if (ok && container) {
+            if (depth == cap) {
+                size_t ncap = cap ? 2 * cap : 64;
+                collect_frame *bigger = (collect_frame *)realloc(stack, ncap * sizeof(collect_frame));
+                ok = bigger != NULL;
+                if (!ok) break;
+                stack = bigger;
+                cap = ncap;
+            }
+            stack[depth++] = (collect_frame){v, 0};
         }
-        for (size_t i = 0; i < v->v.map.count; i++) collect(&v->v.map.values[i], strings, shapes, keybuf);
-        break;
+        /* The next value: the first not yet visited in the innermost open container. */
+        v = NULL;
+        while (depth) {
+            collect_frame *f = &stack[depth - 1];
+            const pith_value *c = f->container;
+            size_t count = c->type == PITH_ARRAY ? c->v.array.count : c->v.map.count;
+            if (f->next == count) {
+                depth--;
+                continue;
+            }
+            v = c->type == PITH_ARRAY ? &c->v.array.items[f->next++] : &c->v.map.values[f->next++];
+            break;
+        }
     }
-    default:
-        break;
-    }
+    free(stack);
+    return ok;
 }
 
 static int by_savings(const void *a, const void *b) {
@@ -383,17 +539,52 @@ static int by_savings(const void *a, const void *b) {
     return memcmp(x->ptr, y->ptr, x->len);
 }
 
+/* Choose the strings and shapes seen min_count times and build the dictionary. */
+static pith_dict *choose(counter *strings, const counter *shapes, size_t min_count, size_t max_strings,
+                         size_t *nstrings, size_t *nshapes, pith_error *err) {
+    if (strings->n) qsort(strings->items, strings->n, sizeof(counted), by_savings);
+    size_t nk = 0;
+    for (size_t i = 0; i < shapes->n; i++) nk += shapes->items[i].nkeys;
+    pith_key *skeys = (pith_key *)calloc(strings->n + 1, sizeof(pith_key));
+    pith_key *kkeys = (pith_key *)calloc(nk + 1, sizeof(pith_key));
+    size_t *lens = (size_t *)calloc(shapes->n + 1, sizeof(size_t));
+    pith_dict *dict = NULL;
+    *nstrings = *nshapes = 0;
+    if (!skeys || !kkeys || !lens) {
+        *err = (pith_error){PITH_ERR_NOMEM, 0, "out of memory"};
+    } else {
+        for (size_t i = 0; i < strings->n && *nstrings < max_strings; i++)
+            if (strings->items[i].count >= min_count)
+                skeys[(*nstrings)++] = (pith_key){strings->items[i].ptr, strings->items[i].len, false};
+        nk = 0;
+        for (size_t i = 0; i < shapes->n; i++) {
+            const counted *e = &shapes->items[i];
+            if (e->count < min_count) continue;
+            for (size_t j = 0; j < e->nkeys; j++)
+                kkeys[nk++] = (pith_key){e->keys[j].v.str.ptr, e->keys[j].v.str.len, false};
+            lens[(*nshapes)++] = e->nkeys;
+        }
+        dict = pith_dict_new(NULL, skeys, *nstrings, kkeys, lens, *nshapes, err);
+    }
+    free(skeys);
+    free(kkeys);
+    free(lens);
+    return dict;
+}
+
 int pith_cli_dict_build(const char *const *inputs, size_t ninputs, size_t min_count, size_t max_strings,
-                        const char *output) {
+                        uint32_t max_depth, const char *output) {
     if (ninputs == 0) {
         fprintf(stderr, "pith: dict build needs sample JSON files\n");
         return 2;
     }
     pith_doc **docs = (pith_doc **)calloc(ninputs, sizeof(pith_doc *));
-    counter strings = {NULL, 0, 0}, shapes = {NULL, 0, 0};
+    counter strings = {NULL, 0, 0, NULL, 0}, shapes = {NULL, 0, 0, NULL, 0};
     pith_buf keybuf;
     pith_buf_init(&keybuf, NULL);
-    int rc = 0;
+    json_read_options ro = {max_depth};
+    int rc = docs ? 0 : 1;
+    if (!docs) fprintf(stderr, "pith: out of memory\n");
     for (size_t i = 0; i < ninputs && rc == 0; i++) {
         size_t len;
         uint8_t *text = read_file(inputs[i], &len);
@@ -403,37 +594,25 @@ int pith_cli_dict_build(const char *const *inputs, size_t ninputs, size_t min_co
             break;
         }
         json_error jerr;
-        docs[i] = json_read_seq(NULL, (const char *)text, len, NULL, &jerr);
+        docs[i] = json_read_seq(NULL, (const char *)text, len, &ro, &jerr);
         free(text);
         if (!docs[i]) {
             fprintf(stderr, "pith: %s: invalid JSON at line %zu: %s\n", inputs[i], jerr.line, jerr.message);
             rc = 1;
             break;
         }
-        for (size_t r = 0; r < pith_doc_count(docs[i]); r++) collect(pith_doc_root(docs[i], r), &strings, &shapes, &keybuf);
+        for (size_t r = 0; r < pith_doc_count(docs[i]) && rc == 0; r++) {
+            if (!collect(pith_doc_root(docs[i], r), &strings, &shapes, &keybuf)) {
+                fprintf(stderr, "pith: out of memory\n");
+                rc = 1;
+            }
+        }
     }
     pith_dict *dict = NULL;
     if (rc == 0) {
-        qsort(strings.items, strings.n, sizeof(counted), by_savings);
-        size_t nkeep = 0;
-        pith_key *skeys = (pith_key *)calloc(strings.n + 1, sizeof(pith_key));
-        for (size_t i = 0; i < strings.n && nkeep < max_strings; i++)
-            if (strings.items[i].count >= min_count)
-                skeys[nkeep++] = (pith_key){strings.items[i].ptr, strings.items[i].len, false};
-        size_t nshapes = 0, nk = 0;
-        for (size_t i = 0; i < shapes.n; i++) nk += shapes.items[i].nkeys;
-        pith_key *kkeys = (pith_key *)calloc(nk + 1, sizeof(pith_key));
-        size_t *lens = (size_t *)calloc(shapes.n + 1, sizeof(size_t));
-        nk = 0;
-        for (size_t i = 0; i < shapes.n; i++) {
-            counted *e = &shapes.items[i];
-            if (e->count < min_count) continue;
-            for (size_t j = 0; j < e->nkeys; j++)
-                kkeys[nk++] = (pith_key){e->keys[j].v.str.ptr, e->keys[j].v.str.len, false};
-            lens[nshapes++] = e->nkeys;
-        }
         pith_error err;
-        dict = pith_dict_new(NULL, skeys, nkeep, kkeys, lens, nshapes, &err);
+        size_t nstrings, nshapes;
+        dict = choose(&strings, &shapes, min_count, max_strings, &nstrings, &nshapes, &err);
         if (!dict) {
             fprintf(stderr, "pith: cannot build the dictionary: %s\n", err.message);
             rc = 1;
@@ -447,18 +626,14 @@ int pith_cli_dict_build(const char *const *inputs, size_t ninputs, size_t min_co
             }
             if (f && output) fclose(f);
             fprintf(stderr, "pith: dictionary %016llx: %zu strings, %zu shapes, %zu bytes\n",
-                    (unsigned long long)pith_dict_id(dict), nkeep, nshapes, len);
+                    (unsigned long long)pith_dict_id(dict), nstrings, nshapes, len);
         }
-        free(skeys);
-        free(kkeys);
-        free(lens);
     }
     pith_dict_free(dict);
-    for (size_t i = 0; i < ninputs; i++) pith_doc_free(docs[i]);
+    for (size_t i = 0; docs && i < ninputs; i++) pith_doc_free(docs[i]);
     free(docs);
-    for (size_t i = 0; i < shapes.n; i++) free((char *)shapes.items[i].ptr);
-    free(strings.items);
-    free(shapes.items);
+    counter_free(&strings, false);
+    counter_free(&shapes, true);
     pith_buf_free(&keybuf);
     return rc;
 }

@@ -32,7 +32,13 @@ static const char USAGE[] =
     "  --stream              encode: the input is a sequence of JSON texts, write a stream\n"
     "                        decode: (streams are recognised from their header)\n"
     "  --dict FILE           a dictionary (as written by `pith dict build`); may repeat\n"
-    "  --max-depth N         nesting limit (default 1000)\n"
+    "  --max-depth N         nesting limit (default 1000); applies to every command\n"
+    "                        that reads Pith or JSON\n"
+    "  --max-output BYTES    encode, decode, recode, inspect and stats stop with an\n"
+    "                        error rather than write more than BYTES (suffixes K, M,\n"
+    "                        G: binary multiples); 0 means no limit. The default is\n"
+    "                        256 times the input's size, at least 64 MiB: a few\n"
+    "                        bytes of Pith can stand for gigabytes of text\n"
     "decode options (values JSON cannot hold fail unless one of these says how):\n"
     "  --diag                write the diagnostic notation instead of JSON\n"
     "  --pretty              indent JSON by two spaces\n"
@@ -56,6 +62,8 @@ typedef struct cli {
     bool stream;
     bool diag;
     uint32_t max_depth;
+    size_t max_output;
+    bool max_output_given;
     const char *dict_paths[16];
     size_t ndict_paths;
     const pith_dict *dicts[16];
@@ -74,6 +82,27 @@ static int die(const char *fmt, const char *arg) {
     return 1;
 }
 
+/* A decimal number up to `max`, with a binary K, M or G multiplier if
+ * `suffixes`; nothing else may follow. */
+static bool parse_number(const char *s, bool suffixes, uint64_t max, uint64_t *out) {
+    uint64_t n = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (n > (UINT64_MAX - 9) / 10) return false;
+        n = n * 10 + (uint64_t)(*p - '0');
+    }
+    if (p == s) return false;
+    if (suffixes && *p) {
+        unsigned shift = *p == 'K' || *p == 'k' ? 10 : *p == 'M' || *p == 'm' ? 20 : *p == 'G' || *p == 'g' ? 30 : 0;
+        if (!shift || n > (UINT64_MAX >> shift)) return false;
+        n <<= shift;
+        p++;
+    }
+    if (*p || n > max) return false;
+    *out = n;
+    return true;
+}
+
 static bool option_value(const char *arg, const char *name, const char **value) {
     size_t n = strlen(name);
     if (strncmp(arg, name, n) == 0 && arg[n] == '=') {
@@ -81,6 +110,16 @@ static bool option_value(const char *arg, const char *name, const char **value) 
         return true;
     }
     return false;
+}
+
+/* `NAME VALUE` or `NAME=VALUE` at argv[*i]: 1 with *value set (and *i on
+ * the value), 0 if argv[*i] is not this option, -1 if the value is missing. */
+static int option_with_value(int argc, char **argv, int *i, const char *name, const char **value) {
+    if (option_value(argv[*i], name, value)) return 1;
+    if (strcmp(argv[*i], name) != 0) return 0;
+    if (*i + 1 >= argc) return -1;
+    *value = argv[++*i];
+    return 1;
 }
 
 /* Parse arguments; returns 0 on success, the exit status otherwise. */
@@ -101,6 +140,7 @@ static int parse_args(cli *c, int argc, char **argv) {
     }
     for (; i < argc; i++) {
         const char *a = argv[i], *v;
+        int has;
         if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             if (++i >= argc) return die("%s needs a file name", a);
             c->output = argv[i];
@@ -116,11 +156,19 @@ static int parse_args(cli *c, int argc, char **argv) {
             if (++i >= argc) return die("--dict needs a file name", "");
             if (c->ndict_paths == 16) return die("too many dictionaries", "");
             c->dict_paths[c->ndict_paths++] = argv[i];
-        } else if (strcmp(a, "--max-depth") == 0) {
-            if (++i >= argc) return die("--max-depth needs a number", "");
-            c->max_depth = (uint32_t)strtoul(argv[i], NULL, 10);
-        } else if (option_value(a, "--max-depth", &v)) {
-            c->max_depth = (uint32_t)strtoul(v, NULL, 10);
+        } else if ((has = option_with_value(argc, argv, &i, "--max-depth", &v)) != 0) {
+            if (has < 0) return die("--max-depth needs a number", "");
+            uint64_t n;
+            if (!parse_number(v, false, UINT32_MAX, &n) || n == 0)
+                return die("--max-depth is a number from 1 to 4294967295, not '%s'", v);
+            c->max_depth = (uint32_t)n;
+        } else if ((has = option_with_value(argc, argv, &i, "--max-output", &v)) != 0) {
+            if (has < 0) return die("--max-output needs a size", "");
+            uint64_t n;
+            if (!parse_number(v, true, SIZE_MAX, &n))
+                return die("--max-output is a number of bytes (suffixes K, M, G; 0: no limit), not '%s'", v);
+            c->max_output = (size_t)n;
+            c->max_output_given = true;
         } else if (option_value(a, "--binary", &v)) {
             if (strcmp(v, "base64") == 0) c->jopts.binary = JSON_BINARY_BASE64;
             else if (strcmp(v, "hex") == 0) c->jopts.binary = JSON_BINARY_HEX;
@@ -148,10 +196,14 @@ static int parse_args(cli *c, int argc, char **argv) {
             c->jopts.nonfinite = JSON_NONFINITE_STRING;
             c->jopts.ext = JSON_EXT_OBJECT;
             c->jopts.keys = JSON_KEYS_STRING;
-        } else if (option_value(a, "--min-count", &v)) {
-            c->min_count = strtoul(v, NULL, 10);
-        } else if (option_value(a, "--max-strings", &v)) {
-            c->max_strings = strtoul(v, NULL, 10);
+        } else if ((has = option_with_value(argc, argv, &i, "--min-count", &v)) != 0) {
+            uint64_t n;
+            if (has < 0 || !parse_number(v, false, SIZE_MAX, &n)) return die("--min-count needs a number", "");
+            c->min_count = (size_t)n;
+        } else if ((has = option_with_value(argc, argv, &i, "--max-strings", &v)) != 0) {
+            uint64_t n;
+            if (has < 0 || !parse_number(v, false, SIZE_MAX, &n)) return die("--max-strings needs a number", "");
+            c->max_strings = (size_t)n;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(USAGE, stdout);
             exit(0);
@@ -180,13 +232,62 @@ static int load_dicts(cli *c) {
     return 0;
 }
 
-static int write_output(const cli *c, const void *data, size_t len) {
-    FILE *f = c->output ? fopen(c->output, "wb") : stdout;
-    if (!f) return die("cannot open %s for writing", c->output);
-    int rc = write_all(f, data, len);
-    if (c->output) rc |= fclose(f);
-    if (rc) return die("write failed: %s", strerror(errno));
+/* ==========================================================================
+ * Output
+ * ========================================================================== */
+
+/* What a command writes is bounded by default: the text a buffer stands for
+ * is not bounded by its bytes (a one-byte reference repeats a string of any
+ * length, indentation grows with depth), so a few megabytes could otherwise
+ * fill a disk. Legitimate output stays well below the bound: the JSON of the
+ * benchmark corpus is at most 8 times its Pith bytes (18 times indented), the
+ * inspect view at most 46 times (about 50 bytes per one-byte item), and the
+ * floor keeps every small input clear of it. */
+#define DEFAULT_OUTPUT_FACTOR 256
+#define DEFAULT_OUTPUT_FLOOR ((size_t)64 << 20)
+
+static size_t output_limit(const cli *c, size_t input_len) {
+    if (c->max_output_given) return c->max_output;
+    if (input_len > SIZE_MAX / DEFAULT_OUTPUT_FACTOR) return 0;
+    size_t n = input_len * DEFAULT_OUTPUT_FACTOR;
+    return n > DEFAULT_OUTPUT_FLOOR ? n : DEFAULT_OUTPUT_FLOOR;
+}
+
+/* Open the output (-o FILE or standard output), bounded for an input of input_len bytes. */
+static int open_output(const cli *c, size_t input_len, limited_output *o) {
+    memset(o, 0, sizeof *o);
+    o->file = c->output ? fopen(c->output, "wb") : stdout;
+    if (!o->file) return die("cannot open %s for writing", c->output);
+    o->limit = output_limit(c, input_len);
     return 0;
+}
+
+/* The exit status of output that stopped: past the limit, or a failed write. */
+static int output_error(const cli *c, const limited_output *o) {
+    if (!o->over_limit) return die("write failed: %s", strerror(errno));
+    if (c->max_output_given)
+        fprintf(stderr, "pith: %s: the output exceeds %zu bytes, the limit --max-output set", c->input, o->limit);
+    else
+        fprintf(stderr,
+                "pith: %s: the output exceeds %zu bytes, the default limit (%d times the input's size, "
+                "at least %zu MiB)",
+                c->input, o->limit, DEFAULT_OUTPUT_FACTOR, DEFAULT_OUTPUT_FLOOR >> 20);
+    fputs("; --max-output BYTES raises the limit, --max-output 0 removes it\n", stderr);
+    return 1;
+}
+
+static int close_output(const cli *c, limited_output *o, int rc) {
+    if (c->output && fclose(o->file) != 0 && rc == 0) rc = die("write failed: %s", strerror(errno));
+    return rc;
+}
+
+/* Write a whole result made in memory. */
+static int write_output(const cli *c, size_t input_len, const void *data, size_t len) {
+    limited_output o;
+    int rc = open_output(c, input_len, &o);
+    if (rc) return rc;
+    if (!limited_write(&o, data, len)) rc = output_error(c, &o);
+    return close_output(c, &o, rc);
 }
 
 static int decode_error(const char *input, const pith_error *err) {
@@ -228,7 +329,7 @@ static int cmd_encode(cli *c) {
     } else {
         size_t out_len;
         const uint8_t *out = pith_writer_data(w, &out_len);
-        rc = write_output(c, out, out_len);
+        rc = write_output(c, len, out, out_len);
     }
     pith_writer_free(w);
     pith_doc_free(doc);
@@ -249,12 +350,77 @@ static pith_doc *decode_input(cli *c, uint8_t **data, size_t *len, int *rc) {
     return doc;
 }
 
-static bool sink_to_file(void *ctx, const char *ptr, size_t len) { return write_all((FILE *)ctx, ptr, len) == 0; }
+static bool sink_to_output(void *ctx, const char *ptr, size_t len) {
+    return limited_write((limited_output *)ctx, ptr, len);
+}
 
 /* JSON text past this size is written as it is made: references can make a
  * document's JSON far larger than its Pith bytes, too large to hold. Below
  * it, a value JSON cannot hold leaves no partial output. */
 #define DECODE_FLUSH_BYTES ((size_t)64 << 20)
+
+typedef struct diag_frame {
+    const pith_value *container;
+    size_t next, count; /* maps: keys and values interleaved */
+} diag_frame;
+
+/* The diagnostic notation of pith_diag, handed to `o` whenever `out` holds
+ * `flush_at` bytes: the text can be far larger than the document. Containers
+ * are walked with a heap stack, as deep as the decoder allowed. */
+static bool write_diag(const pith_value *v, pith_buf *out, limited_output *o, size_t flush_at) {
+    diag_frame *stack = NULL;
+    size_t depth = 0, cap = 0;
+    bool ok = true;
+    while (ok) {
+        if (v->type == PITH_ARRAY || v->type == PITH_MAP || v->type == PITH_GENERIC_MAP) {
+            bool array = v->type == PITH_ARRAY;
+            if (depth == cap) {
+                size_t ncap = cap ? 2 * cap : 64;
+                diag_frame *bigger = (diag_frame *)realloc(stack, ncap * sizeof(diag_frame));
+                if (!bigger) {
+                    out->failed = true;
+                    break;
+                }
+                stack = bigger;
+                cap = ncap;
+            }
+            stack[depth++] = (diag_frame){v, 0, array ? v->v.array.count : 2 * v->v.map.count};
+            ok = pith_buf_append(out, array ? "[" : "{", 1);
+        } else {
+            ok = pith_diag(v, out);
+        }
+        if (ok && out->len >= flush_at) {
+            ok = limited_write(o, out->ptr, out->len);
+            out->len = 0;
+        }
+        /* The next value: close finished containers, write separators. */
+        v = NULL;
+        while (ok && depth) {
+            diag_frame *f = &stack[depth - 1];
+            bool array = f->container->type == PITH_ARRAY;
+            if (f->next == f->count) {
+                ok = pith_buf_append(out, array ? "]" : "}", 1);
+                depth--;
+                continue;
+            }
+            size_t i = f->next++;
+            if (array) {
+                ok = i == 0 || pith_buf_append(out, ", ", 2);
+                v = &f->container->v.array.items[i];
+            } else if (i % 2 == 0) {
+                ok = i == 0 || pith_buf_append(out, ", ", 2);
+                v = &f->container->v.map.keys[i / 2];
+            } else {
+                ok = pith_buf_append(out, ": ", 2);
+                v = &f->container->v.map.values[i / 2];
+            }
+            break;
+        }
+        if (!v) break;
+    }
+    free(stack);
+    return ok && !out->failed;
+}
 
 static int cmd_decode(cli *c) {
     uint8_t *data;
@@ -263,29 +429,37 @@ static int cmd_decode(cli *c) {
     pith_doc *doc = decode_input(c, &data, &len, &rc);
     free(data);
     if (!doc) return rc;
-    FILE *f = c->output ? fopen(c->output, "wb") : stdout;
-    if (!f) {
+    limited_output o;
+    if ((rc = open_output(c, len, &o)) != 0) {
         pith_doc_free(doc);
-        return die("cannot open %s for writing", c->output);
+        return rc;
     }
-    json_sink sink = {sink_to_file, f, DECODE_FLUSH_BYTES};
+    /* Under a small limit, text over it is never written at all. */
+    size_t flush_at = o.limit && o.limit < DECODE_FLUSH_BYTES ? o.limit + 1 : DECODE_FLUSH_BYTES;
+    json_sink sink = {sink_to_output, &o, flush_at};
     pith_buf out;
     pith_buf_init(&out, NULL);
     for (size_t i = 0; i < pith_doc_count(doc) && rc == 0; i++) {
-        if (c->diag) {
-            if (!pith_diag(pith_doc_root(doc, i), &out)) rc = die("out of memory", "");
+        bool ok;
+        json_error jerr;
+        if (c->diag)
+            ok = write_diag(pith_doc_root(doc, i), &out, &o, flush_at);
+        else
+            ok = json_write_to(pith_doc_root(doc, i), &c->jopts, &out, &sink, &jerr);
+        if (ok) ok = pith_buf_append(&out, "\n", 1);
+        if (ok) continue;
+        if (o.over_limit || o.failed) {
+            rc = output_error(c, &o);
+        } else if (out.failed) {
+            rc = die("out of memory", "");
         } else {
-            json_error jerr;
-            if (!json_write_to(pith_doc_root(doc, i), &c->jopts, &out, &sink, &jerr)) {
-                fprintf(stderr, "pith: %s: cannot write as JSON: %s (see --lossy and the value options)\n", c->input,
-                        jerr.message);
-                rc = 1;
-            }
+            fprintf(stderr, "pith: %s: cannot write as JSON: %s (see --lossy and the value options)\n", c->input,
+                    jerr.message);
+            rc = 1;
         }
-        pith_buf_append(&out, "\n", 1);
     }
-    if (rc == 0 && write_all(f, out.ptr, out.len) != 0) rc = die("write failed: %s", strerror(errno));
-    if (c->output && fclose(f) != 0 && rc == 0) rc = die("write failed: %s", strerror(errno));
+    if (rc == 0 && !limited_write(&o, out.ptr, out.len)) rc = output_error(c, &o);
+    rc = close_output(c, &o, rc);
     pith_buf_free(&out);
     pith_doc_free(doc);
     return rc;
@@ -308,6 +482,7 @@ static int cmd_recode(cli *c) {
     for (size_t i = 0; dict_id && i < c->ndicts; i++)
         if (pith_dict_id(c->dicts[i]) == dict_id) dict = c->dicts[i];
     pith_writer *w = pith_writer_new(NULL);
+    if (c->max_depth) pith_writer_set_max_depth(w, c->max_depth);
     bool ok = pith_writer_start(w, dict, stream ? PITH_WRITE_STREAM : 0);
     for (size_t i = 0; ok && i < pith_doc_count(doc); i++) {
         if (stream) ok = pith_write_frame_begin(w);
@@ -319,7 +494,7 @@ static int cmd_recode(cli *c) {
     } else {
         size_t out_len;
         const uint8_t *out = pith_writer_data(w, &out_len);
-        rc = write_output(c, out, out_len);
+        rc = write_output(c, len, out, out_len);
     }
     pith_writer_free(w);
     pith_doc_free(doc);
@@ -330,16 +505,25 @@ static int cmd_inspect(cli *c, bool stats) {
     size_t len;
     uint8_t *data = read_file(c->input, &len);
     if (!data) return die("cannot read %s", c->input);
-    pith_buf out;
-    pith_buf_init(&out, NULL);
+    limited_output o;
+    int rc = open_output(c, len, &o);
+    if (rc) {
+        free(data);
+        return rc;
+    }
     pith_error err;
-    bool ok = stats ? pith_cli_stats(data, len, c->dicts, c->ndicts, &out, &err)
-                    : pith_cli_inspect(data, len, c->dicts, c->ndicts, &out, &err);
-    int rc = write_output(c, out.ptr, out.len);
-    pith_buf_free(&out);
+    inspect_options io = {c->dicts, c->ndicts, c->max_depth};
+    /* The view of a defective buffer can be long (each one-byte item takes a
+     * line): the defect is reported before it. */
+    bool reported = !stats && !pith_cli_check(data, len, &io, &err);
+    if (reported) rc = decode_error(c->input, &err);
+    bool ok = stats ? pith_cli_stats(data, len, &io, &o, &err) : pith_cli_inspect(data, len, &io, &o, &err);
+    if (o.over_limit || o.failed)
+        rc = output_error(c, &o);
+    else if (!ok && !reported)
+        rc = decode_error(c->input, &err);
     free(data);
-    if (!ok) return decode_error(c->input, &err);
-    return rc;
+    return close_output(c, &o, rc);
 }
 
 int main(int argc, char **argv) {
@@ -354,7 +538,7 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "inspect") == 0) rc = cmd_inspect(&c, false);
     else if (strcmp(cmd, "stats") == 0) rc = cmd_inspect(&c, true);
     else if (strcmp(cmd, "dict") == 0 && strcmp(argv[2], "build") == 0)
-        rc = pith_cli_dict_build(c.inputs, c.ninputs, c.min_count, c.max_strings, c.output);
+        rc = pith_cli_dict_build(c.inputs, c.ninputs, c.min_count, c.max_strings, c.max_depth, c.output);
     else if (strcmp(cmd, "dict") == 0 && strcmp(argv[2], "show") == 0)
         rc = pith_cli_dict_show(c.input);
     else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)

@@ -102,7 +102,8 @@ static bool diag_hex(const uint8_t *p, size_t n, pith_buf *out) {
     return ok && APPEND_LIT(out, "'");
 }
 
-bool pith_diag(const pith_value *v, pith_buf *out) {
+/* Any value but an array or map. */
+static bool diag_scalar(const pith_value *v, pith_buf *out) {
     char tmp[48];
     int n;
     switch (v->type) {
@@ -138,24 +139,60 @@ bool pith_diag(const pith_value *v, pith_buf *out) {
         size_t len = pith_timestamp_iso(&v->v.time, iso);
         return APPEND_LIT(out, "time(\"") && pith_buf_append(out, iso, len) && APPEND_LIT(out, "\")");
     }
-    case PITH_ARRAY: {
-        bool ok = APPEND_LIT(out, "[");
-        for (size_t i = 0; ok && i < v->v.array.count; i++) {
-            if (i) ok = APPEND_LIT(out, ", ");
-            ok = ok && pith_diag(&v->v.array.items[i], out);
+    default:
+        return false;
+    }
+}
+
+typedef struct diag_step {
+    const pith_value *container;
+    size_t next, count; /* maps: keys and values interleaved */
+} diag_step;
+
+/* Iterative: a tree is as deep as its decoder allowed, and no stack frame
+ * may be spent per level. */
+bool pith_diag(const pith_value *v, pith_buf *out) {
+    const pith_alloc *a = out->alloc;
+    diag_step *stack = NULL;
+    size_t depth = 0, cap = 0;
+    bool ok = true;
+    while (ok && v) {
+        if (v->type == PITH_ARRAY || v->type == PITH_MAP || v->type == PITH_GENERIC_MAP) {
+            bool array = v->type == PITH_ARRAY;
+            if (!grow_array(a, (void **)&stack, &cap, depth + 1, sizeof(diag_step))) {
+                out->failed = true;
+                ok = false;
+                break;
+            }
+            stack[depth++] = (diag_step){v, 0, array ? v->v.array.count : 2 * v->v.map.count};
+            ok = pith_buf_append(out, array ? "[" : "{", 1);
+        } else {
+            ok = diag_scalar(v, out);
         }
-        return ok && APPEND_LIT(out, "]");
-    }
-    case PITH_MAP:
-    case PITH_GENERIC_MAP: {
-        bool ok = APPEND_LIT(out, "{");
-        for (size_t i = 0; ok && i < v->v.map.count; i++) {
-            if (i) ok = APPEND_LIT(out, ", ");
-            ok = ok && pith_diag(&v->v.map.keys[i], out) && APPEND_LIT(out, ": ") &&
-                 pith_diag(&v->v.map.values[i], out);
+        /* The next value: close finished containers, write separators. */
+        v = NULL;
+        while (ok && depth) {
+            diag_step *top = &stack[depth - 1];
+            bool array = top->container->type == PITH_ARRAY;
+            if (top->next == top->count) {
+                ok = array ? APPEND_LIT(out, "]") : APPEND_LIT(out, "}");
+                depth--;
+                continue;
+            }
+            size_t i = top->next++;
+            if (array) {
+                ok = i == 0 || APPEND_LIT(out, ", ");
+                v = &top->container->v.array.items[i];
+            } else if (i % 2 == 0) {
+                ok = i == 0 || APPEND_LIT(out, ", ");
+                v = &top->container->v.map.keys[i / 2];
+            } else {
+                ok = APPEND_LIT(out, ": ");
+                v = &top->container->v.map.values[i / 2];
+            }
+            break;
         }
-        return ok && APPEND_LIT(out, "}");
     }
-    }
-    return false;
+    mem_free(a, stack, cap * sizeof(diag_step));
+    return ok;
 }

@@ -65,7 +65,10 @@ static bool same_bytes(const void *a, size_t alen, const void *b, size_t blen) {
     return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
 }
 
-bool pith_value_equal(const pith_value *a, const pith_value *b) {
+static bool is_container(pith_type t) { return t == PITH_ARRAY || t == PITH_MAP || t == PITH_GENERIC_MAP; }
+
+/* Equality of everything but the elements of containers (their counts only). */
+static bool shallow_equal(const pith_value *a, const pith_value *b) {
     pith_type ta = a->type, tb = b->type;
     /* A generic map and a shaped map holding the same pairs are the same value. */
     if (ta == PITH_GENERIC_MAP) ta = PITH_MAP;
@@ -102,20 +105,72 @@ bool pith_value_equal(const pith_value *a, const pith_value *b) {
                a->v.time.zone == b->v.time.zone &&
                (a->v.time.zone != PITH_ZONE_OFFSET || a->v.time.offset == b->v.time.offset);
     case PITH_ARRAY:
-        if (a->v.array.count != b->v.array.count) return false;
-        for (size_t i = 0; i < a->v.array.count; i++)
-            if (!pith_value_equal(&a->v.array.items[i], &b->v.array.items[i])) return false;
-        return true;
+        return a->v.array.count == b->v.array.count;
     case PITH_MAP:
-        if (a->v.map.count != b->v.map.count) return false;
-        for (size_t i = 0; i < a->v.map.count; i++)
-            if (!pith_value_equal(&a->v.map.keys[i], &b->v.map.keys[i]) ||
-                !pith_value_equal(&a->v.map.values[i], &b->v.map.values[i]))
-                return false;
-        return true;
+        return a->v.map.count == b->v.map.count;
     default:
         return false;
     }
+}
+
+typedef struct eq_step {
+    const pith_value *a, *b; /* containers of equal counts */
+    size_t next, count;      /* maps: keys and values interleaved */
+} eq_step;
+
+/* Iterative, like pith_write_value: trees are as deep as their decoder
+ * allowed. If memory for the stack runs out the trees are reported unequal,
+ * as equality could not be shown. */
+bool pith_value_equal(const pith_value *a, const pith_value *b) {
+    const pith_alloc *al = &pith_default_alloc;
+    eq_step local[32];
+    eq_step *stack = local;
+    size_t depth = 0, cap = 32;
+    bool equal = true;
+    while (a) {
+        if (!shallow_equal(a, b)) {
+            equal = false;
+            break;
+        }
+        if (is_container(a->type)) {
+            size_t count = a->type == PITH_ARRAY ? a->v.array.count : 2 * a->v.map.count;
+            if (depth == cap) {
+                eq_step *bigger = (eq_step *)mem_alloc(al, 2 * cap * sizeof(eq_step));
+                if (!bigger) {
+                    equal = false;
+                    break;
+                }
+                memcpy(bigger, stack, cap * sizeof(eq_step));
+                if (stack != local) mem_free(al, stack, cap * sizeof(eq_step));
+                stack = bigger;
+                cap *= 2;
+            }
+            stack[depth++] = (eq_step){a, b, 0, count};
+        }
+        /* The next pair: the first not yet compared in the innermost open container. */
+        a = b = NULL;
+        while (depth) {
+            eq_step *top = &stack[depth - 1];
+            if (top->next == top->count) {
+                depth--;
+                continue;
+            }
+            size_t i = top->next++;
+            if (top->a->type == PITH_ARRAY) {
+                a = &top->a->v.array.items[i];
+                b = &top->b->v.array.items[i];
+            } else if (i % 2 == 0) {
+                a = &top->a->v.map.keys[i / 2];
+                b = &top->b->v.map.keys[i / 2];
+            } else {
+                a = &top->a->v.map.values[i / 2];
+                b = &top->b->v.map.values[i / 2];
+            }
+            break;
+        }
+    }
+    if (stack != local) mem_free(al, stack, cap * sizeof(eq_step));
+    return equal;
 }
 
 /* ==========================================================================
@@ -447,7 +502,7 @@ typedef struct wstep {
 /* Iterative for the same reason as decoding: the writer bounds the depth,
  * nothing bounds a stack frame's size. */
 bool pith_write_value(pith_writer *w, const pith_value *v) {
-    if (v->type != PITH_ARRAY && v->type != PITH_MAP && v->type != PITH_GENERIC_MAP) return write_scalar(w, v);
+    if (!is_container(v->type)) return write_scalar(w, v);
     const pith_alloc *a = &pith_default_alloc;
     wstep local[32];
     wstep *stack = local;
@@ -464,7 +519,7 @@ bool pith_write_value(pith_writer *w, const pith_value *v) {
             continue;
         }
         const pith_value *c = child(top->v, top->next++, top->shaped);
-        if (c->type != PITH_ARRAY && c->type != PITH_MAP && c->type != PITH_GENERIC_MAP) {
+        if (!is_container(c->type)) {
             ok = write_scalar(w, c);
             continue;
         }
