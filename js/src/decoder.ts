@@ -1423,23 +1423,74 @@ function containerId(o: object): number {
   return id;
 }
 
+/** Whether a generic-map key with this tag is read with exact floats (floats, and containers that may hold floats). */
+function exactKeyTag(t: number): boolean {
+  return isFloatTag(t) || isContainerTag(t);
+}
+
+/**
+ * The keys and values of a generic map as they are read, and the map they
+ * make. Keys keep their exact value: a float key is read as with exactFloats,
+ * so 1.0 and 1 stay distinct, and -0.0 becomes Float64(-0), since a JS Map
+ * would merge it with 0 and 0.0.
+ */
+class MapBuilder {
+  at: number;
+  ks: unknown[] = [];
+  vs: unknown[] = [];
+  seen = new Set<string>();
+  allStrings = true;
+  /** Position and raw form of each extension key (used when read() results collide). */
+  exts: (number | Ext)[] | null = null;
+  constructor(at: number) {
+    this.at = at;
+  }
+
+  /** Takes a key read from an item with tag t; fails on a key equal to an earlier one. */
+  key(t: number, k: unknown): void {
+    if (k === 0 && 1 / (k as number) < 0) k = new Float64(-0);
+    if (!isStringTag(t)) this.allStrings = false;
+    const id = keyIdentity(t, k);
+    if (this.seen.has(id)) fail('duplicate_key', this.at, 'key repeated in a map');
+    this.seen.add(id);
+    if (t === Tag.EXT) (this.exts ??= []).push(this.ks.length, new Ext(lastExtType, lastExtData));
+    this.ks.push(k);
+  }
+
+  result(): unknown {
+    const ks = this.ks;
+    const vs = this.vs;
+    const n = ks.length;
+    if (this.allStrings && !mapsAlways && objectKeepsOrder(ks as string[])) {
+      const o: Record<string, unknown> = {};
+      for (let i = 0; i < n; i++) Object.defineProperty(o, ks[i] as string, { value: vs[i], writable: true, enumerable: true, configurable: true });
+      return o;
+    }
+    let m = new Map<unknown, unknown>();
+    for (let i = 0; i < n; i++) m.set(ks[i], vs[i]);
+    const exts = this.exts;
+    if (m.size < n && exts !== null) {
+      // An extension's read() gave a key that a JS Map takes for another
+      // (a number, a string, a shared object): extension keys stay Ext then.
+      for (let j = 0; j < exts.length; j += 2) ks[exts[j] as number] = exts[j + 1];
+      m = new Map<unknown, unknown>();
+      for (let i = 0; i < n; i++) m.set(ks[i], vs[i]);
+    }
+    return m;
+  }
+}
+
 function genericMap(at: number, slot: Slot): unknown {
   // depth first: the tag's defect comes before its count's (SPEC 10, left to right)
   if (depth >= maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
   const n = length(at, 0);
   if (2 * n > end - pos) fail('length_exceeds_input', at, 'count exceeds the remaining input');
   depth++;
-  const seen = new Set<string>();
-  const ks: unknown[] = [];
-  const vs: unknown[] = [];
-  let allStrings = true;
+  const b = new MapBuilder(at);
   for (let i = 0; i < n; i++) {
     const t = pos < end ? src[pos] : -1;
     let k: unknown;
-    if (isFloatTag(t) || isContainerTag(t)) {
-      // Float keys keep their exact value: 1.0 vs 1, 0.0 vs -0.0 and NaN
-      // payloads must not collide as Map keys (nor inside array/map keys,
-      // which are compared by value).
+    if (exactKeyTag(t)) {
       const ef = exactFloats;
       exactFloats = true;
       try {
@@ -1448,22 +1499,11 @@ function genericMap(at: number, slot: Slot): unknown {
         exactFloats = ef;
       }
     } else k = read(slot);
-    if (typeof k !== 'string') allStrings = false;
-    const id = keyIdentity(t, k);
-    if (seen.has(id)) fail('duplicate_key', at, 'key repeated in a map');
-    seen.add(id);
-    ks.push(k);
-    vs.push(read(slot));
+    b.key(t, k);
+    b.vs.push(read(slot));
   }
   depth--;
-  if (allStrings && !mapsAlways && objectKeepsOrder(ks as string[])) {
-    const o: Record<string, unknown> = {};
-    for (let i = 0; i < n; i++) Object.defineProperty(o, ks[i] as string, { value: vs[i], writable: true, enumerable: true, configurable: true });
-    return o;
-  }
-  const m = new Map<unknown, unknown>();
-  for (let i = 0; i < n; i++) m.set(ks[i], vs[i]);
-  return m;
+  return b.result();
 }
 
 // ---------------------------------------------------------------------------

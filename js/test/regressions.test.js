@@ -365,3 +365,76 @@ test('an extension writer that mutates the container being encoded', () => {
     removeExtension(77);
   }
 });
+
+// ---------------------------------------------------------------------------
+// 3. Map keys a JS Map would merge
+// ---------------------------------------------------------------------------
+
+test('-0.0, 0.0 and 0 are three distinct keys, each decoded exactly and re-encoded to the same bytes', () => {
+  for (const exactFloats of [false, true]) {
+    for (const [hex, canonical] of [
+      ['c17010f405a8a0e300000080a1', true], // {0: -8, -0.0: -7}
+      ['c17010f405e300000080a1dc01a2', true], // {-0.0: -7, 0.0: -6}
+      ['c17010f407e300000080a1a8a2dc01a3', true], // {-0.0: -7, 0: -6, 0.0: -5}
+      ['c17010f405e300000080a1e300000000a2', false], // 0.0 as F32
+      ['c17010f405e40000000000000080a1a8a2', false], // -0.0 as F64
+    ]) {
+      const m = decode(hexToBytes(hex), { exactFloats });
+      assert.ok(m instanceof Map, hex);
+      const n = hexToBytes(hex)[4] >> 1;
+      assert.equal(m.size, n, `${hex}: ${m.size} keys`);
+      const negZero = [...m.keys()].find((k) => k instanceof Float64 && Object.is(k.value, -0));
+      assert.ok(negZero, `${hex}: the -0.0 key is a Float64`);
+      assert.equal(negZero.bits, 0x8000000000000000n);
+      const again = encode(m);
+      if (canonical) assert.equal(bytesToHex(again), hex, `${hex} re-encodes`);
+      assert.equal(diag(decode(again, { exactFloats })), diag(m), hex);
+    }
+  }
+  // the same keys in a map nested as a key stay distinct too
+  const inner = 'c17010f403f405e300000080a1a8a2e0'; // {{-0.0: -7, 0: -6}: null}
+  const k = [...decode(hexToBytes(inner)).keys()][0];
+  assert.equal(k.size, 2);
+  assert.equal(bytesToHex(encode(decode(hexToBytes(inner)))), inner);
+});
+
+test('NaN keys with different payloads, 1 and 1.0, big integers and floats stay distinct keys', () => {
+  const keys = [
+    Float64.fromBits(0x7ff8000000000000n), Float64.fromBits(0x7ff8000000000001n), Float64.fromBits(0xfff8000000000000n),
+    Float64.fromBits(0x7ff0000000000001n), 1, new Float64(1), 1n << 70n, new Float64(2 ** 70), new Float64(-0), new Float64(0), 0,
+    Infinity, -Infinity, 2 ** 53, 2n ** 53n, 'a', Symbol.for('a'), true, null,
+  ];
+  const m = new Map(keys.map((k, i) => [k, i]));
+  assert.equal(m.size, keys.length);
+  const bytes = encode(m);
+  for (const opts of [{}, { exactFloats: true }, { integers: 'bigint' }]) {
+    const back = decode(bytes, opts);
+    assert.equal(back.size, keys.length, JSON.stringify(opts));
+    assert.deepEqual([...back.values()], keys.map((_, i) => opts.integers ? BigInt(i) : i));
+    assert.equal(bytesToHex(encode(back)), bytesToHex(bytes), JSON.stringify(opts));
+  }
+});
+
+test('extension keys whose read() results collide with other keys decode as Ext', () => {
+  addExtension({ type: 9, read: (d) => d[0] }); // a number, like the integer keys
+  try {
+    const hex = 'c17010f405f7130301e0a9e1'; // {ext(9, h'01'): null, 1: false}
+    const m = decode(hexToBytes(hex));
+    assert.equal(m.size, 2);
+    const [k0, k1] = [...m.keys()];
+    assert.ok(k0 instanceof Ext && k0.type === 9 && k0.data[0] === 1, String(k0));
+    assert.equal(k1, 1);
+    assert.equal(bytesToHex(encode(m)), hex);
+    // without a collision the hook's value is the key
+    assert.deepEqual([...decode(hexToBytes('c17010f403f7130301e0')).keys()], [1]);
+  } finally {
+    removeExtension(9);
+  }
+  addExtension({ type: 9, read: () => 'a' }); // a string, like a string key
+  try {
+    const m = decode(hexToBytes('c17010f405f7130301e04161e1')); // {ext(9, h'01'): null, "a": false}
+    assert.ok(m instanceof Map && m.size === 2, diag(m));
+  } finally {
+    removeExtension(9);
+  }
+});
