@@ -107,6 +107,14 @@ class TestDepth < Minitest::Test
     end
   end
 
+  def test_dictionary_build_walks_deep_samples
+    deep = Chains.build(:hash, levels(100_000))
+    record = { "id" => "some text", "x" => ["some text"] }
+    dict = Fiber.new { Pith::Dictionary.build([deep, record, record]) }.resume
+    assert_equal [["a"], %w[id x]], dict.shapes
+    assert_equal ["some text"], dict.strings
+  end
+
   def test_default_max_depth_is_1000
     assert_equal 1000, Chains.levels_of(:mixed, Pith.load(Pith.dump(Chains.build(:mixed, 1000))))
     assert_raises(Pith::EncodeError) { Pith.dump(Chains.build(:array, 1001)) }

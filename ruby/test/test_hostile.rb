@@ -143,6 +143,41 @@ class TestHostile < Minitest::Test
     assert_raises(Pith::EncodeError) { Pith.dump(Pith::Map.allocate) }
   end
 
+  # Keys that are distinct Pith values, several of them equal to Ruby's Hash.
+  def confusable_keys
+    [
+      "a", "a".b, "ab", "ab".b, :a, 0.0, -0.0, 0, 1, 1.0,
+      nan(0x7ff8000000000000), nan(0x7ff8000000000001), nan(0xfff8000000000000),
+      Time.at(0).utc, Time.at(0, in: "+00:00"), Time.at(0, in: "+05:30"), Time.at(0, in: "-01:00"),
+      Time.at(0, 5, :nsec, in: "UTC"), Pith::Timestamp.floating(0), Pith::Ext.new(1, "a".b),
+      [0.0], [-0.0], ["a"], ["a".b], [[0.0]], [[-0.0]],
+      { "a" => 1, "b" => 2 }, { "b" => 2, "a" => 1 }, { 0.0 => nil }, { -0.0 => nil }
+    ]
+  end
+
+  def test_random_maps_of_confusable_keys
+    r = Random.new(20_261_123)
+    pool = confusable_keys
+    assert_equal pool.size, pool.map { |k| Pith::Map.key_identity(k) }.uniq.size
+    300.times do
+      keys = pool.sample(r.rand(0..8), random: r)
+      map = Pith::Map.new(keys.each_with_index.map { |k, i| [k, i] })
+      form = r.rand(3) # the map in an array, as a value, or as a key
+      value = [[map], { "m" => map }, Pith::Map.new([[map, 1], [7, map]])][form]
+      bytes = Pith.dump(value)
+      back = Pith.load(bytes)
+      assert_equal bytes, Pith.dump(back)
+      got = case form
+            when 0 then back[0]
+            when 1 then back["m"]
+            else back.to_a[0][0]
+            end
+      expected_class = keys.uniq.size == keys.size ? Hash : Pith::Map
+      assert_instance_of expected_class, got, keys.inspect
+      assert_equal keys.map { |k| Pith::Map.key_identity(k) }, got.keys.map { |k| Pith::Map.key_identity(k) }
+    end
+  end
+
   # --- the encoder never writes a map with two equal keys ---
 
   def test_nan_keys_with_equal_bits
@@ -171,6 +206,13 @@ class TestHostile < Minitest::Test
     40.times { |i| big[+"key#{i}"] = i }
     big[+"key7"] = :again
     assert_raises(Pith::EncodeError) { Pith.dump(big) }
+  end
+
+  def test_keys_ruby_keeps_apart_that_are_one_pith_value
+    assert_raises(Pith::EncodeError) { Pith.dump({ Time.at(0).utc => 1, Pith::Timestamp.new(0, 0, :utc, nil) => 2 }) }
+    assert_raises(Pith::EncodeError) { Pith.dump({ "é" => 1, "é".encode("ISO-8859-1") => 2 }) }
+    assert_raises(Pith::EncodeError) { Pith.dump({ 1 => 0, "é" => 1, "é".encode("ISO-8859-1") => 2 }) }
+    assert_raises(Pith::EncodeError) { Pith.dump({ [nan(0x7ff8000000000000)] => 1, [nan(0x7ff8000000000000)] => 2 }) }
   end
 
   def test_identity_hashes_with_equal_array_keys

@@ -7,18 +7,19 @@ module Pith
     def self.build(samples, min_count: 2, max_strings: 4096)
       strings = Hash.new(0)
       shapes = Hash.new(0)
-      walk = lambda do |obj|
-        case obj
+      # A work list rather than recursion: samples may nest as deep as Pith allows.
+      pending = samples.to_a.reverse
+      until pending.empty?
+        case (obj = pending.pop)
         when Hash
           keys = obj.keys
           shapes[keys] += 1 if keys.all? { |k| k.is_a?(String) || k.is_a?(Symbol) }
-          obj.each_value(&walk)
-        when Array then obj.each(&walk)
+          pending.concat(obj.values.reverse)
+        when Array then pending.concat(obj.reverse)
         when String
           strings[obj] += 1 if obj.bytesize >= 2 && obj.encoding != Encoding::BINARY
         end
       end
-      samples.each(&walk)
       kept = strings.select { |_, n| n >= min_count }
                     .sort_by { |s, n| [-(s.bytesize * n), s.bytesize, s] }
                     .first(max_strings).map(&:first)
