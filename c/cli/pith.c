@@ -34,11 +34,13 @@ static const char USAGE[] =
     "  --dict FILE           a dictionary (as written by `pith dict build`); may repeat\n"
     "  --max-depth N         nesting limit (default 1000); applies to every command\n"
     "                        that reads Pith or JSON\n"
-    "  --max-output BYTES    encode, decode, recode, inspect and stats stop with an\n"
-    "                        error rather than write more than BYTES (suffixes K, M,\n"
-    "                        G: binary multiples); 0 means no limit. The default is\n"
-    "                        256 times the input's size, at least 64 MiB: a few\n"
-    "                        bytes of Pith can stand for gigabytes of text\n"
+    "  --max-output BYTES    encode, decode, inspect and stats stop with an error\n"
+    "                        rather than write more than BYTES, recode rather than\n"
+    "                        re-encode more than BYTES of strings and keys (counted\n"
+    "                        at each use); suffixes K, M, G (binary); 0: no limit.\n"
+    "                        The default is 256 times the input's size, at least\n"
+    "                        64 MiB: a few bytes of Pith can stand for gigabytes\n"
+    "                        of text\n"
     "decode options (values JSON cannot hold fail unless one of these says how):\n"
     "  --diag                write the diagnostic notation instead of JSON\n"
     "  --pretty              indent JSON by two spaces\n"
@@ -262,18 +264,22 @@ static int open_output(const cli *c, size_t input_len, limited_output *o) {
     return 0;
 }
 
+/* "<what> <limit> bytes, the ... limit; how to change it". Returns the exit status. */
+static int limit_error(const cli *c, const char *what, size_t limit) {
+    fprintf(stderr, "pith: %s: %s %zu bytes, ", c->input, what, limit);
+    if (c->max_output_given)
+        fputs("the limit --max-output set", stderr);
+    else
+        fprintf(stderr, "the default limit (%d times the input's size, at least %zu MiB)", DEFAULT_OUTPUT_FACTOR,
+                DEFAULT_OUTPUT_FLOOR >> 20);
+    fputs("; --max-output BYTES raises the limit, --max-output 0 removes it\n", stderr);
+    return 1;
+}
+
 /* The exit status of output that stopped: past the limit, or a failed write. */
 static int output_error(const cli *c, const limited_output *o) {
     if (!o->over_limit) return die("write failed: %s", strerror(errno));
-    if (c->max_output_given)
-        fprintf(stderr, "pith: %s: the output exceeds %zu bytes, the limit --max-output set", c->input, o->limit);
-    else
-        fprintf(stderr,
-                "pith: %s: the output exceeds %zu bytes, the default limit (%d times the input's size, "
-                "at least %zu MiB)",
-                c->input, o->limit, DEFAULT_OUTPUT_FACTOR, DEFAULT_OUTPUT_FLOOR >> 20);
-    fputs("; --max-output BYTES raises the limit, --max-output 0 removes it\n", stderr);
-    return 1;
+    return limit_error(c, "the output exceeds", o->limit);
 }
 
 static int close_output(const cli *c, limited_output *o, int rc) {
@@ -465,6 +471,64 @@ static int cmd_decode(cli *c) {
     return rc;
 }
 
+typedef struct text_frame {
+    const pith_value *container;
+    size_t next, count;
+} text_frame;
+
+/* The bytes of strings, symbols and shaped-map keys that writing a tree
+ * reads, counting each use: a decoded tree shares what references and shapes
+ * repeat, but the writer hashes and checks the bytes again at every use, so
+ * a few megabytes of input can stand for terabytes of work. Stops counting
+ * past `stop_at`; SIZE_MAX if memory ran out. */
+static size_t text_to_encode(const pith_value *v, size_t total, size_t stop_at) {
+    text_frame *stack = NULL;
+    size_t depth = 0, cap = 0;
+    while (v && total <= stop_at) {
+        size_t count = 0;
+        if (v->type == PITH_STRING || v->type == PITH_SYMBOL) {
+            total += v->v.str.len;
+        } else if (v->type == PITH_ARRAY) {
+            count = v->v.array.count;
+        } else if (v->type == PITH_MAP) {
+            count = v->v.map.count;
+            for (size_t i = 0; i < count; i++) total += v->v.map.keys[i].v.str.len;
+        } else if (v->type == PITH_GENERIC_MAP) {
+            count = 2 * v->v.map.count;
+        }
+        if (count) {
+            if (depth == cap) {
+                size_t ncap = cap ? 2 * cap : 64;
+                text_frame *bigger = (text_frame *)realloc(stack, ncap * sizeof(text_frame));
+                if (!bigger) {
+                    total = SIZE_MAX;
+                    break;
+                }
+                stack = bigger;
+                cap = ncap;
+            }
+            stack[depth++] = (text_frame){v, 0, count};
+        }
+        v = NULL;
+        while (depth) {
+            text_frame *f = &stack[depth - 1];
+            if (f->next == f->count) {
+                depth--;
+                continue;
+            }
+            size_t i = f->next++;
+            const pith_value *m = f->container;
+            v = m->type == PITH_ARRAY ? &m->v.array.items[i]
+                : m->type == PITH_MAP ? &m->v.map.values[i]
+                : (i & 1)             ? &m->v.map.values[i / 2]
+                                      : &m->v.map.keys[i / 2];
+            break;
+        }
+    }
+    free(stack);
+    return total;
+}
+
 static int cmd_recode(cli *c) {
     uint8_t *data;
     size_t len;
@@ -478,6 +542,15 @@ static int cmd_recode(cli *c) {
                                                             : 0;
     free(data);
     if (!doc) return rc;
+    /* Re-encoding is bounded like decoding: by the text the document stands for. */
+    size_t limit = output_limit(c, len), text = 0;
+    for (size_t i = 0; limit && i < pith_doc_count(doc) && text <= limit; i++)
+        text = text_to_encode(pith_doc_root(doc, i), text, limit);
+    if (limit && text > limit) {
+        pith_doc_free(doc);
+        return text == SIZE_MAX ? die("out of memory", "")
+                                : limit_error(c, "the strings and keys to re-encode, counted at each use, exceed", limit);
+    }
     const pith_dict *dict = NULL;
     for (size_t i = 0; dict_id && i < c->ndicts; i++)
         if (pith_dict_id(c->dicts[i]) == dict_id) dict = c->dicts[i];

@@ -102,7 +102,7 @@ def file_size(path):
 
 
 def limit_error(err):
-    return "--max-output" in err and "exceeds" in err
+    return "--max-output" in err and "exceed" in err
 
 
 # --------------------------------------------------------------------------
@@ -122,6 +122,32 @@ def test_reference_bomb(tmp):
         check(rc == 1 and limit_error(err), "decode %s of a reference bomb: exit %s, %r" % (opts, rc, err[:200]))
         check(size <= limit, "decode %s wrote %d bytes, over the default limit %d" % (opts, size, limit))
         check(time.monotonic() - start < 60, "decode %s stopped late" % opts)
+
+
+def test_recode_bound(tmp):
+    """Recoding reads every string and shape key again at each use: one 64 KiB
+    string referenced 20,000 times, or one 64 KiB key shared by 20,000 maps,
+    is 1.3 GB to hash and check from 85 KB of input."""
+    s = b"k" * 65536
+
+    def refs(n):
+        return HEADER + arr(n + 1) + string(s) + REF0 * n
+
+    def shapes(n):
+        return HEADER + arr(n + 1) + b"\x91" + string(s) + NULL + (b"\x60" + NULL) * n
+
+    for build in (refs, shapes):
+        path = write(tmp, "many.pith", build(20000))
+        start = time.monotonic()
+        rc, out, err = run(["recode", path])
+        check(rc == 1 and out == b"" and limit_error(err) and "re-encode" in err,
+              "recode of repeated %s: %s %r" % (build.__name__, rc, err[:300]))
+        check(time.monotonic() - start < 30, "recode of repeated %s stopped late" % build.__name__)
+        # Fewer uses fit the limit, and give the same (canonical) buffer back.
+        few = build(100)
+        path = write(tmp, "few.pith", few)
+        rc, out, err = run(["recode", path])
+        check(rc == 0 and out == few, "recode of 100 repeated %s: %s %r" % (build.__name__, rc, err[:300]))
 
 
 def test_limit_is_exact(tmp):
@@ -262,7 +288,7 @@ def test_dict_build_many_strings(tmp):
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         for test in (test_limit_is_exact, test_max_depth_exact, test_reference_bomb, test_limit_can_be_lifted,
-                     test_inspect_bound, test_deep_small_stack, test_dict_build_many_strings):
+                     test_recode_bound, test_inspect_bound, test_deep_small_stack, test_dict_build_many_strings):
             start = time.monotonic()
             test(tmp)
             print("%-28s %.1f s" % (test.__name__, time.monotonic() - start))
