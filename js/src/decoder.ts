@@ -40,6 +40,7 @@ import {
   HEX_BYTE,
   hexOf,
 } from './common.js';
+import { nestArray, nestShaped, nestGenericMap, suspendLevels, resumeLevels } from './decoder-deep.js';
 
 export interface DecoderOptions {
   /** Dictionaries a buffer may name (SPEC section 8). */
@@ -77,8 +78,8 @@ export interface DecoderOptions {
 // State objects
 // ---------------------------------------------------------------------------
 
-/** A slot (SPEC 4.3): the registers of one position in the data. */
-class Slot {
+/** @internal A slot (SPEC 4.3): the registers of one position in the data. */
+export class Slot {
   s: string | null = null; // str register
   sl = 0; // its UTF-8 length
   ik = 0; // int register kind: 0 none, 1 number, 2 bigint
@@ -98,8 +99,8 @@ function resetSlot(s: Slot): void {
 
 type Factory = (r: (s: Slot) => unknown, s: Slot[]) => unknown;
 
-/** Everything derived from a key sequence; shared across buffers and decoders. */
-class ShapeInfo {
+/** @internal Everything derived from a key sequence; shared across buffers and decoders. */
+export class ShapeInfo {
   keys: (string | symbol)[];
   n: number;
   asObject: boolean;
@@ -248,6 +249,9 @@ let lastStr: string | null = null;
 let lastLen = 0;
 let lastTs = 0;
 let depth = 0;
+// Containers nest by recursion this deep, then from an explicit stack
+// (decoder-deep.ts): the stack this takes fits in any JavaScript engine's.
+const RECURSION_DEPTH = 100;
 let maxDepth = DEFAULT_MAX_DEPTH;
 let keySlot = new Slot();
 let exactFloats = false;
@@ -1018,7 +1022,8 @@ function nanResult(bits: bigint): number | Float64 {
 // ---------------------------------------------------------------------------
 
 /** An array of n items; the caller checked the depth before reading the count (SPEC 10 order). */
-function array(n: number, at: number, slot: Slot): unknown[] {
+function array(n: number, at: number, slot: Slot): unknown {
+  if (depth >= RECURSION_DEPTH) return nestArray(n, slot, depth);
   depth++;
   let a: unknown[];
   // small arrays as literals: packed and exactly sized (elements are read left to right)
@@ -1055,7 +1060,7 @@ function shapeRef(i: number, at: number): unknown {
     shape.gen = gen;
   }
   if (shape.info.n > end - pos) fail('length_exceeds_input', at, 'shape has more values than input remains');
-  return mapValues(shape.info, shape.slots);
+  return depth < RECURSION_DEPTH ? mapValues(shape.info, shape.slots) : nestShaped(shape.info, shape.slots, depth);
 }
 
 const keyBuf: (string | symbol)[] = [];
@@ -1300,7 +1305,7 @@ function mapDef(n: number, at: number): unknown {
     slots = [];
     for (let i = 0; i < n; i++) slots.push(new Slot());
   }
-  return mapValues(info, slots);
+  return depth < RECURSION_DEPTH ? mapValues(info, slots) : nestShaped(info, slots, depth);
 }
 
 function sameKeys(a: (string | symbol)[], b: (string | symbol)[], n: number): boolean {
@@ -1323,7 +1328,7 @@ function mapValues(info: ShapeInfo, slots: Slot[]): unknown {
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i];
         const v = read(slots[i]);
-        if (k === '__proto__') Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+        if (k === '__proto__') defineOwn(o, k, v);
         else o[k] = v;
       }
       out = o;
@@ -1336,6 +1341,45 @@ function mapValues(info: ShapeInfo, slots: Slot[]): unknown {
   }
   depth--;
   return out;
+}
+
+/** A data property even for "__proto__" (whose assignment would set the prototype). */
+function defineOwn(o: object, k: string, v: unknown): void {
+  Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
+}
+
+/** @internal The shaped map of these values (all read), as mapValues builds it. */
+export function shapedValue(info: ShapeInfo, values: unknown[]): unknown {
+  const keys = info.keys;
+  if (info.asObject && !mapsAlways) {
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i] as string;
+      if (k === '__proto__') defineOwn(o, k, values[i]);
+      else o[k] = values[i];
+    }
+    return o;
+  }
+  const m = new Map<unknown, unknown>();
+  for (let i = 0; i < keys.length; i++) m.set(keys[i], values[i]);
+  return m;
+}
+
+/** @internal For decoder-deep.ts, which keeps the nesting depth of the levels it decodes. */
+export function setDepth(d: number): void {
+  depth = d;
+}
+
+/** @internal The tag of the next item, or -1 at the end of the input. */
+export function nextTag(): number {
+  return pos < end ? src[pos] : -1;
+}
+
+/** @internal Sets exactFloats; returns the previous setting. */
+export function setExactFloats(on: boolean): boolean {
+  const was = exactFloats;
+  exactFloats = on;
+  return was;
 }
 
 function isContainerTag(t: number): boolean {
@@ -1400,31 +1444,70 @@ function itemToken(v: unknown): string {
   if (v instanceof Uint8Array) return 'b' + hexOf(v);
   if (v instanceof Date || v instanceof Timestamp) return timeIdentity(v);
   if (v instanceof Ext) return 'e' + v.type + ':' + hexOf(v.data);
-  if (Array.isArray(v) || v instanceof Map || (typeof v === 'object' && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)))
-    return 'c' + containerId(v as object);
+  if (isKeyContainer(v)) return 'c' + containerId(v);
   return 'u' + uniqueItems++; // an extension's own object: never a duplicate
 }
 
-function containerId(o: object): number {
-  const cache = (idOfContainer ??= new WeakMap());
-  let id = cache.get(o);
-  if (id !== undefined) return id;
-  const parts: string[] = [];
-  if (Array.isArray(o)) {
-    parts.push('a');
-    for (const x of o) parts.push(itemToken(x));
-  } else {
-    parts.push('m');
-    if (o instanceof Map) for (const [k, x] of o) parts.push(itemToken(k) + ':' + itemToken(x));
-    else for (const k of Object.keys(o)) parts.push(itemToken(k) + ':' + itemToken((o as Record<string, unknown>)[k]));
-  }
-  id = textId(parts.join(','));
-  cache.set(o, id);
-  return id;
+function isKeyContainer(v: unknown): v is object {
+  if (typeof v !== 'object' || v === null) return false;
+  if (Array.isArray(v) || v instanceof Map) return true;
+  const p = Object.getPrototypeOf(v);
+  return p === Object.prototype || p === null;
 }
 
-/** Whether a generic-map key with this tag is read with exact floats (floats, and containers that may hold floats). */
-function exactKeyTag(t: number): boolean {
+/** The items of a container key, in order (map entries as key, value). */
+function keyItems(o: object): unknown[] {
+  if (Array.isArray(o)) return o;
+  const items: unknown[] = [];
+  if (o instanceof Map) for (const [k, x] of o) items.push(k, x);
+  else for (const k of Object.keys(o)) items.push(k, (o as Record<string, unknown>)[k]);
+  return items;
+}
+
+/**
+ * The id of a container key: the id of the text of its items' tokens. Keys
+ * nest as deep as the input does, so the containers inside are identified
+ * first, from an explicit stack; one met again inside itself (an object an
+ * extension's read() made circular) is never a duplicate.
+ */
+function containerId(root: object): number {
+  const cache = (idOfContainer ??= new WeakMap());
+  const known = cache.get(root);
+  if (known !== undefined) return known;
+  const stack: object[] = [root];
+  const opened = new Set<object>();
+  while (stack.length > 0) {
+    const o = stack[stack.length - 1];
+    if (cache.has(o)) {
+      stack.pop();
+      continue;
+    }
+    const items = keyItems(o);
+    if (!opened.has(o)) {
+      opened.add(o);
+      const before = stack.length;
+      for (const x of items) if (isKeyContainer(x) && !cache.has(x) && !opened.has(x)) stack.push(x);
+      if (stack.length > before) continue;
+    }
+    const pairs = !Array.isArray(o);
+    let text = pairs ? 'm' : 'a';
+    for (let i = 0; i < items.length; i++) {
+      const x = items[i];
+      let token: string;
+      if (isKeyContainer(x)) {
+        const id = cache.get(x);
+        token = id !== undefined ? 'c' + id : 'u' + uniqueItems++;
+      } else token = itemToken(x);
+      text += (pairs && i & 1 ? ':' : ',') + token;
+    }
+    cache.set(o, textId(text));
+    stack.pop();
+  }
+  return cache.get(root)!;
+}
+
+/** @internal Whether a generic-map key with this tag is read with exact floats (floats, and containers that may hold floats). */
+export function exactKeyTag(t: number): boolean {
   return isFloatTag(t) || isContainerTag(t);
 }
 
@@ -1433,8 +1516,9 @@ function exactKeyTag(t: number): boolean {
  * make. Keys keep their exact value: a float key is read as with exactFloats,
  * so 1.0 and 1 stay distinct, and -0.0 becomes Float64(-0), since a JS Map
  * would merge it with 0 and 0.0.
+ * @internal
  */
-class MapBuilder {
+export class MapBuilder {
   at: number;
   ks: unknown[] = [];
   vs: unknown[] = [];
@@ -1463,7 +1547,7 @@ class MapBuilder {
     const n = ks.length;
     if (this.allStrings && !mapsAlways && objectKeepsOrder(ks as string[])) {
       const o: Record<string, unknown> = {};
-      for (let i = 0; i < n; i++) Object.defineProperty(o, ks[i] as string, { value: vs[i], writable: true, enumerable: true, configurable: true });
+      for (let i = 0; i < n; i++) defineOwn(o, ks[i] as string, vs[i]);
       return o;
     }
     let m = new Map<unknown, unknown>();
@@ -1485,6 +1569,7 @@ function genericMap(at: number, slot: Slot): unknown {
   if (depth >= maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
   const n = length(at, 0);
   if (2 * n > end - pos) fail('length_exceeds_input', at, 'count exceeds the remaining input');
+  if (depth >= RECURSION_DEPTH) return nestGenericMap(n, at, slot, depth);
   depth++;
   const b = new MapBuilder(at);
   for (let i = 0; i < n; i++) {
@@ -1510,7 +1595,8 @@ function genericMap(at: number, slot: Slot): unknown {
 // Items
 // ---------------------------------------------------------------------------
 
-function read(slot: Slot): unknown {
+/** @internal Reads one item (containers below RECURSION_DEPTH recursively, deeper ones through decoder-deep.ts). */
+export function read(slot: Slot): unknown {
   const at = pos;
   if (at >= end) fail('truncated', at, 'input ends before an item');
   const t = src[pos++];
@@ -1661,14 +1747,16 @@ interface Saved {
   bigints: boolean;
   binaryViews: boolean;
   memo: (MemoEntry[] | undefined)[];
+  levels: ReturnType<typeof suspendLevels>;
 }
 
 function save(): Saved {
-  return { src, pos, end, strs, lens, nstr, shapes, nshape, gen, lastStr, lastLen, lastTs, depth, maxDepth, keySlot, exactFloats, mapsAlways, datesAlways, bigints, binaryViews, memo };
+  return { src, pos, end, strs, lens, nstr, shapes, nshape, gen, lastStr, lastLen, lastTs, depth, maxDepth, keySlot, exactFloats, mapsAlways, datesAlways, bigints, binaryViews, memo, levels: suspendLevels() };
 }
 
 function restore(s: Saved): void {
   ({ src, pos, end, strs, lens, nstr, shapes, nshape, gen, lastStr, lastLen, lastTs, depth, maxDepth, keySlot, exactFloats, mapsAlways, datesAlways, bigints, binaryViews, memo } = s);
+  resumeLevels(s.levels);
 }
 
 /** Parses the header at the start of src for a single-value or a stream decoder; returns flags. */
@@ -1790,7 +1878,7 @@ export class Decoder {
       startTables(this, dict, this._keySlot);
       const root = this._root;
       resetSlot(root);
-      const v = readTop(root);
+      const v = read(root);
       if (pos !== end) fail('trailing_bytes', pos, 'bytes after the value');
       return v;
     } finally {
@@ -1972,7 +2060,7 @@ export class StreamDecoder implements Iterable<any> {
       lastTs = st.lastTs;
       keySlot = st.keySlot;
       depth = 0;
-      const v = readTop(st.root);
+      const v = read(st.root);
       if (pos !== end) fail('trailing_bytes', pos, 'bytes after the value in its frame');
       st.nstr = nstr;
       st.nshape = nshape;
@@ -1986,20 +2074,6 @@ export class StreamDecoder implements Iterable<any> {
     } finally {
       d._leave(saved);
     }
-  }
-}
-
-/**
- * A top-level value. Decoding recurses once per level, so a maxDepth set far
- * above the default can meet the engine's stack limit first (about 4,000
- * levels on Node's default stack): that is depth_exceeded too.
- */
-function readTop(slot: Slot): unknown {
-  try {
-    return read(slot);
-  } catch (e) {
-    if (e instanceof RangeError && /call stack/i.test(e.message)) fail('depth_exceeded', pos, 'nesting deeper than the JavaScript stack allows (lower maxDepth)');
-    throw e;
   }
 }
 

@@ -72,8 +72,59 @@ export function diagTime(seconds: number, nanos: number, zone: string, offset: n
   return 'time("' + s + '")';
 }
 
-/** Renders a value in the diagnostic notation. */
+/** A value to render, as opposed to text to append (see diag). */
+class Item {
+  constructor(readonly v: unknown) {}
+}
+
+/**
+ * Renders a value in the diagnostic notation. Containers are expanded from an
+ * explicit stack of pieces (text, or items still to render), so a value
+ * renders whatever its nesting.
+ */
 export function diag(v: unknown): string {
+  let out = '';
+  const todo: (string | Item)[] = [new Item(v)];
+  while (todo.length > 0) {
+    const next = todo.pop()!;
+    if (typeof next === 'string') {
+      out += next;
+      continue;
+    }
+    const x = next.v;
+    const pieces = containerPieces(x);
+    if (pieces === null) out += diagLeaf(x);
+    else for (let i = pieces.length - 1; i >= 0; i--) todo.push(pieces[i]);
+  }
+  return out;
+}
+
+/** The pieces of a container's rendering, in order; null for a value that is not a container. */
+function containerPieces(v: unknown): (string | Item)[] | null {
+  if (typeof v !== 'object' || v === null) return null;
+  const pieces: (string | Item)[] = [];
+  const list = (open: string, close: string, entries: [unknown, unknown][] | unknown[], pairs: boolean): (string | Item)[] => {
+    pieces.push(open);
+    entries.forEach((e, i) => {
+      if (i > 0) pieces.push(', ');
+      if (pairs) {
+        const [k, x] = e as [unknown, unknown];
+        pieces.push(new Item(k), ': ', new Item(x));
+      } else pieces.push(new Item(e));
+    });
+    pieces.push(close);
+    return pieces;
+  };
+  if (Array.isArray(v)) return list('[', ']', v, false);
+  if (v instanceof Map) return list('{', '}', [...v], true);
+  if (v instanceof Float64 || v instanceof Uint8Array || v instanceof Date || v instanceof Timestamp || v instanceof Ext) return null;
+  const c = (v as object).constructor;
+  const ext = typeof c === 'function' ? extByClass.get(c) : undefined;
+  if (ext && ext.write) return null;
+  return list('{', '}', Object.keys(v).map((k) => [k, (v as Record<string, unknown>)[k]]), true);
+}
+
+function diagLeaf(v: unknown): string {
   switch (typeof v) {
     case 'string':
       return diagString(v);
@@ -89,7 +140,6 @@ export function diag(v: unknown): string {
       return 'undefined';
   }
   if (v === null) return 'null';
-  if (Array.isArray(v)) return '[' + v.map(diag).join(', ') + ']';
   if (v instanceof Float64) return diagFloat(v.value, v.bits);
   if (v instanceof Uint8Array) return "h'" + hexOf(v) + "'";
   if (v instanceof Date) {
@@ -99,9 +149,7 @@ export function diag(v: unknown): string {
   }
   if (v instanceof Timestamp) return diagTime(v.seconds, v.nanos, v.zone, v.offset);
   if (v instanceof Ext) return 'ext(' + v.type + ", h'" + hexOf(v.data) + "')";
-  if (v instanceof Map) return '{' + [...v].map(([k, x]) => diag(k) + ': ' + diag(x)).join(', ') + '}';
   const c = (v as object).constructor;
   const ext = typeof c === 'function' ? extByClass.get(c) : undefined;
-  if (ext && ext.write) return 'ext(' + ext.type + ", h'" + hexOf(ext.write(v)) + "')";
-  return '{' + Object.keys(v as object).map((k) => diagString(k) + ': ' + diag((v as Record<string, unknown>)[k])).join(', ') + '}';
+  return 'ext(' + ext!.type + ", h'" + hexOf(ext!.write!(v)) + "')";
 }

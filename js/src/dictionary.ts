@@ -83,29 +83,44 @@ export class Dictionary implements DictionaryLike {
     const shapeCount = new Map<string, { keys: Key[]; n: number; order: number }>();
     const maps: { id: string; keys: Key[] }[] = [];
     const strValues: string[] = [];
-    const seen = new Set<object>();
-    const walk = (v: unknown): void => {
-      if (typeof v === 'string') {
-        strValues.push(v);
-        return;
+    // Values are walked in order (first use breaks ties between equal
+    // counts) from an explicit stack, whatever their nesting; a container met
+    // again inside itself is skipped.
+    const open = new Set<object>();
+    const walk = (root: unknown): void => {
+      const stack: { container: object; items: unknown[]; i: number }[] = [];
+      const visit = (v: unknown): void => {
+        if (typeof v === 'string') {
+          strValues.push(v);
+          return;
+        }
+        if (typeof v !== 'object' || v === null || open.has(v)) return;
+        if (v instanceof Uint8Array || v instanceof Date || v instanceof Timestamp || v instanceof Ext || v instanceof Float64) return;
+        let items: unknown[];
+        if (Array.isArray(v)) items = v;
+        else if (v instanceof Map) {
+          const keys = [...v.keys()];
+          if (keys.every((k) => typeof k === 'string' || (typeof k === 'symbol' && Symbol.keyFor(k) !== undefined))) {
+            noteMap(keys as Key[]);
+            items = [...v.values()];
+          } else items = [...keys, ...v.values()];
+        } else {
+          const keys = Object.keys(v);
+          noteMap(keys);
+          items = keys.map((k) => (v as Record<string, unknown>)[k]);
+        }
+        open.add(v);
+        stack.push({ container: v, items, i: 0 });
+      };
+      visit(root);
+      while (stack.length > 0) {
+        const top = stack[stack.length - 1];
+        if (top.i < top.items.length) visit(top.items[top.i++]);
+        else {
+          open.delete(top.container);
+          stack.pop();
+        }
       }
-      if (typeof v !== 'object' || v === null || seen.has(v)) return;
-      if (v instanceof Uint8Array || v instanceof Date || v instanceof Timestamp || v instanceof Ext || v instanceof Float64) return;
-      seen.add(v);
-      if (Array.isArray(v)) {
-        for (const x of v) walk(x);
-      } else if (v instanceof Map) {
-        const keys = [...v.keys()];
-        if (keys.every((k) => typeof k === 'string' || (typeof k === 'symbol' && Symbol.keyFor(k) !== undefined))) {
-          noteMap(keys as Key[]);
-        } else for (const k of keys) walk(k);
-        for (const x of v.values()) walk(x);
-      } else {
-        const keys = Object.keys(v);
-        noteMap(keys);
-        for (const k of keys) walk((v as Record<string, unknown>)[k]);
-      }
-      seen.delete(v);
     };
     const noteMap = (keys: Key[]): void => {
       const id = keys.map(keyId).map((x) => x.length + ':' + x).join('');

@@ -3,7 +3,6 @@
 // into an Encoder on every call.
 
 import {
-  float64Bits,
   utf8Length,
   DictionaryLike,
   EncodeError,
@@ -33,8 +32,10 @@ import {
   TSV_SPACE,
   FLAG_DICT,
   FLAG_STREAM,
-  hexOf,
 } from './common.js';
+import { locate } from './locate.js';
+import { KeyIdentities } from './key-identity.js';
+import { nest, ArrayLevel, ObjectLevel, MapLevel, GenericMapLevel, suspendLevels, resumeLevels } from './encoder-deep.js';
 
 export interface EncoderOptions {
   /** Pre-shared dictionary (SPEC 8); the buffer then carries its id. */
@@ -69,7 +70,8 @@ class StrEntry {
   words: Uint32Array | null = null; // the same bytes, padded, as 32-bit words
 }
 
-class ESlot {
+/** @internal */
+export class ESlot {
   s: string | null = null; // str register
   se: StrEntry | null = null; // its entry (null for strings of one byte)
   ik = 0; // int register: 0 none, 1 number, 2 bigint
@@ -164,12 +166,16 @@ let emptyShape: EShape | null = null;
 let lastStr: string | null = null;
 let lastTs = 0;
 let depth = 0;
+// Containers nest by recursion this deep, then from an explicit stack
+// (encoder-deep.ts): the stack this takes fits in any JavaScript engine's.
+const RECURSION_DEPTH = 100;
 let maxDepth = DEFAULT_MAX_DEPTH;
 let keySlot = new ESlot();
 let undefinedAsNull = false;
 let instancesAsMaps = false;
 let hasDict = false;
 let failValue: unknown = undefined;
+let keyIds: KeyIdentities | null = null; // of the generic-map keys met in this call
 let failReason = '';
 
 const TWO53 = 9007199254740992;
@@ -1217,6 +1223,7 @@ function writeArray(a: unknown[], slot: ESlot): void {
     buf[pos++] = 0xf2;
     writeVarint(n - 16);
   }
+  if (depth >= RECURSION_DEPTH) return nest(new ArrayLevel(a, n, slot), depth);
   depth++;
   for (let i = 0; i < n; i++) writeValue(a[i], slot);
   depth--;
@@ -1349,6 +1356,7 @@ function writeObject(o: Record<string, unknown>, slot: ESlot, fast: boolean): vo
   const slots = writeShapeHeader(sh, o);
   const keys = sh.keys as string[];
   const n = keys.length;
+  if (depth >= RECURSION_DEPTH) return nest(new ObjectLevel(o, keys, slots), depth);
   depth++;
   let i = 0;
   if (fast) {
@@ -1388,6 +1396,7 @@ function writeMap(m: Map<unknown, unknown>, slot: ESlot): void {
       slot.sh = sh;
     }
     const slots = writeShapeHeader(sh, m);
+    if (depth >= RECURSION_DEPTH) return nest(new MapLevel(m, keys, slots), depth);
     depth++;
     // As for objects: the header's keys, each value read when it is written
     // (entries deleted meanwhile read as undefined, entries added are not written).
@@ -1404,8 +1413,9 @@ function writeMap(m: Map<unknown, unknown>, slot: ESlot): void {
   // instant, two Uint8Arrays with the same bytes): such a map cannot be written.
   const keys = [...m.keys()];
   const seen = new Set<string>();
+  const ids = (keyIds ??= new KeyIdentities(instancesAsMaps));
   for (const k of keys) {
-    const id = keyIdentity(k);
+    const id = ids.of(k);
     if (id !== null) {
       if (seen.has(id)) fail(m, `duplicate key ${String(id).slice(1, 40)} (keys equal as Pith values)`);
       seen.add(id);
@@ -1414,6 +1424,7 @@ function writeMap(m: Map<unknown, unknown>, slot: ESlot): void {
   ensure(10);
   buf[pos++] = 0xf4;
   writeVarint(keys.length);
+  if (depth >= RECURSION_DEPTH) return nest(new GenericMapLevel(m, keys, slot), depth);
   depth++;
   // the keys checked above, each value read when it is written
   for (let i = 0; i < keys.length; i++) {
@@ -1424,71 +1435,12 @@ function writeMap(m: Map<unknown, unknown>, slot: ESlot): void {
   depth--;
 }
 
-/** Identity of a map key under Pith equality (SPEC 1), or null for arrays and maps (never rejected). */
-function keyIdentity(k: unknown, d = 0): string | null {
-  switch (typeof k) {
-    case 'string':
-      return 's' + k;
-    case 'number':
-      if (Number.isSafeInteger(k) && (k !== 0 || 1 / k > 0)) return 'i' + k;
-      return 'f' + (k !== k ? '7ff8000000000000' : float64Bits(k).toString(16));
-    case 'bigint':
-      return 'i' + k;
-    case 'boolean':
-      return k ? 't' : 'F';
-    case 'symbol':
-      return 'y' + Symbol.keyFor(k);
-    case 'undefined':
-      return 'n';
-  }
-  if (k === null) return 'n';
-  if (k instanceof Float64) return 'f' + k.bits.toString(16);
-  if (k instanceof Uint8Array) return 'b' + hexOf(k);
-  if (k instanceof Date) {
-    const ms = k.getTime();
-    const sec = Math.floor(ms / 1000);
-    return 'T' + sec + ':' + (ms - sec * 1000) * 1e6 + ':utc:0';
-  }
-  if (k instanceof Timestamp) return 'T' + k.seconds + ':' + k.nanos + ':' + k.zone + ':' + (k.zone === 'offset' ? k.offset : 0);
-  if (k instanceof Ext) return 'e' + k.type + ':' + hexOf(k.data);
-  const c = (k as { constructor?: unknown }).constructor;
-  const ext = typeof c === 'function' ? extByClass.get(c) : undefined;
-  if (ext !== undefined && ext.write) {
-    try {
-      return 'e' + ext.type + ':' + hexOf(ext.write(k));
-    } catch {
-      return null; // the write itself fails later, with its own message
-    }
-  }
-  if (Array.isArray(k) || k instanceof Map || (typeof k === 'object' && (Object.getPrototypeOf(k) === ObjectProto || Object.getPrototypeOf(k) === null))) {
-    return 'c' + containerIdentity(k, d);
-  }
-  return null;
-}
-
-// A counter for identities that must equal no other: a random number could repeat.
-let uniqueIdentities = 0;
-
-/** A rendering of an array or map key under which Pith-equal values are equal (depth-limited: cycles fail later). */
-function containerIdentity(v: unknown, d: number): string {
-  if (d > 64) return '<' + uniqueIdentities++ + '>';
-  if (Array.isArray(v)) return '[' + v.map((x) => itemIdentity(x, d + 1)).join(',') + ']';
-  const pairs = v instanceof Map ? [...v] : Object.keys(v as object).map((k) => [k, (v as Record<string, unknown>)[k]]);
-  return '{' + pairs.map(([a, b]) => itemIdentity(a, d + 1) + ':' + itemIdentity(b, d + 1)).join(',') + '}';
-}
-
-function itemIdentity(x: unknown, d: number): string {
-  const id = keyIdentity(x, d);
-  // length-prefixed, not escaped: escaping again at every level of keys in
-  // keys doubled the text per level
-  return id === null ? '<' + uniqueIdentities++ + '>' : id.length + ':' + id;
-}
-
 // ---------------------------------------------------------------------------
 // Values
 // ---------------------------------------------------------------------------
 
-function writeValue(v: unknown, slot: ESlot): void {
+/** @internal Writes one item (containers below RECURSION_DEPTH recursively, deeper ones through encoder-deep.ts). */
+export function writeValue(v: unknown, slot: ESlot): void {
   switch (typeof v) {
     case 'string':
       return writeString(v, slot);
@@ -1571,83 +1523,6 @@ function writeExt(v: unknown, type: number, data: Uint8Array): void {
 }
 
 // ---------------------------------------------------------------------------
-// Error location
-// ---------------------------------------------------------------------------
-
-function pathKey(k: unknown): string {
-  if (typeof k === 'string') return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? '.' + k : '[' + JSON.stringify(k) + ']';
-  if (typeof k === 'number' || typeof k === 'bigint') return '[' + String(k) + ']';
-  if (typeof k === 'symbol') return '[' + String(k) + ']';
-  return '[<key>]';
-}
-
-function isContainer(v: object): boolean {
-  if (Array.isArray(v) || v instanceof Map) return true;
-  const c = (v as { constructor?: unknown }).constructor;
-  if (c === Object || (c === undefined && Object.getPrototypeOf(v) === null)) return true;
-  if (v instanceof Uint8Array || v instanceof Date || v instanceof Float64 || v instanceof Timestamp || v instanceof Ext) return false;
-  if (typeof c === 'function' && extByClass.has(c)) return false;
-  return instancesAsMaps;
-}
-
-/**
- * Finds where the encoder failed: walks the value in encoding order and
- * returns the path of the first circular reference, of the first container
- * nested `limit` deep, or of the first occurrence of the failing value.
- */
-function locate(root: unknown, target: unknown, limit: number): { path: string; cycle: string | null } | null {
-  const stack: unknown[] = [];
-  const paths: string[] = [];
-  let found: { path: string; cycle: string | null } | null = null;
-  const visit = (v: unknown, path: string, d: number): boolean => {
-    const isObj = typeof v === 'object' && v !== null;
-    if (isObj) {
-      const at = stack.indexOf(v);
-      if (at >= 0) {
-        found = { path, cycle: paths[at] };
-        return true;
-      }
-    }
-    const cont = isObj && isContainer(v as object);
-    if (v === target && !cont) {
-      found = { path, cycle: null };
-      return true;
-    }
-    if (!cont) return false;
-    if (d >= limit) {
-      found = { path, cycle: null };
-      return true;
-    }
-    stack.push(v);
-    paths.push(path);
-    let r = false;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length && !r; i++) r = visit(v[i], path + '[' + i + ']', d + 1);
-    } else if (v instanceof Map) {
-      const entries = [...v];
-      for (const [k, x] of entries) {
-        if (r) break;
-        r = visit(k, path + '<key ' + pathKey(k) + '>', d + 1) || visit(x, path + pathKey(k), d + 1);
-      }
-    } else {
-      const keys = Object.keys(v as object);
-      for (const k of keys) {
-        if (!r && k === target) {
-          found = { path: path + pathKey(k) + ' (key)', cycle: null };
-          r = true;
-        }
-      }
-      for (const k of keys) if (!r) r = visit((v as Record<string, unknown>)[k], path + pathKey(k), d + 1);
-    }
-    stack.pop();
-    paths.pop();
-    return r;
-  };
-  visit(root, '$', 0);
-  return found;
-}
-
-// ---------------------------------------------------------------------------
 // Encoder classes
 // ---------------------------------------------------------------------------
 
@@ -1664,13 +1539,20 @@ interface Tables {
 let active = false;
 
 function snapshot(): unknown[] {
-  return [buf, view, start, pos, cap, entries, fcStr, fcEnt, epoch, nstr, gen, nshape, registry, emptyShape, lastStr, lastTs, depth, maxDepth, keySlot, undefinedAsNull, instancesAsMaps, hasDict, protoClean];
+  return [buf, view, start, pos, cap, entries, fcStr, fcEnt, epoch, nstr, gen, nshape, registry, emptyShape, lastStr, lastTs, depth, maxDepth, keySlot, undefinedAsNull, instancesAsMaps, hasDict, protoClean, keyIds, suspendLevels()];
 }
 
 function restoreSnapshot(s: unknown[]): void {
-  [buf, view, start, pos, cap, entries, fcStr, fcEnt, epoch, nstr, gen, nshape, registry, emptyShape, lastStr, lastTs, depth, maxDepth, keySlot, undefinedAsNull, instancesAsMaps, hasDict, protoClean] = s as [
-    Uint8Array, DataView, number, number, number, Map<string, StrEntry>, (string | undefined)[], (StrEntry | undefined)[], number, number, number, number, Map<string | symbol, EShape[]>, EShape | null, string | null, number, number, number, ESlot, boolean, boolean, boolean, boolean,
+  let levels: unknown;
+  [buf, view, start, pos, cap, entries, fcStr, fcEnt, epoch, nstr, gen, nshape, registry, emptyShape, lastStr, lastTs, depth, maxDepth, keySlot, undefinedAsNull, instancesAsMaps, hasDict, protoClean, keyIds, levels] = s as [
+    Uint8Array, DataView, number, number, number, Map<string, StrEntry>, (string | undefined)[], (StrEntry | undefined)[], number, number, number, number, Map<string | symbol, EShape[]>, EShape | null, string | null, number, number, number, ESlot, boolean, boolean, boolean, boolean, KeyIdentities | null, unknown,
   ];
+  resumeLevels(levels as ReturnType<typeof suspendLevels>);
+}
+
+/** @internal For encoder-deep.ts, which keeps the nesting depth of the levels it writes. */
+export function setDepth(d: number): void {
+  depth = d;
 }
 
 let genCounter = 0;
@@ -1766,6 +1648,7 @@ export class Encoder {
     undefinedAsNull = this._undefinedAsNull;
     instancesAsMaps = this._instancesAsMaps;
     protoClean = enumerableFree(ObjectProto);
+    keyIds = null;
     return saved;
   }
 
@@ -1816,14 +1699,10 @@ export class Encoder {
       writeValue(value, root);
     } catch (e) {
       if (e instanceof Failure) {
-        const where = locate(value, failValue, maxDepth);
+        const where = locate(value, failValue, maxDepth, instancesAsMaps);
         failValue = undefined;
         if (where && where.cycle !== null) throw new EncodeError(`circular reference (to ${where.cycle})`, where.path);
         throw new EncodeError(failReason, where ? where.path : '$');
-      }
-      if (e instanceof RangeError && /call stack/i.test(e.message)) {
-        const where = locate(value, undefined, maxDepth);
-        throw new EncodeError(where?.cycle ? `circular reference (to ${where.cycle})` : 'nesting too deep', where ? where.path : '$');
       }
       throw e;
     }

@@ -438,3 +438,169 @@ test('extension keys whose read() results collide with other keys decode as Ext'
     removeExtension(9);
   }
 });
+
+// ---------------------------------------------------------------------------
+// 4. Nesting deeper than the JavaScript stack
+// ---------------------------------------------------------------------------
+
+// Runs in a child process with a small stack (300 KiB; Node's default is
+// 984 KiB), so that passing shows the depth reached does not depend on it.
+const DEEP_CHILD = String.raw`
+import { encode, decode, DecodeError, EncodeError } from ${JSON.stringify(new URL('../dist/esm/index.js', import.meta.url).href)};
+const fails = [];
+const check = (ok, what) => { if (!ok) fails.push(what); };
+
+// Each kind wraps a value in one more container; seg is the path step into it.
+const KINDS = {
+  arrays: { wrap: (x) => [x], seg: '[0]' },
+  'arrays with a sibling': { wrap: (x) => [x, 7], seg: '[0]' },
+  'shaped maps': { wrap: (x) => ({ a: x }), seg: '.a' },
+  'shaped maps with a sibling': { wrap: (x) => ({ a: x, b: 1 }), seg: '.a' },
+  'generic maps': { wrap: (x) => new Map([[1, x]]), seg: '[1]' },
+  mixed: { wrap: (x, i) => [[x], { k: x }, new Map([[i % 3, x]]), new Map([[Symbol.for('s'), x]]), new Map([[x, i]])][i % 5], seg: null },
+  'keys in keys': { wrap: (x, i) => new Map([[x, i]]), seg: null },
+};
+
+function build(kind, levels, innermost = []) {
+  let v = innermost;
+  const segs = [];
+  for (let i = 1; i < levels; i++) {
+    v = kind.wrap(v, i);
+    segs.push(kind.seg);
+  }
+  return { value: v, path: kind.seg === null ? null : '$' + segs.join('') };
+}
+
+/** The number of nested containers, walking down the first item of each (a Map's first key if it is a container). */
+function levelsOf(v) {
+  let n = 0;
+  for (;;) {
+    n++;
+    let next;
+    if (Array.isArray(v)) next = v[0];
+    else if (v instanceof Map) {
+      const [k, x] = v.size ? [...v][0] : [];
+      next = typeof k === 'object' ? k : x;
+    } else next = Object.values(v)[0];
+    if (typeof next !== 'object' || next === null) return n;
+    v = next;
+  }
+}
+
+// The innermost container's offset: where a BIN in its place starts (a BIN
+// changes no encoder state, so everything before it is the same).
+const MARK = Uint8Array.from({ length: 24 }, (_, i) => (i * 89 + 17) & 255);
+function innermostOffset(kind, levels) {
+  const b = Buffer.from(encode(build(kind, levels, MARK).value, { maxDepth: levels }));
+  return b.indexOf(Buffer.from(MARK)) - 2;
+}
+const sizes = JSON.parse(process.argv[1]);
+for (const [name, kind] of Object.entries(KINDS)) {
+  for (const levels of sizes[name] ?? sizes.default) {
+    const what = name + ' x ' + levels;
+    const { value, path } = build(kind, levels);
+    let bytes;
+    try {
+      bytes = encode(value, { maxDepth: levels });
+    } catch (e) {
+      fails.push(what + ': encode threw ' + String(e).slice(0, 200));
+      continue;
+    }
+    let back;
+    try {
+      back = decode(bytes, { maxDepth: levels, exactFloats: true });
+    } catch (e) {
+      fails.push(what + ': decode threw ' + String(e).slice(0, 200));
+      continue;
+    }
+    check(levelsOf(back) === levels, what + ': decoded ' + levelsOf(back) + ' levels');
+    check(Buffer.compare(encode(back, { maxDepth: levels }), bytes) === 0, what + ': re-encoding differs');
+    check(levelsOf(decode(bytes, { maxDepth: 10 * levels })) === levels, what + ': with a larger maxDepth');
+    // one level more than allowed
+    try {
+      decode(bytes, { maxDepth: levels - 1 });
+      fails.push(what + ': decode with maxDepth ' + (levels - 1) + ' succeeded');
+    } catch (e) {
+      const at = innermostOffset(kind, levels);
+      check(e instanceof DecodeError && e.code === 'depth_exceeded' && e.offset === at, what + ': decode one level too deep: ' + String(e).slice(0, 200) + ' expected offset ' + at);
+    }
+    try {
+      encode(value, { maxDepth: levels - 1 });
+      fails.push(what + ': encode with maxDepth ' + (levels - 1) + ' succeeded');
+    } catch (e) {
+      check(e instanceof EncodeError && /deeper/.test(e.message) && (path === null || e.path === path), what + ': encode one level too deep: ' + e.name + ' ' + String(e.message).slice(0, 100) + ' path of ' + String(e.path).length + ' chars');
+    }
+  }
+}
+
+// cycles are still found, at any maxDepth
+for (const maxDepth of [1000, 100000]) {
+  const a = { name: 'a', children: [] };
+  a.children.push({ parent: a });
+  try {
+    encode(a, { maxDepth });
+    fails.push('cycle encoded');
+  } catch (e) {
+    check(e instanceof EncodeError && /circular/.test(e.message) && e.path === '$.children[0].parent', 'cycle: ' + String(e).slice(0, 200));
+  }
+  const m = new Map();
+  m.set(1, [m]);
+  try {
+    encode(m, { maxDepth });
+    fails.push('cycle through a Map encoded');
+  } catch (e) {
+    check(e instanceof EncodeError && /circular/.test(e.message) && e.path === '$[1][0]', 'cycle through a Map: ' + String(e).slice(0, 200));
+  }
+}
+process.stdout.write(JSON.stringify(fails));
+`;
+
+function runDeep(sizes) {
+  const r = spawnSync(process.execPath, ['--stack-size=300', '--input-type=module', '-e', DEEP_CHILD, JSON.stringify(sizes)], { maxBuffer: 1 << 24 });
+  assert.equal(r.status, 0, `child exited with ${r.status}: ${String(r.stderr).slice(0, 2000)}`);
+  return JSON.parse(String(r.stdout));
+}
+
+test('10,000 and 100,000 levels encode and decode with a small stack; maxDepth + 1 levels fail at the container', () => {
+  assert.deepEqual(runDeep({ default: [10_000, 100_000], 'keys in keys': [10_000, 30_000] }), []);
+});
+
+test('depth limits at the boundary of the recursion (levels 90..110) and tiny limits', () => {
+  const sizes = [];
+  for (let n = 90; n <= 110; n++) sizes.push(n);
+  sizes.push(2, 3, 64, 1000);
+  assert.deepEqual(runDeep({ default: sizes }), []);
+});
+
+test('array keys equal beyond any depth are duplicates on encode, as on decode', () => {
+  for (const levels of [10, 70, 200, 5000]) {
+    const deep = () => {
+      let v = [1];
+      for (let i = 1; i < levels; i++) v = [v];
+      return v;
+    };
+    assert.throws(() => encode(new Map([[deep(), 1], [deep(), 2]]), { maxDepth: levels + 2 }), (e) => e instanceof EncodeError && /duplicate key/.test(e.message), `${levels} levels`);
+    const other = deep();
+    let inner = other;
+    while (Array.isArray(inner[0])) inner = inner[0];
+    inner[0] = 2;
+    const bytes = encode(new Map([[deep(), 1], [other, 2]]), { maxDepth: levels + 2 });
+    assert.equal(decode(bytes, { maxDepth: levels + 2 }).size, 2);
+  }
+});
+
+test('diag and Dictionary.fromSamples take values of any nesting', () => {
+  const N = 100_000;
+  let v = 'deep';
+  for (let i = 0; i < N; i++) v = [v];
+  assert.equal(diag(v), '['.repeat(N) + '"deep"' + ']'.repeat(N));
+  let o = { k: 'leaf', n: 1 };
+  for (let i = 0; i < N; i++) o = { k: 'node', n: o };
+  const d = pith.Dictionary.fromSamples([o, v]);
+  assert.deepEqual(d.shapes, [['k', 'n']]);
+  assert.deepEqual(d.strings, ['node']); // 'deep' and 'leaf' occur once
+  // a container met again inside itself is skipped, as before
+  const c = { k: 'a', self: null };
+  c.self = c;
+  assert.deepEqual(pith.Dictionary.fromSamples([c, c]).shapes, [['k', 'self']]);
+});
