@@ -135,6 +135,17 @@ class TestDepth < Minitest::Test
     assert_match(/circular reference to a Hash at \$\[0\]\["a"\]\[1\]\["b"\]\z/, err.message)
   end
 
+  # Paths in errors name deep keys rather than inspect them (inspect recurses).
+  def test_errors_under_deep_keys
+    map = {}.compare_by_identity
+    map[Chains.build(:array, levels(50_000))] = [Object.new]
+    map[[1, "x"]] = 2
+    err = Fiber.new { assert_raises(Pith::EncodeError) { Pith.dump(map, max_depth: 100_000) } }.resume
+    assert_equal "unsupported type Object at $[#<Array of 1>][0]", err.message
+    err = assert_raises(Pith::EncodeError) { Pith.dump({ [1, "x"] => [Object.new] }) }
+    assert_equal "unsupported type Object at $[[1, \"x\"]][0]", err.message
+  end
+
   # Ruby hashes Array and Hash keys by recursion: keys nested deeper than 32
   # levels make their map a Pith::Map, which compares keys by their bytes.
   def test_deep_keys

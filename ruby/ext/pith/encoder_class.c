@@ -137,6 +137,43 @@ static pith_rb_encoder *get_encoder(VALUE self) {
 /* Paths longer than twice this show their two ends. */
 #define PATH_ENDS 32
 
+static inline bool is_map(VALUE obj) {
+    return RB_TYPE_P(obj, T_OBJECT) && (rb_obj_class(obj) == cMap || rb_obj_is_kind_of(obj, cMap));
+}
+
+static inline bool is_container(VALUE v) { return RB_TYPE_P(v, T_ARRAY) || RB_TYPE_P(v, T_HASH) || is_map(v); }
+
+static int nested_pair(VALUE key, VALUE value, VALUE nested) {
+    if (!is_container(key) && !is_container(value)) return ST_CONTINUE;
+    *(bool *)nested = true;
+    return ST_STOP;
+}
+
+/* Containers up to this many items, none a container, are shown whole in paths. */
+#define LABEL_ITEMS 16
+
+/* A map key as paths show it: inspected, but a nested or long container only
+ * named, since inspect recurses as deep as the key goes. */
+static VALUE key_label(VALUE key) {
+    long n = 0;
+    bool nested = false;
+    if (RB_TYPE_P(key, T_ARRAY)) {
+        n = RARRAY_LEN(key);
+        for (long i = 0; i < n && i < LABEL_ITEMS && !nested; i++) nested = is_container(RARRAY_AREF(key, i));
+    } else if (RB_TYPE_P(key, T_HASH)) {
+        n = (long)RHASH_SIZE(key);
+        if (n <= LABEL_ITEMS) rb_hash_foreach(key, nested_pair, (VALUE)&nested);
+    } else if (is_map(key)) {
+        VALUE pairs = pith_rb_map_pairs(key);
+        n = NIL_P(pairs) ? 0 : RARRAY_LEN(pairs);
+        for (long i = 0; i < n && i < LABEL_ITEMS && !nested; i++)
+            nested = is_container(RARRAY_AREF(RARRAY_AREF(pairs, i), 0)) ||
+                     is_container(RARRAY_AREF(RARRAY_AREF(pairs, i), 1));
+    }
+    if (nested || n > LABEL_ITEMS) return rb_sprintf("#<%" PRIsVALUE " of %ld>", rb_obj_class(key), n);
+    return rb_inspect(key);
+}
+
 /* The path to the value being encoded inside `depth` open containers. */
 static VALUE path_string(pith_rb_encoder *e, uint32_t depth) {
     VALUE s = rb_str_new_cstr("$");
@@ -149,7 +186,7 @@ static VALUE path_string(pith_rb_encoder *e, uint32_t depth) {
         if (f->kind == FRAME_ARRAY || f->index < 0)
             rb_str_catf(s, "[%ld]", f->index);
         else
-            rb_str_catf(s, "[%" PRIsVALUE "]", rb_inspect(e->stack->ptr[f->base + 1 + 2 * f->index]));
+            rb_str_catf(s, "[%" PRIsVALUE "]", key_label(e->stack->ptr[f->base + 1 + 2 * f->index]));
     }
     return s;
 }
@@ -332,7 +369,7 @@ static inline enc_frame *frame_open(pith_rb_encoder *e, uint32_t depth, VALUE co
 }
 
 /* Open an Array at `depth`; false if it is empty (then it is written whole). */
-PITH_RB_NOINLINE static bool open_array(pith_rb_encoder *e, VALUE ary, uint32_t depth, uint32_t hooks) {
+static inline bool open_array(pith_rb_encoder *e, VALUE ary, uint32_t depth, uint32_t hooks) {
     enc_frame *f = frame_open(e, depth, ary);
     long n = RARRAY_LEN(ary);
     CHECK_W(pith_write_array_begin(e->w, (size_t)n));
@@ -613,10 +650,6 @@ PITH_RB_NOINLINE static void encode_special(pith_rb_encoder *e, VALUE obj, uint3
     else fail_value(e, depth, "unsupported type", obj);
 }
 
-static inline bool is_map(VALUE obj) {
-    return RB_TYPE_P(obj, T_OBJECT) && (rb_obj_class(obj) == cMap || rb_obj_is_kind_of(obj, cMap));
-}
-
 /* Write obj if it is a value of its own (no container, no hook) and return
  * 0; else return its builtin type. The writers stay out of line, which keeps
  * the loops' registers few. */
@@ -706,6 +739,33 @@ static int write_items(pith_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE *
     }
 }
 
+/* Write the items of the open containers, innermost first, opening the
+ * Arrays and Hashes met on the way and closing the finished containers,
+ * until none is open (0) or an item needs more (a hook, a Pith::Map): then
+ * its builtin type, the item in *obj and *depth updated. */
+static int run_frames(pith_rb_encoder *e, uint32_t *depth_io, VALUE *obj) {
+    uint32_t depth = *depth_io;
+    int type = 0;
+    while (depth) {
+        enc_frame *f = &e->frames[depth - 1];
+        VALUE item;
+        type = write_items(e, f, depth, &item);
+        if (!type) {
+            close_frame(e, f, depth - 1);
+            depth--;
+        } else if (type == T_ARRAY) {
+            depth += open_array(e, item, depth, 0);
+        } else if (type == T_HASH) {
+            depth += open_map(e, item, true, depth, 0);
+        } else {
+            *obj = item;
+            break;
+        }
+    }
+    *depth_io = depth;
+    return type;
+}
+
 /* Encode one value. A container opens a frame and its items are written by
  * the same loop, so nesting costs heap (e->frames), never machine stack. */
 static void encode_root(pith_rb_encoder *e, VALUE obj) {
@@ -742,14 +802,7 @@ static void encode_root(pith_rb_encoder *e, VALUE obj) {
             e->stack->len -= pending;
             pending = 0;
         }
-        /* On with the innermost open container, closing the finished ones. */
-        for (;;) {
-            if (depth == 0) return;
-            enc_frame *f = &e->frames[depth - 1];
-            if ((type = write_items(e, f, depth, &obj))) break;
-            close_frame(e, f, depth - 1);
-            depth--;
-        }
+        if (!(type = run_frames(e, &depth, &obj))) return;
     }
 }
 
