@@ -152,6 +152,7 @@ typedef struct diag_step {
 /* Iterative: a tree is as deep as its decoder allowed, and no stack frame
  * may be spent per level. */
 bool pith_diag(const pith_value *v, pith_buf *out) {
+    if (v->type != PITH_ARRAY && v->type != PITH_MAP && v->type != PITH_GENERIC_MAP) return diag_scalar(v, out);
     const pith_alloc *a = out->alloc;
     diag_step *stack = NULL;
     size_t depth = 0, cap = 0;
