@@ -604,3 +604,37 @@ test('diag and Dictionary.fromSamples take values of any nesting', () => {
   c.self = c;
   assert.deepEqual(pith.Dictionary.fromSamples([c, c]).shapes, [['k', 'self']]);
 });
+
+test('extensions that encode and decode deep values from inside deep values', () => {
+  class Boxed {
+    constructor(inner) {
+      this.inner = inner;
+    }
+  }
+  const deep = (levels, leaf) => {
+    let v = leaf;
+    for (let i = 0; i < levels; i++) v = [v, i];
+    return v;
+  };
+  addExtension({ type: 78, Class: Boxed, write: (b) => encode(b.inner, { maxDepth: 5000 }), read: (d) => new Boxed(decode(d, { maxDepth: 5000 })) });
+  try {
+    const value = deep(300, new Boxed(deep(400, 'in')));
+    const bytes = encode(value, { maxDepth: 5000 });
+    const back = decode(bytes, { maxDepth: 5000 });
+    let v = back;
+    for (let i = 299; i >= 0; i--) {
+      assert.equal(v[1], i);
+      v = v[0];
+    }
+    assert.ok(v instanceof Boxed);
+    v = v.inner;
+    for (let i = 399; i >= 0; i--) {
+      assert.equal(v[1], i);
+      v = v[0];
+    }
+    assert.equal(v, 'in');
+    assert.equal(bytesToHex(encode(back, { maxDepth: 5000 })), bytesToHex(bytes));
+  } finally {
+    removeExtension(78);
+  }
+});
