@@ -9,7 +9,8 @@
 #                                      exits non-zero if a section breaks or a round trip is inexact
 #   ONLY=pith,msgpack / EXCEPT=bson    codec filters
 #   CORPUS=dir  DOCS=a,b               documents of section 1 (any folder of *.json / *.json.xz)
-#   SECTIONS=seed,types,scaling,large,c,python,js,redis,http
+#   SECTIONS=seed,types,scaling,large,kinds,c,python,js,redis,http
+#   KINDS_DOCS=a,b  KINDS_LANGS=ruby,python,js   documents and languages of the kinds section
 #   OUT=dir  PUBLISH=1  YJIT=0  PITH_LIB=dir
 
 require "rbconfig"
@@ -53,6 +54,8 @@ require "bench/sections/seed"
 require "bench/sections/types"
 require "bench/sections/scaling"
 require "bench/sections/large"
+require "bench/sections/kinds"
+require "bench/kinds_summary"
 require "bench/sections/external"
 
 module Bench
@@ -62,6 +65,7 @@ module Bench
     def main
       ctx = Context.new(ROOT, ENV)
       ctx.documents if ctx.sections.include?("seed") # fail early on a bad CORPUS
+      KindsCorpus.select(ctx, KindsCorpus.manifest(ROOT)) if ctx.sections.include?("kinds") # ... or KINDS_DOCS
       out = out_dir(ctx)
       FileUtils.mkdir_p(out)
       $stderr.puts "Pith benchmark: #{ctx.mode} run, #{ctx.sections.join(' ')} → #{out.sub("#{ROOT}/", '')}"
@@ -124,7 +128,7 @@ module Bench
     end
 
     def meta(ctx, out)
-      vars = %w[SMOKE QUICK ONLY EXCEPT CORPUS DOCS SECTIONS YJIT].filter_map { |k| "#{k}=#{ctx.env[k]}" if ctx.env[k] && !ctx.env[k].empty? }
+      vars = %w[SMOKE QUICK ONLY EXCEPT CORPUS DOCS SECTIONS KINDS_DOCS KINDS_LANGS YJIT].filter_map { |k| "#{k}=#{ctx.env[k]}" if ctx.env[k] && !ctx.env[k].empty? }
       p = ctx.params
       {
         "date" => ctx.started_at.strftime("%Y-%m-%d"),
@@ -136,7 +140,7 @@ module Bench
         "sections" => ctx.sections,
         "params" => p.transform_keys(&:to_s),
         "params_text" => "seed: #{p[:rounds]} rounds × #{(p[:slice] * 1000).round} ms slices, allocations over #{p[:mem_ops]} calls; " \
-                         "scaling up to #{Util.commas(p[:scaling_max])} records"
+                         "scaling up to #{Util.commas(p[:scaling_max])} records; kinds: #{p[:kinds_rounds]} rounds × #{(p[:kinds_slice] * 1000).round} ms slices"
       }
     end
 
@@ -177,6 +181,8 @@ module Bench
               when "large"
                 return skipped("no codec available") if codecs.empty?
                 { "result" => Sections::Large.new(ctx, codecs).run }
+              when "kinds"
+                { "result" => Sections::Kinds.new(ctx, codecs).run }
               when "c" then Sections::CCore.new(ctx).run
               else Sections::External.new(ctx, id).run
               end
@@ -231,6 +237,9 @@ module Bench
           row.each { |d, r| f << "large #{d}: #{c} round trip not exact: #{r['error'] || r['diff']}" unless r["exact"] }
           row.each { |d, r| f << "large #{d}: pith bytes differ from the canonical encoding" if r["canonical"] == false }
         end
+      end
+      if (k = s.dig("kinds", "result"))
+        f.concat(KindsSummary.failures(k))
       end
       %w[python js redis http].each do |id|
         next unless s.dig(id, "status") == "ok"

@@ -10,12 +10,13 @@ shuffled order, each for a fixed time slice in geometrically growing batches;
 the rate reported is the median over the rounds (a warm-up round is
 discarded). Compare ratios, not absolute rates: the machine may be shared.
 
-    python bench/python/bench.py [--json OUT]
+    python bench/python/bench.py [--json OUT]           seed and large documents
+    python bench/python/bench.py --kinds [--json OUT]   the kinds corpus (kinds.py)
 
 Environment: QUICK=1 (short run), SMOKE=1 (two documents, one round),
 ONLY=pith,orjson / EXCEPT=cbor2 (codec filters), CORPUS=dir (seed folder),
 DOCS=api,time (keep some documents), BENCH_ROOT (repository root),
-BENCH_MODE=full|quick|smoke (set by bench/run.rb). Writes schema
+BENCH_MODE=full|quick|smoke (set by bench/run.rb), KINDS_DOCS=a,b (--kinds). Writes schema
 `pith-bench/1` with --json (see bench/README.md).
 """
 
@@ -191,7 +192,12 @@ def progress(msg):
 def run():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", metavar="OUT", help="write the results (schema pith-bench/1) to OUT")
+    parser.add_argument("--kinds", action="store_true", help="measure the kinds corpus (bench/corpus/kinds) instead")
     args = parser.parse_args()
+    if args.kinds:
+        import kinds
+
+        return kinds.run(args.json)
 
     codecs, notes = load_codecs(codec_filter())
     docs = documents()

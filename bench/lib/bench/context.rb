@@ -8,20 +8,22 @@ module Bench
 
   # Settings from the environment, the documents, progress output.
   class Context
-    SECTIONS = %w[seed types scaling large c python js redis http].freeze
+    SECTIONS = %w[seed types scaling large kinds c python js redis http].freeze
 
     # Per mode: seconds per timing slice and rounds after the warm-up round, per
-    # section; calls per allocation count; the largest scaling array.
+    # section; calls per allocation count; the largest scaling array. The kinds
+    # section's Python and TypeScript programs have their own plans.
     MODES = {
       "full" => { slice: 0.045, rounds: 6, mem_ops: 5000, type_slice: 0.1, type_rounds: 5,
                   scaling_max: 1_000_000, scaling_slice: 0.25, scaling_rounds: 3,
-                  large_slice: 0.3, large_rounds: 3, c_seconds: 0.4 },
+                  large_slice: 0.3, large_rounds: 3, kinds_slice: 0.04, kinds_warm: 0.08, kinds_rounds: 4, c_seconds: 0.4 },
       "quick" => { slice: 0.015, rounds: 3, mem_ops: 500, type_slice: 0.03, type_rounds: 3,
                    scaling_max: 100_000, scaling_slice: 0.05, scaling_rounds: 1,
-                   large_slice: 0.05, large_rounds: 1, c_seconds: 0.05 },
+                   large_slice: 0.05, large_rounds: 1, kinds_slice: 0.012, kinds_warm: 0.025, kinds_rounds: 2, c_seconds: 0.05 },
       "smoke" => { slice: 0.004, rounds: 1, mem_ops: 50, type_slice: 0.004, type_rounds: 1,
                    scaling_max: 1000, scaling_slice: 0.004, scaling_rounds: 1,
-                   large_slice: 0.0, large_rounds: 1, c_seconds: 0.02, docs: 2, large_docs: ["twitter"] }
+                   large_slice: 0.0, large_rounds: 1, kinds_slice: 0.003, kinds_warm: 0.001, kinds_rounds: 1, c_seconds: 0.02, docs: 2,
+                   large_docs: ["twitter"] }
     }.freeze
 
     attr_reader :root, :env, :mode, :params, :codec_names, :corpus_dir, :sections, :started_at
@@ -69,6 +71,7 @@ module Bench
     def documents
       @documents ||= begin
         files = Dir[File.join(corpus_dir, "*.json")] + Dir[File.join(corpus_dir, "*.json.xz")]
+        files.reject! { |f| File.basename(f) == "manifest.json" } # bench/corpus/kinds describes itself
         files.sort_by! { |f| File.basename(f) }
         raise ConfigError, "no *.json files in #{corpus_dir}" if files.empty?
         if (want = list_env("DOCS"))

@@ -15,7 +15,42 @@ module Bench
     module_function
 
     # nil when exact, else a description of the first difference (with its path).
+    # The path strings are built only for a value that differs.
     def diff(a, b, path = "$")
+      same?(a, b) ? nil : describe(a, b, path)
+    end
+
+    # The rules of describe, without building anything (the common case).
+    def same?(a, b)
+      case a
+      when Hash
+        return false unless b.is_a?(Hash) && a.size == b.size
+        bk = b.keys
+        i = -1
+        a.each_pair do |k, v|
+          k2 = bk[i += 1]
+          return false unless same?(k, k2) && same?(v, b[k2])
+        end
+        true
+      when Array
+        return false unless b.is_a?(Array) && a.size == b.size
+        i = 0
+        n = a.size
+        while i < n
+          return false unless same?(a[i], b[i])
+          i += 1
+        end
+        true
+      when Float
+        b.is_a?(Float) && (a == b ? (a != 0.0 || (1.0 / a).positive? == (1.0 / b).positive?) : (a.nan? && b.nan? && [a].pack("G") == [b].pack("G")))
+      when String then b.is_a?(String) && a.encoding == b.encoding && a == b # same encoding: == compares the bytes
+      when Integer then b.is_a?(Integer) && a == b
+      when Symbol, nil, true, false then a.equal?(b)
+      else describe(a, b, "$").nil?
+      end
+    end
+
+    def describe(a, b, path)
       case a
       when Hash
         return "#{path}: #{b.class} instead of Hash" unless b.is_a?(Hash)
@@ -23,9 +58,9 @@ module Bench
         ak = a.keys
         bk = b.keys
         ak.each_with_index do |k, i|
-          d = diff(k, bk[i], "#{path}.keys[#{i}]")
+          d = describe(k, bk[i], "#{path}.keys[#{i}]")
           return d if d
-          d = diff(a[k], b[bk[i]], "#{path}[#{k.inspect}]")
+          d = describe(a[k], b[bk[i]], "#{path}[#{k.inspect}]")
           return d if d
         end
         nil
@@ -33,7 +68,7 @@ module Bench
         return "#{path}: #{b.class} instead of Array" unless b.is_a?(Array)
         return "#{path}: #{b.size} items instead of #{a.size}" unless a.size == b.size
         a.each_with_index do |x, i|
-          d = diff(x, b[i], "#{path}[#{i}]")
+          d = describe(x, b[i], "#{path}[#{i}]")
           return d if d
         end
         nil

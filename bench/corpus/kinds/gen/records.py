@@ -51,7 +51,7 @@ def deep_tree():
 
 
 def wide_records():
-    """Analytics events exported flat, as a warehouse table: 72 keys per
+    """Analytics events exported flat, as a warehouse table: 74 keys per
     record, the same keys in the same order every time."""
     rng = rng_for("wide_records")
     pages = ["/", "/pricing", "/blog/how-we-scaled-postgres", "/docs/getting-started", "/signup", "/checkout", "/account/settings",

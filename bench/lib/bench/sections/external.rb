@@ -26,30 +26,47 @@ module Bench
 
       TIMEOUTS = { "full" => 420, "quick" => 120, "smoke" => 90 }.freeze
 
-      def initialize(ctx, id)
+      # args: extra arguments before --json OUT; env: extra environment;
+      # label: the progress label; missing: :pending (a section still to be
+      # written) or :error (a program that must exist); keep_failed_result:
+      # a program that exits 1 after writing a valid OUT (it found an inexact
+      # round trip) still gives its result, with "exit_status".
+      def initialize(ctx, id, args: [], env: {}, label: id, timeouts: TIMEOUTS, missing: :pending, keep_failed_result: false)
         @ctx = ctx
         @id = id
         @title, @program, @runner = PLUGINS.fetch(id)
+        @args = args
+        @env = env
+        @label = label
+        @timeouts = timeouts
+        @missing = missing
+        @keep_failed_result = keep_failed_result
       end
 
       def run
         path = File.join(@ctx.root, @program)
-        return { "title" => @title, "program" => @program, "status" => "pending" } unless File.exist?(path)
-        cmd = command(path)
+        unless File.exist?(path)
+          return { "title" => @title, "program" => @program, "status" => "pending" } if @missing == :pending
+          return { "title" => @title, "program" => @program, "status" => "error", "error" => "#{@program} does not exist" }
+        end
+        cmd = command(path) + @args
         Dir.mktmpdir("pith-bench-") do |tmp|
           out = File.join(tmp, "result.json")
           log = File.join(tmp, "log.txt")
-          @ctx.progress(@id, "#{cmd.map { |a| File.basename(a) }.join(' ')} --json OUT")
+          @ctx.progress(@label, "#{cmd.map { |a| File.basename(a) }.join(' ')} --json OUT")
           t0 = Util.now
-          status = spawn_with_timeout(cmd + ["--json", out], log, TIMEOUTS.fetch(@ctx.mode))
+          limit = @timeouts.fetch(@ctx.mode)
+          status = spawn_with_timeout(cmd + ["--json", out], log, limit)
           secs = Util.now - t0
           tail = File.exist?(log) ? File.read(log).lines.last(15).join : ""
           base = { "title" => @title, "program" => @program, "command" => (cmd.map { |a| a.sub("#{@ctx.root}/", "") } + ["--json", "OUT"]).join(" "),
                    "seconds" => secs.round(1) }
-          unless status == 0
-            why = status == :timeout ? "timed out after #{TIMEOUTS.fetch(@ctx.mode)} s" : "exited with status #{status}"
+          kept = @keep_failed_result && status == 1 && File.exist?(out)
+          unless status == 0 || kept
+            why = status == :timeout ? "timed out after #{limit} s" : "exited with status #{status}"
             return base.merge("status" => "error", "error" => "#{@program} #{why}", "log" => tail)
           end
+          base.merge!("exit_status" => status, "log" => tail) if kept
           result = begin
             JSON.parse(File.read(out))
           rescue StandardError => e
@@ -60,7 +77,7 @@ module Bench
           unless problems.empty?
             return base.merge("status" => "error", "error" => "#{@program}: result does not follow #{SCHEMA}: #{problems.first(3).join('; ')}", "log" => tail)
           end
-          @ctx.progress(@id, "done in #{Util.duration(secs)}", done: true)
+          @ctx.progress(@label, "#{@label == @id ? '' : "#{@id}: "}done in #{Util.duration(secs)}", done: true)
           base.merge("status" => "ok", "result" => result)
         end
       end
@@ -85,7 +102,7 @@ module Bench
           "DOCS" => @ctx.smoke? && !@ctx.env["DOCS"] ? @ctx.documents.map { |d| d[:name] }.join(",") : @ctx.env["DOCS"],
           # ONLY/EXCEPT name Ruby codecs; another language has its own list
           "ONLY" => nil, "EXCEPT" => nil
-        }
+        }.merge(@env)
       end
 
       def spawn_with_timeout(cmd, log, limit)
