@@ -1,10 +1,7 @@
 /*
  * encoder_class.c - Pith::Encoder and Pith.dump: Ruby objects -> the C writer.
  */
-#include "common.h"
-
-#include "hash_fast.h"
-#include "stack.h"
+#include "encoder.h"
 
 #include <string.h>
 
@@ -15,61 +12,6 @@ static rb_ractor_local_key_t default_encoder_key;
 /* ==========================================================================
  * State
  * ========================================================================== */
-
-/* Shape cache: a hash's key objects (by identity) -> the writer's shape index.
- * Valid within one buffer (shape indices are per buffer) and only while no GC
- * has run since it was filled (a collected key's address could be reused). */
-#define SHAPE_CACHE_BITS 8
-#define SHAPE_CACHE (1 << SHAPE_CACHE_BITS)
-
-typedef struct shape_entry {
-    uint64_t sig;
-    uint32_t gen;
-    uint32_t n;
-    uint32_t shape;
-    uint32_t pool; /* offset of the keys in the pool */
-} shape_entry;
-
-enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
-
-/* An open container (innermost last): where encoding is, for error paths and
- * cycle reports, and what comes next. Containers do not recurse on the
- * machine stack, so any depth max_depth allows costs only these frames. The
- * container is on the value stack at `base` (alive and pinned), a map's
- * {key, value} pairs right after it. */
-typedef struct enc_frame {
-    VALUE container;
-    long index;     /* the current element or pair (-1 before the first) */
-    long n;         /* elements or pairs */
-    long base;
-    uint32_t hooks; /* hook replacements standing for the container (under it on the
-                       value stack), released when it closes */
-    uint8_t kind;   /* FRAME_ARRAY, FRAME_MAP (shaped: values only), FRAME_GENERIC (key, value, ...) */
-    bool at_value;  /* FRAME_GENERIC: the current pair's key is written */
-} enc_frame;
-
-typedef struct pith_rb_encoder {
-    pith_writer *w;
-    VALUE stack_obj;
-    pith_rb_stack *stack;
-    VALUE default_proc;
-    VALUE dictionary;
-    uint32_t max_depth;
-    uint32_t hooks;          /* hook replacements being encoded, nested (they count as depth) */
-    bool busy;
-    bool streaming;
-    bool stream_failed;      /* a value failed mid-frame: the stream's tables are unknown */
-    size_t stream_good_len;  /* the stream's bytes up to the last complete frame */
-    uint32_t gen;
-    size_t gc_count;
-    shape_entry cache[SHAPE_CACHE];
-    VALUE *pool;
-    size_t pool_len, pool_cap;
-    pith_key *kbuf;
-    size_t kbuf_cap;
-    enc_frame *frames;
-    size_t frames_cap;
-} pith_rb_encoder;
 
 static void enc_mark(void *p) {
     pith_rb_encoder *e = (pith_rb_encoder *)p;
@@ -137,11 +79,7 @@ static pith_rb_encoder *get_encoder(VALUE self) {
 /* Paths longer than twice this show their two ends. */
 #define PATH_ENDS 32
 
-static inline bool is_map(VALUE obj) {
-    return RB_TYPE_P(obj, T_OBJECT) && (rb_obj_class(obj) == cMap || rb_obj_is_kind_of(obj, cMap));
-}
-
-static inline bool is_container(VALUE v) { return RB_TYPE_P(v, T_ARRAY) || RB_TYPE_P(v, T_HASH) || is_map(v); }
+static inline bool is_container(VALUE v) { return RB_TYPE_P(v, T_ARRAY) || RB_TYPE_P(v, T_HASH) || pith_rb_is_map(v); }
 
 static int nested_pair(VALUE key, VALUE value, VALUE nested) {
     if (!is_container(key) && !is_container(value)) return ST_CONTINUE;
@@ -163,7 +101,7 @@ static VALUE key_label(VALUE key) {
     } else if (RB_TYPE_P(key, T_HASH)) {
         n = (long)RHASH_SIZE(key);
         if (n <= LABEL_ITEMS) rb_hash_foreach(key, nested_pair, (VALUE)&nested);
-    } else if (is_map(key)) {
+    } else if (pith_rb_is_map(key)) {
         VALUE pairs = pith_rb_map_pairs(key);
         n = NIL_P(pairs) ? 0 : RARRAY_LEN(pairs);
         for (long i = 0; i < n && i < LABEL_ITEMS && !nested; i++)
@@ -191,38 +129,31 @@ static VALUE path_string(pith_rb_encoder *e, uint32_t depth) {
     return s;
 }
 
-static void reset(pith_rb_encoder *e) {
+void pith_rb_enc_reset(pith_rb_encoder *e) {
     e->stack->len = 0;
     e->hooks = 0;
     e->busy = false;
 }
 
-PITH_RB_NORETURN(static void fail_writer(pith_rb_encoder *e, uint32_t depth));
-static void fail_writer(pith_rb_encoder *e, uint32_t depth) {
+void pith_rb_enc_fail_writer(pith_rb_encoder *e, uint32_t depth) {
     VALUE path = path_string(e, depth);
-    reset(e);
+    pith_rb_enc_reset(e);
     pith_rb_raise_writer(e->w, path);
 }
 
-PITH_RB_NORETURN(static void fail_value(pith_rb_encoder *e, uint32_t depth, const char *what, VALUE obj));
-static void fail_value(pith_rb_encoder *e, uint32_t depth, const char *what, VALUE obj) {
+void pith_rb_enc_fail_value(pith_rb_encoder *e, uint32_t depth, const char *what, VALUE obj) {
     VALUE path = path_string(e, depth);
     VALUE klass = rb_obj_class(obj);
-    reset(e);
+    pith_rb_enc_reset(e);
     rb_raise(eEncodeError, "%s %" PRIsVALUE " at %" PRIsVALUE, what, klass, path);
 }
-
-#define CHECK_W(call)                                  \
-    do {                                               \
-        if (PITH_RB_UNLIKELY(!(call))) fail_writer(e, depth); \
-    } while (0)
 
 /* Call Ruby code (hooks, conversions); if it raises, reset and re-raise. */
 static VALUE protected_call(pith_rb_encoder *e, VALUE (*fn)(VALUE), VALUE arg) {
     int state = 0;
     VALUE result = rb_protect(fn, arg, &state);
     if (state) {
-        reset(e);
+        pith_rb_enc_reset(e);
         rb_jump_tag(state);
     }
     return result;
@@ -232,18 +163,18 @@ static VALUE to_utf8(VALUE str) { return rb_str_encode(str, rb_enc_from_encoding
 
 /* A String of another encoding as UTF-8; one that cannot be converted is an
  * EncodeError naming the encoding and the path, like any unsupported value. */
-static VALUE convert_to_utf8(pith_rb_encoder *e, VALUE str, uint32_t depth) {
+VALUE pith_rb_enc_to_utf8(pith_rb_encoder *e, VALUE str, uint32_t depth) {
     int state = 0;
     VALUE u = rb_protect(to_utf8, str, &state);
     if (!state) return u;
     VALUE err = rb_errinfo();
     if (!rb_obj_is_kind_of(err, rb_eEncodingError)) {
-        reset(e);
+        pith_rb_enc_reset(e);
         rb_jump_tag(state);
     }
     rb_set_errinfo(Qnil);
     VALUE path = path_string(e, depth);
-    reset(e);
+    pith_rb_enc_reset(e);
     rb_raise(eEncodeError, "cannot convert a %s String to UTF-8 (%" PRIsVALUE ") at %" PRIsVALUE,
              rb_enc_name(rb_enc_get(str)), rb_obj_as_string(err), path);
 }
@@ -258,13 +189,13 @@ PITH_RB_NOINLINE static void encode_string(pith_rb_encoder *e, VALUE str, uint32
         int cr = ENC_CODERANGE(str);
         if (PITH_RB_UNLIKELY(cr != ENC_CODERANGE_7BIT && cr != ENC_CODERANGE_VALID)) {
             cr = rb_enc_str_coderange(str);
-            if (cr == ENC_CODERANGE_BROKEN) fail_value(e, depth, "invalid UTF-8 in", str);
+            if (cr == ENC_CODERANGE_BROKEN) pith_rb_enc_fail_value(e, depth, "invalid UTF-8 in", str);
         }
         CHECK_W(pith_write_string_utf8(e->w, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)));
     } else if (idx == pith_binary_index) {
         CHECK_W(pith_write_binary(e->w, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)));
     } else {
-        VALUE u = convert_to_utf8(e, str, depth);
+        VALUE u = pith_rb_enc_to_utf8(e, str, depth);
         CHECK_W(pith_write_string(e->w, RSTRING_PTR(u), (size_t)RSTRING_LEN(u)));
         RB_GC_GUARD(u);
     }
@@ -273,7 +204,7 @@ PITH_RB_NOINLINE static void encode_string(pith_rb_encoder *e, VALUE str, uint32
 static void encode_symbol(pith_rb_encoder *e, VALUE sym, uint32_t depth) {
     VALUE s = rb_sym2str(sym);
     int idx = RB_ENCODING_GET_INLINED(s);
-    if (PITH_RB_UNLIKELY(idx != pith_utf8_index && idx != pith_usascii_index)) s = convert_to_utf8(e, s, depth);
+    if (PITH_RB_UNLIKELY(idx != pith_utf8_index && idx != pith_usascii_index)) s = pith_rb_enc_to_utf8(e, s, depth);
     CHECK_W(pith_write_symbol(e->w, RSTRING_PTR(s), (size_t)RSTRING_LEN(s)));
     RB_GC_GUARD(s);
 }
@@ -285,7 +216,7 @@ PITH_RB_NOINLINE static void encode_bignum(pith_rb_encoder *e, VALUE big, uint32
     int sign = rb_integer_pack(big, buf, n, 1, 0, INTEGER_PACK_LITTLE_ENDIAN);
     bool ok = pith_write_bigint(e->w, sign < 0, buf, n);
     if (buf != small) xfree(buf);
-    if (!ok) fail_writer(e, depth);
+    if (!ok) pith_rb_enc_fail_writer(e, depth);
 }
 
 static void encode_time(pith_rb_encoder *e, VALUE t, uint32_t depth) {
@@ -295,7 +226,7 @@ static void encode_time(pith_rb_encoder *e, VALUE t, uint32_t depth) {
     if (!FIXNUM_P(sub)) {
         VALUE den = rb_funcall(sub, id_denominator, 0);
         if (!FIXNUM_P(den) || 1000000000L % FIX2LONG(den) != 0)
-            fail_value(e, depth, "sub-nanosecond precision in", t);
+            pith_rb_enc_fail_value(e, depth, "sub-nanosecond precision in", t);
     }
     pith_timestamp p;
     p.seconds = (int64_t)ts.tv_sec;
@@ -305,7 +236,7 @@ static void encode_time(pith_rb_encoder *e, VALUE t, uint32_t depth) {
         p.offset = 0;
     } else {
         long off = NUM2LONG(rb_time_utc_offset(t));
-        if (off % 60 != 0) fail_value(e, depth, "a UTC offset with seconds in", t);
+        if (off % 60 != 0) pith_rb_enc_fail_value(e, depth, "a UTC offset with seconds in", t);
         p.zone = PITH_ZONE_OFFSET;
         p.offset = (int16_t)(off / 60);
     }
@@ -321,9 +252,9 @@ static void encode_timestamp_struct(pith_rb_encoder *e, VALUE t, uint32_t depth)
     if (zone == ID2SYM(rb_intern("utc"))) p.zone = PITH_ZONE_UTC;
     else if (zone == ID2SYM(rb_intern("offset"))) p.zone = PITH_ZONE_OFFSET;
     else if (zone == ID2SYM(rb_intern("floating"))) p.zone = PITH_ZONE_FLOATING;
-    else fail_value(e, depth, "zone must be :utc, :offset or :floating in", t);
+    else pith_rb_enc_fail_value(e, depth, "zone must be :utc, :offset or :floating in", t);
     long minutes = p.zone == PITH_ZONE_OFFSET ? NUM2LONG(off) : 0;
-    if (minutes < -1439 || minutes > 1439) fail_value(e, depth, "offset outside -1439..1439 minutes in", t);
+    if (minutes < -1439 || minutes > 1439) pith_rb_enc_fail_value(e, depth, "offset outside -1439..1439 minutes in", t);
     p.offset = (int16_t)minutes;
     CHECK_W(pith_write_timestamp(e->w, &p));
 }
@@ -337,40 +268,22 @@ static void raise_if_cycle(pith_rb_encoder *e, uint32_t depth, VALUE container) 
         VALUE c = i < depth ? e->frames[i].container : container;
         if (st_insert(seen, (st_data_t)c, 0)) {
             st_free_table(seen);
-            fail_value(e, i, "circular reference to a", c);
+            pith_rb_enc_fail_value(e, i, "circular reference to a", c);
         }
     }
     st_free_table(seen);
 }
 
-PITH_RB_NORETURN(static void too_deep(pith_rb_encoder *e, uint32_t depth, VALUE container));
-static void too_deep(pith_rb_encoder *e, uint32_t depth, VALUE container) {
+void pith_rb_enc_too_deep(pith_rb_encoder *e, uint32_t depth, VALUE container) {
     raise_if_cycle(e, depth, container);
     VALUE path = path_string(e, depth);
-    reset(e);
+    pith_rb_enc_reset(e);
     rb_raise(eEncodeError, "nesting deeper than %u at %" PRIsVALUE, e->max_depth, path);
-}
-
-/* The frame of `container`, opening at `depth` (checked against max_depth). */
-static inline enc_frame *frame_open(pith_rb_encoder *e, uint32_t depth, VALUE container) {
-    if (PITH_RB_UNLIKELY(depth >= e->frames_cap)) {
-        size_t cap = e->frames_cap ? e->frames_cap * 2 : 64;
-        while (cap <= depth) cap *= 2;
-        PITH_RB_REALLOC_N(e->frames, enc_frame, cap);
-        e->frames_cap = cap;
-    }
-    if (PITH_RB_UNLIKELY(depth + e->hooks >= e->max_depth)) too_deep(e, depth, container);
-    enc_frame *f = &e->frames[depth];
-    f->container = container;
-    f->kind = FRAME_ARRAY; /* until a map knows its kind: paths show indices */
-    f->index = -1;
-    f->at_value = true;
-    return f;
 }
 
 /* Open an Array at `depth`; false if it is empty (then it is written whole). */
 static inline bool open_array(pith_rb_encoder *e, VALUE ary, uint32_t depth, uint32_t hooks) {
-    enc_frame *f = frame_open(e, depth, ary);
+    enc_frame *f = pith_rb_enc_frame_open(e, depth, ary);
     long n = RARRAY_LEN(ary);
     CHECK_W(pith_write_array_begin(e->w, (size_t)n));
     if (n == 0) {
@@ -382,185 +295,6 @@ static inline bool open_array(pith_rb_encoder *e, VALUE ary, uint32_t depth, uin
     f->hooks = hooks;
     f->base = e->stack->len;
     pith_rb_stack_push(e->stack, ary);
-    return true;
-}
-
-typedef struct collect_ctx {
-    pith_rb_stack *stack;
-    long at;
-} collect_ctx;
-
-static int collect_pair(VALUE key, VALUE value, VALUE arg) {
-    collect_ctx *c = (collect_ctx *)arg;
-    c->stack->ptr[c->at++] = key;
-    c->stack->ptr[c->at++] = value;
-    return ST_CONTINUE;
-}
-
-#ifdef HAVE_RB_HASH_STLIKE_FOREACH
-/* Exported by libruby but declared only in its internal headers. */
-int rb_hash_stlike_foreach(VALUE hash, st_foreach_callback_func *func, st_data_t arg);
-
-static int collect_st_pair(st_data_t key, st_data_t value, st_data_t arg) {
-    return collect_pair((VALUE)key, (VALUE)value, (VALUE)arg);
-}
-
-static inline void collect_pairs(VALUE hash, collect_ctx *c) {
-    rb_hash_stlike_foreach(hash, collect_st_pair, (st_data_t)c);
-}
-#else
-static inline void collect_pairs(VALUE hash, collect_ctx *c) { rb_hash_foreach(hash, collect_pair, (VALUE)c); }
-#endif
-
-/* The signature of a key sequence by identity, from its length and its first,
- * middle and last keys: a hit is confirmed key by key anyway, and hashing
- * every key cost as much as that confirmation. Shapes that agree on all
- * four share a cache entry and take turns in it. */
-static inline uint64_t keys_signature(const VALUE *pairs, long n) {
-    if (n == 0) return 0x9e3779b97f4a7c15ull;
-    uint64_t first = (uint64_t)pairs[0] >> 3, middle = (uint64_t)pairs[2 * (n >> 1)] >> 3,
-             last = (uint64_t)pairs[2 * (n - 1)] >> 3;
-    uint64_t sig = (uint64_t)n + first + ((middle << 21) | (middle >> 43)) + ((last << 42) | (last >> 22));
-    return sig * 0x9e3779b97f4a7c15ull;
-}
-
-/* Keys as pith_keys when all are Strings or Symbols (else false). Converted
- * strings are pushed on the value stack to keep them alive. *plain is false
- * when a key is a converted String or an object of a String subclass (or
- * with a singleton class), which may define eql? and hash so that a Hash
- * holds two equal keys, and which a Hash does not freeze. */
-static bool textual_keys(pith_rb_encoder *e, long base, long n, bool *plain, uint32_t depth) {
-    if ((size_t)n > e->kbuf_cap) {
-        PITH_RB_REALLOC_N(e->kbuf, pith_key, n);
-        e->kbuf_cap = (size_t)n;
-    }
-    *plain = true;
-    for (long i = 0; i < n; i++) {
-        VALUE k = e->stack->ptr[base + 2 * i];
-        bool symbol = false;
-        if (SYMBOL_P(k)) {
-            k = rb_sym2str(k);
-            symbol = true;
-        } else if (!RB_TYPE_P(k, T_STRING)) {
-            return false;
-        } else if (PITH_RB_UNLIKELY(RBASIC_CLASS(k) != rb_cString)) {
-            *plain = false;
-        }
-        int idx = RB_ENCODING_GET_INLINED(k);
-        if (idx == pith_binary_index && !symbol) return false; /* a binary key: a generic map */
-        if (idx != pith_utf8_index && idx != pith_usascii_index) {
-            k = convert_to_utf8(e, k, depth);
-            pith_rb_stack_push(e->stack, k);
-            *plain = false;
-        } else if (ENC_CODERANGE(k) != ENC_CODERANGE_7BIT && ENC_CODERANGE(k) != ENC_CODERANGE_VALID &&
-                   rb_enc_str_coderange(k) == ENC_CODERANGE_BROKEN) {
-            fail_value(e, depth, "invalid UTF-8 in a key of a", e->frames[depth].container);
-        }
-        e->kbuf[i].ptr = RSTRING_PTR(k);
-        e->kbuf[i].len = (size_t)RSTRING_LEN(k);
-        e->kbuf[i].symbol = symbol;
-    }
-    return true;
-}
-
-static void cache_store(pith_rb_encoder *e, shape_entry *entry, uint64_t sig, long base, long n, uint32_t shape) {
-    if (e->pool_len + (size_t)n > e->pool_cap) {
-        size_t cap = e->pool_cap ? e->pool_cap * 2 : 1024;
-        while (cap < e->pool_len + (size_t)n) cap *= 2;
-        PITH_RB_REALLOC_N(e->pool, VALUE, cap);
-        e->pool_cap = cap;
-    }
-    for (long i = 0; i < n; i++) e->pool[e->pool_len + (size_t)i] = e->stack->ptr[base + 2 * i];
-    entry->sig = sig;
-    entry->gen = e->gen;
-    entry->n = (uint32_t)n;
-    entry->shape = shape;
-    entry->pool = (uint32_t)e->pool_len;
-    e->pool_len += (size_t)n;
-}
-
-/* Copy the pairs of `container` (a Hash, or a Pith::Map when `hash` is false)
- * onto the value stack; returns how many. */
-static long push_pairs(pith_rb_encoder *e, VALUE container, bool hash, uint32_t depth) {
-    if (!hash) {
-        VALUE pairs = pith_rb_map_pairs(container);
-        if (NIL_P(pairs)) fail_value(e, depth, "uninitialized", container);
-        long n = RARRAY_LEN(pairs);
-        long at = pith_rb_stack_grow_raw(e->stack, 2 * n);
-        for (long i = 0; i < n; i++) {
-            VALUE pair = RARRAY_AREF(pairs, i);
-            e->stack->ptr[at + 2 * i] = RARRAY_AREF(pair, 0);
-            e->stack->ptr[at + 2 * i + 1] = RARRAY_AREF(pair, 1);
-        }
-        return n;
-    }
-    long n = (long)RHASH_SIZE(container);
-    /* The iteration below fills every slot and cannot allocate. */
-    long at = pith_rb_stack_grow_raw(e->stack, 2 * n);
-    if (!pith_rb_hash_pairs(container, e->stack->ptr + at, n)) {
-        collect_ctx c = {e->stack, at};
-        collect_pairs(container, &c);
-        if (PITH_RB_UNLIKELY(c.at != at + 2 * n)) {
-            reset(e);
-            rb_raise(eEncodeError, "hash modified during encoding");
-        }
-    }
-    return n;
-}
-
-/* Open a Hash (or a Pith::Map) at `depth`; false if it is empty (then it is written whole). */
-PITH_RB_NOINLINE static bool open_map(pith_rb_encoder *e, VALUE container, bool hash, uint32_t depth,
-                                      uint32_t hooks) {
-    enc_frame *f = frame_open(e, depth, container);
-    long self = e->stack->len;
-    pith_rb_stack_push(e->stack, container);
-    long base = self + 1;
-    long n = push_pairs(e, container, hash, depth);
-
-    uint64_t sig = keys_signature(e->stack->ptr + base, n);
-    shape_entry *entry = &e->cache[sig >> (64 - SHAPE_CACHE_BITS)];
-    bool hit = entry->gen == e->gen && entry->sig == sig && entry->n == (uint32_t)n;
-    if (hit) {
-        const VALUE *keys = e->pool + entry->pool;
-        for (long i = 0; i < n && hit; i++) hit = keys[i] == e->stack->ptr[base + 2 * i];
-        if (hit && PITH_RB_UNLIKELY(rb_gc_count() != e->gc_count)) {
-            /* A collection may have freed and reused addresses: start over. */
-            e->gen++;
-            e->gc_count = rb_gc_count();
-            hit = false;
-        }
-    }
-    uint8_t kind = FRAME_MAP;
-    if (hit) {
-        CHECK_W(pith_write_map_shape(e->w, entry->shape));
-    } else {
-        bool plain;
-        if (textual_keys(e, base, n, &plain, depth)) {
-            /* Keys are distinct and valid UTF-8 without a check only when they
-             * are plain Strings and Symbols of an ordinary Hash: a
-             * compare_by_identity Hash (st table), a String subclass's own
-             * eql? or a Pith::Map (whose keys differ as Pith values, maybe not
-             * once converted) can repeat a key. */
-            bool trusted = plain && hash && !pith_rb_hash_may_repeat_keys(container);
-            CHECK_W(trusted ? pith_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
-                            : pith_write_map_begin(e->w, e->kbuf, (size_t)n));
-            uint32_t shape = pith_writer_last_shape(e->w);
-            if (shape != PITH_NO_INDEX && plain) cache_store(e, entry, sig, base, n, shape);
-        } else {
-            CHECK_W(pith_write_generic_map_begin(e->w, (size_t)n));
-            kind = FRAME_GENERIC;
-        }
-    }
-    if (n == 0) {
-        CHECK_W(pith_write_map_end(e->w));
-        e->stack->len = self;
-        return false;
-    }
-    f->kind = kind;
-    f->n = n;
-    f->hooks = hooks;
-    f->base = self;
-    f->at_value = true;
     return true;
 }
 
@@ -601,7 +335,7 @@ PITH_RB_NOINLINE static VALUE encode_other(pith_rb_encoder *e, VALUE obj, uint32
         call_args a = {packer, obj};
         e->gen++; /* Ruby code may run GC and move or free objects */
         VALUE bytes = protected_call(e, call_proc, (VALUE)&a);
-        if (!RB_TYPE_P(bytes, T_STRING)) fail_value(e, depth, "packer did not return a String for", obj);
+        if (!RB_TYPE_P(bytes, T_STRING)) pith_rb_enc_fail_value(e, depth, "packer did not return a String for", obj);
         CHECK_W(pith_write_ext(e->w, type, RSTRING_PTR(bytes), (size_t)RSTRING_LEN(bytes)));
         RB_GC_GUARD(bytes);
         return Qundef;
@@ -622,13 +356,13 @@ PITH_RB_NOINLINE static VALUE encode_other(pith_rb_encoder *e, VALUE obj, uint32
         e->gen++;
         replacement = protected_call(e, call_proc, (VALUE)&a);
     }
-    if (replacement == Qundef) fail_value(e, depth, "unsupported type", obj);
+    if (replacement == Qundef) pith_rb_enc_fail_value(e, depth, "unsupported type", obj);
     if (rb_obj_class(replacement) == klass && !RB_TYPE_P(replacement, T_HASH) && !RB_TYPE_P(replacement, T_ARRAY) &&
         !RB_TYPE_P(replacement, T_STRING))
-        fail_value(e, depth, "the hook returned another unsupported", obj);
+        pith_rb_enc_fail_value(e, depth, "the hook returned another unsupported", obj);
     /* The replacement takes obj's place (and path), but a hook that returns
      * objects needing hooks again counts as nesting, or A -> B -> A loops. */
-    if (depth + e->hooks + 1 > e->max_depth) fail_value(e, depth, "hooks nest too deeply at", obj);
+    if (depth + e->hooks + 1 > e->max_depth) pith_rb_enc_fail_value(e, depth, "hooks nest too deeply at", obj);
     pith_rb_stack_push(e->stack, replacement);
     e->hooks++;
     return replacement;
@@ -647,7 +381,7 @@ PITH_RB_NOINLINE static void encode_special(pith_rb_encoder *e, VALUE obj, uint3
     else if (obj == Qtrue) CHECK_W(pith_write_bool(e->w, true));
     else if (obj == Qfalse) CHECK_W(pith_write_bool(e->w, false));
     else if (SYMBOL_P(obj)) encode_symbol(e, obj, depth);
-    else fail_value(e, depth, "unsupported type", obj);
+    else pith_rb_enc_fail_value(e, depth, "unsupported type", obj);
 }
 
 /* Write obj if it is a value of its own (no container, no hook) and return
@@ -697,7 +431,7 @@ static int write_items(pith_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE *
         VALUE ary = f->container;
         for (long i = f->index + 1; i < n; i++) {
             if (PITH_RB_UNLIKELY(i >= RARRAY_LEN(ary))) {
-                reset(e);
+                pith_rb_enc_reset(e);
                 rb_raise(eEncodeError, "array modified during encoding");
             }
             f->index = i;
@@ -756,7 +490,7 @@ static int run_frames(pith_rb_encoder *e, uint32_t *depth_io, VALUE *obj) {
         } else if (type == T_ARRAY) {
             depth += open_array(e, item, depth, 0);
         } else if (type == T_HASH) {
-            depth += open_map(e, item, true, depth, 0);
+            depth += pith_rb_enc_open_map(e, item, true, depth, 0);
         } else {
             *obj = item;
             break;
@@ -777,11 +511,11 @@ static void encode_root(pith_rb_encoder *e, VALUE obj) {
         if (type) {
             bool opened;
             if (type == T_HASH) {
-                opened = open_map(e, obj, true, depth, pending);
+                opened = pith_rb_enc_open_map(e, obj, true, depth, pending);
             } else if (type == T_ARRAY) {
                 opened = open_array(e, obj, depth, pending);
-            } else if (is_map(obj)) {
-                opened = open_map(e, obj, false, depth, pending);
+            } else if (pith_rb_is_map(obj)) {
+                opened = pith_rb_enc_open_map(e, obj, false, depth, pending);
             } else {
                 VALUE replacement = encode_other(e, obj, depth);
                 if (replacement != Qundef) {
@@ -907,7 +641,7 @@ static VALUE run_encode(encode_call *c) {
     int state = 0;
     VALUE v = rb_protect(encode_call_body, (VALUE)c, &state);
     if (state) {
-        reset(c->e);
+        pith_rb_enc_reset(c->e);
         if (c->stream) c->e->stream_failed = true;
         else c->e->streaming = false;
         rb_jump_tag(state);

@@ -1,0 +1,109 @@
+/*
+ * encoder.h - the state of a Pith::Encoder, shared by encoder_class.c (values,
+ * the frame loop, entry points) and encoder_maps.c (how a map starts).
+ */
+#ifndef PITH_RB_ENCODER_H
+#define PITH_RB_ENCODER_H
+
+#include "common.h"
+
+#include "hash_fast.h"
+#include "stack.h"
+
+/* Shape cache: a hash's key objects (by identity) -> the writer's shape index.
+ * Valid within one buffer (shape indices are per buffer) and only while no GC
+ * has run since it was filled (a collected key's address could be reused). */
+#define SHAPE_CACHE_BITS 8
+#define SHAPE_CACHE (1 << SHAPE_CACHE_BITS)
+
+typedef struct shape_entry {
+    uint64_t sig;
+    uint32_t gen;
+    uint32_t n;
+    uint32_t shape;
+    uint32_t pool; /* offset of the keys in the pool */
+} shape_entry;
+
+enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
+
+/* An open container (innermost last): where encoding is, for error paths and
+ * cycle reports, and what comes next. Containers do not recurse on the
+ * machine stack, so any depth max_depth allows costs only these frames. The
+ * container is on the value stack at `base` (alive and pinned), a map's
+ * {key, value} pairs right after it. */
+typedef struct enc_frame {
+    VALUE container;
+    long index;     /* the current element or pair (-1 before the first) */
+    long n;         /* elements or pairs */
+    long base;
+    uint32_t hooks; /* hook replacements standing for the container (under it on the
+                       value stack), released when it closes */
+    uint8_t kind;   /* FRAME_ARRAY, FRAME_MAP (shaped: values only), FRAME_GENERIC (key, value, ...) */
+    bool at_value;  /* FRAME_GENERIC: the current pair's key is written */
+} enc_frame;
+
+typedef struct pith_rb_encoder {
+    pith_writer *w;
+    VALUE stack_obj;
+    pith_rb_stack *stack;
+    VALUE default_proc;
+    VALUE dictionary;
+    uint32_t max_depth;
+    uint32_t hooks;          /* hook replacements being encoded, nested (they count as depth) */
+    bool busy;
+    bool streaming;
+    bool stream_failed;      /* a value failed mid-frame: the stream's tables are unknown */
+    size_t stream_good_len;  /* the stream's bytes up to the last complete frame */
+    uint32_t gen;
+    size_t gc_count;
+    shape_entry cache[SHAPE_CACHE];
+    VALUE *pool;
+    size_t pool_len, pool_cap;
+    pith_key *kbuf;
+    size_t kbuf_cap;
+    enc_frame *frames;       /* the open containers (see enc_frame) */
+    size_t frames_cap;
+} pith_rb_encoder;
+
+/* Reset after an error (the encoder stays usable); the raisers reset first. */
+void pith_rb_enc_reset(pith_rb_encoder *e);
+PITH_RB_NORETURN(void pith_rb_enc_fail_writer(pith_rb_encoder *e, uint32_t depth));
+PITH_RB_NORETURN(void pith_rb_enc_fail_value(pith_rb_encoder *e, uint32_t depth, const char *what, VALUE obj));
+PITH_RB_NORETURN(void pith_rb_enc_too_deep(pith_rb_encoder *e, uint32_t depth, VALUE container));
+/** A String of another encoding as UTF-8 (EncodeError naming the path if it cannot be). */
+VALUE pith_rb_enc_to_utf8(pith_rb_encoder *e, VALUE str, uint32_t depth);
+
+/* A writer call that failed raises the writer's error at the current path
+ * (uses the `e` and `depth` in scope). */
+#define CHECK_W(call)                                  \
+    do {                                               \
+        if (PITH_RB_UNLIKELY(!(call))) pith_rb_enc_fail_writer(e, depth); \
+    } while (0)
+
+/* A Pith::Map (or an instance of a subclass). */
+static inline bool pith_rb_is_map(VALUE obj) {
+    return RB_TYPE_P(obj, T_OBJECT) && (rb_obj_class(obj) == cMap || rb_obj_is_kind_of(obj, cMap));
+}
+
+/* The frame of `container`, opening at `depth` (checked against max_depth). */
+static inline enc_frame *pith_rb_enc_frame_open(pith_rb_encoder *e, uint32_t depth, VALUE container) {
+    if (PITH_RB_UNLIKELY(depth >= e->frames_cap)) {
+        size_t cap = e->frames_cap ? e->frames_cap * 2 : 64;
+        while (cap <= depth) cap *= 2;
+        PITH_RB_REALLOC_N(e->frames, enc_frame, cap);
+        e->frames_cap = cap;
+    }
+    if (PITH_RB_UNLIKELY(depth + e->hooks >= e->max_depth)) pith_rb_enc_too_deep(e, depth, container);
+    enc_frame *f = &e->frames[depth];
+    f->container = container;
+    f->kind = FRAME_ARRAY; /* until a map knows its kind: paths show indices */
+    f->index = -1;
+    f->at_value = true;
+    return f;
+}
+
+/** Open a Hash (or a Pith::Map when `hash` is false) at `depth`, `hooks`
+ *  replacements standing for it; false if it is empty (then it is written whole). */
+bool pith_rb_enc_open_map(pith_rb_encoder *e, VALUE container, bool hash, uint32_t depth, uint32_t hooks);
+
+#endif

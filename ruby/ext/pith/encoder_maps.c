@@ -1,0 +1,185 @@
+/*
+ * encoder_maps.c - how the encoder starts a map (a Hash or a Pith::Map): its
+ * pairs onto the value stack, then the shape from the cache, the checked or
+ * trusted string keys, or a generic map.
+ */
+#include "encoder.h"
+
+typedef struct collect_ctx {
+    pith_rb_stack *stack;
+    long at;
+} collect_ctx;
+
+static int collect_pair(VALUE key, VALUE value, VALUE arg) {
+    collect_ctx *c = (collect_ctx *)arg;
+    c->stack->ptr[c->at++] = key;
+    c->stack->ptr[c->at++] = value;
+    return ST_CONTINUE;
+}
+
+#ifdef HAVE_RB_HASH_STLIKE_FOREACH
+/* Exported by libruby but declared only in its internal headers. */
+int rb_hash_stlike_foreach(VALUE hash, st_foreach_callback_func *func, st_data_t arg);
+
+static int collect_st_pair(st_data_t key, st_data_t value, st_data_t arg) {
+    return collect_pair((VALUE)key, (VALUE)value, (VALUE)arg);
+}
+
+static inline void collect_pairs(VALUE hash, collect_ctx *c) {
+    rb_hash_stlike_foreach(hash, collect_st_pair, (st_data_t)c);
+}
+#else
+static inline void collect_pairs(VALUE hash, collect_ctx *c) { rb_hash_foreach(hash, collect_pair, (VALUE)c); }
+#endif
+
+/* The signature of a key sequence by identity, from its length and its first,
+ * middle and last keys: a hit is confirmed key by key anyway, and hashing
+ * every key cost as much as that confirmation. Shapes that agree on all
+ * four share a cache entry and take turns in it. */
+static inline uint64_t keys_signature(const VALUE *pairs, long n) {
+    if (n == 0) return 0x9e3779b97f4a7c15ull;
+    uint64_t first = (uint64_t)pairs[0] >> 3, middle = (uint64_t)pairs[2 * (n >> 1)] >> 3,
+             last = (uint64_t)pairs[2 * (n - 1)] >> 3;
+    uint64_t sig = (uint64_t)n + first + ((middle << 21) | (middle >> 43)) + ((last << 42) | (last >> 22));
+    return sig * 0x9e3779b97f4a7c15ull;
+}
+
+/* Keys as pith_keys when all are Strings or Symbols (else false). Converted
+ * strings are pushed on the value stack to keep them alive. *plain is false
+ * when a key is a converted String or an object of a String subclass (or
+ * with a singleton class), which may define eql? and hash so that a Hash
+ * holds two equal keys, and which a Hash does not freeze. */
+static bool textual_keys(pith_rb_encoder *e, long base, long n, bool *plain, uint32_t depth) {
+    if ((size_t)n > e->kbuf_cap) {
+        PITH_RB_REALLOC_N(e->kbuf, pith_key, n);
+        e->kbuf_cap = (size_t)n;
+    }
+    *plain = true;
+    for (long i = 0; i < n; i++) {
+        VALUE k = e->stack->ptr[base + 2 * i];
+        bool symbol = false;
+        if (SYMBOL_P(k)) {
+            k = rb_sym2str(k);
+            symbol = true;
+        } else if (!RB_TYPE_P(k, T_STRING)) {
+            return false;
+        } else if (PITH_RB_UNLIKELY(RBASIC_CLASS(k) != rb_cString)) {
+            *plain = false;
+        }
+        int idx = RB_ENCODING_GET_INLINED(k);
+        if (idx == pith_binary_index && !symbol) return false; /* a binary key: a generic map */
+        if (idx != pith_utf8_index && idx != pith_usascii_index) {
+            k = pith_rb_enc_to_utf8(e, k, depth);
+            pith_rb_stack_push(e->stack, k);
+            *plain = false;
+        } else if (ENC_CODERANGE(k) != ENC_CODERANGE_7BIT && ENC_CODERANGE(k) != ENC_CODERANGE_VALID &&
+                   rb_enc_str_coderange(k) == ENC_CODERANGE_BROKEN) {
+            pith_rb_enc_fail_value(e, depth, "invalid UTF-8 in a key of a", e->frames[depth].container);
+        }
+        e->kbuf[i].ptr = RSTRING_PTR(k);
+        e->kbuf[i].len = (size_t)RSTRING_LEN(k);
+        e->kbuf[i].symbol = symbol;
+    }
+    return true;
+}
+
+static void cache_store(pith_rb_encoder *e, shape_entry *entry, uint64_t sig, long base, long n, uint32_t shape) {
+    if (e->pool_len + (size_t)n > e->pool_cap) {
+        size_t cap = e->pool_cap ? e->pool_cap * 2 : 1024;
+        while (cap < e->pool_len + (size_t)n) cap *= 2;
+        PITH_RB_REALLOC_N(e->pool, VALUE, cap);
+        e->pool_cap = cap;
+    }
+    for (long i = 0; i < n; i++) e->pool[e->pool_len + (size_t)i] = e->stack->ptr[base + 2 * i];
+    entry->sig = sig;
+    entry->gen = e->gen;
+    entry->n = (uint32_t)n;
+    entry->shape = shape;
+    entry->pool = (uint32_t)e->pool_len;
+    e->pool_len += (size_t)n;
+}
+
+/* Copy the pairs of `container` (a Hash, or a Pith::Map when `hash` is false)
+ * onto the value stack; returns how many. */
+static long push_pairs(pith_rb_encoder *e, VALUE container, bool hash, uint32_t depth) {
+    if (!hash) {
+        VALUE pairs = pith_rb_map_pairs(container);
+        if (NIL_P(pairs)) pith_rb_enc_fail_value(e, depth, "uninitialized", container);
+        long n = RARRAY_LEN(pairs);
+        long at = pith_rb_stack_grow_raw(e->stack, 2 * n);
+        for (long i = 0; i < n; i++) {
+            VALUE pair = RARRAY_AREF(pairs, i);
+            e->stack->ptr[at + 2 * i] = RARRAY_AREF(pair, 0);
+            e->stack->ptr[at + 2 * i + 1] = RARRAY_AREF(pair, 1);
+        }
+        return n;
+    }
+    long n = (long)RHASH_SIZE(container);
+    /* The iteration below fills every slot and cannot allocate. */
+    long at = pith_rb_stack_grow_raw(e->stack, 2 * n);
+    if (!pith_rb_hash_pairs(container, e->stack->ptr + at, n)) {
+        collect_ctx c = {e->stack, at};
+        collect_pairs(container, &c);
+        if (PITH_RB_UNLIKELY(c.at != at + 2 * n)) {
+            pith_rb_enc_reset(e);
+            rb_raise(eEncodeError, "hash modified during encoding");
+        }
+    }
+    return n;
+}
+
+/* Open a Hash (or a Pith::Map) at `depth`; false if it is empty (then it is written whole). */
+bool pith_rb_enc_open_map(pith_rb_encoder *e, VALUE container, bool hash, uint32_t depth,
+                          uint32_t hooks) {
+    enc_frame *f = pith_rb_enc_frame_open(e, depth, container);
+    long self = e->stack->len;
+    pith_rb_stack_push(e->stack, container);
+    long base = self + 1;
+    long n = push_pairs(e, container, hash, depth);
+
+    uint64_t sig = keys_signature(e->stack->ptr + base, n);
+    shape_entry *entry = &e->cache[sig >> (64 - SHAPE_CACHE_BITS)];
+    bool hit = entry->gen == e->gen && entry->sig == sig && entry->n == (uint32_t)n;
+    if (hit) {
+        const VALUE *keys = e->pool + entry->pool;
+        for (long i = 0; i < n && hit; i++) hit = keys[i] == e->stack->ptr[base + 2 * i];
+        if (hit && PITH_RB_UNLIKELY(rb_gc_count() != e->gc_count)) {
+            /* A collection may have freed and reused addresses: start over. */
+            e->gen++;
+            e->gc_count = rb_gc_count();
+            hit = false;
+        }
+    }
+    uint8_t kind = FRAME_MAP;
+    if (hit) {
+        CHECK_W(pith_write_map_shape(e->w, entry->shape));
+    } else {
+        bool plain;
+        if (textual_keys(e, base, n, &plain, depth)) {
+            /* Keys are distinct and valid UTF-8 without a check only when they
+             * are plain Strings and Symbols of an ordinary Hash: a
+             * compare_by_identity Hash (st table), a String subclass's own
+             * eql? or a Pith::Map (whose keys differ as Pith values, maybe not
+             * once converted) can repeat a key. */
+            bool trusted = plain && hash && !pith_rb_hash_may_repeat_keys(container);
+            CHECK_W(trusted ? pith_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
+                            : pith_write_map_begin(e->w, e->kbuf, (size_t)n));
+            uint32_t shape = pith_writer_last_shape(e->w);
+            if (shape != PITH_NO_INDEX && plain) cache_store(e, entry, sig, base, n, shape);
+        } else {
+            CHECK_W(pith_write_generic_map_begin(e->w, (size_t)n));
+            kind = FRAME_GENERIC;
+        }
+    }
+    if (n == 0) {
+        CHECK_W(pith_write_map_end(e->w));
+        e->stack->len = self;
+        return false;
+    }
+    f->kind = kind;
+    f->n = n;
+    f->hooks = hooks;
+    f->base = self;
+    f->at_value = true;
+    return true;
+}
