@@ -5,7 +5,8 @@
  * nothing else. Keys are frozen, interned Strings (or Symbols) from a bounded
  * cache that outlives calls, so repeated keys cost no object. Children wait on
  * a GC-visible value stack and their container is created once complete, with
- * its exact size (counts in the input are only claims).
+ * its exact size (counts in the input are only claims). Open containers are
+ * frames on the heap, not calls: nesting costs no machine stack.
  */
 #include "common.h"
 
