@@ -65,7 +65,10 @@ module Bench
     def main
       ctx = Context.new(ROOT, ENV)
       ctx.documents if ctx.sections.include?("seed") # fail early on a bad CORPUS
-      KindsCorpus.select(ctx, KindsCorpus.manifest(ROOT)) if ctx.sections.include?("kinds") # ... or KINDS_DOCS
+      if ctx.sections.include?("kinds") # ... or KINDS_DOCS, KINDS_LANGS
+        KindsCorpus.select(ctx, KindsCorpus.manifest(ROOT))
+        Sections::Kinds.languages(ctx)
+      end
       out = out_dir(ctx)
       FileUtils.mkdir_p(out)
       $stderr.puts "Pith benchmark: #{ctx.mode} run, #{ctx.sections.join(' ')} → #{out.sub("#{ROOT}/", '')}"

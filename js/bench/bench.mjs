@@ -7,6 +7,13 @@
 //   node bench/bench.mjs [--json OUT]
 //   env: ONLY=pith,json  EXCEPT=cbor-x  (codecs)  QUICK=1  SEED_ONLY=1  DOCS=api,twitter (documents)
 //        CLOCK=cpu: time slices by process CPU time instead of wall time (steadier on a shared machine)
+//
+//   node bench/bench.mjs --kinds [--json OUT]
+//   The kinds corpus (bench/corpus/kinds/manifest.json, with bench/corpus/large): the same codecs,
+//   read with a JSON parser that keeps integers beyond 2^53 as BigInt; per row bytes, rates and
+//   exactness, with the known limits of each peer (KIND_LIMITS). Writes schema pith-bench/1; exits
+//   1 when a round trip is inexact and no known limit explains it.
+//   env: KINDS_DOCS=bigints,canada  ONLY/EXCEPT  QUICK=1 / SMOKE=1 / BENCH_MODE=full|quick|smoke
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -20,7 +20,7 @@ module Bench
       k = kinds or return []
       rows = []
       k["languages"].each do |lang, l|
-        next rows << [LANG_TITLES[lang] || lang, "**#{l['status']}**: #{l['error']}", "", "", "", "", "", "", "", ""] unless l["status"] == "ok"
+        next rows << [LANG_TITLES[lang] || lang, "–", "", "", "", "", "", "", "", "**#{l['status']}**: #{l['error']}"] unless l["status"] == "ok"
         KindsSummary.peers(l["rows"]).each do |peer, a|
           rows << [LANG_TITLES[lang] || lang, peer, a.dig("encode", "n") || 0,
                    kinds_mean(a["encode"]), kinds_worst(a["encode"]), kinds_mean(a["decode"]), kinds_worst(a["decode"]),

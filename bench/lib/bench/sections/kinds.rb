@@ -38,12 +38,18 @@ module Bench
         @p = ctx.params
       end
 
+      # KINDS_LANGS=ruby,js keeps some languages.
+      def self.languages(ctx)
+        langs = ctx.list_env("KINDS_LANGS") || LANGS
+        bad = langs - LANGS
+        raise ConfigError, "KINDS_LANGS: unknown #{bad.join(', ')} (known: #{LANGS.join(', ')})" unless bad.empty?
+        langs
+      end
+
       def run
         m = KindsCorpus.manifest(@ctx.root)
         docs = KindsCorpus.select(@ctx, m)
-        langs = @ctx.list_env("KINDS_LANGS") || LANGS
-        bad = langs - LANGS
-        raise ConfigError, "KINDS_LANGS: unknown #{bad.join(', ')} (known: #{LANGS.join(', ')})" unless bad.empty?
+        langs = self.class.languages(@ctx)
         res = {
           "docs" => docs.map { |d| d.slice("name", "group", "kind", "file", "json_bytes", "per_record", "records", "features", "max_depth", "stresses") },
           "features" => m["features"],
