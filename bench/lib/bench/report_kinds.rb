@@ -98,7 +98,7 @@ module Bench
           commas(r["bytes"])
         end
       end
-      emit(table(%w[document JSON] + codecs, size_rows), "")
+      emit(table(["document", "compact JSON"] + codecs, size_rows), "")
 
       %w[encode decode].each do |op|
         key = "#{op}_per_s"
