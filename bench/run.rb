@@ -3,8 +3,8 @@
 #
 # bench/run.rb - the Pith benchmark suite (`make bench`). See bench/README.md.
 #
-#   ruby bench/run.rb                  full run (< 15 min), report in bench/results/<date>/
-#   QUICK=1 ruby bench/run.rb          short run (< 3 min), bench/results/<date>-quick/
+#   ruby bench/run.rb                  full run (< 20 min), report in bench/results/<date>/
+#   QUICK=1 ruby bench/run.rb          short run (< 6 min), bench/results/<date>-quick/
 #   SMOKE=1 ruby bench/run.rb          `make test`: two documents, every section, seconds;
 #                                      exits non-zero if a section breaks or a round trip is inexact
 #   ONLY=pith,msgpack / EXCEPT=bson    codec filters
