@@ -74,7 +74,6 @@ function referenceEncodings(values) {
   });
 }
 
-const varintLength = (v) => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : 4);
 
 // ---------------------------------------------------------------------------
 // 1. Writes crossing the 64 KiB output slab
@@ -149,54 +148,76 @@ function roomyEncode(v) {
   return b;
 }
 
-test('values written across the 64 KiB slab end: every kind, every offset, same bytes as the reference', async (t) => {
-  const cases = [];
-  for (const [name, gen] of Object.entries(KINDS)) {
-    const g = rng(name.length * 7919 + 1);
-    const vals = [];
-    // enough items that the buffer runs well past the slab end
-    for (let i = 0; i < 500; i++) vals.push(gen(g));
-    for (let size = roomyEncode(vals).length; size < SLAB + 1000; size = roomyEncode(vals).length) {
-      const more = Math.ceil(vals.length * Math.min(1, (SLAB * 1.05) / size - 1)) + 10;
-      for (let i = 0; i < more; i++) vals.push(gen(g));
-    }
-    cases.push({ name, vals });
+const CONTEXT = 20; // items written before a probe: the state it is written in (registers, tables, shapes)
+const PROBE_EVERY = 40;
+
+/** The offsets (from the slab end) at which to start an item of `size` bytes: all, sampled inside long items. */
+function offsetsFor(size) {
+  const out = [];
+  for (let o = 1; o <= size + 24; o++) if (size <= 300 || o <= 100 || o >= size - 100 || o % 7 === 0) out.push(o);
+  return out;
+}
+
+/** An array [BIN(L), ...context, item] whose BIN puts the item at `at`, and its expected encoding from `probe` (the same with an empty BIN). */
+function placed(probe, context, item, at) {
+  // probe: header (3), ARR_LONG of 22 items (2), BIN of 0 bytes (2), context, item
+  const body = probe.subarray(7);
+  const L = at - 3 - 2 - 4 - (probe.length - 7 - probe.itemSize);
+  assert.ok(L >= 16384 && L < 1 << 21, 'a BIN of 3-byte length');
+  const expected = new Uint8Array(9 + L + body.length);
+  expected.set(probe.subarray(0, 5));
+  expected[5] = 0xf6;
+  const w = (L << 3) | 4; // a 3-byte varint
+  expected[6] = w & 255;
+  expected[7] = (w >> 8) & 255;
+  expected[8] = (w >> 16) & 255;
+  expected.set(body, 9 + L);
+  return { value: [new Uint8Array(L), ...context, item], expected };
+}
+
+function sameBytes(got, expected, what) {
+  if (Buffer.compare(got, expected) !== 0) {
+    let at = 0;
+    while (at < got.length && got[at] === expected[at]) at++;
+    assert.fail(`${what}: ${got.length} bytes, expected ${expected.length}; first difference at ${at}`);
   }
-  const pending = referenceEncodings(cases.map((c) => [new Uint8Array(0), ...c.vals]));
-  const bases = [];
-  for (let ci = 0; ci < cases.length; ci++) {
-    const { name, vals } = cases[ci];
-    const base = roomyEncode([new Uint8Array(0), ...vals]);
-    bases.push(base);
-    // A leading BIN of f bytes shifts everything after it by f and changes no
-    // state, so the expected buffer for each shift is the base with a longer BIN.
-    const binAt = 3 + 1 + varintLength(vals.length + 1 - 16);
-    const decoder = new Decoder({ exactFloats: true });
-    const model = show(modelJS([new Uint8Array(0), ...vals]));
-    // shifts over the largest items' sizes put every item kind at every offset before the slab end
-    const shifts = base.length / vals.length > 12 ? 128 : 40;
-    for (let f = 0; f < shifts; f++) {
-      const filler = new Uint8Array(f);
-      const got = new Encoder().encode([filler, ...vals]); // a fresh slab: the buffer starts at its offset 0
-      const expected = new Uint8Array(base.length + f);
-      expected.set(base.subarray(0, binAt + 1));
-      expected[binAt + 1] = (f << 1) | 1;
-      expected.set(base.subarray(binAt + 2), binAt + 2 + f);
-      if (Buffer.compare(got, expected) !== 0) {
-        let at = 0;
-        while (at < got.length && got[at] === expected[at]) at++;
-        assert.fail(`${name}, shift ${f}: ${got.length} bytes, expected ${expected.length}; first difference at ${at}`);
-      }
-      if (f % 16 === 0) {
+}
+
+test('values written across the 64 KiB slab end: every kind, every offset, same bytes as the reference', async (t) => {
+  const kinds = Object.entries(KINDS).map(([name, gen]) => {
+    const g = rng(name.length * 7919 + 1);
+    return { name, vals: Array.from({ length: CONTEXT + 15 * PROBE_EVERY }, () => gen(g)) };
+  });
+  const pending = referenceEncodings(kinds.map((k) => k.vals));
+  const decoder = new Decoder({ exactFloats: true });
+  for (const { name, vals } of kinds) {
+    for (let i = CONTEXT; i < vals.length; i += PROBE_EVERY) {
+      const context = vals.slice(i - CONTEXT, i);
+      const item = vals[i];
+      const probe = roomyEncode([new Uint8Array(0), ...context, item]);
+      probe.itemSize = probe.length - roomyEncode([new Uint8Array(0), ...context]).length;
+      const model = show(modelJS([new Uint8Array(0), ...context, item]));
+      for (const o of offsetsFor(probe.itemSize)) {
+        // A fresh encoder's first buffer starts at offset 0 of a 64 KiB slab.
+        const fresh = placed(probe, context, item, SLAB - o);
+        const got = new Encoder().encode(fresh.value);
+        sameBytes(got, fresh.expected, `${name}, item ${i} at ${o} bytes before the slab end`);
         const back = decoder.decode(got);
         back[0] = new Uint8Array(0);
-        assert.equal(show(modelJS(back)), model, `${name}, shift ${f}: decode(encode(x)) differs from x`);
+        assert.equal(show(modelJS(back)), model, `${name}, item ${i} at ${o} bytes before the slab end: decode(encode(x)) differs from x`);
+        // An encoder that has written the context before (strings it has met
+        // in two buffers are copied as bytes) continues in the same slab.
+        const warm = new Encoder();
+        const first = warm.encode(context);
+        const next = (first.byteOffset + first.length + 7) & ~7;
+        const again = placed(probe, context, item, SLAB - o - next);
+        sameBytes(warm.encode(again.value), again.expected, `${name}, item ${i} at ${o} bytes before the slab end, warm`);
       }
     }
   }
   const refs = await pending;
   if (refs === null) t.diagnostic('python3 not available: comparison with the reference encoder NOT run');
-  else for (let ci = 0; ci < cases.length; ci++) assert.equal(bytesToHex(bases[ci]), refs[ci], `${cases[ci].name}: the encoding differs from the reference encoder`);
+  else for (let k = 0; k < kinds.length; k++) assert.equal(bytesToHex(roomyEncode(kinds[k].vals)), refs[k], `${kinds[k].name}: the encoding differs from the reference encoder`);
 });
 
 test('arrays of BigInts crossing the slab end keep every item', () => {
