@@ -25,7 +25,7 @@ C_BUILD := c/build
 C_ASAN := c/build-asan
 C_FUZZ := c/build-fuzz
 
-.PHONY: all c test test-c test-vectors test-differential test-fuzz fuzz bench vectors deps-c clean \
+.PHONY: all c test test-c test-vectors test-corpus test-differential test-fuzz fuzz bench vectors deps-c clean \
 	deps-ruby ruby test-ruby test-gem memcheck deps-js js test-js deps-python python test-python test-bench
 
 all: c
@@ -82,6 +82,10 @@ test-vectors:
 	  { echo "spec/vectors differ from what spec/tools/make_vectors.py generates (run make vectors)"; rm -rf $$tmp; exit 1; }; \
 	rm -rf $$tmp; echo "spec/vectors: up to date"
 
+# The kinds corpus must be exactly what its generator writes.
+test-corpus:
+	$(PYTHON) bench/corpus/kinds/generate.py --check
+
 # Random values from the reference codec, re-encoded and printed by the C CLI.
 test-differential: c
 	$(PYTHON) spec/tools/differential.py --cli $(C_BUILD)/pith --count 3000
@@ -99,7 +103,7 @@ test-fuzz: deps-c
 fuzz:
 	$(MAKE) test-fuzz FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
 
-test: test-c test-vectors test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-bench
+test: test-c test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-bench
 	@echo "all tests passed"
 
 # --------------------------------------------------------------------------
