@@ -154,29 +154,6 @@ def nested(depth: int) -> bytes:
     return header + b"\x81" * (depth - 1) + b"\x80"
 
 
-def test_max_depth_is_capped_where_the_stack_holds():
-    with pytest.raises(ValueError, match="1..10000"):
-        pith.loads(nested(3), max_depth=10_001)
-    with pytest.raises(ValueError):
-        pith.Decoder(max_depth=100_000)
-    result = []
-
-    def run():
-        result.append(pith.loads(nested(10_000), max_depth=10_000))
-
-    old = threading.stack_size(2 * 1024 * 1024)
-    try:
-        t = threading.Thread(target=run)
-        t.start()
-        t.join()
-    finally:
-        threading.stack_size(old)
-    assert len(result) == 1
-    with pytest.raises(pith.DecodeError) as e:
-        pith.loads(nested(10_001), max_depth=10_000)
-    assert e.value.code == "depth_exceeded"
-
-
 # --- long keys repeated by reference ------------------------------------------
 
 

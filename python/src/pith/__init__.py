@@ -41,9 +41,9 @@ from ._pith import (
 __version__ = "0.1.0"
 
 
-def dumps_stream(values, *, option=0, default=None, dictionary=None) -> bytes:
+def dumps_stream(values, *, option=0, default=None, dictionary=None, max_depth=None) -> bytes:
     """Serialize an iterable of values as one Pith stream (SPEC 2.3)."""
-    enc = Encoder(option=option, default=default, dictionary=dictionary)
+    enc = Encoder(option=option, default=default, dictionary=dictionary, max_depth=max_depth)
     parts = [enc.encode(v) for v in values]
     return b"".join(parts) if parts else enc.header()
 

@@ -110,6 +110,7 @@ def dumps(
     option: int | None = ...,
     default: Callable[[Any], Any] | None = ...,
     dictionary: Dictionary | None = ...,
+    max_depth: int | None = ...,
 ) -> bytes: ...
 def loads(
     data: _Buffer,
@@ -133,6 +134,7 @@ def dumps_stream(
     option: int | None = ...,
     default: Callable[[Any], Any] | None = ...,
     dictionary: Dictionary | None = ...,
+    max_depth: int | None = ...,
 ) -> bytes: ...
 
 @final
@@ -143,6 +145,7 @@ class Encoder:
         option: int | None = ...,
         default: Callable[[Any], Any] | None = ...,
         dictionary: Dictionary | None = ...,
+        max_depth: int | None = ...,
     ) -> Encoder: ...
     def encode(self, obj: Any, /) -> bytes: ...
     def header(self) -> bytes: ...

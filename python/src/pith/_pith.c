@@ -27,6 +27,9 @@
 
 #include <stdint.h>
 #include <string.h>
+#if defined(__linux__) || defined(__APPLE__)
+#include <pthread.h>
+#endif
 
 #include "pith.h"
 
@@ -100,8 +103,6 @@ static size_t pith_dk_size(const pith_dict_keys *dk) {
 #define OPT_ENCODE_MASK 0x3Fu
 #define OPT_DECODE_MASK 0x300u
 
-#define MAX_DEPTH 1000
-#define MAX_DECODE_DEPTH 10000 /* the highest max_depth a decoder accepts */
 #define PRESIZE_MAX 64   /* containers are pre-sized at most this much from their (claimed) count */
 #define KEYCACHE_SIZE 2048
 #define KEYCACHE_MAX_LEN 64
@@ -230,22 +231,76 @@ static int parse_option(PyObject *o, uint32_t *out) {
     return 0;
 }
 
+/* max_depth: any int >= 1 (None: the default). Encoding and decoding keep
+ * their open containers on heap stacks, one small frame per level, so a
+ * depth costs memory in proportion to the value (each level of a buffer
+ * takes at least one byte of it) and never C stack: no upper bound is
+ * needed. Values beyond 2^32 - 1 mean 2^32 - 1 (the core's counter). */
 static int parse_max_depth(PyObject *o, uint32_t *out) {
     if (!o || o == Py_None) {
         *out = PITH_DEFAULT_MAX_DEPTH;
         return 0;
     }
-    long v = PyLong_AsLong(o);
-    if (v == -1 && PyErr_Occurred()) return -1;
-    /* Decoding recurses in C, about 200 bytes of stack per level: 10000
-     * levels fit a 2 MiB thread stack (the main thread has 8 MiB). */
-    if (v < 1 || v > MAX_DECODE_DEPTH) {
-        PyErr_SetString(PyExc_ValueError, "max_depth must be in 1..10000");
+    if (!PyLong_Check(o)) {
+        PyErr_SetString(PyExc_TypeError, "max_depth must be an int");
         return -1;
     }
-    *out = (uint32_t)v;
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow < 0 || (!overflow && v < 1)) {
+        PyErr_SetString(PyExc_ValueError, "max_depth must be at least 1");
+        return -1;
+    }
+    *out = overflow || v > (long long)UINT32_MAX ? UINT32_MAX : (uint32_t)v;
     return 0;
 }
+
+/* ==========================================================================
+ * C stack guard
+ * ========================================================================== */
+
+/* Encoding and decoding never recurse in C, but Python code they call (a
+ * `default`, a tzinfo, a finalizer) may call them again, and each such
+ * level takes C stack that Python's recursion limit does not bound in a
+ * thread with a small stack. Every entry point checks that STACK_RESERVE
+ * bytes of the thread's stack remain, and raises RecursionError if not. */
+#define STACK_RESERVE (16 * 1024)
+
+#if (defined(__linux__) || defined(__APPLE__)) && (defined(__GNUC__) || defined(__clang__))
+static _Thread_local uintptr_t tl_stack_low; /* lowest usable address of this thread's stack; 1: unknown */
+
+static uintptr_t thread_stack_low(void) {
+#if defined(__APPLE__)
+    pthread_t self = pthread_self();
+    return (uintptr_t)pthread_get_stackaddr_np(self) - pthread_get_stacksize_np(self);
+#else
+    uintptr_t low = 1;
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        void *addr;
+        size_t size;
+        if (pthread_attr_getstack(&attr, &addr, &size) == 0 && addr) low = (uintptr_t)addr;
+        pthread_attr_destroy(&attr);
+    }
+    return low;
+#endif
+}
+
+static int stack_guard(const char *what) {
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0), low = tl_stack_low;
+    if (UNLIKELY(!low)) low = tl_stack_low = thread_stack_low();
+    if (LIKELY(here - low > STACK_RESERVE || low == 1 || here < low)) return 0;
+    PyErr_Format(PyExc_RecursionError, "maximum recursion depth exceeded in %s (the thread's C stack is nearly full)",
+                 what);
+    return -1;
+}
+#else
+static int stack_guard(const char *what) {
+    (void)what;
+    return 0;
+}
+#endif
 
 /* ==========================================================================
  * Errors
@@ -629,7 +684,7 @@ static void dict_list_free(dict_list *dl) {
 
 static PyMethodDef module_methods[] = {
     {"dumps", (PyCFunction)(void (*)(void))pith_dumps, METH_FASTCALL | METH_KEYWORDS,
-     "dumps(obj, /, *, option=0, default=None, dictionary=None) -> bytes\n--\n\n"
+     "dumps(obj, /, *, option=0, default=None, dictionary=None, max_depth=1000) -> bytes\n--\n\n"
      "Serialize obj to Pith bytes (the canonical encoding)."},
     {"loads", (PyCFunction)(void (*)(void))pith_loads, METH_FASTCALL | METH_KEYWORDS,
      "loads(data, /, *, option=0, dictionary=None, max_depth=1000)\n--\n\n"
@@ -671,6 +726,7 @@ PyMODINIT_FUNC PyInit__pith(void) {
     names_dumps[0] = s_option;
     names_dumps[1] = s_default;
     names_dumps[2] = s_dictionary;
+    names_dumps[3] = s_max_depth;
     names_loads[0] = s_option;
     names_loads[1] = s_dictionary;
     names_loads[2] = s_max_depth;

@@ -29,6 +29,8 @@ typedef struct dec_ctx {
     size_t kpool_used, kpool_cap;
     PyObject **lkeys;         /* long key objects per string-table index: [2i] str, [2i+1] Symbol */
     size_t lkeys_cap, lkeys_hi; /* slots covered, and 1 + the highest set */
+    struct dframe *frames;    /* open containers, outermost first (see dec_value) */
+    size_t nframes, frames_cap;
 } dec_ctx;
 
 static dec_ctx *dec_ctx_new(void) {
@@ -70,6 +72,7 @@ static void dec_ctx_free(dec_ctx *d) {
     PyMem_Free(d->shapes);
     PyMem_Free(d->kpool);
     PyMem_Free(d->lkeys);
+    PyMem_Free(d->frames);
     PyMem_Free(d);
 }
 
@@ -88,7 +91,7 @@ static void dec_release(dec_ctx *d, size_t input_len) {
     dec_ctx_clear(d);
     pith_reader_set_max_depth(d->r, PITH_DEFAULT_MAX_DEPTH);
     if (g_dec_pool || input_len > POOL_RELEASE_BYTES || d->scache_cap > 65536 || d->shapes_cap > 65536 ||
-        d->kpool_cap > 65536 || d->lkeys_cap / 2 > 65536) {
+        d->kpool_cap > 65536 || d->lkeys_cap / 2 > 65536 || d->frames_cap > 4096) {
         dec_ctx_free(d);
         return;
     }
@@ -99,12 +102,6 @@ NOINLINE static PyObject *dec_fail(dec_ctx *d) {
     raise_pith_error(pith_reader_error(d->r));
     return NULL;
 }
-
-static PyObject *dec_next(dec_ctx *d);
-static PyObject *dec_item(dec_ctx *d, pith_item *it);
-static PyObject *dec_map(dec_ctx *d, const pith_item *it);
-static PyObject *dec_array(dec_ctx *d, size_t n);
-static PyObject *dec_fail(dec_ctx *d);
 
 /* --- strings ------------------------------------------------------------- */
 
@@ -186,33 +183,6 @@ ALWAYS_INLINE PyObject *dec_str(dec_ctx *d, const pith_item *it) {
     d->scache[idx] = s;
     if (idx >= d->scache_hi) d->scache_hi = idx + 1;
     return s;
-}
-
-/* Read and build the next value; the common scalars inline (used in the
- * container loops), everything else through dec_item. */
-ALWAYS_INLINE PyObject *dec_fast(dec_ctx *d) {
-    pith_item it;
-    if (UNLIKELY(!pith_read(d->r, &it))) return dec_fail(d);
-    switch (it.type) {
-    case PITH_STRING:
-        return dec_str(d, &it);
-    case PITH_INT:
-        return PyLong_FromLongLong(it.v.i);
-    case PITH_FLOAT:
-        return PyFloat_FromDouble(it.v.f);
-    case PITH_TRUE:
-        Py_RETURN_TRUE;
-    case PITH_FALSE:
-        Py_RETURN_FALSE;
-    case PITH_NULL:
-        Py_RETURN_NONE;
-    case PITH_MAP:
-        return dec_map(d, &it);
-    case PITH_ARRAY:
-        return dec_array(d, it.v.array.count);
-    default:
-        return dec_item(d, &it);
-    }
 }
 
 /* --- keys ---------------------------------------------------------------- */
@@ -300,7 +270,7 @@ static int keys_collide(PyObject *const *keys, size_t n, const pith_key *pk) {
     return collide;
 }
 
-/* A template dict for a shape's keys (see dec_map), or NULL if it cannot serve. */
+/* A template dict for a shape's keys (see tmpl_copy), or NULL if it cannot serve. */
 static PyObject *make_template(PyObject *const *keys, size_t n) {
 #if PITH_DICT_INTERNALS
     if (n == 0 || n > 4096) return NULL;
@@ -529,235 +499,6 @@ static Py_ssize_t shape_keys(dec_ctx *d, const pith_item *it, int *collide, PyOb
     return (Py_ssize_t)off;
 }
 
-/* --- containers ----------------------------------------------------------- */
-
-static PyObject *dec_key(dec_ctx *d);
-
-/* A Map of the key objects at kpool[off..] and the values that follow (decoded
- * as keys when `as_key`, so that the Map is hashable). */
-NOINLINE static PyObject *dec_map_pairs(dec_ctx *d, Py_ssize_t off, size_t n, int as_key) {
-    PyObject *pairs = PyList_New(0);
-    if (!pairs) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        PyObject *v = as_key ? dec_key(d) : dec_next(d);
-        if (!v) goto fail;
-        PyObject *pair = PyTuple_Pack(2, d->kpool[(size_t)off + i], v);
-        Py_DECREF(v);
-        if (!pair || PyList_Append(pairs, pair) < 0) {
-            Py_XDECREF(pair);
-            goto fail;
-        }
-        Py_DECREF(pair);
-    }
-    PyObject *m = PyObject_CallOneArg((PyObject *)MapType, pairs);
-    Py_DECREF(pairs);
-    return m;
-fail:
-    Py_DECREF(pairs);
-    return NULL;
-}
-
-#if PITH_DICT_INTERNALS
-/* A dict with the keys of template `tmpl` and the next n values: a copy of the
- * template's key table (same keys, same hashes, same order) with the values
- * filled in, attached to an empty dict. No lookups, no inserts. */
-static PyObject *dec_map_template(dec_ctx *d, PyObject *tmpl, size_t n) {
-    const pith_dict_keys *tk = (const pith_dict_keys *)((PyDictObject *)tmpl)->ma_keys;
-    size_t size = pith_dk_size(tk);
-    pith_dict_keys *k = PyObject_Malloc(size);
-    if (!k) return PyErr_NoMemory();
-    memcpy(k, tk, size);
-    k->dk_refcnt = 1;
-    k->dk_version = 0;
-    pith_dict_uentry *ep = PITH_DK_ENTRIES(k);
-    int gc = 0;
-    size_t i = 0;
-    for (; i < n; i++) {
-        PyObject *v = dec_fast(d);
-        if (UNLIKELY(!v)) goto fail;
-        Py_INCREF(ep[i].me_key);
-        ep[i].me_value = v;
-        gc |= PyType_IS_GC(Py_TYPE(v));
-    }
-    PyObject *dict = PyDict_New();
-    if (UNLIKELY(!dict)) goto fail;
-    PyDictObject *mp = (PyDictObject *)dict;
-    ((pith_dict_keys *)mp->ma_keys)->dk_refcnt--; /* the shared empty table it started with */
-    mp->ma_keys = (PyDictKeysObject *)k;
-    mp->ma_used = (Py_ssize_t)n;
-    if (gc && !PyObject_GC_IsTracked(dict)) PyObject_GC_Track(dict);
-    return dict;
-fail:
-    for (size_t j = 0; j < i; j++) {
-        Py_DECREF(ep[j].me_key);
-        Py_DECREF(ep[j].me_value);
-    }
-    PyObject_Free(k);
-    return NULL;
-}
-#endif
-
-static NOINLINE PyObject *dec_map(dec_ctx *d, const pith_item *it) {
-    int collide;
-    PyObject *tmpl;
-    Py_ssize_t off = shape_keys(d, it, &collide, &tmpl);
-    if (UNLIKELY(off < 0)) return NULL;
-    size_t n = it->v.map.count;
-#if PITH_DICT_INTERNALS
-    if (LIKELY(tmpl != NULL)) return dec_map_template(d, tmpl, n);
-#endif
-    if (UNLIKELY(collide)) return dec_map_pairs(d, off, n, 0);
-    PyObject *dict = _PyDict_NewPresized((Py_ssize_t)(n < PRESIZE_MAX ? n : PRESIZE_MAX));
-    if (UNLIKELY(!dict)) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        PyObject *v = dec_next(d);
-        if (UNLIKELY(!v)) goto fail;
-        PyObject *k = d->kpool[(size_t)off + i];
-        int r = _PyDict_SetItem_KnownHash(dict, k, v, str_hash(k));
-        Py_DECREF(v);
-        if (UNLIKELY(r < 0)) goto fail;
-    }
-    return dict;
-fail:
-    Py_DECREF(dict);
-    return NULL;
-}
-
-static NOINLINE PyObject *dec_array(dec_ctx *d, size_t n) {
-    if (n <= PRESIZE_MAX) {
-        PyObject *list = PyList_New((Py_ssize_t)n);
-        if (UNLIKELY(!list)) return NULL;
-        for (size_t i = 0; i < n; i++) {
-            PyObject *v = dec_fast(d);
-            if (UNLIKELY(!v)) {
-                Py_DECREF(list);
-                return NULL;
-            }
-            PyList_SET_ITEM(list, (Py_ssize_t)i, v);
-        }
-        return list;
-    }
-    /* A long array: grow with the elements actually read (the count is a claim). */
-    PyObject *list = PyList_New(0);
-    if (!list) return NULL;
-    PyListObject *l = (PyListObject *)list;
-    size_t cap = PRESIZE_MAX;
-    l->ob_item = PyMem_Malloc(cap * sizeof(PyObject *));
-    if (!l->ob_item) {
-        Py_DECREF(list);
-        return PyErr_NoMemory();
-    }
-    l->allocated = (Py_ssize_t)cap;
-    for (size_t i = 0; i < n; i++) {
-        if (i == cap) {
-            size_t ncap = cap * 2 < n ? cap * 2 : n;
-            PyObject **p = PyMem_Realloc(l->ob_item, ncap * sizeof(PyObject *));
-            if (!p) {
-                Py_DECREF(list);
-                return PyErr_NoMemory();
-            }
-            l->ob_item = p;
-            l->allocated = (Py_ssize_t)ncap;
-            cap = ncap;
-        }
-        PyObject *v = dec_next(d);
-        if (UNLIKELY(!v)) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        l->ob_item[i] = v;
-        Py_SET_SIZE(list, (Py_ssize_t)(i + 1));
-    }
-    return list;
-}
-
-static PyObject *dec_item(dec_ctx *d, pith_item *it);
-static PyObject *dec_generic_map(dec_ctx *d, const pith_item *it, int as_key);
-
-/* A map key: arrays become tuples and maps pith.Map, so that keys are hashable. */
-static PyObject *dec_key(dec_ctx *d) {
-    pith_item it;
-    if (UNLIKELY(!pith_read(d->r, &it))) return dec_fail(d);
-    if (it.type == PITH_ARRAY) {
-        size_t n = it.v.array.count;
-        PyObject *list = PyList_New(0);
-        if (!list) return NULL;
-        for (size_t i = 0; i < n; i++) {
-            PyObject *v = dec_key(d);
-            if (!v || PyList_Append(list, v) < 0) {
-                Py_XDECREF(v);
-                Py_DECREF(list);
-                return NULL;
-            }
-            Py_DECREF(v);
-        }
-        PyObject *t = PyList_AsTuple(list);
-        Py_DECREF(list);
-        return t;
-    }
-    if (it.type == PITH_MAP) {
-        int collide;
-        PyObject *tmpl;
-        Py_ssize_t off = shape_keys(d, &it, &collide, &tmpl);
-        if (off < 0) return NULL;
-        return dec_map_pairs(d, off, it.v.map.count, 1);
-    }
-    if (it.type == PITH_GENERIC_MAP) return dec_generic_map(d, &it, 1);
-    return dec_item(d, &it);
-}
-
-/* A generic map: a dict, or a pith.Map when Python cannot hold its keys
- * apart (1, 1.0 and True) or when it is itself a key. */
-static PyObject *dec_generic_map(dec_ctx *d, const pith_item *it, int as_key) {
-    size_t n = it->v.map.count;
-    PyObject *pairs = PyList_New(0);
-    if (!pairs) return NULL;
-    for (size_t i = 0; i < n; i++) {
-        PyObject *k = dec_key(d);
-        if (!k) goto fail;
-        PyObject *v = as_key ? dec_key(d) : dec_next(d);
-        if (!v) {
-            Py_DECREF(k);
-            goto fail;
-        }
-        PyObject *pair = PyTuple_Pack(2, k, v);
-        Py_DECREF(k);
-        Py_DECREF(v);
-        if (!pair || PyList_Append(pairs, pair) < 0) {
-            Py_XDECREF(pair);
-            goto fail;
-        }
-        Py_DECREF(pair);
-    }
-    if (!as_key) {
-        PyObject *dict = PyDict_New();
-        if (!dict) goto fail;
-        int ok = 1;
-        for (size_t i = 0; i < n && ok; i++) {
-            PyObject *pair = PyList_GET_ITEM(pairs, (Py_ssize_t)i);
-            if (PyDict_SetItem(dict, PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0) {
-                if (!PyErr_ExceptionMatches(PyExc_TypeError)) {
-                    Py_DECREF(dict);
-                    goto fail;
-                }
-                PyErr_Clear();
-                ok = 0;
-            }
-        }
-        if (ok && (size_t)PyDict_GET_SIZE(dict) == n) {
-            Py_DECREF(pairs);
-            return dict;
-        }
-        Py_DECREF(dict);
-    }
-    PyObject *m = PyObject_CallOneArg((PyObject *)MapType, pairs);
-    Py_DECREF(pairs);
-    return m;
-fail:
-    Py_DECREF(pairs);
-    return NULL;
-}
-
 /* --- other scalars ---------------------------------------------------------- */
 
 static PyObject *offset_tz(int minutes) {
@@ -808,24 +549,9 @@ NOINLINE static PyObject *dec_ext(const pith_item *it) {
                                  (Py_ssize_t)it->v.ext.len);
 }
 
-static PyObject *dec_item(dec_ctx *d, pith_item *it) {
+/* The scalars dec_scalar does not build inline. */
+static PyObject *dec_other(dec_ctx *d, const pith_item *it) {
     switch (it->type) {
-    case PITH_STRING:
-        return dec_str(d, it);
-    case PITH_MAP:
-        return dec_map(d, it);
-    case PITH_INT:
-        return PyLong_FromLongLong(it->v.i);
-    case PITH_FLOAT:
-        return PyFloat_FromDouble(it->v.f);
-    case PITH_ARRAY:
-        return dec_array(d, it->v.array.count);
-    case PITH_TRUE:
-        Py_RETURN_TRUE;
-    case PITH_FALSE:
-        Py_RETURN_FALSE;
-    case PITH_NULL:
-        Py_RETURN_NONE;
     case PITH_UINT:
         return PyLong_FromUnsignedLongLong(it->v.u);
     case PITH_BIGINT:
@@ -838,14 +564,557 @@ static PyObject *dec_item(dec_ctx *d, pith_item *it) {
         return dec_symbol(d, it);
     case PITH_EXT:
         return dec_ext(it);
-    case PITH_GENERIC_MAP:
-        return dec_generic_map(d, it, 0);
+    default:
+        break;
     }
-    PyErr_SetString(PyExc_SystemError, "pith: unknown item type");
+    PyErr_SetString(PyExc_SystemError, "pith: unexpected item type");
     return NULL;
 }
 
-static PyObject *dec_next(dec_ctx *d) { return dec_fast(d); }
+/* --- containers ------------------------------------------------------------ */
+
+/* Decoding is iterative: each open container is a frame on a heap stack
+ * (dec_ctx.frames), so that any depth the reader allows costs memory, never
+ * C stack. The loop (dec_value) reads the items of the innermost frame,
+ * builds the common scalars inline and pushes a frame for each container. */
+enum {
+    DF_LIST,      /* a list of at most PRESIZE_MAX elements, allocated up front (never part of a key) */
+    DF_LIST_LONG, /* a longer list, grown with the elements actually read (its count is a claim),
+                     or the list of a tuple (part of a key) */
+    DF_TMPL,      /* a dict whose key table is a copy of its shape's template (see make_template) */
+    DF_DICT,      /* a dict of a shape's keys (in kpool), filled with their known hashes */
+    DF_PAIRS,     /* a shaped map that becomes a pith.Map: its values (keys in kpool) */
+    DF_GENERIC,   /* a generic map: its keys and values, alternately */
+};
+
+/* Keys are hashed by C code that recurses on nested tuples: a generic map
+ * with a key nested deeper than this becomes a pith.Map (no hashing). */
+#define KEY_MAX_HEIGHT 64
+
+typedef struct dframe {
+    uint8_t kind;
+    uint8_t as_key;  /* part of a map key: arrays become tuples, maps pith.Map (hashable) */
+    uint8_t keys;    /* which items are parts of keys: bit 0 the even ones, bit 1 the odd ones */
+    uint8_t gc;      /* DF_TMPL: a value the GC tracks */
+    uint8_t deep;    /* DF_GENERIC: a key nests deeper than KEY_MAX_HEIGHT */
+    uint32_t height; /* as_key frames: 1 + the height of the highest container read in it */
+    size_t n, i;     /* items expected, items read (DF_GENERIC: 2 per pair) */
+    PyObject *obj;   /* the list or dict; DF_PAIRS, DF_GENERIC: the list of items; DF_TMPL: NULL */
+    union {
+        size_t off;  /* DF_DICT, DF_PAIRS: the shape's key objects, kpool[off, off + n) */
+        void *keys;  /* DF_TMPL: the key table being filled (a pith_dict_keys) */
+    } u;
+} dframe;
+
+/* A marker dec_scalar returns for container items. */
+static char dec_open_marker;
+#define DEC_OPEN ((PyObject *)&dec_open_marker)
+
+static PyObject *dec_other(dec_ctx *d, const pith_item *it);
+
+/* The object of a scalar item, DEC_OPEN for a container item, or NULL. The
+ * commonest inline (the container loops). */
+ALWAYS_INLINE PyObject *dec_scalar(dec_ctx *d, const pith_item *it) {
+    switch (it->type) {
+    case PITH_STRING:
+        return dec_str(d, it);
+    case PITH_INT:
+        return PyLong_FromLongLong(it->v.i);
+    case PITH_FLOAT:
+        return PyFloat_FromDouble(it->v.f);
+    case PITH_TRUE:
+        Py_RETURN_TRUE;
+    case PITH_FALSE:
+        Py_RETURN_FALSE;
+    case PITH_NULL:
+        Py_RETURN_NONE;
+    case PITH_MAP:
+    case PITH_ARRAY:
+    case PITH_GENERIC_MAP:
+        return DEC_OPEN;
+    default:
+        return dec_other(d, it);
+    }
+}
+
+/* A list with room for `cap` elements and none yet. */
+static PyObject *list_with_room(size_t cap) {
+    PyObject *list = PyList_New(0);
+    if (!list) return NULL;
+    PyListObject *l = (PyListObject *)list;
+    l->ob_item = PyMem_Malloc(cap * sizeof(PyObject *));
+    if (!l->ob_item) {
+        Py_DECREF(list);
+        return PyErr_NoMemory();
+    }
+    l->allocated = (Py_ssize_t)cap;
+    return list;
+}
+
+/* Append v (stolen) as element i of a DF_LIST_LONG list, growing it up to
+ * the claimed count. */
+ALWAYS_INLINE int list_long_store(dframe *f, size_t i, PyObject *v) {
+    PyListObject *l = (PyListObject *)f->obj;
+    if (UNLIKELY((Py_ssize_t)i == l->allocated)) {
+        size_t cap = i * 2 < f->n ? i * 2 : f->n;
+        PyObject **p = PyMem_Realloc(l->ob_item, cap * sizeof(PyObject *));
+        if (!p) {
+            Py_DECREF(v);
+            PyErr_NoMemory();
+            return -1;
+        }
+        l->ob_item = p;
+        l->allocated = (Py_ssize_t)cap;
+    }
+    l->ob_item[i] = v;
+    Py_SET_SIZE(l, (Py_ssize_t)i + 1);
+    return 0;
+}
+
+ALWAYS_INLINE int dict_store(dec_ctx *d, dframe *f, size_t i, PyObject *v) {
+    PyObject *k = d->kpool[f->u.off + i];
+    int r = _PyDict_SetItem_KnownHash(f->obj, k, v, str_hash(k));
+    Py_DECREF(v);
+    return r;
+}
+
+#if PITH_DICT_INTERNALS
+/* A copy of template `tmpl`'s key table (same keys, same hashes, same order)
+ * whose values dec_value fills in; tmpl_dict attaches it to a new dict. No
+ * lookups, no inserts. */
+static pith_dict_keys *tmpl_copy(PyObject *tmpl) {
+    const pith_dict_keys *tk = (const pith_dict_keys *)((PyDictObject *)tmpl)->ma_keys;
+    size_t size = pith_dk_size(tk);
+    pith_dict_keys *k = PyObject_Malloc(size);
+    if (!k) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    memcpy(k, tk, size);
+    k->dk_refcnt = 1;
+    k->dk_version = 0;
+    return k;
+}
+
+/* Store v (stolen) as value i; returns whether the GC tracks it. */
+ALWAYS_INLINE int tmpl_store(pith_dict_uentry *ep, size_t i, PyObject *v) {
+    Py_INCREF(ep[i].me_key);
+    ep[i].me_value = v;
+    return PyType_IS_GC(Py_TYPE(v)) != 0;
+}
+
+static void tmpl_free(dframe *f) {
+    pith_dict_keys *k = f->u.keys;
+    pith_dict_uentry *ep = PITH_DK_ENTRIES(k);
+    for (size_t j = 0; j < f->i; j++) {
+        Py_DECREF(ep[j].me_key);
+        Py_DECREF(ep[j].me_value);
+    }
+    PyObject_Free(k);
+}
+
+static PyObject *tmpl_dict(dframe *f) {
+    PyObject *dict = PyDict_New();
+    if (UNLIKELY(!dict)) {
+        tmpl_free(f);
+        return NULL;
+    }
+    PyDictObject *mp = (PyDictObject *)dict;
+    ((pith_dict_keys *)mp->ma_keys)->dk_refcnt--; /* the shared empty table it started with */
+    mp->ma_keys = (PyDictKeysObject *)f->u.keys;
+    mp->ma_used = (Py_ssize_t)f->n;
+    if (f->gc && !PyObject_GC_IsTracked(dict)) PyObject_GC_Track(dict);
+    return dict;
+}
+#endif
+
+NOINLINE static int dec_grow_frames(dec_ctx *d) {
+    size_t cap = d->frames_cap ? d->frames_cap * 2 : 64;
+    dframe *p = PyMem_Realloc(d->frames, cap * sizeof(dframe));
+    if (!p) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    d->frames = p;
+    d->frames_cap = cap;
+    return 0;
+}
+
+/* Is item i of frame p (NULL: the top level) part of a map key? */
+ALWAYS_INLINE int item_is_key(const dframe *p, size_t i) { return p && ((p->keys >> (i & 1)) & 1); }
+
+/* Push the frame of container item `it` (empty ones too: closing builds the
+ * object), with `as_key` if it is part of a map key (a generic map's key, or
+ * inside one). Short arrays are pushed inline by dec_value. */
+NOINLINE static int dec_open(dec_ctx *d, const pith_item *it, int as_key) {
+    if (UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return -1;
+    dframe *f = &d->frames[d->nframes];
+    f->as_key = (uint8_t)as_key;
+    f->keys = as_key ? 3 : 0;
+    f->gc = f->deep = 0;
+    f->height = 1;
+    f->i = 0;
+    f->obj = NULL;
+    if (it->type == PITH_ARRAY) {
+        f->n = it->v.array.count;
+        if (f->n <= PRESIZE_MAX && !as_key) {
+            f->kind = DF_LIST;
+            f->obj = PyList_New((Py_ssize_t)f->n);
+        } else {
+            f->kind = DF_LIST_LONG;
+            f->obj = list_with_room(f->n < PRESIZE_MAX ? (f->n ? f->n : 1) : PRESIZE_MAX);
+        }
+    } else if (it->type == PITH_MAP) {
+        int collide;
+        PyObject *tmpl;
+        Py_ssize_t off = shape_keys(d, it, &collide, &tmpl);
+        if (UNLIKELY(off < 0)) return -1;
+        f = &d->frames[d->nframes]; /* (shape_keys does not move frames; kept explicit) */
+        f->n = it->v.map.count;
+        f->u.off = (size_t)off;
+        if (UNLIKELY(as_key || collide)) {
+            f->kind = DF_PAIRS;
+            f->obj = PyList_New(0);
+        }
+#if PITH_DICT_INTERNALS
+        else if (LIKELY(tmpl != NULL)) {
+            f->kind = DF_TMPL;
+            f->u.keys = tmpl_copy(tmpl);
+            if (!f->u.keys) return -1;
+            d->nframes++;
+            return 0;
+        }
+#endif
+        else {
+            f->kind = DF_DICT;
+            f->obj = _PyDict_NewPresized((Py_ssize_t)(f->n < PRESIZE_MAX ? f->n : PRESIZE_MAX));
+        }
+    } else {
+        f->kind = DF_GENERIC;
+        f->keys = as_key ? 3 : 1; /* its keys always */
+        f->n = 2 * it->v.map.count;
+        f->obj = PyList_New(0);
+    }
+    if (UNLIKELY(!f->obj)) return -1;
+    d->nframes++;
+    return 0;
+}
+
+#if PITH_DICT_INTERNALS
+/* A map of a shape this buffer has used before, whose template serves (not
+ * part of a key): the commonest container, pushed without a call. */
+ALWAYS_INLINE dframe *dec_open_tmpl(dec_ctx *d, PyObject *tmpl, size_t n) {
+    if (UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return NULL;
+    dframe *f = &d->frames[d->nframes];
+    f->kind = DF_TMPL;
+    f->as_key = f->keys = f->gc = 0;
+    f->height = 1;
+    f->i = 0;
+    f->n = n;
+    f->obj = NULL;
+    f->u.keys = tmpl_copy(tmpl);
+    if (UNLIKELY(!f->u.keys)) return NULL;
+    d->nframes++;
+    return f;
+}
+#endif
+
+/* A list of n <= PRESIZE_MAX elements, not part of a key: pushed without a
+ * call. */
+ALWAYS_INLINE dframe *dec_open_list(dec_ctx *d, size_t n) {
+    if (UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return NULL;
+    dframe *f = &d->frames[d->nframes];
+    f->kind = DF_LIST;
+    f->as_key = f->keys = 0;
+    f->i = 0;
+    f->n = n;
+    f->obj = PyList_New((Py_ssize_t)n);
+    if (UNLIKELY(!f->obj)) return NULL;
+    d->nframes++;
+    return f;
+}
+
+/* A pith.Map of the pairs (items[0], items[1]), (items[2], items[3]), ... */
+static PyObject *map_of_items(PyObject *const *items, size_t npairs) {
+    PyObject *pairs = PyTuple_New((Py_ssize_t)npairs);
+    if (!pairs) return NULL;
+    for (size_t j = 0; j < npairs; j++) {
+        PyObject *pair = PyTuple_Pack(2, items[2 * j], items[2 * j + 1]);
+        if (!pair) {
+            Py_DECREF(pairs);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(pairs, (Py_ssize_t)j, pair);
+    }
+    PyObject *m = PyObject_CallOneArg((PyObject *)MapType, pairs);
+    Py_DECREF(pairs);
+    return m;
+}
+
+/* A dict of the generic map's pairs, or NULL without an exception when a
+ * dict cannot hold them: keys that Python considers equal (1, 1.0 and True)
+ * or cannot hash. */
+static PyObject *dict_of_items(PyObject *const *items, size_t npairs) {
+    PyObject *dict = _PyDict_NewPresized((Py_ssize_t)npairs); /* pairs read, not claimed */
+    if (!dict) return NULL;
+    for (size_t j = 0; j < npairs; j++) {
+        if (PyDict_SetItem(dict, items[2 * j], items[2 * j + 1]) < 0) {
+            Py_DECREF(dict);
+            if (!PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
+            PyErr_Clear();
+            return NULL;
+        }
+    }
+    if ((size_t)PyDict_GET_SIZE(dict) == npairs) return dict;
+    Py_DECREF(dict);
+    return NULL;
+}
+
+/* The finished object of the innermost frame f, which passes its references
+ * to it (or drops them on failure). */
+static PyObject *dec_close(dec_ctx *d, dframe *f) {
+    PyObject *obj = f->obj, *r;
+    switch (f->kind) {
+    case DF_LIST:
+    case DF_LIST_LONG:
+        if (LIKELY(!f->as_key)) return obj;
+        r = PyList_AsTuple(obj);
+        Py_DECREF(obj);
+        return r;
+#if PITH_DICT_INTERNALS
+    case DF_TMPL:
+        return tmpl_dict(f);
+#endif
+    case DF_DICT:
+        return obj;
+    case DF_PAIRS: {
+        /* keys from kpool, values from the list */
+        size_t n = f->n;
+        PyObject *pairs = PyTuple_New((Py_ssize_t)n);
+        for (size_t j = 0; pairs && j < n; j++) {
+            PyObject *pair = PyTuple_Pack(2, d->kpool[f->u.off + j], PyList_GET_ITEM(obj, (Py_ssize_t)j));
+            if (!pair) Py_CLEAR(pairs);
+            else PyTuple_SET_ITEM(pairs, (Py_ssize_t)j, pair);
+        }
+        r = pairs ? PyObject_CallOneArg((PyObject *)MapType, pairs) : NULL;
+        Py_XDECREF(pairs);
+        Py_DECREF(obj);
+        return r;
+    }
+    default: { /* DF_GENERIC: a dict, or a pith.Map when it is a key or a dict cannot hold it */
+        PyObject *const *items = ((PyListObject *)obj)->ob_item;
+        size_t npairs = f->n / 2;
+        r = NULL;
+        if (!f->as_key && !f->deep) r = dict_of_items(items, npairs);
+        if (!r && !PyErr_Occurred()) r = map_of_items(items, npairs);
+        Py_DECREF(obj);
+        return r;
+    }
+    }
+}
+
+/* After an error: drop every open frame. */
+NOINLINE static void dec_unwind(dec_ctx *d) {
+    while (d->nframes) {
+        dframe *f = &d->frames[--d->nframes];
+#if PITH_DICT_INTERNALS
+        if (f->kind == DF_TMPL) {
+            tmpl_free(f);
+            continue;
+        }
+#endif
+        Py_DECREF(f->obj);
+    }
+}
+
+/* Read one whole value (new reference), or NULL with the exception set.
+ * Each turn runs the item loop of the innermost frame f: first it stores
+ * `v`, a container just finished (NULL after a push), then reads items,
+ * building the scalars inline, until a container item (pushed, and its loop
+ * entered) or the frame's end (closed, and its parent's loop resumed). The
+ * commonest containers, short lists and maps of a shape seen before, are
+ * pushed inline. */
+static PyObject *dec_value(dec_ctx *d) {
+    pith_item it;
+    PyObject *v;
+    dframe *f;
+    size_t i, n;
+    int r;
+    if (UNLIKELY(!pith_read(d->r, &it))) return dec_fail(d);
+    v = dec_scalar(d, &it);
+    if (v != DEC_OPEN) return v;
+    f = NULL;
+    i = 0;
+open: /* `it` is a container item, item i of frame f (NULL: the top level) */
+    r = item_is_key(f, i);
+open_known: /* r: whether it is part of a key */
+    if (LIKELY(!r)) {
+        if (it.type == PITH_MAP) {
+#if PITH_DICT_INTERNALS
+            uint32_t si = it.v.map.shape;
+            if (si < d->shapes_cap && d->shapes[si].tmpl) {
+                f = dec_open_tmpl(d, d->shapes[si].tmpl, it.v.map.count);
+                if (UNLIKELY(!f)) goto fail;
+                i = 0;
+                n = f->n;
+                v = NULL;
+                goto tmpl_items;
+            }
+#endif
+            if (it.v.map.count == 0) {
+                /* No frame: the next item of its parent. */
+                v = PyDict_New();
+                if (UNLIKELY(!v)) goto fail;
+                if (!f) return v;
+                goto resume;
+            }
+        } else if (it.type == PITH_ARRAY && it.v.array.count <= PRESIZE_MAX) {
+            f = dec_open_list(d, it.v.array.count);
+            if (UNLIKELY(!f)) goto fail;
+            i = 0;
+            n = f->n;
+            v = NULL;
+            goto list_items;
+        }
+    }
+    if (UNLIKELY(dec_open(d, &it, r) < 0)) goto fail;
+    f = &d->frames[d->nframes - 1];
+    v = NULL;
+resume: /* f: the innermost frame; v: its next item if not NULL */
+    i = f->i;
+    n = f->n;
+    switch (f->kind) {
+    case DF_LIST:
+        goto list_items;
+#if PITH_DICT_INTERNALS
+    case DF_TMPL:
+        goto tmpl_items;
+#endif
+    case DF_LIST_LONG:
+        if (v) {
+            if (UNLIKELY(list_long_store(f, i, v) < 0)) goto fail_at;
+            i++;
+        }
+        for (; i < n; i++) {
+            if (UNLIKELY(!pith_read(d->r, &it))) goto fail_read;
+            v = dec_scalar(d, &it);
+            if (v == DEC_OPEN) goto open_at;
+            if (UNLIKELY(!v)) goto fail_at;
+            if (UNLIKELY(list_long_store(f, i, v) < 0)) goto fail_at;
+        }
+        goto complete;
+    case DF_DICT:
+        if (v) {
+            if (UNLIKELY(dict_store(d, f, i, v) < 0)) goto fail_at;
+            i++;
+        }
+        for (; i < n; i++) {
+            if (UNLIKELY(!pith_read(d->r, &it))) goto fail_read;
+            v = dec_scalar(d, &it);
+            if (v == DEC_OPEN) goto open_at;
+            if (UNLIKELY(!v)) goto fail_at;
+            if (UNLIKELY(dict_store(d, f, i, v) < 0)) goto fail_at;
+        }
+        goto complete;
+    default: /* DF_PAIRS, DF_GENERIC */
+        if (v) {
+            r = PyList_Append(f->obj, v);
+            Py_DECREF(v);
+            if (UNLIKELY(r < 0)) goto fail_at;
+            i++;
+        }
+        for (; i < n; i++) {
+            if (UNLIKELY(!pith_read(d->r, &it))) goto fail_read;
+            v = dec_scalar(d, &it);
+            if (v == DEC_OPEN) goto open_at;
+            if (UNLIKELY(!v)) goto fail_at;
+            r = PyList_Append(f->obj, v);
+            Py_DECREF(v);
+            if (UNLIKELY(r < 0)) goto fail_at;
+        }
+        goto complete;
+    }
+list_items: {
+    PyObject **items = ((PyListObject *)f->obj)->ob_item;
+    if (v) items[i++] = v;
+    for (; i < n; i++) {
+        if (UNLIKELY(!pith_read(d->r, &it))) goto fail_read;
+        v = dec_scalar(d, &it);
+        if (v == DEC_OPEN) goto open_at_plain;
+        if (UNLIKELY(!v)) goto fail_at;
+        items[i] = v;
+    }
+    f->i = i;
+    v = f->obj;
+    goto closed;
+}
+#if PITH_DICT_INTERNALS
+tmpl_items: {
+    pith_dict_uentry *ep = PITH_DK_ENTRIES((pith_dict_keys *)f->u.keys);
+    int gc = f->gc;
+    if (v) gc |= tmpl_store(ep, i++, v);
+    for (; i < n; i++) {
+        if (UNLIKELY(!pith_read(d->r, &it))) goto fail_read;
+        v = dec_scalar(d, &it);
+        if (v == DEC_OPEN) {
+            f->gc = (uint8_t)gc;
+            goto open_at_plain;
+        }
+        if (UNLIKELY(!v)) goto fail_at;
+        gc |= tmpl_store(ep, i, v);
+    }
+    f->i = i;
+    f->gc = (uint8_t)gc;
+    v = tmpl_dict(f);
+    if (UNLIKELY(!v)) {
+        d->nframes--;
+        goto fail;
+    }
+    goto closed;
+}
+#endif
+complete:
+    f->i = i;
+close: {
+    int was_key = f->as_key;
+    uint32_t height = f->height;
+    v = dec_close(d, f);
+    if (UNLIKELY(!v)) {
+        d->nframes--;
+        goto fail;
+    }
+    if (UNLIKELY(was_key) && d->nframes > 1) {
+        dframe *p = f - 1;
+        if (p->as_key) {
+            if (height + 1 > p->height) p->height = height + 1;
+        } else if (height > KEY_MAX_HEIGHT) {
+            p->deep = 1; /* p is a generic map, and v its key */
+        }
+    }
+}
+closed: /* v: the object of f, which is done */
+    if (--d->nframes == 0) return v;
+    f--; /* frames move only when one is pushed */
+    goto resume;
+open_at:
+    f->i = i;
+    goto open;
+open_at_plain: /* from a frame that is not part of a key */
+    f->i = i;
+    r = 0;
+    goto open_known;
+fail_read:
+    f->i = i;
+    dec_fail(d);
+    goto fail;
+fail_at:
+    f->i = i;
+fail:
+    dec_unwind(d);
+    return NULL;
+}
+
+
 
 /* The bytes of a loads() argument. */
 typedef struct {
@@ -914,7 +1183,7 @@ static PyObject *pith_loads(PyObject *module, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     dec_args a;
-    if (parse_dec_args("loads", args, nargs, kwnames, &a) < 0) return NULL;
+    if (stack_guard("loads") < 0 || parse_dec_args("loads", args, nargs, kwnames, &a) < 0) return NULL;
     input_bytes in;
     if (input_get(args[0], &in) < 0) {
         dict_list_free(&a.dicts);
@@ -928,7 +1197,7 @@ static PyObject *pith_loads(PyObject *module, PyObject *const *args, Py_ssize_t 
         if (!pith_reader_start(d->r, in.ptr, in.len, a.dicts.ptr, a.dicts.n, 0)) {
             dec_fail(d);
         } else {
-            result = dec_next(d);
+            result = dec_value(d);
             if (result && !pith_reader_finish(d->r)) {
                 Py_CLEAR(result);
                 dec_fail(d);
@@ -949,7 +1218,7 @@ static PyObject *pith_loads_stream(PyObject *module, PyObject *const *args, Py_s
         return NULL;
     }
     dec_args a;
-    if (parse_dec_args("loads_stream", args, nargs, kwnames, &a) < 0) return NULL;
+    if (stack_guard("loads_stream") < 0 || parse_dec_args("loads_stream", args, nargs, kwnames, &a) < 0) return NULL;
     input_bytes in;
     if (input_get(args[0], &in) < 0) {
         dict_list_free(&a.dicts);
@@ -972,7 +1241,7 @@ static PyObject *pith_loads_stream(PyObject *module, PyObject *const *args, Py_s
                     break;
                 }
                 if (!more) break;
-                PyObject *v = dec_next(d);
+                PyObject *v = dec_value(d);
                 if (!v || !pith_reader_frame_end(d->r) || PyList_Append(result, v) < 0) {
                     if (v && !PyErr_Occurred()) dec_fail(d);
                     Py_XDECREF(v);

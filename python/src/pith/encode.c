@@ -3,6 +3,12 @@
  *
  * Part of _pith.c, which includes it (one translation unit: the parts share
  * its static helpers and inline across each other); not compiled alone.
+ *
+ * Encoding is iterative: each container being written, and each value being
+ * replaced by a conversion (default, enum, dataclass, uuid), is a frame on a
+ * heap stack (enc_ctx.frames), so that any allowed depth costs memory, never
+ * C stack. The loop (enc_run) writes the common scalars inline and resumes
+ * the innermost frame after each child.
  */
 
 /* ==========================================================================
@@ -29,11 +35,39 @@ typedef struct {
     Py_ssize_t index;
 } path_ent;
 
+/* What a frame writes. */
+enum {
+    EF_LIST,  /* a list (or subclass): its size is checked before each element */
+    EF_TUPLE, /* a tuple (or subclass) */
+    EF_DICT,  /* a dict whose keys are all str or Symbol: a shaped map of its values */
+    EF_PAIRS, /* a map from (key, value) pairs: a dict of other keys, a dict subclass, a pith.Map */
+    EF_CONV,  /* a value replaced by a conversion: the replacement is its only item */
+};
+
+typedef struct {
+    uint8_t kind;
+    uint8_t owned;      /* EF_DICT: the keys and values in kvs are references held, not borrowed */
+    uint8_t textual;    /* EF_PAIRS: the keys became strings (a shaped map: only values are written) */
+    PyObject *obj;      /* the container or converted value (strong): cycle diagnosis, kept alive */
+    PyObject *items;    /* EF_PAIRS: the pairs (list or tuple); EF_CONV: the replacement (strong) */
+    Py_ssize_t n;       /* items to write (EF_PAIRS of a generic map: keys and values, 2 per pair) */
+    Py_ssize_t i;       /* items started: on error, item i - 1 is in the path */
+    union {
+        size_t at;      /* EF_LIST, EF_TUPLE: the shape hint slot the elements share */
+        size_t kv;      /* EF_DICT: its keys are kvs[kv, kv + n), its values follow */
+    } u;
+    union {
+        uint64_t version; /* EF_DICT, borrowed: the dict's version tag when its entries were read */
+        PyObject *ckeys;  /* EF_PAIRS: the keys as Pith sees them (list, strong) */
+    } v;
+    size_t hint0;       /* EF_DICT, EF_PAIRS: the hint slot of the value of key 0, or HINT_NONE */
+} eframe;
+
 typedef struct enc_ctx {
     pith_writer *w;
     PyObject *default_fn;
     uint32_t opt;
-    int depth;
+    uint32_t max_depth;     /* frames allowed (containers and conversions) */
     uint32_t empty_shape;   /* shape index of {} in this buffer */
     sc_ent *ents;           /* shape cache entries, in insertion order */
     size_t nents, ents_cap;
@@ -48,10 +82,12 @@ typedef struct enc_ctx {
     PyObject *err_cause;
     path_ent *path;
     size_t path_len, path_cap;
-    PyObject *stack[MAX_DEPTH + 1]; /* containers being written (cycle diagnosis) */
+    eframe *frames;         /* open frames, outermost first */
+    size_t depth, frames_cap;
+    size_t room;            /* min(max_depth, frames_cap): below it, a frame is pushed without more checks */
+    PyObject **kvs;         /* the keys and values of the EF_DICT frames, a stack of their own */
+    size_t kv_used, kv_cap;
 } enc_ctx;
-
-static int enc_value(enc_ctx *e, PyObject *o);
 
 static enc_ctx *enc_ctx_new(void) {
     enc_ctx *e = PyMem_Calloc(1, sizeof(enc_ctx));
@@ -66,6 +102,7 @@ static enc_ctx *enc_ctx_new(void) {
         return NULL;
     }
     e->empty_shape = PITH_NO_INDEX;
+    e->max_depth = PITH_DEFAULT_MAX_DEPTH;
     return e;
 }
 
@@ -78,7 +115,6 @@ static void enc_ctx_clear(enc_ctx *e) {
     e->hint_at = HINT_ROOT;
     e->hint_root = e->hint_scratch = 0;
     e->empty_shape = PITH_NO_INDEX;
-    e->depth = 0;
     Py_CLEAR(e->err_msg);
     Py_CLEAR(e->err_cause);
     for (size_t i = 0; i < e->path_len; i++) Py_XDECREF(e->path[i].key);
@@ -95,6 +131,8 @@ static void enc_ctx_free(enc_ctx *e) {
     PyMem_Free(e->pool);
     PyMem_Free(e->hints);
     PyMem_Free(e->path);
+    PyMem_Free(e->frames);
+    PyMem_Free(e->kvs);
     PyMem_Free(e);
 }
 
@@ -111,7 +149,8 @@ static enc_ctx *enc_acquire(void) {
 
 static void enc_release(enc_ctx *e, size_t bytes_written) {
     enc_ctx_clear(e);
-    if (g_enc_pool || bytes_written > POOL_RELEASE_BYTES || e->sc_cap > 8192 || e->pool_cap > 16384) {
+    if (g_enc_pool || bytes_written > POOL_RELEASE_BYTES || e->sc_cap > 8192 || e->pool_cap > 16384 ||
+        e->frames_cap > 4096 || e->kv_cap > 65536) {
         enc_ctx_free(e);
         return;
     }
@@ -296,73 +335,23 @@ ALWAYS_INLINE int enc_int(enc_ctx *e, PyObject *o) {
     return enc_bigint(e, o);
 }
 
-static int enc_dict(enc_ctx *e, PyObject *o);
-static int enc_sequence(enc_ctx *e, PyObject *o, PyObject **items, Py_ssize_t n, int is_list);
-NOINLINE static int enc_other(enc_ctx *e, PyObject *o);
-
-/* One value: the common types inline (used in the container loops). `at` is
- * the shape hint slot for a dict in this position (see hint_slot); it is only
- * stored for values that may contain dicts. */
-#define HINT_OF(ent, i) ((ent) >= 0 ? 1 + e->ents[(ent)].off + (size_t)(i) : HINT_NONE)
-
-ALWAYS_INLINE int enc_fast_at(enc_ctx *e, PyObject *o, Py_ssize_t ent, Py_ssize_t i) {
+/* The common scalars, written inline by the container loops: 0 written, -1
+ * error, 1 not one of them. */
+ALWAYS_INLINE int enc_scalar(enc_ctx *e, PyObject *o) {
     PyTypeObject *t = Py_TYPE(o);
     if (t == &PyUnicode_Type) return enc_str(e, o);
     if (t == &PyLong_Type) return enc_int(e, o);
     if (t == &PyFloat_Type) return LIKELY(pith_write_double(e->w, PyFloat_AS_DOUBLE(o))) ? 0 : enc_writer_fail(e);
     if (t == &PyBool_Type) return LIKELY(pith_write_bool(e->w, o == Py_True)) ? 0 : enc_writer_fail(e);
     if (o == Py_None) return LIKELY(pith_write_null(e->w)) ? 0 : enc_writer_fail(e);
-    if (i >= 0) e->hint_at = HINT_OF(ent, i); /* i < 0: keep hint_at (list elements) */
-    if (t == &PyDict_Type) return enc_dict(e, o);
-    if (t == &PyList_Type) return enc_sequence(e, o, NULL, PyList_GET_SIZE(o), 1);
-    return enc_other(e, o);
+    return 1;
 }
 
-ALWAYS_INLINE int enc_fast(enc_ctx *e, PyObject *o) { return enc_fast_at(e, o, -1, -1); }
+/* The shape hint slot (see hint_slot) of the value at key position i of the
+ * shape cache entry ent. */
+#define HINT_OF(ent, i) ((ent) >= 0 ? 1 + e->ents[(ent)].off + (size_t)(i) : HINT_NONE)
 
-/* --- containers --------------------------------------------------------- */
-
-NOINLINE static int enc_depth_fail(enc_ctx *e, PyObject *o) {
-    for (int i = 0; i < e->depth; i++)
-        if (e->stack[i] == o) return enc_fail(e, "circular reference (%s)", Py_TYPE(o)->tp_name);
-    return enc_fail(e, "nesting deeper than %d levels", MAX_DEPTH);
-}
-
-ALWAYS_INLINE int enc_enter(enc_ctx *e, PyObject *o) {
-    if (UNLIKELY(e->depth >= MAX_DEPTH)) return enc_depth_fail(e, o);
-    e->stack[e->depth++] = o;
-    return 0;
-}
-
-static NOINLINE int enc_sequence(enc_ctx *e, PyObject *o, PyObject **items, Py_ssize_t n, int is_list) {
-    if (enc_enter(e, o) < 0) return -1;
-    if (UNLIKELY(!pith_write_array_begin(e->w, (size_t)n))) {
-        e->depth--;
-        return enc_writer_fail(e);
-    }
-    Py_INCREF(o);
-    size_t at = e->hint_at; /* the elements share their list's hint */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (is_list && UNLIKELY(PyList_GET_SIZE(o) != n)) {
-            enc_fail(e, "list changed size during encoding");
-            goto fail;
-        }
-        PyObject *v = is_list ? PyList_GET_ITEM(o, i) : items[i];
-        e->hint_at = at;
-        if (UNLIKELY(enc_fast_at(e, v, -1, -1) < 0)) {
-            enc_path_push(e, NULL, i);
-            goto fail;
-        }
-    }
-    Py_DECREF(o);
-    e->depth--;
-    if (UNLIKELY(!pith_write_array_end(e->w))) return enc_writer_fail(e);
-    return 0;
-fail:
-    Py_DECREF(o);
-    e->depth--;
-    return -1;
-}
+/* --- shaped maps: the shape cache ---------------------------------------- */
 
 ALWAYS_INLINE uint64_t id_hash(PyObject *const *keys, Py_ssize_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
@@ -531,26 +520,98 @@ ALWAYS_INLINE Py_ssize_t enc_map_open(enc_ctx *e, size_t at, PyObject *const *ke
     return ent;
 }
 
-static int enc_dict_general(enc_ctx *e, PyObject *o);
+/* --- frames --------------------------------------------------------------- */
 
-static NOINLINE int enc_dict(enc_ctx *e, PyObject *o) {
-    Py_ssize_t n = PyDict_GET_SIZE(o);
-    PyObject *local[64];
-    PyObject **keys = local, **vals;
-    if (n > 32) {
-        keys = PyMem_Malloc((size_t)n * 2 * sizeof(PyObject *));
-        if (!keys) {
-            PyErr_NoMemory();
-            return -1;
-        }
+NOINLINE static int enc_depth_fail(enc_ctx *e, PyObject *o) {
+    for (size_t i = 0; i < e->depth; i++)
+        if (e->frames[i].obj == o) return enc_fail(e, "circular reference (%s)", Py_TYPE(o)->tp_name);
+    return enc_fail(e, "nesting deeper than %lu levels", (unsigned long)e->max_depth);
+}
+
+NOINLINE static int enc_grow(void **arr, size_t *cap, size_t need, size_t size) {
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    if (n > (size_t)PY_SSIZE_T_MAX / size) {
+        PyErr_NoMemory();
+        return -1;
     }
-    vals = keys + (n > 32 ? n : 32);
+    void *p = PyMem_Realloc(*arr, n * size);
+    if (!p) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+static void enc_set_room(enc_ctx *e) { e->room = e->max_depth < e->frames_cap ? e->max_depth : e->frames_cap; }
+
+/* Past `room`: too deep ("circular reference" if `o` is already open), or
+ * more frames. */
+NOINLINE static int enc_make_room(enc_ctx *e, PyObject *o) {
+    if (e->depth >= e->max_depth) return enc_depth_fail(e, o);
+    if (enc_grow((void **)&e->frames, &e->frames_cap, e->depth + 1, sizeof(eframe)) < 0) return -1;
+    enc_set_room(e);
+    return 0;
+}
+
+/* Enter `o`: a new frame of `kind` holding a reference to it, or NULL. The
+ * opener sets the fields its kind uses (and `items`, `ckeys` for EF_PAIRS
+ * and EF_CONV). */
+ALWAYS_INLINE eframe *enc_push(enc_ctx *e, PyObject *o, uint8_t kind) {
+    if (UNLIKELY(e->depth >= e->room) && enc_make_room(e, o) < 0) return NULL;
+    eframe *f = &e->frames[e->depth++];
+    f->kind = kind;
+    f->obj = Py_NewRef(o);
+    f->i = 0;
+    return f;
+}
+
+/* Leave the innermost frame, dropping what it holds. */
+ALWAYS_INLINE void enc_pop(enc_ctx *e) {
+    eframe *f = &e->frames[--e->depth];
+    if (f->kind == EF_DICT) {
+        if (UNLIKELY(f->owned)) {
+            for (Py_ssize_t j = 0; j < 2 * f->n; j++) Py_DECREF(e->kvs[f->u.kv + (size_t)j]);
+        }
+        e->kv_used = f->u.kv;
+    } else if (f->kind >= EF_PAIRS) {
+        Py_DECREF(f->items);
+        if (f->kind == EF_PAIRS) Py_DECREF(f->v.ckeys);
+    }
+    Py_DECREF(f->obj);
+}
+
+/* A list or tuple (or subclass) of n elements. */
+ALWAYS_INLINE int enc_open_seq(enc_ctx *e, PyObject *o, uint8_t kind, Py_ssize_t n) {
+    eframe *f = enc_push(e, o, kind);
+    if (UNLIKELY(!f)) return -1;
+    f->n = n;
+    f->u.at = e->hint_at; /* the elements share their list's hint */
+    if (UNLIKELY(!pith_write_array_begin(e->w, (size_t)n))) {
+        enc_pop(e);
+        return enc_writer_fail(e);
+    }
+    return 0;
+}
+
+static int enc_open_pairs(enc_ctx *e, PyObject *o, PyObject *items);
+
+/* A dict (exact type): its keys and values go to kvs, then a shaped map if the
+ * keys are all str or Symbol, else the pairs of a generic map. */
+ALWAYS_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
+    Py_ssize_t n = PyDict_GET_SIZE(o);
+    if (UNLIKELY(e->kv_cap - e->kv_used < 2 * (size_t)n) &&
+        enc_grow((void **)&e->kvs, &e->kv_cap, e->kv_used + 2 * (size_t)n, sizeof(PyObject *)) < 0)
+        return -1;
+    PyObject **keys = e->kvs + e->kv_used, **vals = keys + n;
     Py_ssize_t i = 0;
-    PyObject *k, *v;
     int textual = 1, owned = 0;
+    uint64_t version = 0;
 #if PITH_DICT_INTERNALS
     PyDictObject *mp = (PyDictObject *)o;
-    const uint64_t version = mp->ma_version_tag;
+    version = mp->ma_version_tag;
     if (LIKELY(mp->ma_values == NULL)) {
         pith_dict_keys *dk = (pith_dict_keys *)mp->ma_keys;
         Py_ssize_t nent = dk->dk_nentries;
@@ -581,71 +642,47 @@ static NOINLINE int enc_dict(enc_ctx *e, PyObject *o) {
          * encoding cannot free what is still to be written. */
         owned = 1;
         Py_ssize_t pos = 0;
+        PyObject *k, *v;
         while (i < n && PyDict_Next(o, &pos, &k, &v)) {
             PyTypeObject *kt = Py_TYPE(k);
             if (kt != &PyUnicode_Type && kt != SymbolType) textual = 0;
             keys[i] = Py_NewRef(k);
             vals[i++] = Py_NewRef(v);
         }
+    }
+    if (UNLIKELY(i != n)) {
+        memmove(keys + i, vals, (size_t)i * sizeof(PyObject *));
         n = i;
     }
-    int rc = -1;
     if (UNLIKELY(!textual)) {
-        rc = enc_dict_general(e, o);
-        goto done;
+        if (owned) {
+            for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(keys[j]);
+        }
+        PyObject *items = PyDict_Items(o); /* a new list: no other code holds it */
+        return items ? enc_open_pairs(e, o, items) : -1;
     }
     size_t at = e->hint_at;
-    if (enc_enter(e, o) < 0) goto done;
-    Py_ssize_t ent = enc_map_open(e, at, keys, n, 0);
+    size_t kv = e->kv_used;
+    eframe *f = enc_push(e, o, EF_DICT);
+    if (UNLIKELY(!f)) {
+        if (owned) {
+            for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(keys[j]);
+        }
+        return -1;
+    }
+    f->u.kv = kv;
+    f->n = n;
+    f->owned = (uint8_t)owned;
+    f->v.version = version;
+    e->kv_used = kv + 2 * (size_t)n;
+    Py_ssize_t ent = enc_map_open(e, at, e->kvs + kv, n, 0);
     if (UNLIKELY(ent == -2)) {
-        e->depth--;
-        goto done;
+        enc_pop(e);
+        return -1;
     }
-    Py_INCREF(o);
-    for (i = 0; i < n; i++) {
-        if (UNLIKELY(enc_fast_at(e, vals[i], ent, i) < 0)) {
-#if PITH_DICT_INTERNALS
-            /* a changed dict may have freed the borrowed key */
-            if (!owned && mp->ma_version_tag != version) {
-                enc_fail(e, "dict changed during encoding");
-                goto fail;
-            }
-#endif
-            enc_path_push(e, keys[i], 0);
-            goto fail;
-        }
-        /* The values are borrowed: if Python code run while encoding (a
-         * `default`, a tzinfo) changed this dict, stop before using them. */
-#if PITH_DICT_INTERNALS
-        if (UNLIKELY(!owned && mp->ma_version_tag != version)) {
-            enc_fail(e, "dict changed during encoding");
-            goto fail;
-        }
-#endif
-    }
-    Py_DECREF(o);
-    e->depth--;
-    if (UNLIKELY(!pith_write_map_end(e->w))) {
-        enc_writer_fail(e);
-        goto done;
-    }
-    rc = 0;
-    goto done;
-fail:
-    Py_DECREF(o);
-    e->depth--;
-done:
-    if (owned) {
-        for (Py_ssize_t j = 0; j < n; j++) {
-            Py_DECREF(keys[j]);
-            Py_DECREF(vals[j]);
-        }
-    }
-    if (keys != local) PyMem_Free(keys);
-    return rc;
+    f->hint0 = HINT_OF(ent, 0);
+    return 0;
 }
-
-static int enc_default(enc_ctx *e, PyObject *o);
 
 /* A map key as the value Pith will see (new reference), NULL on error. */
 static PyObject *enc_convert_key(enc_ctx *e, PyObject *k) {
@@ -684,104 +721,78 @@ static PyObject *enc_convert_key(enc_ctx *e, PyObject *k) {
     return r;
 }
 
-/* A map given as a sequence of (key, value) pairs (a dict's items, or a
- * pith.Map): convert the keys, then a shaped map if they all became strings,
- * else a generic map. Keys that Python holds apart may be equal as Pith
- * values (NaNs of one payload, str subclasses, enum members and their
- * values, the pairs of a Map): the writer refuses those. */
-static int enc_pairs(enc_ctx *e, PyObject *o, PyObject *items) {
+/* A map given as (key, value) pairs (steals `items`, a list or tuple no other
+ * code changes): the keys converted first, then a shaped map if they all
+ * became strings, else a generic map. Keys that Python holds apart may be
+ * equal as Pith values (NaNs of one payload, str subclasses, enum members and
+ * their values, the pairs of a Map): the writer refuses those. */
+static int enc_open_pairs(enc_ctx *e, PyObject *o, PyObject *items) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
     PyObject **pairs = PySequence_Fast_ITEMS(items);
     PyObject *ckeys = PyList_New(n);
-    int rc = -1, textual = 1;
-    if (!ckeys) return -1;
+    int textual = 1;
+    if (!ckeys) goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *pair = pairs[i];
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
             enc_fail(e, "map pairs must be (key, value) tuples");
-            goto done;
+            goto fail;
         }
         PyObject *k = PyTuple_GET_ITEM(pair, 0);
         PyObject *ck = enc_convert_key(e, k);
         if (!ck) {
             enc_path_push(e, k, 0);
-            goto done;
+            goto fail;
         }
         PyList_SET_ITEM(ckeys, i, ck);
         if (Py_TYPE(ck) != &PyUnicode_Type && Py_TYPE(ck) != SymbolType) textual = 0;
     }
     size_t at = e->hint_at;
-    Py_ssize_t ent = -1;
-    if (enc_enter(e, o) < 0) goto done;
+    eframe *f = enc_push(e, o, EF_PAIRS);
+    if (!f) goto fail;
+    f->items = items;
+    f->v.ckeys = ckeys;
+    f->textual = (uint8_t)textual;
+    f->n = textual ? n : 2 * n;
+    f->hint0 = HINT_NONE;
     if (textual) {
-        ent = enc_map_open(e, at, &PyList_GET_ITEM(ckeys, 0), n, 1);
+        Py_ssize_t ent = enc_map_open(e, at, &PyList_GET_ITEM(ckeys, 0), n, 1);
         if (ent == -2) {
-            e->depth--;
-            goto done;
+            enc_pop(e);
+            return -1;
         }
-    } else {
-        if (UNLIKELY(!pith_write_generic_map_begin(e->w, (size_t)n))) {
-            e->depth--;
-            enc_writer_fail(e);
-            goto done;
-        }
+        f->hint0 = HINT_OF(ent, 0);
+    } else if (UNLIKELY(!pith_write_generic_map_begin(e->w, (size_t)n))) {
+        enc_pop(e);
+        return enc_writer_fail(e);
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *pair = pairs[i];
-        e->hint_at = HINT_NONE;
-        if (!textual && enc_value(e, PyList_GET_ITEM(ckeys, i)) < 0) {
-            enc_path_push(e, PyTuple_GET_ITEM(pair, 0), 0);
-            e->depth--;
-            goto done;
-        }
-        e->hint_at = HINT_OF(ent, i);
-        if (enc_value(e, PyTuple_GET_ITEM(pair, 1)) < 0) {
-            enc_path_push(e, PyTuple_GET_ITEM(pair, 0), 0);
-            e->depth--;
-            goto done;
-        }
-    }
-    e->depth--;
-    if (UNLIKELY(!pith_write_map_end(e->w))) {
-        enc_writer_fail(e);
-        goto done;
-    }
-    rc = 0;
-done:
-    Py_DECREF(ckeys);
-    return rc;
-}
-
-static int enc_dict_general(enc_ctx *e, PyObject *o) {
-    PyObject *items = PyDict_Items(o);
-    if (!items) return -1;
-    int rc = enc_pairs(e, o, items);
+    return 0;
+fail:
+    Py_XDECREF(ckeys);
     Py_DECREF(items);
-    return rc;
+    return -1;
 }
 
 /* A dict subclass in the order its items() gives: an OrderedDict moved
- * with move_to_end keeps its order apart from the underlying dict's. */
-NOINLINE static int enc_dict_subclass(enc_ctx *e, PyObject *o) {
+ * with move_to_end keeps its order apart from the underlying dict's. A
+ * tuple of them, since items() may return a list other code changes. */
+NOINLINE static int enc_open_dict_subclass(enc_ctx *e, PyObject *o) {
     PyObject *items = PyMapping_Items(o);
     if (!items) return -1;
-    int rc = enc_pairs(e, o, items);
+    PyObject *t = PySequence_Tuple(items);
     Py_DECREF(items);
-    return rc;
+    return t ? enc_open_pairs(e, o, t) : -1;
 }
 
-NOINLINE static int enc_map_object(enc_ctx *e, PyObject *o) {
+NOINLINE static int enc_open_map_object(enc_ctx *e, PyObject *o) {
     PyObject *pairs = PyObject_GetAttrString(o, "pairs");
     if (!pairs) return -1;
     PyObject *items = as_tuple(pairs, "Map.pairs must be a sequence");
     Py_DECREF(pairs);
-    if (!items) return -1;
-    Py_INCREF(o);
-    int rc = enc_pairs(e, o, items);
-    Py_DECREF(o);
-    Py_DECREF(items);
-    return rc;
+    return items ? enc_open_pairs(e, o, items) : -1;
 }
+
+/* --- other values --------------------------------------------------------- */
 
 NOINLINE static int enc_datetime(enc_ctx *e, PyObject *o) {
     int y = PyDateTime_GET_YEAR(o), mo = PyDateTime_GET_MONTH(o), d = PyDateTime_GET_DAY(o);
@@ -905,24 +916,26 @@ fail:
     return NULL;
 }
 
+/* `o` replaced by `r` (an enum's value, a dataclass's dict, a uuid's text,
+ * what `default` returned; steals r): a frame of its own, so that the
+ * replacement counts as a level and a conversion that returns its input
+ * ends as a circular reference. */
 static int enc_converted(enc_ctx *e, PyObject *o, PyObject *r) {
-    /* The replacement of `o` (enum value, dataclass dict, default result) counts as a level. */
     if (!r) return -1;
-    if (enc_enter(e, o) < 0) {
+    eframe *f = enc_push(e, o, EF_CONV);
+    if (!f) {
         Py_DECREF(r);
         return -1;
     }
-    int rc = enc_value(e, r);
-    e->depth--;
-    Py_DECREF(r);
-    return rc;
+    f->items = r;
+    f->n = 1;
+    return 0;
 }
 
 static int enc_default(enc_ctx *e, PyObject *o) {
     if (!e->default_fn) return enc_fail_type(e, o);
-    if (enc_enter(e, o) < 0) return -1;
+    if (e->depth >= e->max_depth) return enc_depth_fail(e, o);
     PyObject *r = PyObject_CallOneArg(e->default_fn, o);
-    e->depth--;
     if (!r) {
         PyObject *type, *value, *tb;
         PyErr_Fetch(&type, &value, &tb);
@@ -936,17 +949,19 @@ static int enc_default(enc_ctx *e, PyObject *o) {
     return enc_converted(e, o, r);
 }
 
+/* Any value but the common scalars, dicts and lists: written, or opened as a
+ * frame. */
 static int enc_other_kept(enc_ctx *e, PyObject *o) {
     PyTypeObject *t = Py_TYPE(o);
     uint32_t opt = e->opt;
     if (t == SymbolType) return enc_symbol(e, o);
-    if (t == &PyTuple_Type) return enc_sequence(e, o, &PyTuple_GET_ITEM(o, 0), PyTuple_GET_SIZE(o), 0);
+    if (t == &PyTuple_Type) return enc_open_seq(e, o, EF_TUPLE, PyTuple_GET_SIZE(o));
     if (PyDateTime_Check(o) && !(opt & OPT_PASSTHROUGH_DATETIME)) {
         if (t == PyDateTimeAPI->DateTimeType || !(opt & OPT_PASSTHROUGH_SUBCLASS)) return enc_datetime(e, o);
     }
     if (t == TimestampType) return enc_timestamp(e, o);
     if (t == ExtType) return enc_ext(e, o);
-    if (t == MapType) return enc_map_object(e, o);
+    if (t == MapType) return enc_open_map_object(e, o);
     if (t == &PyBytes_Type) {
         return pith_write_binary(e->w, PyBytes_AS_STRING(o), (size_t)PyBytes_GET_SIZE(o)) ? 0 : enc_writer_fail(e);
     }
@@ -960,9 +975,9 @@ static int enc_other_kept(enc_ctx *e, PyObject *o) {
         }
         if (PyLong_Check(o)) return enc_bigint(e, o);
         if (PyFloat_Check(o)) return pith_write_double(e->w, PyFloat_AS_DOUBLE(o)) ? 0 : enc_writer_fail(e);
-        if (PyDict_Check(o)) return enc_dict_subclass(e, o);
-        if (PyList_Check(o)) return enc_sequence(e, o, NULL, PyList_GET_SIZE(o), 1);
-        if (PyTuple_Check(o)) return enc_sequence(e, o, &PyTuple_GET_ITEM(o, 0), PyTuple_GET_SIZE(o), 0);
+        if (PyDict_Check(o)) return enc_open_dict_subclass(e, o);
+        if (PyList_Check(o)) return enc_open_seq(e, o, EF_LIST, PyList_GET_SIZE(o));
+        if (PyTuple_Check(o)) return enc_open_seq(e, o, EF_TUPLE, PyTuple_GET_SIZE(o));
         if (PyBytes_Check(o) || PyByteArray_Check(o)) return enc_buffer(e, o);
     } else if (PyObject_IsInstance(o, g_enum_type) == 1 && !(opt & OPT_PASSTHROUGH_ENUM)) {
         return enc_converted(e, o, PyObject_GetAttr(o, s_value));
@@ -994,19 +1009,200 @@ NOINLINE static int enc_other(enc_ctx *e, PyObject *o) {
     return rc;
 }
 
-static int enc_value(enc_ctx *e, PyObject *o) { return enc_fast(e, o); }
+/* --- the loop ------------------------------------------------------------- */
+
+/* After an error: close every frame, recording the path from the innermost
+ * out. A frame's item i - 1 is where the error happened, except in the
+ * innermost frame when `own` is 0 (the error is the frame's own: a list that
+ * changed size, a dict that changed). Conversions add no path component. */
+NOINLINE static void enc_unwind(enc_ctx *e, int own) {
+    while (e->depth) {
+        eframe *f = &e->frames[e->depth - 1];
+        if (own && f->i > 0) {
+            switch (f->kind) {
+            case EF_LIST:
+            case EF_TUPLE:
+                enc_path_push(e, NULL, f->i - 1);
+                break;
+            case EF_DICT:
+#if PITH_DICT_INTERNALS
+                /* a changed dict may have freed the borrowed key */
+                if (!f->owned && ((PyDictObject *)f->obj)->ma_version_tag != f->v.version) {
+                    enc_fail(e, "dict changed during encoding");
+                    break;
+                }
+#endif
+                enc_path_push(e, e->kvs[f->u.kv + (size_t)f->i - 1], 0);
+                break;
+            case EF_PAIRS: {
+                Py_ssize_t pair = f->textual ? f->i - 1 : (f->i - 1) >> 1;
+                enc_path_push(e, PyTuple_GET_ITEM(PySequence_Fast_ITEMS(f->items)[pair], 0), 0);
+                break;
+            }
+            default:
+                break;
+            }
+        }
+        own = 1;
+        enc_pop(e);
+    }
+}
+
+/* The next item of a pith.Map or dict-items frame, and the hint slot for it. */
+ALWAYS_INLINE PyObject *pairs_item(enc_ctx *e, const eframe *f, Py_ssize_t i, size_t *at) {
+    if (f->textual) {
+        *at = f->hint0 == HINT_NONE ? HINT_NONE : f->hint0 + (size_t)i;
+        return PyTuple_GET_ITEM(PySequence_Fast_ITEMS(f->items)[i], 1);
+    }
+    *at = HINT_NONE;
+    if (!(i & 1)) return PyList_GET_ITEM(f->v.ckeys, i >> 1);
+    return PyTuple_GET_ITEM(PySequence_Fast_ITEMS(f->items)[i >> 1], 1);
+}
+
+/* Encode `o` and everything in it: 0, or -1 with the error pending (see
+ * enc_raise). Containers and conversions push frames; the loop of the
+ * innermost frame writes its scalars inline and descends into its next
+ * other item (`value`), or closes the frame and resumes its parent. A frame
+ * just opened is entered directly; a resumed one through the switch. */
+static int enc_run(enc_ctx *e, PyObject *o) {
+    eframe *f;
+    Py_ssize_t i, n;
+    size_t at;
+    int s = enc_scalar(e, o);
+    if (s <= 0) return s;
+value: /* o: any value but the inline scalars */
+    if (Py_TYPE(o) == &PyDict_Type) {
+        if (UNLIKELY(enc_open_dict(e, o) < 0)) goto fail;
+        f = &e->frames[e->depth - 1];
+        if (LIKELY(f->kind == EF_DICT)) goto dict;
+        goto resume_top;
+    }
+    if (Py_TYPE(o) == &PyList_Type) {
+        if (UNLIKELY(enc_open_seq(e, o, EF_LIST, PyList_GET_SIZE(o)) < 0)) goto fail;
+        f = &e->frames[e->depth - 1];
+        goto list;
+    }
+    if (UNLIKELY(enc_other(e, o) < 0)) goto fail;
+    if (!e->depth) return 0;
+resume_top:
+    f = &e->frames[e->depth - 1];
+resume:
+    switch (f->kind) {
+    case EF_LIST:
+        goto list;
+    case EF_TUPLE:
+        goto tuple;
+    case EF_DICT:
+#if PITH_DICT_INTERNALS
+        /* The values are borrowed: if Python code run while encoding (a
+         * `default`, a tzinfo) changed this dict, stop before using them. */
+        if (UNLIKELY(!f->owned && ((PyDictObject *)f->obj)->ma_version_tag != f->v.version)) {
+            enc_fail(e, "dict changed during encoding");
+            goto fail_own;
+        }
+#endif
+        goto dict;
+    case EF_PAIRS:
+        goto pairs;
+    default: /* EF_CONV */
+        if (f->i == 0) {
+            f->i = 1;
+            o = f->items;
+            s = enc_scalar(e, o);
+            if (s > 0) goto value;
+            if (s < 0) goto fail;
+        }
+        goto close;
+    }
+list:
+    for (i = f->i, n = f->n; i < n;) {
+        if (UNLIKELY(PyList_GET_SIZE(f->obj) != n)) {
+            f->i = i;
+            enc_fail(e, "list changed size during encoding");
+            goto fail_own;
+        }
+        o = PyList_GET_ITEM(f->obj, i++);
+        s = enc_scalar(e, o);
+        if (LIKELY(s == 0)) continue;
+        f->i = i;
+        if (UNLIKELY(s < 0)) goto fail;
+        e->hint_at = f->u.at;
+        goto value;
+    }
+    f->i = i;
+    if (UNLIKELY(!pith_write_array_end(e->w))) goto fail_close;
+    goto close;
+tuple:
+    for (i = f->i, n = f->n; i < n;) {
+        o = PyTuple_GET_ITEM(f->obj, i++);
+        s = enc_scalar(e, o);
+        if (LIKELY(s == 0)) continue;
+        f->i = i;
+        if (UNLIKELY(s < 0)) goto fail;
+        e->hint_at = f->u.at;
+        goto value;
+    }
+    f->i = i;
+    if (UNLIKELY(!pith_write_array_end(e->w))) goto fail_close;
+    goto close;
+dict: {
+    PyObject **vals = e->kvs + f->u.kv + f->n;
+    for (i = f->i, n = f->n; i < n;) {
+        o = vals[i++];
+        s = enc_scalar(e, o);
+        if (LIKELY(s == 0)) continue;
+        f->i = i;
+        if (UNLIKELY(s < 0)) goto fail;
+        e->hint_at = f->hint0 == HINT_NONE ? HINT_NONE : f->hint0 + (size_t)i - 1;
+        goto value;
+    }
+    f->i = i;
+    if (UNLIKELY(!pith_write_map_end(e->w))) goto fail_close;
+    goto close;
+}
+pairs:
+    for (i = f->i, n = f->n; i < n;) {
+        o = pairs_item(e, f, i++, &at);
+        s = enc_scalar(e, o);
+        if (LIKELY(s == 0)) continue;
+        f->i = i;
+        if (UNLIKELY(s < 0)) goto fail;
+        e->hint_at = at;
+        goto value;
+    }
+    f->i = i;
+    if (UNLIKELY(!pith_write_map_end(e->w))) goto fail_close;
+close:
+    enc_pop(e);
+    if (!e->depth) return 0;
+    f--; /* the parent (frames move only when one is pushed) */
+    goto resume;
+fail_close: /* the innermost frame is complete: its parent's item is in the path */
+    enc_writer_fail(e);
+    enc_pop(e);
+    enc_unwind(e, 1);
+    return -1;
+fail_own:
+    enc_unwind(e, 0);
+    return -1;
+fail:
+    enc_unwind(e, 1);
+    return -1;
+}
 
 /* Encode one top-level value with e (already started). 0 or -1 with the exception set. */
 static int enc_top(enc_ctx *e, PyObject *o) {
     e->hint_at = HINT_ROOT;
-    if (enc_value(e, o) < 0) {
+    enc_set_room(e);
+    pith_writer_set_max_depth(e->w, e->max_depth);
+    if (enc_run(e, o) < 0) {
         enc_raise(e);
         return -1;
     }
     return 0;
 }
 
-static PyObject *names_dumps[3];
+static PyObject *names_dumps[4];
 
 static PyObject *pith_dumps(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)module;
@@ -1014,10 +1210,11 @@ static PyObject *pith_dumps(PyObject *module, PyObject *const *args, Py_ssize_t 
         PyErr_Format(PyExc_TypeError, "dumps() takes exactly 1 positional argument (%zd given)", nargs);
         return NULL;
     }
-    PyObject *kw[3] = {NULL, NULL, NULL};
-    if (kwnames && parse_kwargs("dumps", kwnames, args + nargs, names_dumps, kw, 3) < 0) return NULL;
-    uint32_t opt = 0;
+    PyObject *kw[4] = {NULL, NULL, NULL, NULL};
+    if (kwnames && parse_kwargs("dumps", kwnames, args + nargs, names_dumps, kw, 4) < 0) return NULL;
+    uint32_t opt = 0, max_depth = PITH_DEFAULT_MAX_DEPTH;
     if (kw[0] && parse_option(kw[0], &opt) < 0) return NULL;
+    if (kw[3] && parse_max_depth(kw[3], &max_depth) < 0) return NULL;
     const pith_dict *dict = NULL;
     if (kw[2] && kw[2] != Py_None) {
         if (!PyObject_TypeCheck(kw[2], &DictionaryType)) {
@@ -1031,9 +1228,11 @@ static PyObject *pith_dumps(PyObject *module, PyObject *const *args, Py_ssize_t 
         PyErr_SetString(PyExc_TypeError, "default must be callable");
         return NULL;
     }
+    if (stack_guard("dumps") < 0) return NULL;
     enc_ctx *e = enc_acquire();
     if (!e) return NULL;
     e->opt = opt;
+    e->max_depth = max_depth;
     e->default_fn = dflt;
     PyObject *result = NULL;
     size_t len = 0;

@@ -15,6 +15,7 @@ typedef struct {
     PyObject *default_fn;
     PyObject *dictionary;
     uint32_t opt;
+    uint32_t max_depth;
     size_t emitted;   /* bytes of the writer's buffer already returned */
     int started;
     int busy;
@@ -22,11 +23,12 @@ typedef struct {
 } EncoderObject;
 
 static PyObject *Encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"option", "default", "dictionary", NULL};
-    PyObject *option = NULL, *dflt = NULL, *dictionary = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOO:Encoder", kwlist, &option, &dflt, &dictionary)) return NULL;
-    uint32_t opt;
-    if (parse_option(option, &opt) < 0) return NULL;
+    static char *kwlist[] = {"option", "default", "dictionary", "max_depth", NULL};
+    PyObject *option = NULL, *dflt = NULL, *dictionary = NULL, *maxd = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO:Encoder", kwlist, &option, &dflt, &dictionary, &maxd))
+        return NULL;
+    uint32_t opt, max_depth;
+    if (parse_option(option, &opt) < 0 || parse_max_depth(maxd, &max_depth) < 0) return NULL;
     if (dflt == Py_None) dflt = NULL;
     if (dflt && !PyCallable_Check(dflt)) {
         PyErr_SetString(PyExc_TypeError, "default must be callable");
@@ -45,6 +47,7 @@ static PyObject *Encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     }
     self->opt = opt;
+    self->max_depth = max_depth;
     self->default_fn = Py_XNewRef(dflt);
     self->dictionary = Py_XNewRef(dictionary);
     return (PyObject *)self;
@@ -78,6 +81,7 @@ static PyObject *Encoder_encode(EncoderObject *self, PyObject *obj) {
         PyErr_SetString(PyExc_ValueError, "this Encoder failed on an earlier value; start a new stream");
         return NULL;
     }
+    if (stack_guard("Encoder.encode") < 0) return NULL;
     enc_ctx *e = self->e;
     pith_writer *w = e->w;
     if (!self->started) {
@@ -89,6 +93,7 @@ static PyObject *Encoder_encode(EncoderObject *self, PyObject *obj) {
     }
     self->busy = 1;
     e->opt = self->opt;
+    e->max_depth = self->max_depth;
     e->default_fn = self->default_fn;
     PyObject *result = NULL;
     if (!pith_write_frame_begin(w)) {
@@ -115,7 +120,6 @@ static PyObject *Encoder_encode(EncoderObject *self, PyObject *obj) {
     Py_CLEAR(e->err_cause);
     for (size_t i = 0; i < e->path_len; i++) Py_XDECREF(e->path[i].key);
     e->path_len = 0;
-    e->depth = 0;
     e->default_fn = NULL;
     self->busy = 0;
     return result;
@@ -149,7 +153,7 @@ static PyTypeObject EncoderType = {
     .tp_basicsize = sizeof(EncoderObject),
     .tp_dealloc = (destructor)Encoder_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Encoder(*, option=0, default=None, dictionary=None)\n--\n\n"
+    .tp_doc = "Encoder(*, option=0, default=None, dictionary=None, max_depth=1000)\n--\n\n"
               "Encodes a stream of values that share string and shape tables (SPEC 2.3).",
     .tp_traverse = (traverseproc)Encoder_traverse,
     .tp_clear = (inquiry)Encoder_clear,
@@ -303,6 +307,7 @@ static PyObject *Decoder_iternext(DecoderObject *self) {
         PyErr_SetString(PyExc_RuntimeError, "Decoder used re-entrantly");
         return NULL;
     }
+    if (stack_guard("Decoder") < 0) return NULL;
     dec_ctx *d = self->d;
     const char *p = self->buf + self->start;
     size_t avail = self->len - self->start;
@@ -339,7 +344,7 @@ static PyObject *Decoder_iternext(DecoderObject *self) {
     if (!pith_reader_feed_frame(d->r, p, size, self->base)) {
         dec_fail(d);
     } else {
-        v = dec_next(d);
+        v = dec_value(d);
         if (v && !pith_reader_frame_end(d->r)) {
             Py_CLEAR(v);
             dec_fail(d);
