@@ -749,6 +749,17 @@ PyMODINIT_FUNC PyInit__pith(void) {
     tmp = PyImport_ImportModule("enum");
     if (!tmp || !(g_enum_type = PyObject_GetAttrString(tmp, "Enum"))) goto fail;
     Py_CLEAR(tmp);
+    tmp = PyImport_ImportModule("os");
+    {
+        PyObject *seed = tmp ? PyObject_CallMethod(tmp, "urandom", "i", (int)sizeof(g_group_seed)) : NULL;
+        if (!seed || !PyBytes_Check(seed) || PyBytes_GET_SIZE(seed) != (Py_ssize_t)sizeof(g_group_seed)) {
+            Py_XDECREF(seed);
+            goto fail;
+        }
+        memcpy(&g_group_seed, PyBytes_AS_STRING(seed), sizeof(g_group_seed));
+        Py_DECREF(seed);
+    }
+    Py_CLEAR(tmp);
     tmp = PyImport_ImportModule("uuid");
     if (!tmp || !(g_uuid_type = PyObject_GetAttrString(tmp, "UUID"))) goto fail;
     Py_CLEAR(tmp);

@@ -31,6 +31,8 @@ typedef struct dec_ctx {
     size_t lkeys_cap, lkeys_hi; /* slots covered, and 1 + the highest set */
     struct dframe *frames;    /* open containers, outermost first (see dec_value) */
     size_t nframes, frames_cap;
+    struct hash_group *groups; /* keys per Python hash value of a generic map (see dict_of_items) */
+    size_t groups_cap;
 } dec_ctx;
 
 static dec_ctx *dec_ctx_new(void) {
@@ -73,6 +75,7 @@ static void dec_ctx_free(dec_ctx *d) {
     PyMem_Free(d->kpool);
     PyMem_Free(d->lkeys);
     PyMem_Free(d->frames);
+    PyMem_Free(d->groups);
     PyMem_Free(d);
 }
 
@@ -91,7 +94,8 @@ static void dec_release(dec_ctx *d, size_t input_len) {
     dec_ctx_clear(d);
     pith_reader_set_max_depth(d->r, PITH_DEFAULT_MAX_DEPTH);
     if (g_dec_pool || input_len > POOL_RELEASE_BYTES || d->scache_cap > 65536 || d->shapes_cap > 65536 ||
-        d->kpool_cap > 65536 || d->lkeys_cap / 2 > 65536 || d->frames_cap > 4096) {
+        d->kpool_cap > 65536 || d->lkeys_cap / 2 > 65536 || d->frames_cap > 4096 ||
+        d->groups_cap > 65536) {
         dec_ctx_free(d);
         return;
     }
@@ -851,22 +855,84 @@ static PyObject *map_of_items(PyObject *const *items, size_t npairs) {
     return m;
 }
 
+/* A dict of a generic map's pairs costs time quadratic in the number of keys
+ * that share one Python hash value (each insert compares with all of them),
+ * and ints, floats and tuples of them hash predictably: the multiples of
+ * 2^61-1 all hash to 0. A generic map with more than KEY_GROUP_MAX keys of
+ * one hash becomes a pith.Map (no hashing), which bounds the work at
+ * KEY_GROUP_MAX comparisons per key. No natural data comes near it (floats
+ * share a hash at most 34 at a time: the powers 2^(61k)). */
+#define KEY_GROUP_MAX 64
+
+typedef struct hash_group {
+    Py_hash_t hash;
+    size_t count; /* 0: empty slot */
+} hash_group;
+
+/* The seed of the hash_group table's slots, random per process: the keys
+ * come from whoever wrote the buffer, so they must not be able to choose
+ * hash values that collide in this table too. */
+static uint64_t g_group_seed;
+
+ALWAYS_INLINE size_t group_slot(Py_hash_t h, size_t mask) {
+    uint64_t x = (uint64_t)h ^ g_group_seed;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return (size_t)x & mask;
+}
+
+/* An empty table for n keys (load at most 1/2), or -1 with MemoryError. */
+static int groups_reset(dec_ctx *d, size_t n, size_t *mask) {
+    size_t cap = 64;
+    while (cap < 2 * n) cap *= 2;
+    if (cap > d->groups_cap) {
+        hash_group *p = PyMem_Realloc(d->groups, cap * sizeof(hash_group));
+        if (!p) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        d->groups = p;
+        d->groups_cap = cap;
+    }
+    memset(d->groups, 0, cap * sizeof(hash_group));
+    *mask = cap - 1;
+    return 0;
+}
+
+/* How many keys so far have hash h, this one included. */
+ALWAYS_INLINE size_t groups_add(dec_ctx *d, size_t mask, Py_hash_t h) {
+    size_t i = group_slot(h, mask);
+    while (d->groups[i].count && d->groups[i].hash != h) i = (i + 1) & mask;
+    d->groups[i].hash = h;
+    return ++d->groups[i].count;
+}
+
 /* A dict of the generic map's pairs, or NULL without an exception when a
  * dict cannot hold them: keys that Python considers equal (1, 1.0 and True)
- * or cannot hash. */
-static PyObject *dict_of_items(PyObject *const *items, size_t npairs) {
+ * or cannot hash, or more than KEY_GROUP_MAX keys of one hash value. */
+static PyObject *dict_of_items(dec_ctx *d, PyObject *const *items, size_t npairs) {
+    size_t mask = 0;
+    int count = npairs > KEY_GROUP_MAX; /* fewer keys cannot exceed it */
+    if (count && groups_reset(d, npairs, &mask) < 0) return NULL;
     PyObject *dict = _PyDict_NewPresized((Py_ssize_t)npairs); /* pairs read, not claimed */
     if (!dict) return NULL;
     for (size_t j = 0; j < npairs; j++) {
-        if (PyDict_SetItem(dict, items[2 * j], items[2 * j + 1]) < 0) {
-            Py_DECREF(dict);
-            if (!PyErr_ExceptionMatches(PyExc_TypeError)) return NULL;
-            PyErr_Clear();
-            return NULL;
-        }
+        PyObject *k = items[2 * j];
+        Py_hash_t h = PyObject_Hash(k);
+        if (h == -1) goto fail;
+        if (count && groups_add(d, mask, h) > KEY_GROUP_MAX) goto cannot;
+        if (_PyDict_SetItem_KnownHash(dict, k, items[2 * j + 1], h) < 0) goto fail;
     }
     if ((size_t)PyDict_GET_SIZE(dict) == npairs) return dict;
+cannot:
     Py_DECREF(dict);
+    return NULL;
+fail:
+    Py_DECREF(dict);
+    if (PyErr_ExceptionMatches(PyExc_TypeError)) PyErr_Clear();
     return NULL;
 }
 
@@ -905,7 +971,7 @@ static PyObject *dec_close(dec_ctx *d, dframe *f) {
         PyObject *const *items = ((PyListObject *)obj)->ob_item;
         size_t npairs = f->n / 2;
         r = NULL;
-        if (!f->as_key && !f->deep) r = dict_of_items(items, npairs);
+        if (!f->as_key && !f->deep) r = dict_of_items(d, items, npairs);
         if (!r && !PyErr_Occurred()) r = map_of_items(items, npairs);
         Py_DECREF(obj);
         return r;
@@ -939,7 +1005,8 @@ static PyObject *dec_value(dec_ctx *d) {
     PyObject *v;
     dframe *f;
     size_t i, n;
-    int r;
+    int r, was_key;
+    uint32_t height;
     if (UNLIKELY(!pith_read(d->r, &it))) return dec_fail(d);
     v = dec_scalar(d, &it);
     if (v != DEC_OPEN) return v;
@@ -1075,9 +1142,8 @@ tmpl_items: {
 #endif
 complete:
     f->i = i;
-close: {
-    int was_key = f->as_key;
-    uint32_t height = f->height;
+    was_key = f->as_key;
+    height = f->height;
     v = dec_close(d, f);
     if (UNLIKELY(!v)) {
         d->nframes--;
@@ -1091,7 +1157,6 @@ close: {
             p->deep = 1; /* p is a generic map, and v its key */
         }
     }
-}
 closed: /* v: the object of f, which is done */
     if (--d->nframes == 0) return v;
     f--; /* frames move only when one is pushed */
