@@ -79,7 +79,11 @@ setup(
             "pith._pith",
             # _pith.c includes the binding's other parts (one translation unit).
             sources=[os.path.join("src", "pith", "_pith.c")] + CORE_SOURCES,
-            depends=[os.path.join("src", "pith", name) for name in ("encode.c", "decode.c", "streams.c")],
+            depends=[
+                os.path.join("src", "pith", name)
+                for name in ("encode.c", "encode_shapes.c", "encode_other.c", "decode.c", "decode_keys.c",
+                             "decode_generic.c", "streams.c")
+            ],
             include_dirs=[os.path.join("csrc", "include"), os.path.join("csrc", "src")],
         )
     ],

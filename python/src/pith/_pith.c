@@ -6,8 +6,9 @@
  * Python objects. Everything format-related stays in the core: the binding
  * only maps types, caches Python objects and reports errors. This file holds
  * what the parts share (options, errors, dictionaries) and the module; the
- * parts, included below as one translation unit: encode.c (dumps), decode.c
- * (loads), streams.c (Encoder, Decoder).
+ * parts, included below as one translation unit: encode.c (dumps, with
+ * encode_shapes.c and encode_other.c), decode.c (loads, with decode_keys.c
+ * and decode_generic.c), streams.c (Encoder, Decoder).
  *
  * Caches (all bounded, all cleared or owned, none keyed by hash alone):
  *   - encode: per buffer, the shape index of a dict's key sequence, keyed by
