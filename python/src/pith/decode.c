@@ -15,6 +15,7 @@ typedef struct {
     uint8_t set;
     uint8_t collide; /* two keys are equal in Python (a symbol and a string of one text) */
     PyObject *tmpl;  /* a dict of these keys (values None) whose table new dicts copy, or NULL */
+    size_t tmpl_size; /* the bytes of that table */
 } sh_ent;
 
 typedef struct dec_ctx {
@@ -31,6 +32,7 @@ typedef struct dec_ctx {
     size_t lkeys_cap, lkeys_hi; /* slots covered, and 1 + the highest set */
     struct dframe *frames;    /* open containers, outermost first (see dec_value) */
     size_t nframes, frames_cap;
+    size_t ahead;             /* bytes open containers may still allocate ahead of their items (see AHEAD) */
     struct hash_group *groups; /* keys per Python hash value of a generic map (see dict_of_items) */
     size_t groups_cap;
 } dec_ctx;
@@ -292,12 +294,23 @@ typedef struct dframe {
     uint8_t deep;    /* DF_GENERIC: a key nests deeper than KEY_MAX_HEIGHT */
     uint32_t height; /* as_key frames: 1 + the height of the highest container read in it */
     size_t n, i;     /* items expected, items read (DF_GENERIC: 2 per pair) */
+    size_t claim;    /* bytes allocated ahead of the items (a list's slots, a dict's table) */
     PyObject *obj;   /* the list or dict; DF_PAIRS, DF_GENERIC: the list of items; DF_TMPL: NULL */
     union {
         size_t off;  /* DF_DICT, DF_PAIRS: the shape's key objects, kpool[off, off + n) */
         void *keys;  /* DF_TMPL: the key table being filled (a pith_dict_keys) */
     } u;
 } dframe;
+
+/* Containers are allocated for their claimed counts (lists up to
+ * PRESIZE_MAX, maps their shape's whole table) before their items are read.
+ * Nested containers all claim the same remaining bytes: a few bytes per
+ * level of references to a 4,096-key shape would otherwise allocate 100 KB
+ * per level before the input runs out. The claims of the open containers
+ * are bounded by AHEAD(input length); past it, containers grow with the
+ * items actually read. A closed container returns its claim: its items
+ * were read. */
+#define AHEAD(len) ((len) < ((size_t)1 << 50) ? 32 * (len) + ((size_t)1 << 20) : (size_t)-1)
 
 /* A marker dec_scalar returns for container items. */
 static char dec_open_marker;
@@ -372,12 +385,11 @@ ALWAYS_INLINE int dict_store(dec_ctx *d, dframe *f, size_t i, PyObject *v) {
 }
 
 #if PITH_DICT_INTERNALS
-/* A copy of template `tmpl`'s key table (same keys, same hashes, same order)
- * whose values dec_value fills in; tmpl_dict attaches it to a new dict. No
- * lookups, no inserts. */
-static pith_dict_keys *tmpl_copy(PyObject *tmpl) {
+/* A copy of template `tmpl`'s key table of `size` bytes (same keys, same
+ * hashes, same order) whose values dec_value fills in; tmpl_dict attaches it
+ * to a new dict. No lookups, no inserts. */
+static pith_dict_keys *tmpl_copy(PyObject *tmpl, size_t size) {
     const pith_dict_keys *tk = (const pith_dict_keys *)((PyDictObject *)tmpl)->ma_keys;
-    size_t size = pith_dk_size(tk);
     pith_dict_keys *k = PyObject_Malloc(size);
     if (!k) {
         PyErr_NoMemory();
@@ -406,7 +418,7 @@ static void tmpl_free(dframe *f) {
     PyObject_Free(k);
 }
 
-static PyObject *tmpl_dict(dframe *f) {
+ALWAYS_INLINE PyObject *tmpl_dict(dframe *f) {
     PyObject *dict = PyDict_New();
     if (UNLIKELY(!dict)) {
         tmpl_free(f);
@@ -448,14 +460,18 @@ NOINLINE static int dec_open(dec_ctx *d, const pith_item *it, int as_key) {
     f->height = 1;
     f->i = 0;
     f->obj = NULL;
+    f->claim = 0;
     if (it->type == PITH_ARRAY) {
-        f->n = it->v.array.count;
-        if (f->n <= PRESIZE_MAX && !as_key) {
+        size_t n = it->v.array.count, room = n < PRESIZE_MAX ? n : PRESIZE_MAX;
+        if (room * sizeof(PyObject *) > d->ahead) room = 0; /* grow with the items read */
+        f->n = n;
+        f->claim = room * sizeof(PyObject *);
+        if (n == room && !as_key) {
             f->kind = DF_LIST;
-            f->obj = PyList_New((Py_ssize_t)f->n);
+            f->obj = PyList_New((Py_ssize_t)n);
         } else {
             f->kind = DF_LIST_LONG;
-            f->obj = list_with_room(f->n < PRESIZE_MAX ? (f->n ? f->n : 1) : PRESIZE_MAX);
+            f->obj = list_with_room(room ? room : 1);
         }
     } else if (it->type == PITH_MAP) {
         int collide;
@@ -470,17 +486,23 @@ NOINLINE static int dec_open(dec_ctx *d, const pith_item *it, int as_key) {
             f->obj = PyList_New(0);
         }
 #if PITH_DICT_INTERNALS
-        else if (LIKELY(tmpl != NULL)) {
+        else if (LIKELY(tmpl != NULL) && d->shapes[it->v.map.shape].tmpl_size <= d->ahead) {
             f->kind = DF_TMPL;
-            f->u.keys = tmpl_copy(tmpl);
+            f->claim = d->shapes[it->v.map.shape].tmpl_size;
+            f->u.keys = tmpl_copy(tmpl, f->claim);
             if (!f->u.keys) return -1;
+            d->ahead -= f->claim;
             d->nframes++;
             return 0;
         }
 #endif
         else {
+            /* (a table for n keys: about 48 bytes a key) */
+            size_t room = f->n < PRESIZE_MAX ? f->n : PRESIZE_MAX;
+            if (room * 48 > d->ahead) room = 0;
             f->kind = DF_DICT;
-            f->obj = _PyDict_NewPresized((Py_ssize_t)(f->n < PRESIZE_MAX ? f->n : PRESIZE_MAX));
+            f->claim = room * 48;
+            f->obj = _PyDict_NewPresized((Py_ssize_t)room);
         }
     } else {
         f->kind = DF_GENERIC;
@@ -489,6 +511,7 @@ NOINLINE static int dec_open(dec_ctx *d, const pith_item *it, int as_key) {
         f->obj = PyList_New(0);
     }
     if (UNLIKELY(!f->obj)) return -1;
+    d->ahead -= f->claim;
     d->nframes++;
     return 0;
 }
@@ -496,7 +519,7 @@ NOINLINE static int dec_open(dec_ctx *d, const pith_item *it, int as_key) {
 #if PITH_DICT_INTERNALS
 /* A map of a shape this buffer has used before, whose template serves (not
  * part of a key): the commonest container, pushed without a call. */
-ALWAYS_INLINE dframe *dec_open_tmpl(dec_ctx *d, PyObject *tmpl, size_t n) {
+ALWAYS_INLINE dframe *dec_open_tmpl(dec_ctx *d, const sh_ent *sh, size_t n) {
     if (UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return NULL;
     dframe *f = &d->frames[d->nframes];
     f->kind = DF_TMPL;
@@ -505,8 +528,10 @@ ALWAYS_INLINE dframe *dec_open_tmpl(dec_ctx *d, PyObject *tmpl, size_t n) {
     f->i = 0;
     f->n = n;
     f->obj = NULL;
-    f->u.keys = tmpl_copy(tmpl);
+    f->claim = sh->tmpl_size;
+    f->u.keys = tmpl_copy(sh->tmpl, sh->tmpl_size);
     if (UNLIKELY(!f->u.keys)) return NULL;
+    d->ahead -= f->claim;
     d->nframes++;
     return f;
 }
@@ -521,8 +546,10 @@ ALWAYS_INLINE dframe *dec_open_list(dec_ctx *d, size_t n) {
     f->as_key = f->keys = 0;
     f->i = 0;
     f->n = n;
+    f->claim = n * sizeof(PyObject *);
     f->obj = PyList_New((Py_ssize_t)n);
     if (UNLIKELY(!f->obj)) return NULL;
+    d->ahead -= f->claim;
     d->nframes++;
     return f;
 }
@@ -612,8 +639,8 @@ open_known: /* r: whether it is part of a key */
         if (it.type == PITH_MAP) {
 #if PITH_DICT_INTERNALS
             uint32_t si = it.v.map.shape;
-            if (si < d->shapes_cap && d->shapes[si].tmpl) {
-                f = dec_open_tmpl(d, d->shapes[si].tmpl, it.v.map.count);
+            if (si < d->shapes_cap && d->shapes[si].tmpl && d->shapes[si].tmpl_size <= d->ahead) {
+                f = dec_open_tmpl(d, &d->shapes[si], it.v.map.count);
                 if (UNLIKELY(!f)) goto fail;
                 i = 0;
                 n = f->n;
@@ -628,7 +655,8 @@ open_known: /* r: whether it is part of a key */
                 if (!f) return v;
                 goto resume;
             }
-        } else if (it.type == PITH_ARRAY && it.v.array.count <= PRESIZE_MAX) {
+        } else if (it.type == PITH_ARRAY && it.v.array.count <= PRESIZE_MAX &&
+                   it.v.array.count * sizeof(PyObject *) <= d->ahead) {
             f = dec_open_list(d, it.v.array.count);
             if (UNLIKELY(!f)) goto fail;
             i = 0;
@@ -751,6 +779,7 @@ complete:
         }
     }
 closed: /* v: the object of f, which is done */
+    d->ahead += f->claim;
     if (--d->nframes == 0) return v;
     f--; /* frames move only when one is pushed */
     goto resume;
@@ -851,6 +880,7 @@ static PyObject *pith_loads(PyObject *module, PyObject *const *args, Py_ssize_t 
     dec_ctx *d = dec_acquire();
     if (d) {
         d->opt = a.opt;
+        d->ahead = AHEAD(in.len);
         if (a.max_depth != PITH_DEFAULT_MAX_DEPTH) pith_reader_set_max_depth(d->r, a.max_depth);
         if (!pith_reader_start(d->r, in.ptr, in.len, a.dicts.ptr, a.dicts.n, 0)) {
             dec_fail(d);
@@ -886,6 +916,7 @@ static PyObject *pith_loads_stream(PyObject *module, PyObject *const *args, Py_s
     dec_ctx *d = result ? dec_acquire() : NULL;
     if (d) {
         d->opt = a.opt;
+        d->ahead = AHEAD(in.len);
         if (a.max_depth != PITH_DEFAULT_MAX_DEPTH) pith_reader_set_max_depth(d->r, a.max_depth);
         if (!pith_reader_start(d->r, in.ptr, in.len, a.dicts.ptr, a.dicts.n, PITH_READ_STREAM)) {
             dec_fail(d);

@@ -308,6 +308,9 @@ static Py_ssize_t shape_keys(dec_ctx *d, const pith_item *it, int *collide, PyOb
         d->shapes[si].set = 1;
         d->shapes[si].collide = (uint8_t)c;
         d->shapes[si].tmpl = t; /* owned by the entry */
+#if PITH_DICT_INTERNALS
+        d->shapes[si].tmpl_size = t ? pith_dk_size((const pith_dict_keys *)((PyDictObject *)t)->ma_keys) : 0;
+#endif
         *tmpl = t;
         if (si >= d->shapes_hi) d->shapes_hi = si + 1;
     } else {

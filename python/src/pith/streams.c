@@ -341,6 +341,7 @@ static PyObject *Decoder_iternext(DecoderObject *self) {
     }
     self->busy = 1;
     PyObject *v = NULL;
+    d->ahead = AHEAD(size);
     if (!pith_reader_feed_frame(d->r, p, size, self->base)) {
         dec_fail(d);
     } else {
