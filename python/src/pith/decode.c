@@ -478,7 +478,6 @@ NOINLINE static int dec_open(dec_ctx *d, const pith_item *it, int as_key) {
         PyObject *tmpl;
         Py_ssize_t off = shape_keys(d, it, &collide, &tmpl);
         if (UNLIKELY(off < 0)) return -1;
-        f = &d->frames[d->nframes]; /* (shape_keys does not move frames; kept explicit) */
         f->n = it->v.map.count;
         f->u.off = (size_t)off;
         if (UNLIKELY(as_key || collide)) {
