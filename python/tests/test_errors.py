@@ -177,3 +177,51 @@ def test_nothing_half_written_after_an_error():
     with pytest.raises(pith.EncodeError):
         pith.dumps({"a": ["x" * 40, Unknown()]})
     assert pith.loads(pith.dumps({"a": ["x" * 40]})) == {"a": ["x" * 40]}
+
+
+@pytest.mark.parametrize(
+    "value, path",
+    [
+        ([[1, 2, Unknown()]], "$[0][2]"),
+        ([0, [1, [2, [Unknown()]]]], "$[1][1][1][0]"),
+        ((1, [2, Unknown()]), "$[1][1]"),
+        ({"k": [1, [Unknown()]]}, '$["k"][1][0]'),
+        (pith.Map([(1, [[], [Unknown()]])]), "$[1][1][0]"),
+        ([[1.5, "\udc80"]], "$[0][1]"),
+    ],
+)
+def test_encode_paths_inside_nested_lists(value, path):
+    with pytest.raises(pith.EncodeError) as info:
+        pith.dumps(value)
+    assert info.value.path == path
+
+
+# Every cut of two buffers with nested short lists: [[0, 1], [2, [3, 4]]] and
+# {"k": [0, [1, 2]], "j": [[5]]}, and a bad tag inside an inner list.
+NESTED_CUTS = {
+    "c170108282a8a982aa82abac": [
+        (4, "length_exceeds_input", 3), (5, "length_exceeds_input", 3), (6, "length_exceeds_input", 4),
+        (7, "truncated", 7), (8, "length_exceeds_input", 7), (9, "length_exceeds_input", 7),
+        (10, "length_exceeds_input", 9), (11, "length_exceeds_input", 9),
+    ],
+    "c1701092416b416a82a882a9aa8181ad": [
+        (4, "length_exceeds_input", 3), (5, "length_exceeds_input", 3), (6, "length_exceeds_input", 3),
+        (7, "length_exceeds_input", 3), (8, "truncated", 8), (9, "length_exceeds_input", 8),
+        (10, "length_exceeds_input", 8), (11, "length_exceeds_input", 10), (12, "length_exceeds_input", 10),
+        (13, "truncated", 13), (14, "length_exceeds_input", 13), (15, "length_exceeds_input", 14),
+    ],
+}
+
+
+@pytest.mark.parametrize("whole", sorted(NESTED_CUTS))
+def test_decode_errors_inside_nested_lists(whole):
+    data = bytes.fromhex(whole)
+    assert pith.loads(data) in ([[0, 1], [2, [3, 4]]], {"k": [0, [1, 2]], "j": [[5]]})
+    for cut, code, offset in NESTED_CUTS[whole]:
+        with pytest.raises(pith.DecodeError) as info:
+            pith.loads(data[:cut])
+        assert (cut, info.value.code, info.value.offset) == (cut, code, offset)
+    at = {"82": 6, "92": 11}[whole[6:8]]  # an item of an inner list
+    with pytest.raises(pith.DecodeError) as info:
+        pith.loads(data[:at] + b"\xfd" + data[at + 1 :])
+    assert (info.value.code, info.value.offset) == ("invalid_tag", at)

@@ -612,6 +612,48 @@ NOINLINE static void dec_unwind(dec_ctx *d) {
     }
 }
 
+/* The array item `it` of a frame that is not part of a key, when it is a
+ * list of at most PRESIZE_MAX scalars (coordinates, tags, rows of numbers):
+ * read here without a frame, and returned (new reference). DEC_OPEN for a
+ * longer array (nothing done), or when the list has a container item: then
+ * the list has the frame it would have had, with that item (now in *it) in
+ * progress. NULL on error. */
+NOINLINE static PyObject *dec_leaf(dec_ctx *d, pith_item *it) {
+    size_t n = it->v.array.count;
+    if (n > PRESIZE_MAX || n * sizeof(PyObject *) > d->ahead) return DEC_OPEN;
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    if (UNLIKELY(!list)) return NULL;
+    PyObject **items = ((PyListObject *)list)->ob_item;
+    for (size_t j = 0; j < n; j++) {
+        if (UNLIKELY(!pith_read(d->r, it))) {
+            Py_DECREF(list);
+            return dec_fail(d);
+        }
+        PyObject *v = dec_scalar(d, it);
+        if (v == DEC_OPEN) {
+            if (UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) {
+                Py_DECREF(list);
+                return NULL;
+            }
+            dframe *f = &d->frames[d->nframes++];
+            f->kind = DF_LIST;
+            f->as_key = f->keys = 0;
+            f->i = j;
+            f->n = n;
+            f->claim = n * sizeof(PyObject *);
+            f->obj = list;
+            d->ahead -= f->claim;
+            return DEC_OPEN;
+        }
+        if (UNLIKELY(!v)) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        items[j] = v;
+    }
+    return list;
+}
+
 /* Read one whole value (new reference), or NULL with the exception set.
  * Each turn runs the item loop of the innermost frame f: first it stores
  * `v`, a container just finished (NULL after a push), then reads items,
@@ -685,7 +727,14 @@ resume: /* f: the innermost frame; v: its next item if not NULL */
         for (; i < n; i++) {
             if (UNLIKELY(!pith_read(d->r, &it))) goto fail_read;
             v = dec_scalar(d, &it);
-            if (v == DEC_OPEN) goto open_at;
+            if (v == DEC_OPEN) {
+                if (f->as_key) goto open_at;
+                if (it.type != PITH_ARRAY) goto open_at_plain;
+                f->i = i;
+                v = dec_leaf(d, &it);
+                if (v == DEC_OPEN) goto open_top;
+                if (UNLIKELY(!v)) goto fail;
+            }
             if (UNLIKELY(!v)) goto fail_at;
             if (UNLIKELY(list_long_store(f, i, v) < 0)) goto fail_at;
         }
@@ -727,7 +776,13 @@ list_items: {
     for (; i < n; i++) {
         if (UNLIKELY(!pith_read(d->r, &it))) goto fail_read;
         v = dec_scalar(d, &it);
-        if (v == DEC_OPEN) goto open_at_plain;
+        if (v == DEC_OPEN) {
+            if (it.type != PITH_ARRAY) goto open_at_plain;
+            f->i = i;
+            v = dec_leaf(d, &it);
+            if (v == DEC_OPEN) goto open_top;
+            if (UNLIKELY(!v)) goto fail;
+        }
         if (UNLIKELY(!v)) goto fail_at;
         items[i] = v;
     }
@@ -745,7 +800,11 @@ tmpl_items: {
         v = dec_scalar(d, &it);
         if (v == DEC_OPEN) {
             f->gc = (uint8_t)gc;
-            goto open_at_plain;
+            if (it.type != PITH_ARRAY) goto open_at_plain;
+            f->i = i;
+            v = dec_leaf(d, &it);
+            if (v == DEC_OPEN) goto open_top;
+            if (UNLIKELY(!v)) goto fail;
         }
         if (UNLIKELY(!v)) goto fail_at;
         gc |= tmpl_store(ep, i, v);
@@ -787,6 +846,11 @@ open_at:
     goto open;
 open_at_plain: /* from a frame that is not part of a key */
     f->i = i;
+    r = 0;
+    goto open_known;
+open_top: /* `it`: the next item of the innermost frame, which is not part of a key */
+    f = &d->frames[d->nframes - 1];
+    i = f->i;
     r = 0;
     goto open_known;
 fail_read:

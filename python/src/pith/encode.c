@@ -559,6 +559,36 @@ NOINLINE static void enc_unwind(enc_ctx *e, int own) {
     }
 }
 
+/* A list item whose own items are all inline scalars (coordinates, tags, rows
+ * of numbers): written here, without a frame (0). At its first other item
+ * the list gets the frame it would have had, with that item in progress,
+ * and *o becomes that item (1: the caller opens it, with hint slot `at`, the
+ * list's). A list at the depth limit is left to the caller (1, *o
+ * unchanged). -1: an error, with the list's frame pushed if the error is in
+ * one of its items. No Python code runs while the scalars are written, so
+ * the list cannot change meanwhile. */
+static inline int enc_leaf_list(enc_ctx *e, PyObject **o, size_t at) {
+    PyObject *list = *o;
+    if (UNLIKELY(e->depth >= e->max_depth)) return 1;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    if (UNLIKELY(!pith_write_array_begin(e->w, (size_t)n))) return enc_writer_fail(e);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *v = PyList_GET_ITEM(list, j);
+        int s = enc_scalar(e, v);
+        if (LIKELY(s == 0)) continue;
+        eframe *f = enc_push(e, list, EF_LIST);
+        if (UNLIKELY(!f)) return -1;
+        f->n = n;
+        f->u.at = at;
+        f->i = j + 1;
+        if (s < 0) return -1;
+        *o = v;
+        return 1;
+    }
+    if (UNLIKELY(!pith_write_array_end(e->w))) return enc_writer_fail(e);
+    return 0;
+}
+
 /* The next item of a pith.Map or dict-items frame, and the hint slot for it. */
 ALWAYS_INLINE PyObject *pairs_item(enc_ctx *e, const eframe *f, Py_ssize_t i, size_t *at) {
     if (f->textual) {
@@ -637,7 +667,12 @@ list:
         if (LIKELY(s == 0)) continue;
         f->i = i;
         if (UNLIKELY(s < 0)) goto fail;
-        e->hint_at = f->u.at;
+        at = f->u.at;
+        if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
+            if (UNLIKELY(s < 0)) goto fail;
+            continue;
+        }
+        e->hint_at = at;
         goto value;
     }
     f->i = i;
@@ -650,7 +685,12 @@ tuple:
         if (LIKELY(s == 0)) continue;
         f->i = i;
         if (UNLIKELY(s < 0)) goto fail;
-        e->hint_at = f->u.at;
+        at = f->u.at;
+        if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
+            if (UNLIKELY(s < 0)) goto fail;
+            continue;
+        }
+        e->hint_at = at;
         goto value;
     }
     f->i = i;
@@ -664,7 +704,12 @@ dict: {
         if (LIKELY(s == 0)) continue;
         f->i = i;
         if (UNLIKELY(s < 0)) goto fail;
-        e->hint_at = f->hint0 == HINT_NONE ? HINT_NONE : f->hint0 + (size_t)i - 1;
+        at = f->hint0 == HINT_NONE ? HINT_NONE : f->hint0 + (size_t)i - 1;
+        if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
+            if (UNLIKELY(s < 0)) goto fail;
+            continue;
+        }
+        e->hint_at = at;
         goto value;
     }
     f->i = i;
@@ -678,6 +723,10 @@ pairs:
         if (LIKELY(s == 0)) continue;
         f->i = i;
         if (UNLIKELY(s < 0)) goto fail;
+        if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
+            if (UNLIKELY(s < 0)) goto fail;
+            continue;
+        }
         e->hint_at = at;
         goto value;
     }
