@@ -96,14 +96,34 @@ class Vectors:
             "name": name, "hex": hexbytes.hex(), "value": P.to_xjson(value), "diag": P.diag(value),
             "canonical": False, "canonical_hex": canon.hex(), "note": note})
 
-    def stream(self, file: str, name: str, values, dictionary: str | None = None, note: str = ""):
+    def stream(self, file: str, name: str, values, dictionary: str | None = None, note: str = "",
+               sync_frames=0, sync_bytes=0, sync_before=()):
         dicts = self._dicts(dictionary)
-        b = P.encode_stream(values, dicts[0] if dicts else None)
+        b = P.encode_stream(values, dicts[0] if dicts else None, sync_frames, sync_bytes, sync_before)
         back = P.decode_stream(b, dicts)
         assert [P.diag(x) for x in back] == [P.diag(x) for x in values], name
         vec = {"name": name, "hex": b.hex(), "stream": True,
                "values": [P.to_xjson(x) for x in values], "diags": [P.diag(x) for x in values],
                "canonical": True}
+        if dictionary:
+            vec["dictionary"] = dictionary
+        if sync_frames:
+            vec["sync_frames"] = sync_frames
+        if sync_bytes:
+            vec["sync_bytes"] = sync_bytes
+        if sync_before:
+            vec["sync_before"] = list(sync_before)
+        if note:
+            vec["note"] = note
+        self._append(file, vec)
+        return b
+
+    def join(self, file: str, name: str, frames: bytes, dictionary: str | None = None, note: str = ""):
+        """Frames from a frame boundary without a header, as a late consumer reads them."""
+        dicts = self._dicts(dictionary)
+        at, values = P.join_stream(frames, dicts)
+        vec = {"name": name, "hex": frames.hex(), "join": True, "joined_at": at,
+               "values": [P.to_xjson(x) for x in values], "diags": [P.diag(x) for x in values]}
         if dictionary:
             vec["dictionary"] = dictionary
         if note:
@@ -112,11 +132,11 @@ class Vectors:
 
     # -- must fail -------------------------------------------------------------
     def fail(self, file: str, name: str, data: bytes, code: str, offset: int, stream=False,
-             dictionary: str | None = None, provide=None, max_depth=None, note: str = ""):
+             dictionary: str | None = None, provide=None, max_depth=None, note: str = "", join=False):
         dicts = self._dicts(provide if provide is not None else dictionary)
         kw = {"max_depth": max_depth} if max_depth else {}
         try:
-            (P.decode_stream if stream else P.decode)(data, dicts, **kw)
+            (P.join_stream if join else P.decode_stream if stream else P.decode)(data, dicts, **kw)
         except P.DecodeError as e:
             if (e.code, e.offset) != (code, offset):
                 self.mismatches.append(f"{name}: got {e.code}@{e.offset}, expected {code}@{offset}")
@@ -125,6 +145,8 @@ class Vectors:
         vec = {"name": name, "hex": data.hex(), "error": code, "offset": offset}
         if stream:
             vec["stream"] = True
+        if join:
+            vec["join"] = True
         if provide is not None or dictionary:
             vec["dictionary"] = provide if provide is not None else dictionary
         if max_depth:
@@ -135,6 +157,24 @@ class Vectors:
 
 
 V = Vectors()
+
+
+def split_frames(body: bytes) -> list[bytes]:
+    """A stream body (after its header) as its frames, length prefixes included."""
+    out, pos = [], 0
+    while pos < len(body):
+        d = P.Decoder(body)
+        d.pos = pos
+        n = d.varint(pos)
+        out.append(body[pos:d.pos + n])
+        pos = d.pos + n
+    return out
+
+
+def sync_frame(item: bytes, vf: int = 0x12, dict_id: bytes = b"") -> bytes:
+    """A sync frame holding `item` (SPEC 2.3)."""
+    body = bytes([P.SYNC, vf]) + dict_id + item
+    return vi(len(body)) + body
 
 
 def vi(n: int) -> bytes:
@@ -421,6 +461,25 @@ def gen_streams_and_dicts():
     V.stream("streams", "registers persist across frames",
              [1000, 1001, "2025-04-16T00:00:00Z", "2025-04-16T00:00:05Z", 22.5, 22.6])
     V.stream("streams", "mixed values", [None, [1, 2], {"a": {}}, P.Symbol("s"), b"\x00"])
+    rows = [["aa", "bb"], ["cc", "aa"], {"id": "usr_1", "n": 1000}, {"id": "usr_2", "n": 1001}, "bb", 22.5]
+    V.stream("streams", "sync frames every 2 frames", rows, sync_frames=2)
+    V.stream("streams", "sync frame on request", rows, sync_before=[3])
+    V.stream("streams", "sync frames by bytes", rows, sync_bytes=12,
+             note="a frame is a sync frame once 12 or more bytes of frames follow the last sync frame's start")
+    V.stream("streams", "sync frames by frames and bytes", rows, sync_frames=4, sync_bytes=20)
+    V.stream("streams", "every frame a sync frame", rows, sync_frames=1)
+    V.stream("streams", "sync frame resets registers", [1000, 1001, 1002, "2025-04-16T00:00:00Z",
+                                                         "2025-04-16T00:00:05Z", 22.5, 22.6], sync_frames=2)
+    V.file("joins", "Joining a stream at a frame boundary: the frames after the header, from frame k on; "
+                    "skipped frames up to the first sync frame, decoded from there")
+    whole = P.encode_stream(rows, sync_frames=2)
+    frames = split_frames(whole[3:])
+    for k in range(len(frames) + 1):
+        V.join("joins", f"join at frame {k}, sync every 2", b"".join(frames[k:]))
+    whole = P.encode_stream(rows, sync_before=[4])
+    frames = split_frames(whole[3:])
+    V.join("joins", "join at frame 1 before a requested sync frame", b"".join(frames[1:]))
+    V.join("joins", "join at the first frame", b"".join(frames))
     V.file("dictionaries", "Pre-shared dictionaries")
     V.dictionary("users", strings=["admin", "user", "en-US", "usr_"],
                  shapes=[["id", "name", "role"], [P.Symbol("id"), P.Symbol("name")]])
@@ -434,6 +493,12 @@ def gen_streams_and_dicts():
             dictionary="users")
     V.stream("dictionaries", "stream with dictionary", [{"id": 1, "name": "x", "role": "admin"}, "user"],
              dictionary="users")
+    dict_rows = [{"id": 1, "name": "x", "role": "admin"}, "user", {"id": 2, "name": "xy", "role": "user"}, "xy"]
+    whole = V.stream("dictionaries", "stream with dictionary and sync frames", dict_rows, dictionary="users",
+                     sync_frames=2)
+    frames = split_frames(whole[11:])
+    V.join("dictionaries", "join with dictionary at frame 1", b"".join(frames[1:]), dictionary="users")
+    V.join("dictionaries", "join with dictionary at frame 0", b"".join(frames), dictionary="users")
     V.dictionary("empty", strings=[], shapes=[])
     V.valid("dictionaries", "empty dictionary", "admin", dictionary="empty")
 
@@ -656,14 +721,52 @@ def gen_invalid():
     fail(F, "generic map nesting 1001", HDR + (b"\xf4\x03\xe0") * 1000 + b"\xf4\x03\xe0\xe0", "depth_exceeded", 3 + 3000)
     fail(F, "depth limit 3", HDR + b"\x81\x81\x81\x80", "depth_exceeded", 6, max_depth=3)
     # streams
-    fail(F, "frame longer than input", HDR_STREAM + vi(5) + b"\xe0", "length_exceeds_input", 3, stream=True)
-    fail(F, "frame with trailing byte", HDR_STREAM + vi(2) + b"\xe0\xe0", "trailing_bytes", 5, stream=True)
-    fail(F, "value runs past its frame", HDR_STREAM + vi(1) + b"\x81" + vi(1) + b"\xe0", "length_exceeds_input", 4,
+    S0 = sync_frame(b"\xe0")            # a first frame: sync, null
+    fail(F, "frame longer than input", HDR_STREAM + vi(5) + b"\xfd\x12\xe0", "length_exceeds_input", 3, stream=True)
+    fail(F, "frame with trailing byte", HDR_STREAM + sync_frame(b"\xe0\xe0"), "trailing_bytes", 7, stream=True)
+    fail(F, "value runs past its frame", HDR_STREAM + sync_frame(b"\x81") + vi(1) + b"\xe0",
+         "length_exceeds_input", 6, stream=True)
+    fail(F, "value truncated at frame end", HDR_STREAM + sync_frame(b"\x82\xe0") + vi(1) + b"\xe0",
+         "length_exceeds_input", 6, stream=True)
+    fail(F, "second frame invalid", HDR_STREAM + S0 + vi(1) + b"\xfe", "invalid_tag", 8, stream=True)
+    fail(F, "stream reference to a later frame's string", HDR_STREAM + sync_frame(b"\x00"), "bad_reference", 6,
          stream=True)
-    fail(F, "value truncated at frame end", HDR_STREAM + vi(2) + b"\x82\xe0" + vi(1) + b"\xe0", "length_exceeds_input", 4,
+    # sync frames and joins (SPEC 2.3)
+    fail(F, "first frame not a sync frame", HDR_STREAM + vi(1) + b"\xe0", "out_of_sequence", 4, stream=True)
+    fail(F, "header then a frame from the middle of a stream",
+         HDR_STREAM + bytes.fromhex("0b8242636300"), "out_of_sequence", 4, stream=True,
+         note="the second frame of the stream of [[\"aa\",\"bb\"],[\"cc\",\"aa\"]]: it refers to strings "
+              "of the first frame, which this decoder never saw")
+    fail(F, "SYNC inside an item", HDR_STREAM + sync_frame(b"\x81\xfd\x12"), "invalid_tag", 7, stream=True)
+    fail(F, "SYNC as a single value", HDR + b"\xfd\x12\xe0", "invalid_tag", 3)
+    fail(F, "SYNC after the first byte of a frame", HDR_STREAM + S0 + vi(3) + b"\xe0\xfd\x12",
+         "trailing_bytes", 9, stream=True)
+    fail(F, "sync frame without its VF byte", HDR_STREAM + vi(1) + b"\xfd", "truncated", 5, stream=True)
+    fail(F, "sync frame without an item", HDR_STREAM + vi(2) + b"\xfd\x12", "truncated", 6, stream=True)
+    fail(F, "sync frame VF differs from the header", HDR_STREAM + sync_frame(b"\xe0", vf=0x10), "bad_sync", 5,
          stream=True)
-    fail(F, "second frame invalid", HDR_STREAM + vi(1) + b"\xe0" + vi(1) + b"\xfd", "invalid_tag", 6, stream=True)
-    fail(F, "stream reference to a later frame's string", HDR_STREAM + vi(1) + b"\x00", "bad_reference", 4, stream=True)
+    fail(F, "later sync frame VF differs", HDR_STREAM + S0 + sync_frame(b"\xe0", vf=0x13), "bad_sync", 9,
+         stream=True)
+    users_id = V.dict_objects["users"].id.to_bytes(8, "little")
+    empty_id = V.dict_objects["empty"].id.to_bytes(8, "little")
+    fail(F, "sync frame names another dictionary", b"\xc1\x70\x13" + users_id
+         + sync_frame(b"\xe0", 0x13, empty_id), "bad_sync", 14, stream=True, dictionary="users")
+    fail(F, "sync frame of a dictionary stream without its id", b"\xc1\x70\x13" + users_id
+         + sync_frame(b"\xe0"), "bad_sync", 13, stream=True, dictionary="users")
+    fail(F, "join: skipped frame longer than input", vi(1) + b"\xe0" + vi(9) + b"\xe0", "length_exceeds_input", 2,
+         join=True)
+    fail(F, "join: empty skipped frame", vi(1) + b"\xe0" + vi(0), "invalid_value", 2, join=True)
+    fail(F, "join: sync frame of another version", vi(1) + b"\xe0" + sync_frame(b"\xe0", vf=0x22),
+         "unsupported_version", 4, join=True)
+    fail(F, "join: sync frame without STREAM", vi(1) + b"\xe0" + sync_frame(b"\xe0", vf=0x10), "bad_flags", 4,
+         join=True)
+    fail(F, "join: sync frame with a reserved flag", sync_frame(b"\xe0", vf=0x16), "bad_flags", 2, join=True)
+    fail(F, "join: unknown dictionary", sync_frame(b"\xe0", 0x13, (12345).to_bytes(8, "little")),
+         "unknown_dictionary", 3, join=True, provide="users")
+    fail(F, "join: later sync frame differs", sync_frame(b"\xe0") + sync_frame(b"\xe0", vf=0x13),
+         "bad_sync", 6, join=True)
+    fail(F, "join: error in the first decoded frame", vi(1) + b"\xe0" + sync_frame(b"\x00"), "bad_reference", 5,
+         join=True)
 
 
 # =============================================================================

@@ -79,6 +79,7 @@ ARR_LONG, MAPDEF_LONG, MAP_GEN = 0xF2, 0xF3, 0xF4
 PFX_LONG = 0xF5
 BIN, EXT, SYMBOL, TIME = 0xF6, 0xF7, 0xF8, 0xF9
 TS_STR, TS_Z0, TS_Z3 = 0xFA, 0xFB, 0xFC
+SYNC = 0xFD                        # first byte of a sync frame, never an item
 
 REF8_BASE = N_REF0                 # 64
 REF16_BASE = REF8_BASE + 256       # 320
@@ -102,7 +103,7 @@ ERRORS = (
     "truncated", "bad_magic", "unsupported_version", "bad_flags", "invalid_tag",
     "invalid_varint", "length_exceeds_input", "invalid_utf8", "bad_reference",
     "expected_string", "invalid_value", "duplicate_key", "depth_exceeded",
-    "trailing_bytes", "unknown_dictionary",
+    "trailing_bytes", "unknown_dictionary", "out_of_sequence", "bad_sync",
 )
 
 
@@ -649,16 +650,63 @@ def encode(v, dictionary: Dictionary | None = None, header=True) -> bytes:
     return bytes(e.out)
 
 
-def encode_stream(values, dictionary: Dictionary | None = None) -> bytes:
-    e = Encoder(dictionary)
-    e.header(FLAG_STREAM)
-    for v in values:
-        start = len(e.out)
+class StreamEncoder:
+    """Frames of one stream (SPEC 2.3), with sync frames where the options ask.
+
+    sync_frames=N: frame k (from 0) is a sync frame when k % N == 0.
+    sync_bytes=B: a frame is a sync frame once at least B bytes of frames have been
+    written since the start of the last sync frame. sync(): the next frame is one.
+    The first frame always is.
+    """
+
+    def __init__(self, dictionary: Dictionary | None = None, sync_frames=0, sync_bytes=0):
+        self.e = Encoder(dictionary)
+        self.dictionary = dictionary
+        self.sync_frames, self.sync_bytes = sync_frames, sync_bytes
+        self.frames = 0
+        self.since_sync = 0
+        self.want_sync = True
+
+    def header(self) -> bytes:
+        self.e.header(FLAG_STREAM)
+        h = bytes(self.e.out)
+        self.e.out.clear()
+        return h
+
+    def sync(self):
+        self.want_sync = True
+
+    def frame(self, v) -> bytes:
+        e = self.e
+        sync = (self.want_sync
+                or (self.sync_frames and self.frames % self.sync_frames == 0)
+                or (self.sync_bytes and self.since_sync >= self.sync_bytes))
+        e.out.clear()
+        if sync:
+            e.st = State(self.dictionary)
+            e.header(FLAG_STREAM)
+            del e.out[:2]            # the sync marker replaces the magic
+            e.out[0:0] = bytes([SYNC])
         e.encode_value(v)
-        body = bytes(e.out[start:])
-        del e.out[start:]
-        e.out += varint(len(body)) + body
-    return bytes(e.out)
+        body = bytes(e.out)
+        e.out.clear()
+        framed = varint(len(body)) + body
+        self.since_sync = (0 if sync else self.since_sync) + len(framed)
+        self.frames += 1
+        self.want_sync = False
+        return framed
+
+
+def encode_stream(values, dictionary: Dictionary | None = None, sync_frames=0, sync_bytes=0,
+                  sync_before=()) -> bytes:
+    """sync_before: indices of values that get a sync frame on request."""
+    se = StreamEncoder(dictionary, sync_frames, sync_bytes)
+    out = bytearray(se.header())
+    for i, v in enumerate(values):
+        if i in sync_before:
+            se.sync()
+        out += se.frame(v)
+    return bytes(out)
 
 
 # --------------------------------------------------------------------------
@@ -727,23 +775,43 @@ class Decoder:
             raise DecodeError("bad_magic", 0, "not a Pith buffer")
         if len(self.data) < 3:
             raise DecodeError("truncated", 0, "input ends inside the header")
-        vf = self.data[2]
+        self.pos = 2
+        self.vf_and_dictionary(stream, 2)
+
+    def vf_and_dictionary(self, stream: bool, at: int):
+        """The VF byte at self.pos and the dictionary id it announces; sets the state."""
+        vf = self.byte(at)
         if vf >> 4 != VERSION:
-            raise DecodeError("unsupported_version", 2, f"version {vf >> 4}")
+            raise DecodeError("unsupported_version", at, f"version {vf >> 4}")
         self.flags = vf & 0x0F
         if self.flags & ~(FLAG_DICT | FLAG_STREAM):
-            raise DecodeError("bad_flags", 2, "reserved header flag set")
+            raise DecodeError("bad_flags", at, "reserved header flag set")
         # The flags byte comes before the dictionary id: its defects first (SPEC 10).
         if bool(self.flags & FLAG_STREAM) != stream:
-            raise DecodeError("bad_flags", 2, "not a stream buffer" if stream else "stream buffer: use decode_stream")
-        self.pos = 3
+            raise DecodeError("bad_flags", at, "not a stream buffer" if stream else "stream buffer: use decode_stream")
+        self.vf = vf
+        self.dictionary_id = None
         dictionary = None
         if self.flags & FLAG_DICT:
-            did = int.from_bytes(self.fixed(8, 3), "little")
+            did = int.from_bytes(self.fixed(8, at + 1), "little")
             dictionary = self.dictionaries.get(did)
             if dictionary is None:
-                raise DecodeError("unknown_dictionary", 3, f"dictionary {did:016x} not supplied")
+                raise DecodeError("unknown_dictionary", at + 1, f"dictionary {did:016x} not supplied")
+            self.dictionary_id = did
+        self.dictionary = dictionary
         self.st = State(dictionary)
+
+    def sync_frame(self, at: int):
+        """The fields after a frame's SYNC byte at `at`: they must repeat the stream's."""
+        self.pos = at + 1
+        vf = self.byte(at + 1)
+        if vf != self.vf:
+            raise DecodeError("bad_sync", at + 1, "sync frame flags differ from the stream's")
+        if self.flags & FLAG_DICT:
+            did = int.from_bytes(self.fixed(8, at + 2), "little")
+            if did != self.dictionary_id:
+                raise DecodeError("bad_sync", at + 2, "sync frame names another dictionary")
+        self.st = State(self.dictionary)
 
     # -- items -------------------------------------------------------------
     def value(self, slot: Slot, depth: int):
@@ -1018,13 +1086,45 @@ class Decoder:
 
     def decode_stream(self):
         self.header(stream=True)
+        return self.frames()
+
+    def join_stream(self):
+        """Frames from a frame boundary, without a header: skip to the first sync frame.
+
+        Returns (offset of that frame's length, values from it on), or (None, []).
+        """
+        self.pos = 0
+        while self.pos < len(self.data):
+            start = self.pos
+            n = self.length(start)
+            if n == 0:
+                raise DecodeError("invalid_value", start, "empty stream frame")
+            if self.data[self.pos] == SYNC:
+                at = self.pos
+                self.end = self.pos + n
+                self.pos = at + 1
+                self.vf_and_dictionary(True, at + 1)
+                self.end = len(self.data)
+                self.pos = start
+                return start, self.frames()
+            self.pos += n
+        return None, []
+
+    def frames(self):
         values = []
+        first = True
         while self.pos < len(self.data):
             at = self.pos
             n = self.length(at)
             if n == 0:
                 raise DecodeError("invalid_value", at, "empty stream frame")
             self.end = self.pos + n
+            if self.data[self.pos] == SYNC:
+                self.sync_frame(self.pos)
+            elif first:
+                raise DecodeError("out_of_sequence", self.pos,
+                                  "the stream's first frame is not a sync frame")
+            first = False
             v = self.value(self.st.root, 0)
             if self.pos != self.end:
                 raise DecodeError("trailing_bytes", self.pos, "bytes after the value in its frame")
@@ -1044,6 +1144,11 @@ def decode(data: bytes, dictionaries=(), max_depth=DEFAULT_MAX_DEPTH):
 
 def decode_stream(data: bytes, dictionaries=(), max_depth=DEFAULT_MAX_DEPTH):
     return Decoder(data, dictionaries, max_depth).decode_stream()
+
+
+def join_stream(data: bytes, dictionaries=(), max_depth=DEFAULT_MAX_DEPTH):
+    """Decode frames that start at a frame boundary mid-stream (SPEC 2.3 "Joining")."""
+    return Decoder(data, dictionaries, max_depth).join_stream()
 
 
 # --------------------------------------------------------------------------
