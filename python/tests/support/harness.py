@@ -1,0 +1,146 @@
+"""Harness of the Python binding for spec/tools/crossfuzz.py.
+
+One JSON request per line on stdin, one JSON reply per line on stdout (the
+protocol is described at the top of crossfuzz.py). Values arrive in the
+extended JSON of spec/vectors/README.md; decoded values are answered with
+their canonical re-encoding by this binding, so every language is compared
+on bytes and nothing depends on how a language prints its values.
+
+    python/.venv/bin/python python/tests/support/harness.py
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import sys
+import traceback
+
+import pith
+
+ZONES = {"utc": pith.ZONE_UTC, "offset": pith.ZONE_OFFSET, "floating": pith.ZONE_FLOATING}
+
+
+def parse_float(text: str) -> float:
+    if text == "NaN":
+        return struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000000))[0]
+    if text.startswith("NaN(0x"):
+        return struct.unpack("<d", struct.pack("<Q", int(text[6:-1], 16)))[0]
+    if text == "Infinity":
+        return float("inf")
+    if text == "-Infinity":
+        return float("-inf")
+    return float(text)
+
+
+def make_map(pairs, key: bool):
+    # A dict merges keys Python thinks equal (1, 1.0, True; a Symbol and the
+    # str of its text) and cannot hold unhashable keys: pith.Map keeps them.
+    if key:
+        return pith.Map(pairs)
+    try:
+        d = dict(pairs)
+    except TypeError:
+        return pith.Map(pairs)
+    return d if len(d) == len(pairs) else pith.Map(pairs)
+
+
+def from_x(x, key: bool = False):
+    """The Python value of an xvalue; inside map keys, arrays are tuples and
+    maps pith.Map, as loads() gives them."""
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    if isinstance(x, list):
+        items = [from_x(i, key) for i in x]
+        return tuple(items) if key else items
+    if len(x) == 1:
+        ((k, v),) = x.items()
+        if k == "$int":
+            return int(v)
+        if k == "$float":
+            return parse_float(v)
+        if k == "$symbol":
+            return pith.Symbol(v)
+        if k == "$binary":
+            return bytes.fromhex(v)
+        if k == "$time":
+            return pith.Timestamp(v["seconds"], v["nanos"], ZONES[v["zone"]], v.get("offset", 0))
+        if k == "$ext":
+            return pith.Ext(v["type"], bytes.fromhex(v["data"]))
+        if k == "$map":
+            return make_map([(from_x(a, True), from_x(b, key)) for a, b in v], key)
+    return make_map([(k, from_x(v, key)) for k, v in x.items()], key)
+
+
+def decode_error(e: pith.DecodeError) -> dict:
+    return {"error": e.code, "offset": e.offset}
+
+
+def chunked(data: bytes, pieces: list) -> dict:
+    """Feed `data` to pith.Decoder in pieces of the given sizes (the last size
+    repeats), iterating after every piece, then close()."""
+    dec = pith.Decoder()
+    values: list = []
+    at, i = 0, 0
+    try:
+        while at < len(data):
+            size = pieces[min(i, len(pieces) - 1)]
+            i += 1
+            dec.feed(data[at : at + size])
+            at += size
+            for v in dec:
+                values.append(pith.dumps(v).hex())
+        dec.close()
+    except pith.DecodeError as e:
+        return {"values": values, **decode_error(e)}
+    return {"values": values}
+
+
+def handle(req: dict) -> dict:
+    op = req["op"]
+    if op == "hello":
+        return {"impl": "python", "pith": pith.__version__}
+    if op == "encode":
+        try:
+            return {"hex": pith.dumps(from_x(req["value"])).hex()}
+        except pith.EncodeError as e:
+            return {"encode_error": str(e)}
+    if op == "encode_stream":
+        try:
+            return {"hex": pith.dumps_stream([from_x(v) for v in req["values"]]).hex()}
+        except pith.EncodeError as e:
+            return {"encode_error": str(e)}
+    data = bytes.fromhex(req["hex"])
+    if op == "decode":
+        try:
+            v = pith.loads(data)
+        except pith.DecodeError as e:
+            return decode_error(e)
+        return {"hex": pith.dumps(v).hex()}
+    if op == "decode_stream":
+        try:
+            vs = pith.loads_stream(data)
+        except pith.DecodeError as e:
+            return decode_error(e)
+        return {"values": [pith.dumps(v).hex() for v in vs]}
+    if op == "decode_stream_chunks":
+        return chunked(data, req["pieces"])
+    return {"unsupported": f"unknown op {op!r}"}
+
+
+def main() -> None:
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    out = sys.stdout
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            reply = handle(json.loads(line))
+        except Exception as e:  # anything but a DecodeError/EncodeError is a defect to report
+            reply = {"crash": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-2000:]}
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()
