@@ -180,7 +180,13 @@ static bool walk_buffer(const uint8_t *data, size_t len, const inspect_options *
             size_t at = pith_reader_offset(r);
             ok = pith_reader_frame_begin(r, &more);
             if (!ok || !more) break;
-            if (header) outf(header, "%06zx  frame of %zu bytes\n", at, (size_t)0 + (pith_reader_offset(r) - at));
+            if (header) {
+                size_t framed = 0;
+                pith_error scan_err;
+                pith_stream_scan(data + at, len - at, false, &framed, &scan_err);
+                outf(header, "%06zx  %sframe of %zu bytes%s\n", at, pith_reader_frame_synced(r) ? "sync " : "", framed,
+                     pith_reader_frame_synced(r) ? " (tables and registers reset)" : "");
+            }
         }
         w.depth = 0;
         do {

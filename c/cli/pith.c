@@ -349,7 +349,7 @@ static pith_doc *decode_input(cli *c, uint8_t **data, size_t *len, int *rc) {
         return NULL;
     }
     bool stream = *len >= 3 && ((*data)[2] & 0x02) && (*data)[0] == 0xC1;
-    pith_decode_options o = {c->dicts, c->ndicts, c->max_depth, stream};
+    pith_decode_options o = {c->dicts, c->ndicts, c->max_depth, stream, false};
     pith_error err;
     pith_doc *doc = pith_decode(NULL, *data, *len, &o, &err);
     if (!doc) *rc = decode_error(c->input, &err);

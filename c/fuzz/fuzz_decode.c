@@ -100,7 +100,7 @@ static bool pull_only(const uint8_t *data, size_t size, bool stream, const pith_
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bool stream = size >= 3 && (data[2] & 0x02);
     const pith_dict *dicts[1] = {dictionary};
-    pith_decode_options opts = {dicts, 1, 0, stream};
+    pith_decode_options opts = {dicts, 1, 0, stream, false};
     counting cnt = {0, 0};
     pith_alloc alloc = {c_malloc, c_realloc, c_free, &cnt};
     pith_error err;

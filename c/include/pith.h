@@ -80,6 +80,8 @@ typedef enum pith_code {
     PITH_ERR_DEPTH_EXCEEDED,       /**< nesting deeper than the limit */
     PITH_ERR_TRAILING_BYTES,       /**< bytes after the value */
     PITH_ERR_UNKNOWN_DICTIONARY,   /**< the buffer names a dictionary not supplied */
+    PITH_ERR_OUT_OF_SEQUENCE,      /**< a stream whose first frame is not a sync frame */
+    PITH_ERR_BAD_SYNC,             /**< a sync frame whose VF byte or dictionary id differs from the stream's */
     PITH_ERR_NOMEM,                /**< an allocation failed */
     PITH_ERR_UNREPRESENTABLE,      /**< encoding: a value Pith cannot hold (out of range, invalid UTF-8, ...) */
     PITH_ERR_USAGE                 /**< API misuse (wrong call order, count mismatch) */
@@ -297,9 +299,34 @@ PITH_API size_t pith_writer_shape_size(const pith_writer *w, uint32_t shape);
  */
 PITH_API bool pith_write_generic_map_begin(pith_writer *w, size_t count);
 
-/** In a stream, bracket each top-level value (one frame). */
+/**
+ * In a stream, bracket each top-level value (one frame). pith_write_frame_begin
+ * decides whether the frame is a sync frame (SPEC 2.3): the first frame of a
+ * stream always is, later ones as pith_writer_set_sync and pith_writer_sync ask.
+ * A sync frame resets the tables, so shape indices from pith_writer_last_shape
+ * are stale after it (see pith_writer_frame_synced).
+ */
 PITH_API bool pith_write_frame_begin(pith_writer *w);
 PITH_API bool pith_write_frame_end(pith_writer *w);
+
+/**
+ * Sync frames for the streams this writer writes: frame k (counted from 0) is a
+ * sync frame when `every_frames` divides k, and a frame is one once at least
+ * `every_bytes` bytes of frames (length prefixes included) have been written
+ * since the start of the last sync frame. 0 turns a rule off (the default).
+ * The setting stays for later pith_writer_start calls.
+ */
+PITH_API void pith_writer_set_sync(pith_writer *w, uint64_t every_frames, uint64_t every_bytes);
+
+/** Make the next frame a sync frame, so that a consumer can join the stream there. */
+PITH_API void pith_writer_sync(pith_writer *w);
+
+/**
+ * Whether the frame begun last is a sync frame. Callers that keep shape
+ * indices (pith_writer_last_shape) or other per-table-index caches across
+ * frames must drop them when this is true after pith_write_frame_begin.
+ */
+PITH_API bool pith_writer_frame_synced(const pith_writer *w);
 
 /**
  * In a stream, between frames: forget the output written so far (the caller
@@ -401,6 +428,13 @@ typedef struct pith_item {
 #define PITH_READ_STREAM (1u << 0)
 /** pith_reader_start flag: the buffer has no header (dictionary serializations). */
 #define PITH_READ_NO_HEADER (1u << 1)
+/**
+ * pith_reader_start flag: join a stream midway (SPEC 2.3 "Joining a stream").
+ * The data starts at a frame boundary, without a header; frames before the
+ * first sync frame are skipped, and that frame supplies the version, flags and
+ * dictionary id. Implies PITH_READ_STREAM.
+ */
+#define PITH_READ_JOIN (1u << 2)
 
 /** Create a reader. NULL only if allocation fails. Reusable across buffers. */
 PITH_API pith_reader *pith_reader_new(const pith_alloc *alloc);
@@ -412,7 +446,8 @@ PITH_API void pith_reader_set_max_depth(pith_reader *r, uint32_t max_depth);
 /**
  * Begin decoding `data` (which must outlive the decoding and every item read
  * from it). Reads the header; `dicts` are the dictionaries the buffer may
- * name (any may be NULL). With PITH_READ_STREAM the buffer must be a stream,
+ * name (any may be NULL; the array must outlive the decoding, since the sync
+ * frames of a joined stream name their dictionary later). With PITH_READ_STREAM the buffer must be a stream,
  * without it a single value. Returns false with the error set on failure.
  */
 PITH_API bool pith_reader_start(pith_reader *r, const void *data, size_t len,
@@ -434,10 +469,26 @@ PITH_API bool pith_reader_finish(pith_reader *r);
 /**
  * In a stream: move to the next frame. Sets *more to false (and returns true)
  * at the end of the stream. After reading the frame's value, call
- * pith_reader_frame_end, which checks the value filled its frame.
+ * pith_reader_frame_end, which checks the value filled its frame. A sync
+ * frame resets the tables first (see pith_reader_frame_synced); a joining
+ * reader skips the frames before its first sync frame here.
  */
 PITH_API bool pith_reader_frame_begin(pith_reader *r, bool *more);
 PITH_API bool pith_reader_frame_end(pith_reader *r);
+
+/**
+ * Whether the frame begun last is a sync frame. Callers that keep caches by
+ * string- or shape-table index across frames must drop them when this is true
+ * after pith_reader_frame_begin (or pith_reader_feed_frame): the indices now
+ * name other entries.
+ */
+PITH_API bool pith_reader_frame_synced(const pith_reader *r);
+
+/**
+ * For a joining reader (PITH_READ_JOIN): whether it has met a sync frame, and
+ * in *offset (may be NULL) the stream offset of that frame's length prefix.
+ */
+PITH_API bool pith_reader_joined(const pith_reader *r, size_t *offset);
 
 /** Current offset in the buffer. */
 PITH_API size_t pith_reader_offset(const pith_reader *r);
@@ -470,10 +521,12 @@ PITH_API pith_scan pith_stream_scan(const void *data, size_t len, bool header, s
  * each complete frame (as found by pith_stream_scan, length prefix included)
  * with pith_reader_feed_frame before reading its value and calling
  * pith_reader_frame_end. `base` is the frame's offset in the stream, used for
- * error offsets. The reader copies what later frames may need, so each
+ * error offsets. *has_value is false when a joining reader skipped the frame
+ * (it precedes the first sync frame): then read nothing and feed the next.
+ * A joining reader is started with PITH_READ_JOIN on zero bytes instead of a header. The reader copies what later frames may need, so each
  * frame's bytes need only live until the next pith_reader_feed_frame.
  */
-PITH_API bool pith_reader_feed_frame(pith_reader *r, const void *frame, size_t len, size_t base);
+PITH_API bool pith_reader_feed_frame(pith_reader *r, const void *frame, size_t len, size_t base, bool *has_value);
 
 /* ==========================================================================
  * Value tree
@@ -521,7 +574,12 @@ typedef struct pith_decode_options {
     size_t ndicts;
     uint32_t max_depth;           /**< 0: PITH_DEFAULT_MAX_DEPTH */
     bool stream;                  /**< the buffer is a stream */
+    bool join;                    /**< frames of a stream joined midway (PITH_READ_JOIN) */
 } pith_decode_options;
+
+/** After a joining pith_decode: whether a sync frame was met, and in *offset
+ *  (may be NULL) the offset of its length prefix. */
+PITH_API bool pith_doc_joined(const pith_doc *doc, size_t *offset);
 
 /**
  * Decode a whole buffer into a new document (strings are copied, so `data`

@@ -236,7 +236,7 @@ static const char *const code_names[] = {
     "ok", "truncated", "bad_magic", "unsupported_version", "bad_flags", "invalid_tag",
     "invalid_varint", "length_exceeds_input", "invalid_utf8", "bad_reference",
     "expected_string", "invalid_value", "duplicate_key", "depth_exceeded",
-    "trailing_bytes", "unknown_dictionary", "nomem", "unrepresentable", "usage",
+    "trailing_bytes", "unknown_dictionary", "out_of_sequence", "bad_sync", "nomem", "unrepresentable", "usage",
 };
 
 const char *pith_code_name(pith_code code) {

@@ -45,7 +45,9 @@ enum {
     TAG_ARR_LONG = 0xF2, TAG_MAPDEF_LONG = 0xF3, TAG_MAP_GEN = 0xF4,
     TAG_PFX_LONG = 0xF5,
     TAG_BIN = 0xF6, TAG_EXT = 0xF7, TAG_SYMBOL = 0xF8, TAG_TIME = 0xF9,
-    TAG_TS_STR = 0xFA, TAG_TS_Z0 = 0xFB, TAG_TS_Z3 = 0xFC
+    TAG_TS_STR = 0xFA, TAG_TS_Z0 = 0xFB, TAG_TS_Z3 = 0xFC,
+    /* First byte of a sync frame (SPEC 2.3); never an item. */
+    TAG_SYNC = 0xFD
 };
 
 #define REF8_BASE 64u

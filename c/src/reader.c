@@ -66,6 +66,17 @@ struct pith_reader {
     bool top_read;
     bool in_frame;
 
+    /* Streams (SPEC 2.3). Sync frames repeat the header's VF byte and
+     * dictionary id; a joining reader takes them from its first sync frame. */
+    const pith_dict *const *dicts;
+    size_t ndicts;
+    uint8_t stream_vf;
+    uint64_t stream_dict_id;
+    bool have_header;     /* stream_vf and stream_dict_id are known */
+    bool seen_frame;      /* a frame has been decoded (not skipped) */
+    bool frame_synced;    /* the frame begun last is a sync frame */
+    size_t joined_at;     /* a joining reader's first sync frame */
+
     /* The dictionary whose tables stay loaded between buffers: strs[0,
      * dict_nstrs) and shapes[0, dict_nshapes), slots in dict_slots. Reading
      * another buffer that names it only resets the slots. */
@@ -205,19 +216,62 @@ static bool load_dictionary(pith_reader *r, const pith_dict *dict) {
     return true;
 }
 
+/* The VF byte at `at` and the dictionary id after it (a stream header's or a
+ * joining reader's first sync frame's): checks them as SPEC 2.1 says and
+ * loads the dictionary they name. `loaded` is the serial of the dictionary
+ * whose tables the reader still holds. */
+static bool take_header_fields(pith_reader *r, size_t at, bool stream, uint64_t loaded) {
+    if (at >= r->end) FAIL(PITH_ERR_TRUNCATED, at, "input ends inside the header");
+    uint8_t vf = r->data[at];
+    if (vf >> 4 != PITH_FORMAT_VERSION) FAIL(PITH_ERR_UNSUPPORTED_VERSION, at, "unsupported format version");
+    uint8_t hf = vf & 0x0F;
+    if (hf & ~(FLAG_DICT | FLAG_STREAM)) FAIL(PITH_ERR_BAD_FLAGS, at, "reserved header flag set");
+    if (((hf & FLAG_STREAM) != 0) != stream)
+        FAIL(PITH_ERR_BAD_FLAGS, at, (hf & FLAG_STREAM) ? "buffer is a stream" : "buffer is not a stream");
+    r->pos = at + 1;
+    r->stream_vf = vf;
+    r->stream_dict_id = 0;
+    if (hf & FLAG_DICT) {
+        if (r->end - r->pos < 8) FAIL(PITH_ERR_TRUNCATED, at + 1, "input ends inside the dictionary id");
+        uint64_t id = load_le64(r->data + r->pos);
+        const pith_dict *dict = NULL;
+        for (size_t i = 0; i < r->ndicts; i++)
+            if (r->dicts[i] && r->dicts[i]->id == id) dict = r->dicts[i];
+        if (!dict) FAIL(PITH_ERR_UNKNOWN_DICTIONARY, at + 1, "buffer names a dictionary that was not supplied");
+        r->pos += 8;
+        r->stream_dict_id = id;
+        if (loaded == dict->serial) r->dict_serial = loaded;
+        else if (!load_dictionary(r, dict)) return false;
+        r->nstrs = r->dict_nstrs;
+        r->nshapes = r->dict_nshapes;
+        if (r->dict_slots_n) memset(r->dict_slots, 0, r->dict_slots_n * sizeof(pith_slot));
+    }
+    r->have_header = true;
+    return true;
+}
+
 bool pith_reader_start(pith_reader *r, const void *data, size_t len, const pith_dict *const *dicts,
                        size_t ndicts, uint32_t flags) {
     reset_state(r);
     r->data = (const uint8_t *)data;
     r->pos = 0;
     r->end = r->total = len;
+    if (flags & PITH_READ_JOIN) flags |= PITH_READ_STREAM;
     r->flags = flags;
     r->started = false;
     r->copy_strings = false;
+    r->dicts = dicts;
+    r->ndicts = dicts ? ndicts : 0;
+    r->have_header = false;
+    r->seen_frame = false;
+    r->frame_synced = false;
+    r->joined_at = SIZE_MAX;
     /* Unless this buffer names the loaded dictionary, its entries will be overwritten. */
     uint64_t loaded = r->dict_serial;
     r->dict_serial = 0;
-    if (flags & PITH_READ_NO_HEADER) {
+    if (flags & (PITH_READ_NO_HEADER | PITH_READ_JOIN)) {
+        /* A joining reader keeps the loaded dictionary's serial for its first sync frame. */
+        if (flags & PITH_READ_JOIN) r->dict_serial = loaded;
         r->started = true;
         return true;
     }
@@ -225,26 +279,7 @@ bool pith_reader_start(pith_reader *r, const void *data, size_t len, const pith_
     if ((len >= 1 && p[0] != HEADER_MAGIC0) || (len >= 2 && p[1] != HEADER_MAGIC1))
         FAIL(PITH_ERR_BAD_MAGIC, 0, "not a Pith buffer");
     if (len < 3) FAIL(PITH_ERR_TRUNCATED, 0, "input ends inside the header");
-    if (p[2] >> 4 != PITH_FORMAT_VERSION) FAIL(PITH_ERR_UNSUPPORTED_VERSION, 2, "unsupported format version");
-    uint8_t hf = p[2] & 0x0F;
-    if (hf & ~(FLAG_DICT | FLAG_STREAM)) FAIL(PITH_ERR_BAD_FLAGS, 2, "reserved header flag set");
-    if (((hf & FLAG_STREAM) != 0) != ((flags & PITH_READ_STREAM) != 0))
-        FAIL(PITH_ERR_BAD_FLAGS, 2, (hf & FLAG_STREAM) ? "buffer is a stream" : "buffer is not a stream");
-    r->pos = 3;
-    if (hf & FLAG_DICT) {
-        if (len < 11) FAIL(PITH_ERR_TRUNCATED, 3, "input ends inside the dictionary id");
-        uint64_t id = load_le64(p + 3);
-        const pith_dict *dict = NULL;
-        for (size_t i = 0; i < ndicts; i++)
-            if (dicts[i] && dicts[i]->id == id) dict = dicts[i];
-        if (!dict) FAIL(PITH_ERR_UNKNOWN_DICTIONARY, 3, "buffer names a dictionary that was not supplied");
-        r->pos = 11;
-        if (loaded == dict->serial) r->dict_serial = loaded;
-        else if (!load_dictionary(r, dict)) return false;
-        r->nstrs = r->dict_nstrs;
-        r->nshapes = r->dict_nshapes;
-        if (r->dict_slots_n) memset(r->dict_slots, 0, r->dict_slots_n * sizeof(pith_slot));
-    }
+    if (!take_header_fields(r, 2, (flags & PITH_READ_STREAM) != 0, loaded)) return false;
     r->started = true;
     return true;
 }
@@ -1154,23 +1189,81 @@ bool pith_reader_finish(pith_reader *r) {
     return true;
 }
 
+/* The state at a sync frame: as at the start of the buffer (SPEC 2.3). What
+ * the arena holds (copied strings, shape keys, slots) belongs to the tables
+ * being dropped, so it goes too: a long stream with sync frames stays bounded. */
+static void reset_tables(pith_reader *r) {
+    arena_reset(&r->mem);
+    bool dict = r->dict_serial != 0;
+    r->nstrs = dict ? r->dict_nstrs : 0;
+    r->nshapes = dict ? r->dict_nshapes : 0;
+    if (dict && r->dict_slots_n) memset(r->dict_slots, 0, r->dict_slots_n * sizeof(pith_slot));
+    memset(&r->root, 0, sizeof(r->root));
+    memset(&r->key_slot, 0, sizeof(r->key_slot));
+    r->has_last = false;
+    r->last_ts = 0;
+}
+
+/* The fields of a sync frame whose SYNC byte is at `at`, then the reset. */
+static bool take_sync(pith_reader *r, size_t at) {
+    if (!r->have_header) {
+        uint64_t loaded = r->dict_serial;
+        r->dict_serial = 0;
+        if (!take_header_fields(r, at + 1, true, loaded)) return false;
+    } else {
+        if (at + 1 >= r->end) FAIL(PITH_ERR_TRUNCATED, at + 1, "input ends inside the sync frame");
+        if (r->data[at + 1] != r->stream_vf) FAIL(PITH_ERR_BAD_SYNC, at + 1, "sync frame flags differ from the stream's");
+        r->pos = at + 2;
+        if (r->stream_vf & FLAG_DICT) {
+            if (r->end - r->pos < 8) FAIL(PITH_ERR_TRUNCATED, at + 2, "input ends inside the dictionary id");
+            if (load_le64(r->data + r->pos) != r->stream_dict_id)
+                FAIL(PITH_ERR_BAD_SYNC, at + 2, "sync frame names another dictionary");
+            r->pos += 8;
+        }
+    }
+    reset_tables(r);
+    return true;
+}
+
 bool pith_reader_frame_begin(pith_reader *r, bool *more) {
     if (r->err.code != PITH_OK) return false;
     if (!r->started || !(r->flags & PITH_READ_STREAM) || r->in_frame)
         return fail_at(r, PITH_ERR_USAGE, r->pos, "not between frames of a stream");
-    if (r->pos == r->total) {
-        *more = false;
+    for (;;) {
+        if (r->pos == r->total) {
+            *more = false;
+            return true;
+        }
+        size_t at = r->pos;
+        size_t n = 0;
+        if (!read_length(r, at, 0, &n)) return false;
+        if (n == 0) FAIL(PITH_ERR_INVALID_VALUE, at, "empty stream frame");
+        r->end = r->pos + n;
+        r->frame_synced = r->data[r->pos] == TAG_SYNC;
+        if (r->frame_synced) {
+            if (!r->have_header) r->joined_at = r->base + at;
+            if (!take_sync(r, r->pos)) return false;
+        } else if (!r->have_header) {
+            /* A joining reader before its first sync frame: nothing to decode yet. */
+            r->pos = r->end;
+            r->end = r->total;
+            continue;
+        } else if (!r->seen_frame) {
+            FAIL(PITH_ERR_OUT_OF_SEQUENCE, r->pos, "the stream's first frame is not a sync frame");
+        }
+        r->seen_frame = true;
+        r->in_frame = true;
+        r->top_read = false;
+        *more = true;
         return true;
     }
-    size_t at = r->pos;
-    size_t n = 0;
-    if (!read_length(r, at, 0, &n)) return false;
-    if (n == 0) FAIL(PITH_ERR_INVALID_VALUE, at, "empty stream frame");
-    r->end = r->pos + n;
-    r->in_frame = true;
-    r->top_read = false;
-    *more = true;
-    return true;
+}
+
+bool pith_reader_frame_synced(const pith_reader *r) { return r->frame_synced; }
+
+bool pith_reader_joined(const pith_reader *r, size_t *offset) {
+    if (offset) *offset = r->joined_at;
+    return r->joined_at != SIZE_MAX;
 }
 
 bool pith_reader_frame_end(pith_reader *r) {
@@ -1183,7 +1276,7 @@ bool pith_reader_frame_end(pith_reader *r) {
     return true;
 }
 
-bool pith_reader_feed_frame(pith_reader *r, const void *frame, size_t len, size_t base) {
+bool pith_reader_feed_frame(pith_reader *r, const void *frame, size_t len, size_t base, bool *has_value) {
     if (r->err.code != PITH_OK) return false;
     if (!r->started || !(r->flags & PITH_READ_STREAM) || r->in_frame)
         return fail_at(r, PITH_ERR_USAGE, r->pos, "not between frames of a stream");
@@ -1193,10 +1286,11 @@ bool pith_reader_feed_frame(pith_reader *r, const void *frame, size_t len, size_
     r->base = base;
     r->pos = 0;
     r->end = r->total = len;
+    if (len == 0) return fail_at(r, PITH_ERR_USAGE, 0, "empty frame data");
     bool more;
     if (!pith_reader_frame_begin(r, &more)) return false;
-    if (!more) return fail_at(r, PITH_ERR_USAGE, 0, "empty frame data");
-    if (r->end != len) FAIL(PITH_ERR_TRAILING_BYTES, r->end, "bytes after the frame");
+    *has_value = more;
+    if (more && r->end != len) FAIL(PITH_ERR_TRAILING_BYTES, r->end, "bytes after the frame");
     return true;
 }
 

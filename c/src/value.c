@@ -9,6 +9,7 @@ struct pith_doc {
     pith_value *roots;
     size_t count;
     size_t cap;
+    size_t joined_at;     /* SIZE_MAX unless a joining decode met a sync frame */
 };
 
 /* ==========================================================================
@@ -23,7 +24,13 @@ pith_doc *pith_doc_new(const pith_alloc *alloc) {
     arena_init(&doc->mem, alloc);
     doc->roots = NULL;
     doc->count = doc->cap = 0;
+    doc->joined_at = SIZE_MAX;
     return doc;
+}
+
+bool pith_doc_joined(const pith_doc *doc, size_t *offset) {
+    if (offset) *offset = doc->joined_at;
+    return doc->joined_at != SIZE_MAX;
 }
 
 void pith_doc_free(pith_doc *doc) {
@@ -194,11 +201,13 @@ typedef struct tree_builder {
     pith_doc *doc;
     const char **copies;   /* per string-table index: the doc's copy (shared by references) */
     size_t ncopies;
+    size_t copies_hi;      /* copies[copies_hi..] are empty: what a sync frame must clear */
     /* Per shape-table index: the key nodes every map of that shape shares.
      * Sharing is what keeps a one-byte SHAPE item from costing a fresh copy
      * of all its keys, which would let small inputs demand large trees. */
     pith_value **shape_keys;
     size_t shape_keys_cap;
+    size_t shape_keys_hi;  /* shape_keys[shape_keys_hi..] are empty */
     pith_value *scratch;
     size_t nscratch, scratch_cap;
     bframe *frames;
@@ -208,7 +217,10 @@ typedef struct tree_builder {
 static const char *copy_indexed(tree_builder *b, const char *ptr, size_t len, uint32_t i) {
     if (i != PITH_NO_INDEX && i < b->ncopies && b->copies[i]) return b->copies[i];
     const char *p = (const char *)arena_copy(&b->doc->mem, ptr, len);
-    if (p && i != PITH_NO_INDEX && i < b->ncopies) b->copies[i] = p;
+    if (p && i != PITH_NO_INDEX && i < b->ncopies) {
+        b->copies[i] = p;
+        if (i >= b->copies_hi) b->copies_hi = (size_t)i + 1;
+    }
     return p;
 }
 
@@ -244,7 +256,10 @@ static pith_value *shared_shape_keys(tree_builder *b, const pith_item *it) {
             return NULL;
         memset(b->shape_keys + old, 0, (b->shape_keys_cap - old) * sizeof(pith_value *));
     }
-    if (!b->shape_keys[s]) b->shape_keys[s] = copy_keys(b, it);
+    if (!b->shape_keys[s]) {
+        b->shape_keys[s] = copy_keys(b, it);
+        if (s >= b->shape_keys_hi) b->shape_keys_hi = (size_t)s + 1;
+    }
     return b->shape_keys[s];
 }
 
@@ -371,7 +386,7 @@ static bool build(tree_builder *b, pith_value *out) {
 
 pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, const pith_decode_options *opts,
                       pith_error *err) {
-    pith_decode_options none = {NULL, 0, 0, false};
+    pith_decode_options none = {NULL, 0, 0, false, false};
     if (!opts) opts = &none;
     alloc = alloc_or_default(alloc);
     set_error(err, PITH_OK, 0, NULL);
@@ -387,13 +402,21 @@ pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, con
     } else {
         memset(copies, 0, ncopies * sizeof(char *));
         if (opts->max_depth) pith_reader_set_max_depth(r, opts->max_depth);
-        tree_builder b = {r, doc, copies, ncopies, NULL, 0, NULL, 0, 0, NULL, 0, 0};
-        ok = pith_reader_start(r, data, len, opts->dicts, opts->ndicts, opts->stream ? PITH_READ_STREAM : 0);
-        if (ok && opts->stream) {
+        tree_builder b = {r, doc, copies, ncopies, 0, NULL, 0, 0, NULL, 0, 0, NULL, 0, 0};
+        uint32_t flags = opts->join ? PITH_READ_JOIN : opts->stream ? PITH_READ_STREAM : 0;
+        ok = pith_reader_start(r, data, len, opts->dicts, opts->ndicts, flags);
+        if (ok && (opts->stream || opts->join)) {
             bool more = true;
             while (ok) {
                 ok = pith_reader_frame_begin(r, &more);
                 if (!ok || !more) break;
+                if (pith_reader_frame_synced(r)) {
+                    /* The table indices these caches are keyed by name other entries now. */
+                    memset(b.copies, 0, b.copies_hi * sizeof(char *));
+                    b.copies_hi = 0;
+                    if (b.shape_keys_hi) memset(b.shape_keys, 0, b.shape_keys_hi * sizeof(pith_value *));
+                    b.shape_keys_hi = 0;
+                }
                 pith_value v;
                 ok = build(&b, &v) && pith_reader_frame_end(r) && pith_doc_push(doc, &v);
             }
@@ -401,6 +424,7 @@ pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, con
             pith_value v;
             ok = build(&b, &v) && pith_reader_finish(r) && pith_doc_push(doc, &v);
         }
+        if (ok) pith_reader_joined(r, &doc->joined_at);
         if (!ok) {
             *err = *pith_reader_error(r);
             if (err->code == PITH_OK) set_error(err, PITH_ERR_NOMEM, 0, "out of memory");

@@ -96,6 +96,12 @@ struct pith_writer {
     size_t dict_slots_n, dict_slots_cap;
     size_t frame_start;
     const pith_dict *dict;
+    /* Sync frames (SPEC 2.3): the options, and the counts they are measured by. */
+    uint64_t sync_every_frames, sync_every_bytes;
+    uint64_t frames;          /* frames begun in this stream */
+    uint64_t since_sync;      /* bytes of frames since the start of the last sync frame */
+    bool want_sync;           /* the next frame is a sync frame */
+    bool frame_synced;        /* the frame begun last is a sync frame */
 };
 
 /* ==========================================================================
@@ -318,11 +324,9 @@ static bool load_dictionary(pith_writer *w, const pith_dict *dict) {
     return true;
 }
 
-bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
-    w->len = 0;
-    w->err.code = PITH_OK;
-    w->err.offset = 0;
-    w->err.message = NULL;
+/* Tables, slots and registers as at the start of a buffer (SPEC 4): at
+ * pith_writer_start and at every sync frame. */
+static bool reset_state(pith_writer *w, const pith_dict *dict) {
     arena_reset(&w->mem);
     w->sidx_gen = (w->sidx_gen + (1ull << SIDX_GEN_SHIFT)) & SIDX_GEN_MASK;
     if (w->sidx_gen == 0 || w->sidx_gen == SIDX_DICT_GEN) {
@@ -340,14 +344,7 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
     memset(&w->key_slot, 0, sizeof(w->key_slot));
     w->has_last = false;
     w->last_ts = 0;
-    release_frames(w);
-    w->cur_left = 0;
     w->last_shape = PITH_NO_INDEX;
-    w->flags = flags;
-    w->in_frame = false;
-    w->top_values = 0;
-    w->dict = dict;
-    w->started = true;
     if (dict) {
         if (!keep && !load_dictionary(w, dict)) return false;
         /* The dictionary's shapes: indexed again, with empty registers. */
@@ -357,6 +354,25 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
         for (size_t i = 0; i < w->dict_nshapes; i++) hash_index_put(&w->shape_index, w->dict_shape_hashes[i], (uint32_t)i);
         w->nshapes = w->dict_nshapes;
     }
+    return true;
+}
+
+bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
+    w->len = 0;
+    w->err.code = PITH_OK;
+    w->err.offset = 0;
+    w->err.message = NULL;
+    release_frames(w);
+    w->cur_left = 0;
+    w->flags = flags;
+    w->in_frame = false;
+    w->top_values = 0;
+    w->dict = dict;
+    w->started = true;
+    w->frames = w->since_sync = 0;
+    w->want_sync = true;
+    w->frame_synced = false;
+    if (!reset_state(w, dict)) return false;
     if (flags & PITH_WRITE_NO_HEADER) return true;
     if (!reserve(w, 11)) return false;
     put_byte(w, HEADER_MAGIC0);
@@ -1107,13 +1123,34 @@ bool pith_writer_discard_output(pith_writer *w) {
     return true;
 }
 
+void pith_writer_set_sync(pith_writer *w, uint64_t every_frames, uint64_t every_bytes) {
+    w->sync_every_frames = every_frames;
+    w->sync_every_bytes = every_bytes;
+}
+
+void pith_writer_sync(pith_writer *w) { w->want_sync = true; }
+
+bool pith_writer_frame_synced(const pith_writer *w) { return w->frame_synced; }
+
 bool pith_write_frame_begin(pith_writer *w) {
     if (w->err.code != PITH_OK) return false;
     if (!w->started || !(w->flags & PITH_WRITE_STREAM)) return fail(w, PITH_ERR_USAGE, "not writing a stream");
     if (w->in_frame) return fail(w, PITH_ERR_USAGE, "frame already open");
+    bool sync = w->want_sync || (w->sync_every_frames && w->frames % w->sync_every_frames == 0) ||
+                (w->sync_every_bytes && w->since_sync >= w->sync_every_bytes);
+    w->frame_start = w->len;
+    w->frame_synced = sync;
+    if (sync) {
+        if (!reset_state(w, w->dict) || !reserve(w, 10)) return false;
+        put_byte(w, TAG_SYNC);
+        put_byte(w, (uint8_t)((PITH_FORMAT_VERSION << 4) | FLAG_STREAM | (w->dict ? FLAG_DICT : 0)));
+        if (w->dict) {
+            store_le64(w->buf + w->len, w->dict->id);
+            w->len += 8;
+        }
+    }
     w->in_frame = true;
     w->top_values = 0;
-    w->frame_start = w->len;
     return true;
 }
 
@@ -1128,5 +1165,8 @@ bool pith_write_frame_end(pith_writer *w) {
     varint_put(w->buf + w->frame_start, body);
     w->len += n;
     w->in_frame = false;
+    w->since_sync = (w->frame_synced ? 0 : w->since_sync) + n + body;
+    w->frames++;
+    w->want_sync = false;
     return true;
 }

@@ -239,7 +239,7 @@ static void test_dictionaries(void) {
     const uint8_t *data = pith_writer_data(w, &len);
     CHECK(len == 3 + 8 + 1 + 1 + 1 + 1, "shape and strings from the dictionary: %zu bytes", len);
     const pith_dict *dicts[1] = {d};
-    pith_decode_options o = {dicts, 1, 0, false};
+    pith_decode_options o = {dicts, 1, 0, false, false};
     pith_doc *doc = pith_decode(NULL, data, len, &o, &err);
     CHECK(doc, "decode with the dictionary");
     pith_doc_free(doc);
@@ -293,7 +293,7 @@ static void check_reused(pith_writer *w, pith_reader *r, const pith_dict *d, int
     const pith_dict *dicts[1] = {d};
     CHECK(pith_reader_start(r, y, b, dicts, d ? 1 : 0, 0) && pith_skip(r) && pith_reader_finish(r),
           "%s: reused reader: %s", what, pith_reader_error(r)->message);
-    pith_decode_options o = {dicts, d ? 1u : 0u, 0, false};
+    pith_decode_options o = {dicts, d ? 1u : 0u, 0, false, false};
     pith_error err;
     pith_doc *doc = pith_decode(NULL, y, b, &o, &err);
     CHECK(doc, "%s: decodes", what);
@@ -363,6 +363,83 @@ static void test_stream_scan(void) {
     const uint8_t overlong[] = {0x02, 0x00};
     CHECK(pith_stream_scan(overlong, 2, false, &size, &err) == PITH_SCAN_ERROR && err.code == PITH_ERR_INVALID_VARINT,
           "overlong frame length");
+    pith_writer_free(w);
+}
+
+/* Sync frames where pith_writer_set_sync asks; a consumer joining at any frame
+ * boundary, whole or frame by frame, decodes exactly the values from the next
+ * sync frame on; a header followed by a later frame is out_of_sequence. */
+static void test_sync_and_join(void) {
+    enum { N = 10, EVERY = 3 };
+    pith_writer *w = pith_writer_new(NULL);
+    pith_writer_set_sync(w, EVERY, 0);
+    pith_writer_start(w, NULL, PITH_WRITE_STREAM);
+    size_t starts[N + 1];
+    for (int i = 0; i < N; i++) {
+        pith_writer_data(w, &starts[i]);
+        CHECK(pith_write_frame_begin(w), "frame %d", i);
+        CHECK(pith_writer_frame_synced(w) == (i % EVERY == 0), "frame %d synced", i);
+        write_sample(w, 5 * (i / 2) + 1); /* pairs of equal values: later frames refer to earlier ones */
+        CHECK(pith_write_frame_end(w), "frame %d end", i);
+    }
+    size_t len;
+    const uint8_t *data = pith_writer_data(w, &len);
+    starts[N] = len;
+    pith_error err;
+    pith_decode_options whole_opts = {NULL, 0, 0, true, false};
+    pith_doc *whole = pith_decode(NULL, data, len, &whole_opts, &err);
+    CHECK(whole && pith_doc_count(whole) == N, "whole stream");
+    for (int k = 0; whole && k <= N; k++) {
+        int first = (k + EVERY - 1) / EVERY * EVERY; /* the first sync frame at or after k */
+        if (first > N) first = N;
+        const uint8_t *tail = data + starts[k];
+        size_t tail_len = len - starts[k];
+        pith_decode_options jo = {NULL, 0, 0, false, true};
+        pith_doc *joined = pith_decode(NULL, tail_len ? tail : (const uint8_t *)"", tail_len, &jo, &err);
+        CHECK(joined && pith_doc_count(joined) == (size_t)(N - first), "join at %d: %zu values", k,
+              joined ? pith_doc_count(joined) : 0);
+        size_t at = 0;
+        bool met = joined && pith_doc_joined(joined, &at);
+        CHECK(first < N ? met && at == starts[first] - starts[k] : !met, "join at %d: joined_at", k);
+        for (int i = first; joined && i < N && (size_t)(i - first) < pith_doc_count(joined); i++)
+            CHECK(pith_value_equal(pith_doc_root(joined, (size_t)(i - first)), pith_doc_root(whole, (size_t)i)),
+                  "join at %d: value %d", k, i);
+        pith_doc_free(joined);
+
+        /* Frame by frame, each from a buffer that dies before the next. */
+        pith_reader *r = pith_reader_new(NULL);
+        bool ok = pith_reader_start(r, "", 0, NULL, 0, PITH_READ_JOIN);
+        size_t pos = starts[k], values = 0;
+        while (ok && pos < len) {
+            size_t fsize;
+            CHECK(pith_stream_scan(data + pos, len - pos, false, &fsize, &err) == PITH_SCAN_READY, "scan");
+            uint8_t *frame = (uint8_t *)malloc(fsize);
+            memcpy(frame, data + pos, fsize);
+            bool has_value = false;
+            ok = pith_reader_feed_frame(r, frame, fsize, pos - starts[k], &has_value);
+            if (ok && has_value) {
+                ok = pith_skip(r) && pith_reader_frame_end(r);
+                values++;
+            }
+            memset(frame, 0xEE, fsize);
+            free(frame);
+            pos += fsize;
+        }
+        CHECK(ok && values == (size_t)(N - first), "fed join at %d: %zu values", k, values);
+        pith_reader_free(r);
+    }
+    pith_doc_free(whole);
+
+    /* The header, then frame 1 (it refers to frame 0's strings). */
+    uint8_t bad[4096];
+    size_t f1 = starts[2] - starts[1];
+    CHECK(3 + f1 <= sizeof bad, "test buffer");
+    memcpy(bad, data, 3);
+    memcpy(bad + 3, data + starts[1], f1);
+    pith_doc *wrong = pith_decode(NULL, bad, 3 + f1, &whole_opts, &err);
+    CHECK(!wrong && err.code == PITH_ERR_OUT_OF_SEQUENCE, "a frame from the middle after the header: %s",
+          pith_code_name(err.code));
+    pith_doc_free(wrong);
     pith_writer_free(w);
 }
 
@@ -557,6 +634,7 @@ int main(int argc, char **argv) {
     test_reader();
     test_dictionaries();
     test_stream_scan();
+    test_sync_and_join();
     test_discard_output();
     test_dictionary_reuse();
     test_shape_handles();

@@ -92,7 +92,7 @@ static void test_tree(void) {
     CHECK(pith_writer_start(w, NULL, 0) && pith_write_value(w, a), "write deep: %s", pith_writer_error(w)->message);
     size_t len;
     const uint8_t *bytes = pith_writer_data(w, &len);
-    pith_decode_options o = {NULL, 0, DEPTH, false};
+    pith_decode_options o = {NULL, 0, DEPTH, false, false};
     pith_error err;
     pith_doc *back = pith_decode(NULL, bytes, len, &o, &err);
     CHECK(back && pith_value_equal(pith_doc_root(back, 0), a), "decode deep: %s", err.message);

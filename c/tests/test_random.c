@@ -380,7 +380,7 @@ static void check_stream(unsigned long iter) {
     CHECK(ok && pith_writer_complete(w), "iteration %lu: stream encode failed", iter);
     size_t len;
     const uint8_t *data = pith_writer_data(w, &len);
-    pith_decode_options o = {NULL, 0, 0, true};
+    pith_decode_options o = {NULL, 0, 0, true, false};
     pith_error err;
     pith_doc *d = pith_decode(NULL, data, len, &o, &err);
     CHECK(d && pith_doc_count(d) == n, "iteration %lu: stream decode failed: %s", iter,
@@ -405,7 +405,9 @@ static void check_stream(unsigned long iter) {
         /* Copy the frame into a short-lived buffer to prove nothing points into it later. */
         uint8_t *frame = (uint8_t *)malloc(fsize);
         memcpy(frame, data + pos, fsize);
-        ok = pith_reader_feed_frame(r, frame, fsize, pos) && pith_skip(r) && pith_reader_frame_end(r);
+        bool has_value = false;
+        ok = pith_reader_feed_frame(r, frame, fsize, pos, &has_value) && has_value && pith_skip(r) &&
+             pith_reader_frame_end(r);
         memset(frame, 0xEE, fsize);
         free(frame);
         pos += fsize;

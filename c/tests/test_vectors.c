@@ -321,11 +321,26 @@ static void load_dictionaries(const char *root) {
 
 static unsigned long vectors_run;
 
-static uint8_t *encode_all(const pith_value *values, size_t n, bool stream, const pith_dict *dict, size_t *len,
-                           pith_error *err) {
+/* A stream vector's sync options (vectors README): `sync_before` lists the
+ * values that get a sync frame on request. */
+typedef struct sync_options {
+    uint64_t frames, bytes;
+    const pith_value *before;
+} sync_options;
+
+static bool sync_requested(const sync_options *so, size_t i) {
+    for (size_t k = 0; so->before && k < so->before->v.array.count; k++)
+        if ((size_t)so->before->v.array.items[k].v.i == i) return true;
+    return false;
+}
+
+static uint8_t *encode_all(const pith_value *values, size_t n, bool stream, const pith_dict *dict,
+                           const sync_options *so, size_t *len, pith_error *err) {
     pith_writer *w = pith_writer_new(NULL);
+    pith_writer_set_sync(w, so->frames, so->bytes);
     bool ok = pith_writer_start(w, dict, stream ? PITH_WRITE_STREAM : 0);
     for (size_t i = 0; ok && i < n; i++) {
+        if (stream && sync_requested(so, i)) pith_writer_sync(w);
         if (stream) ok = pith_write_frame_begin(w);
         ok = ok && pith_write_value(w, &values[i]);
         if (stream) ok = ok && pith_write_frame_end(w);
@@ -344,7 +359,8 @@ static uint8_t *encode_all(const pith_value *values, size_t n, bool stream, cons
 
 static void run_valid(const char *file, const pith_value *vec) {
     char *name = string_of(member(vec, "name"));
-    bool stream = member(vec, "stream") && member(vec, "stream")->type == PITH_TRUE;
+    bool join = member(vec, "join") && member(vec, "join")->type == PITH_TRUE;
+    bool stream = join || (member(vec, "stream") && member(vec, "stream")->type == PITH_TRUE);
     const pith_dict *dict = find_dict(member(vec, "dictionary"));
     CHECK(!member(vec, "dictionary") || dict, "%s: %s: unknown dictionary", file, name);
     size_t len;
@@ -360,10 +376,17 @@ static void run_valid(const char *file, const pith_value *vec) {
     CHECK(built, "%s: %s: cannot read the expected value", file, name);
 
     const pith_dict *ds[1] = {dict};
-    pith_decode_options o = {ds, dict ? 1 : 0, 0, stream};
+    pith_decode_options o = {ds, dict ? 1 : 0, 0, stream && !join, join};
     pith_error err;
-    pith_doc *got = pith_decode(NULL, bytes, len, &o, &err);
+    pith_doc *got = pith_decode(NULL, bytes ? bytes : (const uint8_t *)"", len, &o, &err);
     CHECK(got, "%s: %s: decode failed: %s at %zu", file, name, pith_code_name(err.code), err.offset);
+    if (got && join) {
+        const pith_value *want_at = member(vec, "joined_at");
+        size_t at;
+        bool joined = pith_doc_joined(got, &at);
+        CHECK(want_at && (want_at->type == PITH_NULL ? !joined : joined && (int64_t)at == want_at->v.i),
+              "%s: %s: joined_at", file, name);
+    }
     if (got && built) {
         CHECK(pith_doc_count(got) == n, "%s: %s: %zu values", file, name, pith_doc_count(got));
         const pith_value *diags = stream ? member(vec, "diags") : member(vec, "diag");
@@ -380,8 +403,17 @@ static void run_valid(const char *file, const pith_value *vec) {
 
     const pith_value *canon = member(vec, "canonical");
     const pith_value *expected_hex = canon && canon->type == PITH_TRUE ? hexv : member(vec, "canonical_hex");
+    if (join) { /* a join has no encoding of its own: its frames come from a stream vector */
+        pith_doc_free(tmp);
+        free(bytes);
+        free(name);
+        vectors_run++;
+        return;
+    }
+    const pith_value *sf = member(vec, "sync_frames"), *sb = member(vec, "sync_bytes");
+    sync_options so = {sf ? (uint64_t)sf->v.i : 0, sb ? (uint64_t)sb->v.i : 0, member(vec, "sync_before")};
     size_t elen;
-    uint8_t *enc = built ? encode_all(want, n, stream, dict, &elen, &err) : NULL;
+    uint8_t *enc = built ? encode_all(want, n, stream, dict, &so, &elen, &err) : NULL;
     CHECK(enc, "%s: %s: encode failed: %s", file, name, built ? err.message : "no value");
     if (enc) {
         char *h = hex_encode(enc, elen);
@@ -400,13 +432,14 @@ static void run_valid(const char *file, const pith_value *vec) {
 static void run_fail(const pith_value *vec) {
     char *name = string_of(member(vec, "name"));
     bool stream = member(vec, "stream") && member(vec, "stream")->type == PITH_TRUE;
+    bool join = member(vec, "join") && member(vec, "join")->type == PITH_TRUE;
     const pith_dict *dict = find_dict(member(vec, "dictionary"));
     const pith_value *hexv = member(vec, "hex");
     size_t len;
     uint8_t *bytes = hex_decode(hexv->v.str.ptr, hexv->v.str.len, &len);
     const pith_dict *ds[1] = {dict};
     const pith_value *md = member(vec, "max_depth");
-    pith_decode_options o = {ds, dict ? 1 : 0, md ? (uint32_t)md->v.i : 0, stream};
+    pith_decode_options o = {ds, dict ? 1 : 0, md ? (uint32_t)md->v.i : 0, stream, join};
     pith_error err;
     pith_doc *got = pith_decode(NULL, bytes ? bytes : (const uint8_t *)"", len, &o, &err);
     char *code = string_of(member(vec, "error"));
