@@ -6,7 +6,11 @@
  * bounded multiple of the input. When it succeeds, encoding the result and
  * decoding that must give an equal value, and encoding is idempotent. The
  * pull reader is also driven on its own (skip), which must agree with the
- * tree decoder on success or failure.
+ * tree decoder on success or failure. A stream is also fed frame by frame, as
+ * feed-style bindings do (each frame from a buffer that dies before the next),
+ * which must end exactly as the whole-buffer read does, error code and offset
+ * included; and its frames are read by a joining reader from every frame
+ * boundary, which must decode a tail of the whole stream's values or fail.
  */
 #include "pith.h"
 
@@ -81,8 +85,9 @@ static bool docs_equal(const pith_doc *a, const pith_doc *b) {
     return true;
 }
 
-/* Drive the pull reader alone; true if the whole buffer decodes. */
-static bool pull_only(const uint8_t *data, size_t size, bool stream, const pith_dict *const *dicts) {
+/* Drive the pull reader alone; true if the whole buffer decodes, else *err. */
+static bool pull_only(const uint8_t *data, size_t size, bool stream, const pith_dict *const *dicts,
+                      pith_error *err) {
     pith_reader *r = pith_reader_new(NULL);
     if (!r) abort();
     bool ok = pith_reader_start(r, data, size, dicts, 1, stream ? PITH_READ_STREAM : 0);
@@ -93,8 +98,122 @@ static bool pull_only(const uint8_t *data, size_t size, bool stream, const pith_
     } else if (ok) {
         ok = pith_skip(r) && pith_reader_finish(r);
     }
+    if (!ok) *err = *pith_reader_error(r);
     pith_reader_free(r);
     return ok;
+}
+
+/* What a whole-buffer reader says about input that ends inside the frame
+ * that starts at `at`: the varint itself is cut (truncated) or its length
+ * claims more than remains. */
+static void cut_short(const uint8_t *data, size_t size, size_t at, pith_error *err) {
+    err->offset = at;
+    unsigned n = data[at] ? (unsigned)__builtin_ctz(data[at]) + 1 : 9;
+    err->code = size - at < n ? PITH_ERR_TRUNCATED : PITH_ERR_LENGTH_EXCEEDS_INPUT;
+}
+
+/* A stream fed frame by frame from `start` (0: with its header; else a joining
+ * reader at a frame boundary). Returns whether it decoded; *values counts the
+ * values read, *joined the joining reader's start (SIZE_MAX if none). */
+static bool fed(const uint8_t *data, size_t size, size_t start, const pith_dict *const *dicts, pith_error *err,
+                size_t *values, size_t *joined) {
+    pith_reader *r = pith_reader_new(NULL);
+    if (!r) abort();
+    size_t pos = start, piece;
+    bool ok = true;
+    *values = 0;
+    *joined = SIZE_MAX;
+    if (start == 0) {
+        pith_scan sc = pith_stream_scan(data, size, true, &piece, err);
+        if (sc == PITH_SCAN_NEED_MORE) {
+            /* All there is of the header: a binding checks it when the input ends. */
+            pith_reader_start(r, data, size, dicts, 1, PITH_READ_STREAM);
+            *err = *pith_reader_error(r);
+            pith_reader_free(r);
+            return false;
+        }
+        if (sc != PITH_SCAN_READY) {
+            pith_reader_free(r);
+            return false;
+        }
+        ok = pith_reader_start(r, data, piece, dicts, 1, PITH_READ_STREAM);
+        pos = piece;
+    } else {
+        ok = pith_reader_start(r, "", 0, dicts, 1, PITH_READ_JOIN);
+    }
+    while (ok && pos < size) {
+        pith_scan sc = pith_stream_scan(data + pos, size - pos, false, &piece, err);
+        if (sc != PITH_SCAN_READY) {
+            if (sc == PITH_SCAN_NEED_MORE) cut_short(data, size, pos, err);
+            else err->offset += pos - start;
+            pith_reader_free(r);
+            return false;
+        }
+        uint8_t *frame = (uint8_t *)malloc(piece);
+        memcpy(frame, data + pos, piece);
+        bool has_value = false;
+        ok = pith_reader_feed_frame(r, frame, piece, pos - start, &has_value);
+        if (ok && has_value) {
+            ok = pith_skip(r) && pith_reader_frame_end(r);
+            ++*values;
+        }
+        memset(frame, 0xEE, piece);
+        free(frame);
+        pos += piece;
+    }
+    if (!ok) *err = *pith_reader_error(r);
+    pith_reader_joined(r, joined);
+    pith_reader_free(r);
+    return ok;
+}
+
+static void check_error(const pith_error *err, size_t size) {
+    if (err->code < PITH_ERR_TRUNCATED || err->code > PITH_ERR_BAD_SYNC || err->offset > size) {
+        fprintf(stderr, "bad error %s at %zu\n", pith_code_name(err->code), err->offset);
+        abort();
+    }
+}
+
+/* Feed-style and joining reads of a stream agree with the whole-buffer read. */
+static void check_stream_paths(const uint8_t *data, size_t size, const pith_dict *const *dicts, const pith_doc *doc,
+                               const pith_error *whole_err) {
+    pith_error err = {PITH_OK, 0, NULL};
+    size_t values, joined;
+    bool ok = fed(data, size, 0, dicts, &err, &values, &joined);
+    if (ok != (doc != NULL) || (doc && values != pith_doc_count(doc)) ||
+        (!ok && (err.code != whole_err->code || err.offset != whole_err->offset))) {
+        fprintf(stderr, "fed stream: %s@%zu, whole: %s@%zu\n", ok ? "ok" : pith_code_name(err.code), err.offset,
+                doc ? "ok" : pith_code_name(whole_err->code), whole_err->offset);
+        abort();
+    }
+    if (!doc) return;
+    /* Every frame boundary of a valid stream: a joining reader decodes a tail. */
+    size_t hdr = (size >= 3 && (data[2] & 0x01)) ? 11 : 3, pos = hdr, k = 0;
+    while (pos <= size && k <= pith_doc_count(doc)) {
+        size_t tail = size - pos;
+        pith_decode_options jo = {dicts, 1, 0, false, true};
+        pith_doc *j = pith_decode(NULL, tail ? data + pos : (const uint8_t *)"", tail, &jo, &err);
+        size_t n = pith_doc_count(doc), got = j ? pith_doc_count(j) : 0;
+        bool tail_ok = j && got <= n - k;
+        for (size_t i = 0; tail_ok && i < got; i++)
+            tail_ok = pith_value_equal(pith_doc_root(j, i), pith_doc_root(doc, n - got + i));
+        if (!tail_ok || (k == 0 && got != n)) {
+            fprintf(stderr, "join at frame %zu: %s\n", k, j ? "not a tail of the stream" : pith_code_name(err.code));
+            abort();
+        }
+        bool fok = fed(data, size, pos, dicts, &err, &values, &joined) || tail == 0;
+        (void)joined;
+        if (tail && (!fok || values != got)) {
+            fprintf(stderr, "fed join at frame %zu disagrees\n", k);
+            abort();
+        }
+        pith_doc_free(j);
+        if (pos == size) break;
+        size_t piece;
+        if (pith_stream_scan(data + pos, size - pos, false, &piece, &err) != PITH_SCAN_READY) abort();
+        pos += piece;
+        k++;
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -105,8 +224,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     pith_alloc alloc = {c_malloc, c_realloc, c_free, &cnt};
     pith_error err;
     pith_doc *doc = pith_decode(&alloc, data, size, &opts, &err);
-    bool pulled = pull_only(data, size, stream, dicts);
-    if (pulled != (doc != NULL)) {
+    pith_error pull_err = {PITH_OK, 0, NULL};
+    bool pulled = pull_only(data, size, stream, dicts, &pull_err);
+    if (pulled != (doc != NULL) || (!doc && (pull_err.code != err.code || pull_err.offset != err.offset))) {
         fprintf(stderr, "pull reader and tree decoder disagree (%s)\n", doc ? "tree ok" : pith_code_name(err.code));
         abort();
     }
@@ -116,13 +236,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fprintf(stderr, "peak allocation %zu bytes for %zu input bytes\n", cnt.peak, size);
         abort();
     }
-    if (!doc) {
-        if (err.code < PITH_ERR_TRUNCATED || err.code > PITH_ERR_UNKNOWN_DICTIONARY || err.offset > size) {
-            fprintf(stderr, "bad error %s at %zu\n", pith_code_name(err.code), err.offset);
-            abort();
-        }
-        return 0;
-    }
+    if (!doc) check_error(&err, size);
+    if (stream) check_stream_paths(data, size, dicts, doc, &err);
+    if (!doc) return 0;
     const pith_dict *dict = (size >= 3 && (data[2] & 0x01)) ? dictionary : NULL;
     size_t len1, len2;
     uint8_t *once = encode_doc(doc, stream, dict, &len1);
