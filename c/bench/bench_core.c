@@ -3,6 +3,9 @@
  *
  * Usage: pith_bench REPO_ROOT [SECONDS_PER_CASE]
  *
+ * Documents: bench/corpus/seed, bench/corpus/large and bench/corpus/kinds.
+ * ONLY=name,name limits the run to those documents.
+ *
  * For each document (parsed once from JSON into a value tree):
  *   encode   pith_writer_start + pith_write_value (what a binding does)
  *   pull     pith_reader_start + pith_skip: every item decoded and validated,
@@ -93,30 +96,47 @@ static size_t list_dir(const char *dir, const char *suffix, char **out, size_t m
     return n;
 }
 
+#define MAX_CASES 96
+
+static bool wanted(const char *only, const char *name) {
+    if (!only || !*only) return true;
+    size_t n = strlen(name);
+    for (const char *p = only; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t l = comma ? (size_t)(comma - p) : strlen(p);
+        if (l == n && strncmp(p, name, n) == 0) return true;
+        p += l + (comma ? 1 : 0);
+    }
+    return false;
+}
+
+/* Load the documents of bench/corpus/<sub> ending in `suffix`; returns how many. */
+static size_t load_dir(doc_case *cases, size_t room, const char *root, const char *sub, const char *suffix,
+                       const char *only) {
+    char dir[4096], path[8192], *names[MAX_CASES];
+    snprintf(dir, sizeof dir, "%s/bench/corpus/%s", root, sub);
+    size_t n = list_dir(dir, suffix, names, MAX_CASES), got = 0;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        names[i][strlen(names[i]) - strlen(suffix)] = 0;
+        if (got < room && wanted(only, names[i]) && load(&cases[got], path, names[i])) got++;
+        free(names[i]);
+    }
+    return got;
+}
+
 int main(int argc, char **argv) {
     const char *root = argc > 1 ? argv[1] : ".";
     double seconds = argc > 2 ? atof(argv[2]) : 0.5;
-    doc_case cases[32];
+    doc_case cases[MAX_CASES];
     size_t ncases = 0, nseed = 0;
-    char dir[4096], path[8192], *names[32];
-    snprintf(dir, sizeof dir, "%s/bench/corpus/seed", root);
-    size_t n = list_dir(dir, ".json", names, 32);
-    for (size_t i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        names[i][strlen(names[i]) - 5] = 0;
-        if (load(&cases[ncases], path, names[i])) ncases++;
-        free(names[i]);
-    }
+    const char *only = getenv("ONLY");
+    ncases += load_dir(cases + ncases, MAX_CASES - ncases, root, "seed", ".json", only);
     nseed = ncases;
-    snprintf(dir, sizeof dir, "%s/bench/corpus/large", root);
-    n = list_dir(dir, ".json.xz", names, 32);
-    for (size_t i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        names[i][strlen(names[i]) - 8] = 0;
-        if (load(&cases[ncases], path, names[i])) ncases++;
-        free(names[i]);
-    }
-    if (nseed == 0) {
+    ncases += load_dir(cases + ncases, MAX_CASES - ncases, root, "large", ".json.xz", only);
+    ncases += load_dir(cases + ncases, MAX_CASES - ncases, root, "kinds", ".json", only);
+    ncases += load_dir(cases + ncases, MAX_CASES - ncases, root, "kinds", ".json.xz", only);
+    if (ncases == 0) {
         fprintf(stderr, "no documents under %s/bench/corpus\n", root);
         return 1;
     }
