@@ -51,7 +51,8 @@ def test_nested_shape_references_allocate_in_proportion_to_the_input():
 
 
 def test_the_same_in_a_stream_frame():
-    body = nested_shape_references(3000)[3:]
+    # After the sync marker every stream's first frame starts with (SPEC 2.3).
+    body = b"\xfd\x12" + nested_shape_references(3000)[3:]
     enc = pith.Encoder()
     header = enc.header()
     # The frame: its length as a 3-byte varint (SPEC 2.3: low bits 0b100, then the length), then the value.

@@ -70,10 +70,11 @@ def test_decoder_close_errors():
 
 def test_decoder_error_is_sticky():
     dec = pith.Decoder()
-    dec.feed(b"\xc1\x70\x12\x03\xfd")
+    # A sync frame whose item is a second sync marker.
+    dec.feed(b"\xc1\x70\x12\x07\xfd\x12\xfd")
     with pytest.raises(pith.DecodeError) as info:
         next(dec)
-    assert (info.value.code, info.value.offset) == ("invalid_tag", 4)
+    assert (info.value.code, info.value.offset) == ("invalid_tag", 6)
     with pytest.raises(pith.DecodeError):
         next(dec)
 

@@ -34,6 +34,7 @@ from ._pith import (
     Dictionary,
     Encoder,
     dumps,
+    join_stream,
     loads,
     loads_stream,
 )
@@ -41,9 +42,16 @@ from ._pith import (
 __version__ = "0.1.0"
 
 
-def dumps_stream(values, *, option=0, default=None, dictionary=None, max_depth=None) -> bytes:
-    """Serialize an iterable of values as one Pith stream (SPEC 2.3)."""
-    enc = Encoder(option=option, default=default, dictionary=dictionary, max_depth=max_depth)
+def dumps_stream(values, *, option=0, default=None, dictionary=None, max_depth=None, sync_frames=0,
+                 sync_bytes=0) -> bytes:
+    """Serialize an iterable of values as one Pith stream (SPEC 2.3).
+
+    The first frame is a sync frame; with sync_frames=N so is every N-th frame,
+    with sync_bytes=B a frame once B bytes of frames followed the last sync
+    frame's start: places where a consumer can join the stream.
+    """
+    enc = Encoder(option=option, default=default, dictionary=dictionary, max_depth=max_depth,
+                  sync_frames=sync_frames, sync_bytes=sync_bytes)
     parts = [enc.encode(v) for v in values]
     return b"".join(parts) if parts else enc.header()
 
@@ -73,6 +81,7 @@ __all__ = [
     "Timestamp",
     "dumps",
     "dumps_stream",
+    "join_stream",
     "loads",
     "loads_stream",
     "__version__",

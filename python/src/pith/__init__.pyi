@@ -8,7 +8,7 @@ __all__ = [
     "CORE_VERSION", "FORMAT_VERSION", "OPT_NAIVE_UTC", "OPT_PASSTHROUGH_DATACLASS", "OPT_PASSTHROUGH_DATETIME",
     "OPT_PASSTHROUGH_ENUM", "OPT_PASSTHROUGH_SUBCLASS", "OPT_PASSTHROUGH_UUID", "OPT_SYMBOL_AS_STR", "OPT_TIMESTAMP",
     "ZONE_FLOATING", "ZONE_OFFSET", "ZONE_UTC", "DecodeError", "Decoder", "Dictionary", "EncodeError", "Encoder",
-    "Ext", "Map", "Symbol", "Timestamp", "dumps", "dumps_stream", "loads", "loads_stream", "__version__",
+    "Ext", "Map", "Symbol", "Timestamp", "dumps", "dumps_stream", "join_stream", "loads", "loads_stream", "__version__",
 ]
 
 __version__: str
@@ -127,7 +127,16 @@ def loads_stream(
     option: int | None = ...,
     dictionary: _Dictionaries = ...,
     max_depth: int | None = ...,
+    join: bool = ...,
 ) -> list[Any]: ...
+def join_stream(
+    data: _Buffer,
+    /,
+    *,
+    option: int | None = ...,
+    dictionary: _Dictionaries = ...,
+    max_depth: int | None = ...,
+) -> Tuple[int | None, list[Any]]: ...
 def dumps_stream(
     values: Iterable[Any],
     *,
@@ -135,6 +144,8 @@ def dumps_stream(
     default: Callable[[Any], Any] | None = ...,
     dictionary: Dictionary | None = ...,
     max_depth: int | None = ...,
+    sync_frames: int | None = ...,
+    sync_bytes: int | None = ...,
 ) -> bytes: ...
 
 @final
@@ -146,9 +157,12 @@ class Encoder:
         default: Callable[[Any], Any] | None = ...,
         dictionary: Dictionary | None = ...,
         max_depth: int | None = ...,
+        sync_frames: int | None = ...,
+        sync_bytes: int | None = ...,
     ) -> Encoder: ...
     def encode(self, obj: Any, /) -> bytes: ...
     def header(self) -> bytes: ...
+    def sync(self) -> None: ...
 
 @final
 class Decoder:
@@ -158,10 +172,13 @@ class Decoder:
         option: int | None = ...,
         dictionary: _Dictionaries = ...,
         max_depth: int | None = ...,
+        join: bool = ...,
     ) -> Decoder: ...
     def feed(self, data: _Buffer, /) -> None: ...
     def close(self) -> None: ...
     @property
     def pending(self) -> int: ...
+    @property
+    def joined_at(self) -> int | None: ...
     def __iter__(self) -> Decoder: ...
     def __next__(self) -> Any: ...

@@ -8,7 +8,8 @@
  * what the parts share (options, errors, dictionaries) and the module; the
  * parts, included below as one translation unit: encode.c (dumps, with
  * encode_shapes.c and encode_other.c), decode.c (loads, with decode_keys.c
- * and decode_generic.c), streams.c (Encoder, Decoder).
+ * and decode_generic.c), streams.c (Encoder, Decoder, loads_stream,
+ * join_stream).
  *
  * Caches (all bounded, all cleared or owned, none keyed by hash alone):
  *   - encode: per buffer, the shape index of a dict's key sequence, keyed by
@@ -17,6 +18,9 @@
  *   - decode: per buffer, the str object of each string-table index (a
  *     reference returns the same object) and the key objects of each shape;
  *     across calls, a small table of interned key strings compared by bytes.
+ *   - streams: both per-buffer caches live from frame to frame, as the
+ *     tables do, and are dropped at each sync frame (SPEC 2.3), where the
+ *     tables restart and the cached indices come to name other entries.
  * Writers and readers are reused through a one-slot pool per kind: a nested
  * or concurrent call (a `default` callback calling dumps, another thread while
  * the GIL is released) finds the slot empty and uses a fresh context.
@@ -119,7 +123,7 @@ static PyObject *g_offset_tz_fn, *g_build_dict_fn;
 static PyObject *g_utc;
 static PyObject *g_tz_offsets[2 * 1439 + 1];
 static PyObject *g_enum_type, *g_uuid_type, *g_field_marker;
-static PyObject *s_option, *s_default, *s_dictionary, *s_max_depth, *s_value, *s_utcoffset,
+static PyObject *s_option, *s_default, *s_dictionary, *s_max_depth, *s_join, *s_value, *s_utcoffset,
     *s_dataclass_fields, *s_field_type, *s_seconds, *s_nanos, *s_zone, *s_offset, *s_type, *s_data;
 
 /* ==========================================================================
@@ -691,8 +695,15 @@ static PyMethodDef module_methods[] = {
      "loads(data, /, *, option=0, dictionary=None, max_depth=1000)\n--\n\n"
      "Deserialize one Pith value from bytes, bytearray or memoryview."},
     {"loads_stream", (PyCFunction)(void (*)(void))pith_loads_stream, METH_FASTCALL | METH_KEYWORDS,
-     "loads_stream(data, /, *, option=0, dictionary=None, max_depth=1000) -> list\n--\n\n"
-     "Deserialize a complete Pith stream (SPEC 2.3) into the list of its values."},
+     "loads_stream(data, /, *, option=0, dictionary=None, max_depth=1000, join=False) -> list\n--\n\n"
+     "Deserialize a complete Pith stream (SPEC 2.3) into the list of its values. join=True:\n"
+     "data starts at a frame boundary of a stream, without a header; frames before the\n"
+     "first sync frame are skipped (join_stream() also tells where decoding started)."},
+    {"join_stream", (PyCFunction)(void (*)(void))pith_join_stream, METH_FASTCALL | METH_KEYWORDS,
+     "join_stream(data, /, *, option=0, dictionary=None, max_depth=1000) -> tuple\n--\n\n"
+     "Join a stream midway (SPEC 2.3): data is frames from a frame boundary on, without a\n"
+     "header. Returns (joined_at, values): the offset in data of the first sync frame\n"
+     "(None if none came) and the values from it on."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -714,6 +725,7 @@ PyMODINIT_FUNC PyInit__pith(void) {
     INTERN(s_default, "default");
     INTERN(s_dictionary, "dictionary");
     INTERN(s_max_depth, "max_depth");
+    INTERN(s_join, "join");
     INTERN(s_value, "value");
     INTERN(s_utcoffset, "utcoffset");
     INTERN(s_dataclass_fields, "__dataclass_fields__");
@@ -731,6 +743,8 @@ PyMODINIT_FUNC PyInit__pith(void) {
     names_loads[0] = s_option;
     names_loads[1] = s_dictionary;
     names_loads[2] = s_max_depth;
+    for (int i = 0; i < 3; i++) names_loads_stream[i] = names_loads[i];
+    names_loads_stream[3] = s_join;
 
     types = PyImport_ImportModule("pith._types");
     if (!types) goto fail;

@@ -1,5 +1,5 @@
 /*
- * decode.c - loads() and loads_stream(): the core's reader to Python objects.
+ * decode.c - loads(): the core's reader to Python objects (streams: streams.c).
  *
  * Part of _pith.c, which includes it (one translation unit: the parts share
  * its static helpers and inline across each other); not compiled alone.
@@ -904,6 +904,7 @@ static void input_release(input_bytes *in) {
 }
 
 static PyObject *names_loads[3];
+static PyObject *names_loads_stream[4]; /* names_loads and "join" */
 
 typedef struct {
     uint32_t opt;
@@ -911,15 +912,18 @@ typedef struct {
     dict_list dicts;
 } dec_args;
 
+/* `join`: NULL where the function has no join argument, else where its value goes (NULL if not given). */
 static int parse_dec_args(const char *fname, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                          dec_args *a) {
-    PyObject *kw[3] = {NULL, NULL, NULL};
+                          dec_args *a, PyObject **join) {
+    PyObject *kw[4] = {NULL, NULL, NULL, NULL};
     a->opt = 0;
     a->max_depth = PITH_DEFAULT_MAX_DEPTH;
     a->dicts.ptr = a->dicts.items;
     a->dicts.n = 0;
     a->dicts.seq = NULL;
-    if (kwnames && parse_kwargs(fname, kwnames, args + nargs, names_loads, kw, 3) < 0) return -1;
+    if (kwnames && parse_kwargs(fname, kwnames, args + nargs, join ? names_loads_stream : names_loads, kw, join ? 4 : 3) < 0)
+        return -1;
+    if (join) *join = kw[3];
     if (kw[0] && parse_option(kw[0], &a->opt) < 0) return -1;
     if (kw[2] && parse_max_depth(kw[2], &a->max_depth) < 0) return -1;
     if (kw[1] && dict_list_init(&a->dicts, kw[1]) < 0) return -1;
@@ -933,7 +937,7 @@ static PyObject *pith_loads(PyObject *module, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     dec_args a;
-    if (stack_guard("loads") < 0 || parse_dec_args("loads", args, nargs, kwnames, &a) < 0) return NULL;
+    if (stack_guard("loads") < 0 || parse_dec_args("loads", args, nargs, kwnames, &a, NULL) < 0) return NULL;
     input_bytes in;
     if (input_get(args[0], &in) < 0) {
         dict_list_free(&a.dicts);
@@ -955,57 +959,6 @@ static PyObject *pith_loads(PyObject *module, PyObject *const *args, Py_ssize_t 
             }
         }
         dec_release(d, in.len);
-    }
-    input_release(&in);
-    dict_list_free(&a.dicts);
-    return result;
-}
-
-/* Decode a whole stream buffer into a list of values. */
-static PyObject *pith_loads_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)module;
-    if (nargs != 1) {
-        PyErr_Format(PyExc_TypeError, "loads_stream() takes exactly 1 positional argument (%zd given)", nargs);
-        return NULL;
-    }
-    dec_args a;
-    if (stack_guard("loads_stream") < 0 || parse_dec_args("loads_stream", args, nargs, kwnames, &a) < 0) return NULL;
-    input_bytes in;
-    if (input_get(args[0], &in) < 0) {
-        dict_list_free(&a.dicts);
-        return NULL;
-    }
-    PyObject *result = PyList_New(0);
-    dec_ctx *d = result ? dec_acquire() : NULL;
-    if (d) {
-        d->opt = a.opt;
-        d->ahead = AHEAD(in.len);
-        if (a.max_depth != PITH_DEFAULT_MAX_DEPTH) pith_reader_set_max_depth(d->r, a.max_depth);
-        if (!pith_reader_start(d->r, in.ptr, in.len, a.dicts.ptr, a.dicts.n, PITH_READ_STREAM)) {
-            dec_fail(d);
-            Py_CLEAR(result);
-        } else {
-            for (;;) {
-                bool more;
-                if (!pith_reader_frame_begin(d->r, &more)) {
-                    dec_fail(d);
-                    Py_CLEAR(result);
-                    break;
-                }
-                if (!more) break;
-                PyObject *v = dec_value(d);
-                if (!v || !pith_reader_frame_end(d->r) || PyList_Append(result, v) < 0) {
-                    if (v && !PyErr_Occurred()) dec_fail(d);
-                    Py_XDECREF(v);
-                    Py_CLEAR(result);
-                    break;
-                }
-                Py_DECREF(v);
-            }
-        }
-        dec_release(d, in.len);
-    } else {
-        Py_CLEAR(result);
     }
     input_release(&in);
     dict_list_free(&a.dicts);

@@ -106,8 +106,10 @@ static enc_ctx *enc_ctx_new(void) {
     return e;
 }
 
-/* Forget the shape cache (between buffers) and any error state. */
-static void enc_ctx_clear(enc_ctx *e) {
+/* Forget the shape cache: between buffers, and at a stream's sync frames,
+ * where the writer's shape table starts again and the cached indices would
+ * name other shapes. */
+static void enc_shapes_forget(enc_ctx *e) {
     for (size_t i = 0; i < e->pool_used; i++) Py_DECREF(e->pool[i]);
     e->pool_used = 0;
     if (e->nents) memset(e->sc_index, 0, e->sc_cap * sizeof(uint32_t));
@@ -115,6 +117,11 @@ static void enc_ctx_clear(enc_ctx *e) {
     e->hint_at = HINT_ROOT;
     e->hint_root = e->hint_scratch = 0;
     e->empty_shape = PITH_NO_INDEX;
+}
+
+/* Forget the shape cache (between buffers) and any error state. */
+static void enc_ctx_clear(enc_ctx *e) {
+    enc_shapes_forget(e);
     Py_CLEAR(e->err_msg);
     Py_CLEAR(e->err_cause);
     for (size_t i = 0; i < e->path_len; i++) Py_XDECREF(e->path[i].key);

@@ -1,5 +1,6 @@
 /*
- * streams.c - the Encoder and Decoder types (streams, SPEC 2.3).
+ * streams.c - streams (SPEC 2.3): the Encoder and Decoder types,
+ * loads_stream() and join_stream().
  *
  * Part of _pith.c, which includes it (one translation unit: the parts share
  * its static helpers and inline across each other); not compiled alone.
@@ -20,15 +21,44 @@ typedef struct {
     int started;
     int busy;
     int failed;
+    /* sync() was called: handed to the writer just before the next frame,
+     * since the writer forgets a request made while a frame is open (a
+     * `default` calling sync()) when that frame ends. */
+    int want_sync;
 } EncoderObject;
 
+/* sync_frames, sync_bytes: an int >= 0 (0: that rule is off). */
+static int parse_sync_option(PyObject *o, const char *name, uint64_t *out) {
+    *out = 0;
+    if (!o || o == Py_None) return 0;
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int", name);
+        return -1;
+    }
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow < 0 || (!overflow && v < 0)) {
+        PyErr_Format(PyExc_ValueError, "%s must be >= 0", name);
+        return -1;
+    }
+    /* Beyond 2^63 no stream reaches the count: the same as "very rarely". */
+    *out = overflow ? (uint64_t)INT64_MAX : (uint64_t)v;
+    return 0;
+}
+
 static PyObject *Encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"option", "default", "dictionary", "max_depth", NULL};
-    PyObject *option = NULL, *dflt = NULL, *dictionary = NULL, *maxd = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOO:Encoder", kwlist, &option, &dflt, &dictionary, &maxd))
+    static char *kwlist[] = {"option", "default", "dictionary", "max_depth", "sync_frames", "sync_bytes", NULL};
+    PyObject *option = NULL, *dflt = NULL, *dictionary = NULL, *maxd = NULL, *sframes = NULL, *sbytes = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOOOO:Encoder", kwlist, &option, &dflt, &dictionary, &maxd,
+                                     &sframes, &sbytes))
         return NULL;
     uint32_t opt, max_depth;
-    if (parse_option(option, &opt) < 0 || parse_max_depth(maxd, &max_depth) < 0) return NULL;
+    uint64_t every_frames, every_bytes;
+    if (parse_option(option, &opt) < 0 || parse_max_depth(maxd, &max_depth) < 0 ||
+        parse_sync_option(sframes, "sync_frames", &every_frames) < 0 ||
+        parse_sync_option(sbytes, "sync_bytes", &every_bytes) < 0)
+        return NULL;
     if (dflt == Py_None) dflt = NULL;
     if (dflt && !PyCallable_Check(dflt)) {
         PyErr_SetString(PyExc_TypeError, "default must be callable");
@@ -46,6 +76,7 @@ static PyObject *Encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         Py_DECREF(self);
         return NULL;
     }
+    pith_writer_set_sync(self->e->w, every_frames, every_bytes);
     self->opt = opt;
     self->max_depth = max_depth;
     self->default_fn = Py_XNewRef(dflt);
@@ -96,7 +127,14 @@ static PyObject *Encoder_encode(EncoderObject *self, PyObject *obj) {
     e->max_depth = self->max_depth;
     e->default_fn = self->default_fn;
     PyObject *result = NULL;
-    if (!pith_write_frame_begin(w)) {
+    if (self->want_sync) {
+        pith_writer_sync(w);
+        self->want_sync = 0;
+    }
+    int begun = pith_write_frame_begin(w);
+    /* A sync frame restarts the writer's shape table: the cached indices are stale. */
+    if (begun && pith_writer_frame_synced(w)) enc_shapes_forget(e);
+    if (!begun) {
         enc_writer_fail(e);
         enc_raise(e);
     } else if (enc_top(e, obj) == 0) {
@@ -115,7 +153,7 @@ static PyObject *Encoder_encode(EncoderObject *self, PyObject *obj) {
         }
     }
     if (!result) self->failed = 1;
-    /* Keep the shape cache (the stream's shapes persist); drop error state. */
+    /* Keep the shape cache (the stream's shapes persist until a sync frame); drop error state. */
     Py_CLEAR(e->err_msg);
     Py_CLEAR(e->err_cause);
     for (size_t i = 0; i < e->path_len; i++) Py_XDECREF(e->path[i].key);
@@ -139,11 +177,20 @@ static PyObject *Encoder_header(EncoderObject *self, PyObject *unused) {
     return PyBytes_FromStringAndSize((const char *)h, (Py_ssize_t)n);
 }
 
+static PyObject *Encoder_sync(EncoderObject *self, PyObject *unused) {
+    (void)unused;
+    self->want_sync = 1;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef Encoder_methods[] = {
     {"encode", (PyCFunction)Encoder_encode, METH_O,
      "encode($self, obj, /)\n--\n\nThe next value of the stream as bytes to append: the first call returns the\n"
      "stream header followed by the first frame, later calls one frame each."},
     {"header", (PyCFunction)Encoder_header, METH_NOARGS, "header($self, /)\n--\n\nThe stream header (for a stream of zero values)."},
+    {"sync", (PyCFunction)Encoder_sync, METH_NOARGS,
+     "sync($self, /)\n--\n\nMake the next frame a sync frame (SPEC 2.3): it and the frames after it depend on\n"
+     "nothing before it, so a consumer can join the stream there."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -153,8 +200,11 @@ static PyTypeObject EncoderType = {
     .tp_basicsize = sizeof(EncoderObject),
     .tp_dealloc = (destructor)Encoder_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Encoder(*, option=0, default=None, dictionary=None, max_depth=1000)\n--\n\n"
-              "Encodes a stream of values that share string and shape tables (SPEC 2.3).",
+    .tp_doc = "Encoder(*, option=0, default=None, dictionary=None, max_depth=1000, sync_frames=0, sync_bytes=0)\n--\n\n"
+              "Encodes a stream of values that share string and shape tables (SPEC 2.3). The\n"
+              "first frame is a sync frame; so is every sync_frames-th frame, a frame once\n"
+              "sync_bytes bytes of frames followed the last sync frame's start, and the frame\n"
+              "after sync() (0: that rule is off).",
     .tp_traverse = (traverseproc)Encoder_traverse,
     .tp_clear = (inquiry)Encoder_clear,
     .tp_methods = Encoder_methods,
@@ -175,15 +225,18 @@ typedef struct {
     size_t start, len, cap;
     size_t base;            /* stream offset of buf[start] */
     unsigned char header[11];
-    int header_done;
+    int header_done;        /* a joining decoder has no header: set from the start */
+    int join;
     int busy;
     PyObject *failed;       /* the DecodeError that broke the stream */
 } DecoderObject;
 
 static PyObject *Decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"option", "dictionary", "max_depth", NULL};
+    static char *kwlist[] = {"option", "dictionary", "max_depth", "join", NULL};
     PyObject *option = NULL, *dictionary = NULL, *maxd = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOO:Decoder", kwlist, &option, &dictionary, &maxd)) return NULL;
+    int join = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOp:Decoder", kwlist, &option, &dictionary, &maxd, &join))
+        return NULL;
     uint32_t opt, max_depth;
     if (parse_option(option, &opt) < 0 || parse_max_depth(maxd, &max_depth) < 0) return NULL;
     DecoderObject *self = (DecoderObject *)type->tp_alloc(type, 0);
@@ -203,6 +256,18 @@ static PyObject *Decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->d->opt = opt;
     self->max_depth = max_depth;
     pith_reader_set_max_depth(self->d->r, max_depth);
+    if (join) {
+        /* Started on no bytes: each frame comes through pith_reader_feed_frame, and the
+         * first sync frame supplies what a header would (self->dicts stays put: the
+         * reader looks the dictionary up then). */
+        if (!pith_reader_start(self->d->r, "", 0, self->dicts.ptr, self->dicts.n, PITH_READ_JOIN)) {
+            dec_fail(self->d);
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->join = 1;
+        self->header_done = 1;
+    }
     return (PyObject *)self;
 }
 
@@ -332,24 +397,34 @@ static PyObject *Decoder_iternext(DecoderObject *self) {
         p += size;
         avail -= size;
     }
-    pith_scan s = pith_stream_scan(p, avail, false, &size, &err);
-    if (s == PITH_SCAN_NEED_MORE) return NULL;
-    if (s == PITH_SCAN_ERROR) {
-        err.offset += self->base;
-        raise_pith_error(&err);
-        return Decoder_fail(self);
+    for (;;) {
+        pith_scan s = pith_stream_scan(p, avail, false, &size, &err);
+        if (s == PITH_SCAN_NEED_MORE) return NULL;
+        if (s == PITH_SCAN_ERROR) {
+            err.offset += self->base;
+            raise_pith_error(&err);
+            return Decoder_fail(self);
+        }
+        bool has_value = false;
+        if (!pith_reader_feed_frame(d->r, p, size, self->base, &has_value)) {
+            dec_fail(d);
+            return Decoder_fail(self);
+        }
+        if (has_value) break;
+        /* A joining decoder skipped a frame before its first sync frame. */
+        self->start += size;
+        self->base += size;
+        p += size;
+        avail -= size;
     }
     self->busy = 1;
-    PyObject *v = NULL;
+    /* The string and shape tables restarted: the caches by index are stale. */
+    if (pith_reader_frame_synced(d->r)) dec_ctx_clear(d);
     d->ahead = AHEAD(size);
-    if (!pith_reader_feed_frame(d->r, p, size, self->base)) {
+    PyObject *v = dec_value(d);
+    if (v && !pith_reader_frame_end(d->r)) {
+        Py_CLEAR(v);
         dec_fail(d);
-    } else {
-        v = dec_value(d);
-        if (v && !pith_reader_frame_end(d->r)) {
-            Py_CLEAR(v);
-            dec_fail(d);
-        }
     }
     self->busy = 0;
     if (!v) return Decoder_fail(self);
@@ -403,8 +478,25 @@ static PyMethodDef Decoder_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Where a joining reader met its first sync frame (the offset of the frame's length), else None. */
+static PyObject *joined_offset(const pith_reader *r) {
+    size_t at;
+    if (!pith_reader_joined(r, &at)) Py_RETURN_NONE;
+    return PyLong_FromSize_t(at);
+}
+
+static PyObject *Decoder_get_joined_at(DecoderObject *self, void *c) {
+    (void)c;
+    if (!self->join) Py_RETURN_NONE;
+    return joined_offset(self->d->r);
+}
+
 static PyGetSetDef Decoder_getset[] = {
     {"pending", (getter)Decoder_get_pending, NULL, "Bytes received but not yet decoded.", NULL},
+    {"joined_at", (getter)Decoder_get_joined_at, NULL,
+     "join=True: the offset in the bytes fed of the first sync frame (its length prefix), where\n"
+     "decoding started; None before it arrives, and for a decoder that reads a stream from its header.",
+     NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -414,9 +506,11 @@ static PyTypeObject DecoderType = {
     .tp_basicsize = sizeof(DecoderObject),
     .tp_dealloc = (destructor)Decoder_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Decoder(*, option=0, dictionary=None, max_depth=1000)\n--\n\n"
+    .tp_doc = "Decoder(*, option=0, dictionary=None, max_depth=1000, join=False)\n--\n\n"
               "Decodes a stream incrementally: feed() bytes as they arrive, iterate for the\n"
-              "values completed so far, close() at the end.",
+              "values completed so far, close() at the end. join=True joins a stream midway\n"
+              "(SPEC 2.3): the bytes start at a frame boundary, without a header, and frames\n"
+              "before the first sync frame are skipped (see joined_at).",
     .tp_traverse = (traverseproc)Decoder_traverse,
     .tp_iter = Decoder_iter,
     .tp_iternext = (iternextfunc)Decoder_iternext,
@@ -424,3 +518,92 @@ static PyTypeObject DecoderType = {
     .tp_getset = Decoder_getset,
     .tp_new = Decoder_new,
 };
+
+/* ==========================================================================
+ * loads_stream, join_stream: whole buffers
+ * ========================================================================== */
+
+/* The values of a whole stream buffer (join: frames from a frame boundary on,
+ * without a header), and in *joined_at where a join started (None if no sync
+ * frame came). */
+static PyObject *stream_values(const input_bytes *in, const dec_args *a, int join, PyObject **joined_at) {
+    PyObject *result = PyList_New(0);
+    dec_ctx *d = result ? dec_acquire() : NULL;
+    if (!d) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    d->opt = a->opt;
+    d->ahead = AHEAD(in->len);
+    if (a->max_depth != PITH_DEFAULT_MAX_DEPTH) pith_reader_set_max_depth(d->r, a->max_depth);
+    if (!pith_reader_start(d->r, in->ptr, in->len, a->dicts.ptr, a->dicts.n, join ? PITH_READ_JOIN : PITH_READ_STREAM)) {
+        dec_fail(d);
+        Py_CLEAR(result);
+    }
+    while (result) {
+        bool more;
+        if (!pith_reader_frame_begin(d->r, &more)) {
+            dec_fail(d);
+            Py_CLEAR(result);
+            break;
+        }
+        if (!more) break;
+        /* The string and shape tables restarted: the caches by index are stale. */
+        if (pith_reader_frame_synced(d->r)) dec_ctx_clear(d);
+        PyObject *v = dec_value(d);
+        if (!v || !pith_reader_frame_end(d->r) || PyList_Append(result, v) < 0) {
+            if (v && !PyErr_Occurred()) dec_fail(d);
+            Py_XDECREF(v);
+            Py_CLEAR(result);
+            break;
+        }
+        Py_DECREF(v);
+    }
+    if (result && joined_at && !(*joined_at = joined_offset(d->r))) Py_CLEAR(result);
+    dec_release(d, in->len);
+    return result;
+}
+
+static PyObject *pith_loads_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)module;
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "loads_stream() takes exactly 1 positional argument (%zd given)", nargs);
+        return NULL;
+    }
+    dec_args a;
+    PyObject *join_arg = NULL;
+    if (stack_guard("loads_stream") < 0 || parse_dec_args("loads_stream", args, nargs, kwnames, &a, &join_arg) < 0)
+        return NULL;
+    int join = join_arg ? PyObject_IsTrue(join_arg) : 0;
+    input_bytes in;
+    if (join < 0 || input_get(args[0], &in) < 0) {
+        dict_list_free(&a.dicts);
+        return NULL;
+    }
+    PyObject *result = stream_values(&in, &a, join, NULL);
+    input_release(&in);
+    dict_list_free(&a.dicts);
+    return result;
+}
+
+static PyObject *pith_join_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)module;
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "join_stream() takes exactly 1 positional argument (%zd given)", nargs);
+        return NULL;
+    }
+    dec_args a;
+    if (stack_guard("join_stream") < 0 || parse_dec_args("join_stream", args, nargs, kwnames, &a, NULL) < 0)
+        return NULL;
+    input_bytes in;
+    if (input_get(args[0], &in) < 0) {
+        dict_list_free(&a.dicts);
+        return NULL;
+    }
+    PyObject *joined_at = NULL;
+    PyObject *values = stream_values(&in, &a, 1, &joined_at);
+    input_release(&in);
+    dict_list_free(&a.dicts);
+    if (!values) return NULL;
+    return Py_BuildValue("(NN)", joined_at, values);
+}
