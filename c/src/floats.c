@@ -2,10 +2,14 @@
  * floats.c - decimal floats (SPEC 5.2, 7) and binary32 handling.
  *
  * The decimal form of a double is its shortest round-trip decimal m * 10^e,
- * used when |m| < 2^53 and |e| <= 22. Decoding is then a single IEEE
- * operation on two exactly representable doubles, hence correctly rounded,
- * hence equal to the original: no separate verification step is needed, but
- * only because pith_shortest_digits is exact (tested against Python's repr).
+ * used when it has at most 15 significant digits (|m| < 10^15) and |e| <= 22.
+ * Decoding is then a single IEEE operation on two exactly representable
+ * doubles, hence correctly rounded, hence equal to the original.
+ *
+ * The 15-digit bound lets the encoder decide with one scaling instead of a
+ * shortest-digits algorithm (SPEC 7): scaled by 10^k, k = 14 - floor(log10|d|),
+ * a qualifying double is within 0.23 of an integer N <= 10^15, and it
+ * qualifies exactly when N / 10^k gives it back.
  *
  * This file must be compiled without floating-point contraction (no FMA):
  * see CMakeLists.txt.
@@ -20,32 +24,66 @@ static const double powers_of_ten[23] = {
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
 
-#define TWO_POW_53 9007199254740992LL
+/* d * 10^k for |k| <= 22: one correctly rounded operation on exact operands. */
+PITH_INLINE double scale(double d, int k) { return k >= 0 ? d * powers_of_ten[k] : d / powers_of_ten[-k]; }
+PITH_INLINE double unscale(double n, int k) { return k >= 0 ? n / powers_of_ten[k] : n * powers_of_ten[-k]; }
 
-/*
- * Integral values (common: 2100.0, 3.0) need no special case here:
- * shortest_decimal takes them from the bits without Schubfach. A shortcut
- * through `d == (double)(int64_t)d` in front of it cost every other float a
- * chain of conversions: removing it saved 5% of canada.json's float time.
- * A scale-by-10^k search was tried too and lost from three decimals up (and
- * by 5x on 17-digit values such as canada.json's coordinates).
- */
 bool decimal_of_double(double d, int64_t *m, int *e) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
-    if ((bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull) return false; /* inf, NaN */
+    int biased = (int)((bits >> 52) & 0x7FF);
+    if (biased == 0x7FF) return false; /* inf, NaN */
     if ((bits << 1) == 0) {
         if (bits) return false; /* -0.0 has no decimal form */
         *m = 0;
         *e = 0;
         return true;
     }
-    int exp10;
-    uint64_t sig = shortest_decimal(d, &exp10);
-    if (sig >= (uint64_t)TWO_POW_53 || exp10 < -22 || exp10 > 22) return false;
-    int64_t v = (int64_t)sig;
-    *m = (bits >> 63) ? -v : v;
-    *e = exp10;
+    /* Subnormals are below 10^-307: their decimal exponents are out of range. */
+    if (biased == 0) return false;
+    /* floor(log10 |d|) is j or j + 1 (78913 / 2^18 = log10(2) from below). */
+    int j = ((biased - 1023) * 78913) >> 18;
+    int k = 14 - j;
+    if (k < -23) return false; /* e would exceed 22 */
+    if (k > 22) k = 22;
+    if (k < -22) k = -22;
+    double x = scale(d, k), ax = fabs(x);
+    if (ax >= 1e15) {
+        /* j was one too small (or d is just below a power of ten, where either
+         * scale gives the same answer). */
+        if (k == -22) return false;
+        k--;
+        x = scale(d, k);
+    } else if (ax < 1e14 && k < 22) {
+        k++;
+        x = scale(d, k);
+    }
+    /* Any integer within 0.5 of x will do: a qualifying x is within 0.23 of
+     * one, and no other passes the check. |x| < 10^16 here, so the
+     * conversion is exact and needs no libm call. */
+    int64_t v = (int64_t)(x + (x < 0 ? -0.5 : 0.5));
+    if (v > 1000000000000000 || v < -1000000000000000 || unscale((double)v, k) != d) return false;
+    int ex = -k;
+    /* Trailing zeros: at most 15, usually none or many (integers). */
+    if (v % 100000000 == 0) {
+        v /= 100000000;
+        ex += 8;
+    }
+    if (v % 10000 == 0) {
+        v /= 10000;
+        ex += 4;
+    }
+    if (v % 100 == 0) {
+        v /= 100;
+        ex += 2;
+    }
+    if (v % 10 == 0) {
+        v /= 10;
+        ex += 1;
+    }
+    if (ex < -22 || ex > 22) return false;
+    *m = v;
+    *e = ex;
     return true;
 }
 

@@ -361,7 +361,7 @@ extern const uint8_t pith_single_bytes[256];
  * Decimal floats and timestamps
  * ========================================================================== */
 
-/** If `d` has a decimal form (SPEC 7: shortest digits, |m| < 2^53, |e| <= 22),
+/** If `d` has a decimal form (SPEC 7: shortest digits, at most 15, |e| <= 22),
  *  store it and return true. -0.0, NaN and infinities have none. */
 bool decimal_of_double(double d, int64_t *m, int *e);
 

@@ -258,6 +258,13 @@ def gen_floats():
     for d in [3.4028234663852886e38, 1.1754943508222875e-38, 1.401298464324817e-45, 16777216.0,
               16777217.0, 0.15625, 1.100000023841858, 6.103515625e-05]:
         V.valid("floats", f"binary32 candidate {P.diag_float(d)}", d)
+    # The 15-significant-digit bound of the decimal form (SPEC 7), and the powers
+    # of ten whose nearest double lies just below them (the scaled value is 10^15).
+    for d in [123456789012345.0, 1234567890123456.0, 999999999999999.0, 12345678901234.5,
+              123456789012345.6, 0.123456789012345, 0.1234567890123456, 1.23456789012345e-8,
+              1.23456789012345e-9, 9.99999999999999e22, 1e-06, 1e-07, 1e-16, 1e-21, 1e-8, 1e-9,
+              37.77490000000001, 0.30000000000000004, -1.23456789012345e20, 1.23456789012345e22]:
+        V.valid("floats", f"digit bound {P.diag_float(d)}", d)
     import random
     r = random.Random(20261120)
     for i in range(30):
@@ -289,6 +296,8 @@ def gen_strings():
     V.valid("refs", "one byte never tabled", ["a", "a"])
     V.valid("refs", "empty never tabled", ["", ""])
     V.valid("refs", "two bytes tabled", ["ab", "ab"])
+    long200 = ("0123456789abcdef" * 13)[:200]
+    V.valid("refs", "long strings are tabled", [long200, "x", long200])
     V.valid("refs", "keys and values share the table", [{"status": "ok"}, {"ok": "status"}])
     uniq = [f"{i:03d}" for i in range(330)]
     V.valid("refs", "REF0 last index 63", uniq[:64] + [uniq[63]])

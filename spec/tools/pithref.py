@@ -90,6 +90,7 @@ SHAPE16_BASE = SHAPE8_BASE + 256   # 288
 MAX_STRINGS = 1 << 20
 MAX_SHAPES = 1 << 16
 MIN_TABLE_LEN = 2
+MAX_DEC_DIGITS = 15                # canonical decimal mantissas: |m| < 10**15
 MAX_PREFIX = 127
 DEFAULT_MAX_DEPTH = 1000
 MAX_EXT_TYPE = 0xFFFF
@@ -179,15 +180,15 @@ def shortest_digits(d: float):
 
 def shortest_decimal(d: float):
     """(m, e) with d == m * 10**e from the shortest round-trip representation,
-    or None if outside the decimal range (|m| < 2**53, -22 <= e <= 22) or d is
-    -0.0, infinite or NaN."""
+    or None if outside the canonical decimal range (|m| < 10**15, -22 <= e <= 22)
+    or d is -0.0, infinite or NaN."""
     if math.isnan(d) or math.isinf(d):
         return None
     if d == 0:
         return None if math.copysign(1.0, d) < 0 else (0, 0)
     negative, digits, e = shortest_digits(d)
     m = -int(digits) if negative else int(digits)
-    if abs(m) >= 1 << 53 or not -22 <= e <= 22:
+    if abs(m) >= 10 ** MAX_DEC_DIGITS or not -22 <= e <= 22:
         return None
     return m, e
 
