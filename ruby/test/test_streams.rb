@@ -28,13 +28,43 @@ class TestStreams < Minitest::Test
     assert_equal VALUES, got
   end
 
+  # #finish fails as decoding the bytes as one buffer does: here the last
+  # frame's length is all there, its bytes are not.
   def test_feed_in_chunks_and_finish_detects_truncation
     bytes = stream_bytes
+    cut = bytes[0, bytes.bytesize - 2]
     dec = Pith::Decoder.new
-    dec << bytes[0, bytes.bytesize - 2]
+    dec << cut
     got = dec.each.to_a
     assert_equal VALUES[0...-1], got
-    assert_equal :truncated, assert_raises(Pith::DecodeError) { dec.finish }.code
+    err = assert_raises(Pith::DecodeError) { dec.finish }
+    whole = assert_raises(Pith::DecodeError) { Pith.load_stream(cut) }
+    assert_equal [:length_exceeds_input, whole.offset], [err.code, err.offset]
+  end
+
+  def test_finish_inside_the_header_or_a_length
+    dict = Pith::Dictionary.new(strings: ["admin"], shapes: [])
+    header = Pith::Encoder.new(dictionary: dict).to_s
+    { "c1" => [:truncated, 0], "c170" => [:truncated, 0], "c2" => [:bad_magic, 0], header.unpack1("H*")[0, 14] => [:truncated, 3],
+      "c1701200" => [:truncated, 3], "c1701202" => [:truncated, 3] }.each do |h, want|
+      dec = Pith::Decoder.new(dictionary: dict)
+      err = assert_raises(Pith::DecodeError, h) { dec.feed([h].pack("H*")).finish }
+      assert_equal want, [err.code, err.offset], h
+      whole = assert_raises(Pith::DecodeError, h) { Pith.load_stream([h].pack("H*"), dictionary: dict) }
+      assert_equal want, [whole.code, whole.offset], h
+    end
+  end
+
+  def test_finish_with_frames_not_yet_read
+    dec = Pith::Decoder.new
+    dec << stream_bytes
+    assert_raises(Pith::Error) { dec.finish }
+    assert_equal VALUES, dec.each.to_a # the stream is as it was
+    assert_same dec, dec.finish
+    dec = Pith::Decoder.new
+    dec << Pith::Encoder.new.to_s
+    assert_same dec, dec.finish # a header alone is an empty stream
+    assert_equal [], dec.each.to_a
   end
 
   def test_reset_starts_a_new_stream

@@ -3,9 +3,20 @@
 require_relative "helper"
 
 # Every vector of spec/vectors: decoded values, exact canonical bytes, and
-# every must-fail input with its error code and byte offset.
+# every must-fail input with its error code and byte offset. Streams, joins
+# and failing streams go through both the whole-buffer decoder and the feed
+# decoder (all at once and byte by byte). A vector with a field this runner
+# does not know fails: a new kind of vector must not pass unchecked.
 class TestVectors < Minitest::Test
   include PithTestHelper
+
+  COMMON = %w[name hex note dictionary].freeze
+  FIELDS = {
+    valid: COMMON + %w[value diag canonical canonical_hex],
+    stream: COMMON + %w[stream values diags canonical sync_frames sync_bytes sync_before],
+    join: COMMON + %w[join joined_at values diags],
+    fail: COMMON + %w[error offset stream join max_depth]
+  }.freeze
 
   def test_dictionary_ids
     JSON.parse(File.read(File.join(VECTORS, "dictionaries.json")))["dictionaries"].each do |name, d|
@@ -15,55 +26,129 @@ class TestVectors < Minitest::Test
   end
 
   def test_valid_vectors
-    count = 0
-    vector_files("valid").each do |file|
-      JSON.parse(File.read(file), max_nesting: false)["vectors"].each do |v|
-        dict = v["dictionary"] && dictionaries.fetch(v["dictionary"])
-        name = "#{File.basename(file)}: #{v['name']}"
-        bytes = unhex(v["hex"])
-        if v["stream"]
-          want = v["values"].map { |x| from_xjson(x) }
-          dec = Pith::Decoder.new(dictionary: dict)
-          got = dec.feed(bytes).each.to_a
-          assert exact?(want, got), "#{name}: decoded #{got.inspect[0, 300]}"
-          enc = Pith::Encoder.new(dictionary: dict)
-          want.each { |x| enc << x }
-          assert_equal v["hex"], hex(enc.to_s), name
-        else
-          want = from_xjson(v["value"])
-          got = dict ? Pith.load(bytes, dictionary: dict) : Pith.load(bytes)
-          assert exact?(want, got), "#{name}: decoded #{got.inspect[0, 300]}"
-          expected = v["canonical"] ? v["hex"] : v["canonical_hex"]
-          out = dict ? Pith.dump(want, dictionary: dict) : Pith.dump(want)
-          assert_equal expected, hex(out), name
-        end
-        count += 1
-      end
+    counts = Hash.new(0)
+    each_vector("valid") do |v, name|
+      kind = if v["join"] then :join
+             elsif v["stream"] then :stream
+             else :valid
+             end
+      check_fields(v, kind, name)
+      dict = v["dictionary"] && dictionaries.fetch(v["dictionary"])
+      send(:"check_#{kind}", v, name, dict)
+      counts[kind] += 1
+      counts[:sync_options] += 1 if (v.keys & %w[sync_frames sync_bytes sync_before]).any?
     end
-    assert_operator count, :>=, 300
+    assert_operator counts[:valid], :>=, 300
+    assert_operator counts[:stream], :>=, 10
+    assert_operator counts[:sync_options], :>=, 5
+    assert_operator counts[:join], :>=, 9
   end
 
   def test_must_fail_vectors
-    count = 0
-    vector_files("invalid").each do |file|
-      JSON.parse(File.read(file), max_nesting: false)["vectors"].each do |v|
-        bytes = unhex(v["hex"])
-        dict = v["dictionary"] && dictionaries.fetch(v["dictionary"])
-        opts = {}
-        opts[:dictionary] = dict if dict
-        opts[:max_depth] = v["max_depth"] if v["max_depth"]
-        err = assert_raises(Pith::DecodeError, v["name"]) do
-          if v["stream"]
-            Pith.load_stream(bytes, **opts)
-          else
-            Pith.load(bytes, **opts)
-          end
+    counts = Hash.new(0)
+    each_vector("invalid") do |v, name|
+      check_fields(v, :fail, name)
+      bytes = unhex(v["hex"])
+      dict = v["dictionary"] && dictionaries.fetch(v["dictionary"])
+      opts = {}
+      opts[:dictionary] = dict if dict
+      opts[:max_depth] = v["max_depth"] if v["max_depth"]
+      if v["join"] || v["stream"]
+        opts[:join] = true if v["join"]
+        assert_fails(v, name) { Pith.load_stream(bytes, **opts) }
+        assert_fails(v, "#{name} (decode_stream)") { Pith::Decoder.new(**opts).decode_stream(bytes) }
+        [bytes.bytesize, 1].uniq.each do |piece|
+          assert_fails(v, "#{name} (fed in pieces of #{piece})") { feed(Pith::Decoder.new(**opts), bytes, piece) }
         end
-        assert_equal v["error"].to_sym, err.code, "#{v['name']}: #{err.message}"
-        assert_equal v["offset"], err.offset, "#{v['name']}: #{err.message}"
-        count += 1
+        counts[v["join"] ? :join : :stream] += 1
+      else
+        assert_fails(v, name) { Pith.load(bytes, **opts) }
+        counts[:value] += 1
       end
     end
-    assert_operator count, :>=, 100
+    assert_operator counts[:value], :>=, 100
+    assert_operator counts[:stream], :>=, 8
+    assert_operator counts[:join], :>=, 8
+  end
+
+  private
+
+  def each_vector(kind, &block)
+    vector_files(kind).each do |file|
+      JSON.parse(File.read(file), max_nesting: false)["vectors"].each do |v|
+        block.call(v, "#{File.basename(file)}: #{v['name']}")
+      end
+    end
+  end
+
+  def check_fields(vector, kind, name)
+    unknown = vector.keys - FIELDS.fetch(kind)
+    assert_empty unknown, "#{name}: fields this runner does not check"
+  end
+
+  def check_valid(v, name, dict)
+    bytes = unhex(v["hex"])
+    want = from_xjson(v["value"])
+    got = dict ? Pith.load(bytes, dictionary: dict) : Pith.load(bytes)
+    assert exact?(want, got), "#{name}: decoded #{got.inspect[0, 300]}"
+    expected = v["canonical"] ? v["hex"] : v["canonical_hex"]
+    out = dict ? Pith.dump(want, dictionary: dict) : Pith.dump(want)
+    assert_equal expected, hex(out), name
+  end
+
+  def check_stream(v, name, dict)
+    bytes = unhex(v["hex"])
+    want = v["values"].map { |x| from_xjson(x) }
+    assert exact?(want, Pith.load_stream(bytes, dictionary: dict)), "#{name}: load_stream"
+    [bytes.bytesize, 1].uniq.each do |piece|
+      got = feed(Pith::Decoder.new(dictionary: dict), bytes, piece)
+      assert exact?(want, got), "#{name}: fed in pieces of #{piece}: #{got.inspect[0, 300]}"
+    end
+    enc = Pith::Encoder.new(dictionary: dict, sync_frames: v["sync_frames"], sync_bytes: v["sync_bytes"])
+    sync_before = v.fetch("sync_before", [])
+    want.each_with_index do |x, i|
+      enc.sync if sync_before.include?(i)
+      enc << x
+    end
+    assert_equal v["hex"], hex(enc.to_s), "#{name}: encoded"
+  end
+
+  def check_join(v, name, dict)
+    bytes = unhex(v["hex"])
+    want = v["values"].map { |x| from_xjson(x) }
+    assert exact?(want, Pith.load_stream(bytes, join: true, dictionary: dict)), "#{name}: load_stream"
+    dec = Pith::Decoder.new(join: true, dictionary: dict)
+    assert exact?(want, dec.decode_stream(bytes)), "#{name}: decode_stream"
+    assert_equal_or_nil v["joined_at"], dec.joined_at, "#{name}: joined_at of decode_stream"
+    [bytes.bytesize, 3, 1].uniq.each do |piece|
+      dec = Pith::Decoder.new(join: true, dictionary: dict)
+      got = feed(dec, bytes, piece)
+      assert exact?(want, got), "#{name}: fed in pieces of #{piece}: #{got.inspect[0, 300]}"
+      assert_equal_or_nil v["joined_at"], dec.joined_at, "#{name}: joined_at fed in pieces of #{piece}"
+    end
+  end
+
+  def assert_equal_or_nil(want, got, message)
+    want.nil? ? assert_nil(got, message) : assert_equal(want, got, message)
+  end
+
+  def assert_fails(v, name, &block)
+    err = assert_raises(Pith::DecodeError, name, &block)
+    assert_equal v["error"].to_sym, err.code, "#{name}: #{err.message}"
+    assert_equal v["offset"], err.offset, "#{name}: #{err.message}"
+  end
+
+  # The values of `bytes` fed to `dec` in pieces of `piece` bytes (empty
+  # input: one empty piece), then #finish.
+  def feed(dec, bytes, piece)
+    got = []
+    piece = [piece, 1].max
+    at = 0
+    loop do
+      dec.feed(bytes.byteslice(at, piece)).each { |x| got << x }
+      break if (at += piece) >= bytes.bytesize
+    end
+    dec.finish
+    got
   end
 end

@@ -1,6 +1,7 @@
 /*
- * decoder.h - the state of a Pith::Decoder, shared by decoder_class.c (decoding)
- * and deep_copy.c (the benchmark's copy, which builds Hashes the same way).
+ * decoder.h - the state of a Pith::Decoder, shared by decoder_class.c (decoding),
+ * decoder_stream.c (streams: whole buffers, feeding, joining) and deep_copy.c
+ * (the benchmark's copy, which builds Hashes the same way).
  */
 #ifndef PITH_RB_DECODER_H
 #define PITH_RB_DECODER_H
@@ -57,20 +58,26 @@ typedef struct pith_rb_decoder {
     size_t shape_cap;
     uint32_t gen;
     VALUE *frozen_by_index; /* freeze: mode: one String per string-table index (entries live on keys) */
-    size_t frozen_cap;
+    size_t frozen_cap, frozen_hi;
     VALUE *long_by_index;   /* long strings: the first String made per string-table index, which
                                references share (copy-on-write), entries live on keys */
-    size_t long_cap;
+    size_t long_cap, long_hi;
     VALUE *long_keys;       /* long keys: per string-table index, [2i] as String and [2i+1] as
                                Symbol; entries live on keys (pinned) */
     size_t long_keys_cap;   /* slots (two per index) */
+    size_t long_keys_hi;    /* *_hi: the caches are empty from there on (what a reset must clear) */
     size_t hashed;          /* key bytes Hashes had to hash this call (stream); see charge_hashing */
     size_t hash_budget;     /* ...and how many the input allows */
     VALUE dictionaries; /* Array of Pith::Dictionary, or nil */
+    const pith_dict **dicts; /* ...as the reader takes them, for as long as it reads: a joining
+                                reader looks its dictionary up at the first sync frame */
+    size_t dicts_cap;
     VALUE buffer;       /* feed: bytes received; those before buf_pos are decoded */
     size_t buf_pos;
     size_t stream_offset; /* feed: offset of buffer[buf_pos] in the stream */
+    size_t joined_at;   /* where the stream last read was joined (SIZE_MAX: not joined) */
     bool stream_started;
+    bool join;          /* streams start at a frame boundary, without a header (SPEC 2.3) */
     bool symbolize_keys;
     bool freeze;
     bool busy;
@@ -78,6 +85,9 @@ typedef struct pith_rb_decoder {
     key_entry cache[KEY_CACHE];
     template_entry templates[TEMPLATE_CACHE];
 } pith_rb_decoder;
+
+/* A decoding body run by pith_rb_dec_run. */
+typedef VALUE (*pith_rb_dec_body)(VALUE self, pith_rb_decoder *d, VALUE arg);
 
 /** The decoder of a Pith::Decoder object (TypeError for anything else). */
 pith_rb_decoder *pith_rb_get_decoder(VALUE self);
@@ -88,5 +98,35 @@ VALUE pith_rb_default_decoder(void);
 /** The template Hash for maps with these keys (made on first use), or Qundef
  *  when the fast path cannot serve them; charges the hashing to `d`. */
 VALUE pith_rb_template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, long n, size_t at);
+
+/* decoder_class.c, for decoder_stream.c */
+
+/** Run `body` with `opts` (Qnil, or options for this call only) applied;
+ *  any exception leaves the decoder reset and usable, its stream over. */
+VALUE pith_rb_dec_run(VALUE self, pith_rb_decoder *d, VALUE arg, pith_rb_dec_body body, VALUE opts);
+PITH_RB_NORETURN(void pith_rb_dec_raise_busy(void));
+/** Forget the call or stream being read (not its bytes: see pith_rb_dec_reset_after_error). */
+void pith_rb_dec_reset(pith_rb_decoder *d);
+/** ...and the bytes fed: after an error the stream is over. */
+void pith_rb_dec_reset_after_error(VALUE self, pith_rb_decoder *d);
+/** Raise the reader's error (resetting first). */
+PITH_RB_NORETURN(void pith_rb_dec_fail(pith_rb_decoder *d));
+/** The next value of the input; everything it made goes with it. */
+VALUE pith_rb_dec_build(VALUE self, pith_rb_decoder *d);
+/** The dictionaries for pith_reader_start (they live until the next call), in *n how many. */
+const pith_dict *const *pith_rb_dec_dicts(pith_rb_decoder *d, size_t *n);
+/** Start reading a whole buffer with these reader flags; returns the String the
+ *  reader points into, which the caller keeps alive until the reader is done. */
+VALUE pith_rb_dec_start_buffer(pith_rb_decoder *d, VALUE str, uint32_t flags);
+/** A new call or stream: every cache of the last one dropped, hashing counted from 0. */
+void pith_rb_dec_new_generation(pith_rb_decoder *d);
+/** A sync frame began: drop the caches keyed by string- or shape-table index. */
+void pith_rb_dec_drop_index_caches(pith_rb_decoder *d);
+/** The key bytes Hashes may hash for `input_len` bytes of input. */
+void pith_rb_dec_set_hash_budget(pith_rb_decoder *d, size_t input_len);
+
+/* decoder_stream.c */
+VALUE pith_rb_dec_stream_buffer(VALUE self, pith_rb_decoder *d, VALUE str);
+void pith_rb_init_decoder_stream(void);
 
 #endif

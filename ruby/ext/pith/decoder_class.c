@@ -18,7 +18,7 @@
 #include <limits.h>
 
 VALUE cDecoder;
-static ID id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries, id_call, id_floating;
+static ID id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries, id_join, id_call, id_floating;
 static rb_ractor_local_key_t default_decoder_key;
 
 /* ==========================================================================
@@ -58,13 +58,14 @@ static void dec_free(void *p) {
     xfree(d->frozen_by_index);
     xfree(d->long_by_index);
     xfree(d->long_keys);
+    xfree(d->dicts);
     xfree(d);
 }
 
 static size_t dec_memsize(const void *p) {
     const pith_rb_decoder *d = (const pith_rb_decoder *)p;
     return sizeof(*d) + d->frames_cap * sizeof(build_frame) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) +
-           (d->frozen_cap + d->long_cap + d->long_keys_cap) * sizeof(VALUE);
+           (d->frozen_cap + d->long_cap + d->long_keys_cap) * sizeof(VALUE) + d->dicts_cap * sizeof(pith_dict *);
 }
 
 static const rb_data_type_t decoder_type = {
@@ -78,6 +79,7 @@ static VALUE dec_alloc(VALUE klass) {
     VALUE self = TypedData_Make_Struct(klass, pith_rb_decoder, &decoder_type, d);
     d->stack_obj = d->keys_obj = d->dictionaries = d->buffer = Qnil;
     d->max_depth = PITH_DEFAULT_MAX_DEPTH;
+    d->joined_at = SIZE_MAX;
     d->r = pith_reader_new(NULL);
     if (!d->r) rb_memerror();
     pith_rb_stack *s;
@@ -96,7 +98,7 @@ pith_rb_decoder *pith_rb_get_decoder(VALUE self) {
 
 #define get_decoder pith_rb_get_decoder
 
-static void reset(pith_rb_decoder *d) {
+void pith_rb_dec_reset(pith_rb_decoder *d) {
     d->stack->len = 0;
     d->keys->len = 0;
     d->busy = false;
@@ -107,18 +109,21 @@ static void reset(pith_rb_decoder *d) {
     d->stream_offset = 0;
 }
 
+#define reset pith_rb_dec_reset
+
 /* After an error: the call (or the whole stream) is over. */
-static void reset_after_error(VALUE self, pith_rb_decoder *d) {
+void pith_rb_dec_reset_after_error(VALUE self, pith_rb_decoder *d) {
     reset(d);
     RB_OBJ_WRITE(self, &d->buffer, Qnil);
 }
 
-PITH_RB_NORETURN(static void fail_decode(pith_rb_decoder *d));
-static void fail_decode(pith_rb_decoder *d) {
+void pith_rb_dec_fail(pith_rb_decoder *d) {
     pith_error err = *pith_reader_error(d->r);
     reset(d);
     pith_rb_raise_decode(&err);
 }
+
+#define fail_decode pith_rb_dec_fail
 
 /* ==========================================================================
  * Keys and strings
@@ -151,14 +156,18 @@ static VALUE key_value(VALUE self, pith_rb_decoder *d, const char *ptr, size_t l
  * long bytes at every shape. Shorter strings are cheaper copied. */
 #define SHARE_MIN_LEN 64
 
-/* Make a per-string-index cache of VALUEs (zero-filled) hold slot `slot`. */
-static void index_cache_cover(VALUE **cache, size_t *cap, size_t slot) {
-    if (slot < *cap) return;
-    size_t n = *cap ? *cap * 2 : 256;
-    while (n <= slot) n *= 2;
-    PITH_RB_REALLOC_N(*cache, VALUE, n);
-    memset(*cache + *cap, 0, (n - *cap) * sizeof(VALUE));
-    *cap = n;
+/* Set slot `slot` of a per-string-index cache of VALUEs (zero-filled up to
+ * its capacity, empty from *hi on), growing it. */
+static void index_cache_set(VALUE **cache, size_t *cap, size_t *hi, size_t slot, VALUE v) {
+    if (slot >= *cap) {
+        size_t n = *cap ? *cap * 2 : 256;
+        while (n <= slot) n *= 2;
+        PITH_RB_REALLOC_N(*cache, VALUE, n);
+        memset(*cache + *cap, 0, (n - *cap) * sizeof(VALUE));
+        *cap = n;
+    }
+    (*cache)[slot] = v;
+    if (slot >= *hi) *hi = slot + 1;
 }
 
 /* A long key by its string-table index, made once per call (stream). */
@@ -167,11 +176,10 @@ PITH_RB_NOINLINE static VALUE long_key_value(VALUE self, pith_rb_decoder *d, con
     size_t slot = 2 * (size_t)index + symbol;
     if (slot < d->long_keys_cap && d->long_keys[slot]) return d->long_keys[slot];
     VALUE v = key_value(self, d, k->ptr, k->len, symbol);
-    index_cache_cover(&d->long_keys, &d->long_keys_cap, slot);
     /* Shape keys live on d->keys already; keys of a once-used shape go with
      * their map, so those are kept here for the rest of the call. */
     if (stack != d->keys) pith_rb_stack_push(d->keys, v);
-    d->long_keys[slot] = v;
+    index_cache_set(&d->long_keys, &d->long_keys_cap, &d->long_keys_hi, slot, v);
     return v;
 }
 
@@ -186,7 +194,7 @@ PITH_RB_NOINLINE static VALUE long_key_value(VALUE self, pith_rb_decoder *d, con
 #define HASH_BUDGET_PER_BYTE 256
 #define HASH_BUDGET_BASE ((size_t)64 << 20)
 
-static void set_hash_budget(pith_rb_decoder *d, size_t input_len) {
+void pith_rb_dec_set_hash_budget(pith_rb_decoder *d, size_t input_len) {
     size_t per = input_len > (SIZE_MAX - HASH_BUDGET_BASE) / HASH_BUDGET_PER_BYTE ? SIZE_MAX - HASH_BUDGET_BASE
                                                                                    : input_len * HASH_BUDGET_PER_BYTE;
     d->hash_budget = per + HASH_BUDGET_BASE;
@@ -260,9 +268,8 @@ PITH_RB_NOINLINE static VALUE long_string_value(pith_rb_decoder *d, const pith_i
     uint32_t i = it->v.str.index;
     if (i < d->long_cap && d->long_by_index[i]) return rb_str_dup(d->long_by_index[i]);
     VALUE s = new_string(it);
-    index_cache_cover(&d->long_by_index, &d->long_cap, i);
     pith_rb_stack_push(d->keys, s); /* keeps it alive for this call (stream) */
-    d->long_by_index[i] = s;
+    index_cache_set(&d->long_by_index, &d->long_cap, &d->long_hi, i, s);
     return s;
 }
 
@@ -272,9 +279,8 @@ static inline VALUE string_value(pith_rb_decoder *d, const pith_item *it) {
         if (i != PITH_NO_INDEX && i < d->frozen_cap && d->frozen_by_index[i]) return d->frozen_by_index[i];
         VALUE v = rb_enc_interned_str(it->v.str.ptr, (long)it->v.str.len, pith_utf8);
         if (i != PITH_NO_INDEX) {
-            index_cache_cover(&d->frozen_by_index, &d->frozen_cap, i);
             pith_rb_stack_push(d->keys, v); /* keeps it alive for this call */
-            d->frozen_by_index[i] = v;
+            index_cache_set(&d->frozen_by_index, &d->frozen_cap, &d->frozen_hi, i, v);
         }
         return v;
     }
@@ -522,54 +528,60 @@ static VALUE build(build_ctx *c) {
  * Entry points
  * ========================================================================== */
 
-/* How many dictionaries the decoder was given. */
-static size_t dict_count(pith_rb_decoder *d) {
-    return NIL_P(d->dictionaries) ? 0 : (size_t)RARRAY_LEN(d->dictionaries);
+VALUE pith_rb_dec_build(VALUE self, pith_rb_decoder *d) {
+    build_ctx c = {self, d};
+    return build(&c);
 }
 
-/* The dictionaries as the reader wants them. The Array is frozen and marked,
- * so the pointers live as long as the call. */
-static void fill_dicts(pith_rb_decoder *d, const pith_dict **out, size_t n) {
-    for (size_t i = 0; i < n; i++) out[i] = pith_rb_dict(RARRAY_AREF(d->dictionaries, (long)i));
+const pith_dict *const *pith_rb_dec_dicts(pith_rb_decoder *d, size_t *n) {
+    size_t nd = NIL_P(d->dictionaries) ? 0 : (size_t)RARRAY_LEN(d->dictionaries);
+    if (nd > d->dicts_cap) {
+        PITH_RB_REALLOC_N(d->dicts, const pith_dict *, nd);
+        d->dicts_cap = nd;
+    }
+    /* The Array is frozen and marked and dictionaries never change, so the
+     * pointers hold until the option changes, which ends any stream. */
+    for (size_t i = 0; i < nd; i++) d->dicts[i] = pith_rb_dict(RARRAY_AREF(d->dictionaries, (long)i));
+    *n = nd;
+    return d->dicts;
 }
 
-/* Start a new table generation: this call's (or stream's) shapes. */
-static void new_generation(pith_rb_decoder *d) {
+void pith_rb_dec_drop_index_caches(pith_rb_decoder *d) {
     if (++d->gen == 0) {
         if (d->shape_cap) memset(d->shape_gen, 0, d->shape_cap * sizeof(uint32_t));
         d->gen = 1;
     }
+    /* Only these caches kept what `keys` holds alive. */
     d->keys->len = 0;
-    if (d->frozen_cap) memset(d->frozen_by_index, 0, d->frozen_cap * sizeof(VALUE));
-    if (d->long_cap) memset(d->long_by_index, 0, d->long_cap * sizeof(VALUE));
-    if (d->long_keys_cap) memset(d->long_keys, 0, d->long_keys_cap * sizeof(VALUE));
+    if (d->frozen_hi) memset(d->frozen_by_index, 0, d->frozen_hi * sizeof(VALUE));
+    if (d->long_hi) memset(d->long_by_index, 0, d->long_hi * sizeof(VALUE));
+    if (d->long_keys_hi) memset(d->long_keys, 0, d->long_keys_hi * sizeof(VALUE));
+    d->frozen_hi = d->long_hi = d->long_keys_hi = 0;
+}
+
+void pith_rb_dec_new_generation(pith_rb_decoder *d) {
+    pith_rb_dec_drop_index_caches(d);
     d->hashed = 0;
 }
 
-/* Start reading a whole buffer; returns the String the reader points into,
- * which the caller keeps alive (RB_GC_GUARD) until the reader is done. */
-static VALUE start_buffer(pith_rb_decoder *d, VALUE str, uint32_t flags) {
+VALUE pith_rb_dec_start_buffer(pith_rb_decoder *d, VALUE str, uint32_t flags) {
     StringValue(str);
     /* Unpackers run Ruby code, which could modify the input under the reader:
      * then decode a frozen view (no Ruby code runs otherwise). */
     VALUE input = OBJ_FROZEN(str) || !pith_rb_has_unpackers() ? str : rb_str_new_frozen(str);
-    VALUE holder = 0;
-    size_t nd = dict_count(d);
-    const pith_dict **dicts = ALLOCV_N(const pith_dict *, holder, nd ? nd : 1);
-    fill_dicts(d, dicts, nd);
+    size_t nd;
+    const pith_dict *const *dicts = pith_rb_dec_dicts(d, &nd);
     d->busy = true;
     d->stack->len = 0;
-    new_generation(d);
-    set_hash_budget(d, (size_t)RSTRING_LEN(input));
+    pith_rb_dec_new_generation(d);
+    pith_rb_dec_set_hash_budget(d, (size_t)RSTRING_LEN(input));
     pith_reader_set_max_depth(d->r, d->max_depth);
-    bool ok = pith_reader_start(d->r, RSTRING_PTR(input), (size_t)RSTRING_LEN(input), dicts, nd, flags);
-    ALLOCV_END(holder);
-    if (!ok) fail_decode(d);
+    if (!pith_reader_start(d->r, RSTRING_PTR(input), (size_t)RSTRING_LEN(input), dicts, nd, flags)) fail_decode(d);
     return input;
 }
 
 static VALUE decode_buffer(VALUE self, pith_rb_decoder *d, VALUE str) {
-    VALUE input = start_buffer(d, str, 0);
+    VALUE input = pith_rb_dec_start_buffer(d, str, 0);
     build_ctx c = {self, d};
     VALUE v = build(&c);
     if (!pith_reader_finish(d->r)) fail_decode(d);
@@ -578,31 +590,13 @@ static VALUE decode_buffer(VALUE self, pith_rb_decoder *d, VALUE str) {
     return v;
 }
 
-/* A whole stream buffer (header and every frame) -> Array of values. */
-static VALUE decode_stream_buffer(VALUE self, pith_rb_decoder *d, VALUE str) {
-    VALUE input = start_buffer(d, str, PITH_READ_STREAM);
-    /* The values collect on the (marked) stack until the Array is made. */
-    for (;;) {
-        bool more;
-        if (!pith_reader_frame_begin(d->r, &more)) fail_decode(d);
-        if (!more) break;
-        build_ctx c = {self, d};
-        VALUE v = build(&c);
-        if (!pith_reader_frame_end(d->r)) fail_decode(d);
-        pith_rb_stack_push(d->stack, v);
-    }
-    VALUE out = rb_ary_new_from_values(d->stack->len, d->stack->ptr);
-    reset(d);
-    RB_GC_GUARD(input);
-    return out;
-}
-
-/* Options are checked in full before any is applied: a bad one changes nothing. */
-static void apply_options(VALUE self, pith_rb_decoder *d, VALUE opts) {
+/* Options are checked in full before any is applied: a bad one changes
+ * nothing. `join:` only where a stream is read. */
+static void apply_options(VALUE self, pith_rb_decoder *d, VALUE opts, bool streams) {
     if (NIL_P(opts)) return;
-    ID ids[5] = {id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries};
-    VALUE vals[5] = {Qundef, Qundef, Qundef, Qundef, Qundef};
-    rb_get_kwargs(opts, ids, 0, 5, vals);
+    ID ids[6] = {id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries, id_join};
+    VALUE vals[6] = {Qundef, Qundef, Qundef, Qundef, Qundef, Qundef};
+    rb_get_kwargs(opts, ids, 0, streams ? 6 : 5, vals);
     long depth = -1;
     if (vals[2] != Qundef) {
         depth = NUM2LONG(vals[2]);
@@ -619,48 +613,47 @@ static void apply_options(VALUE self, pith_rb_decoder *d, VALUE opts) {
     if (vals[1] != Qundef) d->freeze = RTEST(vals[1]);
     if (depth > 0) d->max_depth = (uint32_t)depth;
     if (list != Qundef) RB_OBJ_WRITE(self, &d->dictionaries, list);
+    if (vals[5] != Qundef) d->join = RTEST(vals[5]);
 }
 
-PITH_RB_NORETURN(static void raise_busy(void));
-static void raise_busy(void) { rb_raise(eError, "decoder is in use (re-entered from an unpacker, or shared between threads?)"); }
+void pith_rb_dec_raise_busy(void) {
+    rb_raise(eError, "decoder is in use (re-entered from an unpacker, or shared between threads?)");
+}
 
-/* call-seq: Pith::Decoder.new(symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil)
+/* call-seq: Pith::Decoder.new(symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil, join: false)
  * Called again on a decoder, it takes the new options and forgets any stream. */
 static VALUE dec_initialize(int argc, VALUE *argv, VALUE self) {
     VALUE opts;
     rb_scan_args(argc, argv, ":", &opts);
     pith_rb_decoder *d = get_decoder(self);
-    if (d->busy) raise_busy();
-    apply_options(self, d, opts);
+    if (d->busy) pith_rb_dec_raise_busy();
+    apply_options(self, d, opts, true);
     reset(d);
     RB_OBJ_WRITE(self, &d->buffer, Qnil);
+    d->joined_at = SIZE_MAX;
     return self;
 }
 
-/* Run a decoding body; any exception (ours, an unpacker's, NoMemoryError)
- * leaves the decoder reset and usable, its stream (if any) over. */
 typedef struct decode_call {
     VALUE self;
     pith_rb_decoder *d;
     VALUE arg;
-    VALUE (*body)(VALUE self, pith_rb_decoder *d, VALUE arg);
-    VALUE opts; /* Qnil, or options for this call only */
+    pith_rb_dec_body body;
+    VALUE opts;
 } decode_call;
 
 static VALUE decode_call_body(VALUE p) {
     decode_call *c = (decode_call *)p;
-    apply_options(c->self, c->d, c->opts);
+    apply_options(c->self, c->d, c->opts, c->body != decode_buffer);
     return c->body(c->self, c->d, c->arg);
 }
 
-static VALUE run_decode(decode_call *c);
-static VALUE run_decode_value(VALUE p) { return run_decode((decode_call *)p); }
-
-static VALUE run_decode(decode_call *c) {
+VALUE pith_rb_dec_run(VALUE self, pith_rb_decoder *d, VALUE arg, pith_rb_dec_body body, VALUE opts) {
+    decode_call c = {self, d, arg, body, opts};
     int state = 0;
-    VALUE v = rb_protect(decode_call_body, (VALUE)c, &state);
+    VALUE v = rb_protect(decode_call_body, (VALUE)&c, &state);
     if (state) {
-        reset_after_error(c->self, c->d);
+        pith_rb_dec_reset_after_error(self, d);
         rb_jump_tag(state);
     }
     return v;
@@ -669,132 +662,9 @@ static VALUE run_decode(decode_call *c) {
 /* call-seq: decoder.decode(string) -> object */
 static VALUE dec_decode(VALUE self, VALUE str) {
     pith_rb_decoder *d = get_decoder(self);
-    if (d->busy) raise_busy();
+    if (d->busy) pith_rb_dec_raise_busy();
     if (d->stream_started) rb_raise(eError, "decoder is reading a stream (call #reset first)");
-    decode_call c = {self, d, str, decode_buffer, Qnil};
-    return run_decode(&c);
-}
-
-/* ==========================================================================
- * Streams: feed bytes as they arrive, take complete values
- * ========================================================================== */
-
-/* call-seq: decoder.feed(bytes) -> decoder */
-static VALUE dec_feed(VALUE self, VALUE bytes) {
-    pith_rb_decoder *d = get_decoder(self);
-    if (d->busy) raise_busy();
-    StringValue(bytes);
-    if (NIL_P(d->buffer)) {
-        VALUE b = rb_str_buf_new(RSTRING_LEN(bytes));
-        rb_enc_associate_index(b, pith_binary_index);
-        RB_OBJ_WRITE(self, &d->buffer, b);
-    }
-    rb_str_buf_cat(d->buffer, RSTRING_PTR(bytes), RSTRING_LEN(bytes));
-    return self;
-}
-
-/* Drop decoded bytes from the front of the buffer once they dominate it. */
-static void compact_buffer(pith_rb_decoder *d) {
-    long len = RSTRING_LEN(d->buffer);
-    if (d->buf_pos < 65536 || d->buf_pos * 2 < (size_t)len) return;
-    rb_str_modify(d->buffer);
-    char *p = RSTRING_PTR(d->buffer);
-    memmove(p, p + d->buf_pos, (size_t)len - d->buf_pos);
-    rb_str_set_len(d->buffer, len - (long)d->buf_pos);
-    d->buf_pos = 0;
-}
-
-/* The next complete value, or Qundef when more bytes are needed. */
-static VALUE next_value(VALUE self, pith_rb_decoder *d, VALUE unused) {
-    (void)unused;
-    /* The reader points into the buffer while unpackers may run: hold it on
-     * the machine stack, which pins it against compaction, and let nothing
-     * else touch it (feed and friends refuse while busy). */
-    VALUE buffer = d->buffer;
-    if (NIL_P(buffer)) return Qundef;
-    const uint8_t *p = (const uint8_t *)RSTRING_PTR(buffer) + d->buf_pos;
-    size_t len = (size_t)RSTRING_LEN(buffer) - d->buf_pos, size;
-    pith_error err;
-    if (!d->stream_started) {
-        pith_scan s = pith_stream_scan(p, len, true, &size, &err);
-        if (s == PITH_SCAN_NEED_MORE) return Qundef;
-        if (s == PITH_SCAN_ERROR) pith_rb_raise_decode(&err);
-        VALUE holder = 0;
-        size_t nd = dict_count(d);
-        const pith_dict **dicts = ALLOCV_N(const pith_dict *, holder, nd ? nd : 1);
-        fill_dicts(d, dicts, nd);
-        pith_reader_set_max_depth(d->r, d->max_depth);
-        bool ok = pith_reader_start(d->r, p, size, dicts, nd, PITH_READ_STREAM);
-        ALLOCV_END(holder);
-        if (!ok) fail_decode(d);
-        new_generation(d);
-        d->stream_started = true;
-        d->stream_offset = size;
-        d->buf_pos += size;
-        p += size;
-        len -= size;
-    }
-    pith_scan s = pith_stream_scan(p, len, false, &size, &err);
-    if (s == PITH_SCAN_NEED_MORE) return Qundef;
-    if (s == PITH_SCAN_ERROR) {
-        err.offset += d->stream_offset;
-        pith_rb_raise_decode(&err);
-    }
-    d->busy = true;
-    d->stack->len = 0;
-    set_hash_budget(d, d->stream_offset + size);
-    if (!pith_reader_feed_frame(d->r, p, size, d->stream_offset)) fail_decode(d);
-    /* Keys of earlier frames stay valid: the reader copied what later frames use. */
-    build_ctx c = {self, d};
-    VALUE v = build(&c);
-    if (!pith_reader_frame_end(d->r)) fail_decode(d);
-    d->busy = false;
-    d->stream_offset += size;
-    d->buf_pos += size;
-    compact_buffer(d);
-    RB_GC_GUARD(buffer);
-    return v;
-}
-
-/* call-seq: decoder.each { |obj| ... } -> decoder;  decoder.each -> Enumerator
- * Yields every complete value fed so far. An error ends the stream (#reset,
- * or new bytes after #reset, to start another). */
-static VALUE dec_each(VALUE self) {
-    RETURN_ENUMERATOR(self, 0, 0);
-    pith_rb_decoder *d = get_decoder(self);
-    if (d->busy) raise_busy();
-    for (;;) {
-        decode_call c = {self, d, Qnil, next_value, Qnil};
-        VALUE v = run_decode(&c);
-        if (v == Qundef) break;
-        rb_yield(v);
-    }
-    return self;
-}
-
-/* call-seq: decoder.finish -> decoder
- * Declare the stream complete: raises DecodeError if bytes of an unfinished
- * frame (or header) remain. */
-static VALUE dec_finish(VALUE self) {
-    pith_rb_decoder *d = get_decoder(self);
-    if (d->busy) raise_busy();
-    size_t left = NIL_P(d->buffer) ? 0 : (size_t)RSTRING_LEN(d->buffer) - d->buf_pos;
-    if (left) {
-        pith_error err = {PITH_ERR_TRUNCATED, d->stream_offset, "the stream ends inside a frame"};
-        if (!d->stream_started) err.offset = 0;
-        reset_after_error(self, d);
-        pith_rb_raise_decode(&err);
-    }
-    return self;
-}
-
-/* call-seq: decoder.reset -> decoder  (forget the stream: a new one may start) */
-static VALUE dec_reset(VALUE self) {
-    pith_rb_decoder *d = get_decoder(self);
-    if (d->busy) raise_busy();
-    reset(d);
-    RB_OBJ_WRITE(self, &d->buffer, Qnil);
-    return self;
+    return pith_rb_dec_run(self, d, str, decode_buffer, Qnil);
 }
 
 VALUE pith_rb_default_decoder(void) {
@@ -807,21 +677,34 @@ VALUE pith_rb_default_decoder(void) {
     return dec;
 }
 
+typedef struct load_call {
+    VALUE self;
+    pith_rb_decoder *d;
+    VALUE str, opts;
+    pith_rb_dec_body body;
+} load_call;
+
+static VALUE load_call_body(VALUE p) {
+    load_call *c = (load_call *)p;
+    return pith_rb_dec_run(c->self, c->d, c->str, c->body, c->opts);
+}
+
 static VALUE load_with(int argc, VALUE *argv, bool stream) {
     VALUE str, opts;
     rb_scan_args(argc, argv, "1:", &str, &opts);
     VALUE self = pith_rb_default_decoder();
     pith_rb_decoder *d = get_decoder(self);
-    decode_call c = {self, d, str, stream ? decode_stream_buffer : decode_buffer, opts};
-    if (NIL_P(opts)) return run_decode(&c);
+    load_call c = {self, d, str, opts, stream ? pith_rb_dec_stream_buffer : decode_buffer};
+    if (NIL_P(opts)) return load_call_body((VALUE)&c);
     /* Options apply to this call only; restore them whatever happens. */
-    bool sym = d->symbolize_keys, frz = d->freeze;
+    bool sym = d->symbolize_keys, frz = d->freeze, join = d->join;
     uint32_t depth = d->max_depth;
     VALUE dicts = d->dictionaries;
     int state = 0;
-    VALUE v = rb_protect(run_decode_value, (VALUE)&c, &state);
+    VALUE v = rb_protect(load_call_body, (VALUE)&c, &state);
     d->symbolize_keys = sym;
     d->freeze = frz;
+    d->join = join;
     d->max_depth = depth;
     RB_OBJ_WRITE(self, &d->dictionaries, dicts);
     if (state) rb_jump_tag(state);
@@ -834,8 +717,9 @@ static VALUE load_with(int argc, VALUE *argv, bool stream) {
 static VALUE pith_s_load(int argc, VALUE *argv, VALUE mod) { return load_with(argc, argv, false); }
 
 /*
- * call-seq: Pith.load_stream(string, **options) -> Array
- * Every value of a complete stream buffer (as written by Pith::Encoder#<<).
+ * call-seq: Pith.load_stream(string, join: false, **options) -> Array
+ * Every value of a complete stream buffer (as written by Pith::Encoder#<<),
+ * or with join: true of the frames of a stream from a frame boundary on.
  */
 static VALUE pith_s_load_stream(int argc, VALUE *argv, VALUE mod) { return load_with(argc, argv, true); }
 
@@ -845,6 +729,7 @@ void pith_rb_init_decoder(void) {
     id_max_depth = rb_intern("max_depth");
     id_dictionary = rb_intern("dictionary");
     id_dictionaries = rb_intern("dictionaries");
+    id_join = rb_intern("join");
     id_call = rb_intern("call");
     id_floating = rb_intern("floating");
     default_decoder_key = rb_ractor_local_storage_value_newkey();
@@ -853,11 +738,7 @@ void pith_rb_init_decoder(void) {
     rb_define_alloc_func(cDecoder, dec_alloc);
     rb_define_method(cDecoder, "initialize", dec_initialize, -1);
     rb_define_method(cDecoder, "decode", dec_decode, 1);
-    rb_define_method(cDecoder, "feed", dec_feed, 1);
-    rb_define_method(cDecoder, "<<", dec_feed, 1);
-    rb_define_method(cDecoder, "each", dec_each, 0);
-    rb_define_method(cDecoder, "reset", dec_reset, 0);
-    rb_define_method(cDecoder, "finish", dec_finish, 0);
     rb_define_module_function(mPith, "load", pith_s_load, -1);
     rb_define_module_function(mPith, "load_stream", pith_s_load_stream, -1);
+    pith_rb_init_decoder_stream();
 }

@@ -7,12 +7,15 @@
 
 #include "common.h"
 
+#include <string.h>
+
 #include "hash_fast.h"
 #include "stack.h"
 
 /* Shape cache: a hash's key objects (by identity) -> the writer's shape index.
- * Valid within one buffer (shape indices are per buffer) and only while no GC
- * has run since it was filled (a collected key's address could be reused). */
+ * Valid within one buffer or stream frame (shape indices are per buffer, and
+ * a sync frame starts the shape table again) and only while no GC has run
+ * since it was filled (a collected key's address could be reused). */
 #define SHAPE_CACHE_BITS 8
 #define SHAPE_CACHE (1 << SHAPE_CACHE_BITS)
 
@@ -49,6 +52,8 @@ typedef struct pith_rb_encoder {
     VALUE default_proc;
     VALUE dictionary;
     uint32_t max_depth;
+    uint64_t sync_frames;    /* streams: a sync frame every N frames (0: only the first)... */
+    uint64_t sync_bytes;     /* ...and once N bytes of frames followed the last one (0: never) */
     uint32_t hooks;          /* hook replacements being encoded, nested (they count as depth) */
     bool busy;
     bool streaming;
@@ -64,6 +69,16 @@ typedef struct pith_rb_encoder {
     enc_frame *frames;       /* the open containers (see enc_frame) */
     size_t frames_cap;
 } pith_rb_encoder;
+
+/** Forget every cached shape index (see shape_entry). */
+static inline void pith_rb_enc_drop_shapes(pith_rb_encoder *e) {
+    if (++e->gen == 0) {
+        /* Entries of 2^32 generations ago would look current again. */
+        memset(e->cache, 0, sizeof e->cache);
+        e->gen = 1;
+    }
+    e->pool_len = 0; /* only entries of the current generation point into the pool */
+}
 
 /* Reset after an error (the encoder stays usable); the raisers reset first. */
 void pith_rb_enc_reset(pith_rb_encoder *e);

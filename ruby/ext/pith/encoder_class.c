@@ -6,7 +6,8 @@
 #include <string.h>
 
 VALUE cEncoder;
-static ID id_to_pith, id_call, id_utc_p, id_subsec, id_default, id_dictionary, id_max_depth, id_denominator;
+static ID id_to_pith, id_call, id_utc_p, id_subsec, id_default, id_dictionary, id_max_depth, id_denominator,
+    id_sync_frames, id_sync_bytes, id_negative_p;
 static rb_ractor_local_key_t default_encoder_key;
 
 /* ==========================================================================
@@ -26,7 +27,7 @@ static void enc_compact(void *p) {
     e->default_proc = rb_gc_location(e->default_proc);
     e->dictionary = rb_gc_location(e->dictionary);
     /* Cached key identities may have moved: forget them. */
-    e->gen++;
+    pith_rb_enc_drop_shapes(e);
 }
 
 static void enc_free(void *p) {
@@ -333,7 +334,7 @@ PITH_RB_NOINLINE static VALUE encode_other(pith_rb_encoder *e, VALUE obj, uint32
     VALUE packer = pith_rb_ext_packer(klass, &type);
     if (!NIL_P(packer)) {
         call_args a = {packer, obj};
-        e->gen++; /* Ruby code may run GC and move or free objects */
+        pith_rb_enc_drop_shapes(e); /* Ruby code may run GC and move or free objects */
         VALUE bytes = protected_call(e, call_proc, (VALUE)&a);
         if (!RB_TYPE_P(bytes, T_STRING)) pith_rb_enc_fail_value(e, depth, "packer did not return a String for", obj);
         CHECK_W(pith_write_ext(e->w, type, RSTRING_PTR(bytes), (size_t)RSTRING_LEN(bytes)));
@@ -349,11 +350,11 @@ PITH_RB_NOINLINE static VALUE encode_other(pith_rb_encoder *e, VALUE obj, uint32
     }
     VALUE replacement = Qundef;
     if (rb_respond_to(obj, id_to_pith)) {
-        e->gen++;
+        pith_rb_enc_drop_shapes(e);
         replacement = protected_call(e, call_to_pith, obj);
     } else if (!NIL_P(e->default_proc)) {
         call_args a = {e->default_proc, obj};
-        e->gen++;
+        pith_rb_enc_drop_shapes(e);
         replacement = protected_call(e, call_proc, (VALUE)&a);
     }
     if (replacement == Qundef) pith_rb_enc_fail_value(e, depth, "unsupported type", obj);
@@ -546,10 +547,10 @@ static void encode_root(pith_rb_encoder *e, VALUE obj) {
 
 static void begin(pith_rb_encoder *e, uint32_t flags) {
     const pith_dict *dict = NIL_P(e->dictionary) ? NULL : pith_rb_dict(e->dictionary);
+    pith_writer_set_sync(e->w, e->sync_frames, e->sync_bytes);
     if (!pith_writer_start(e->w, dict, flags)) rb_memerror();
     pith_writer_set_max_depth(e->w, e->max_depth);
-    e->gen++;
-    e->pool_len = 0;
+    pith_rb_enc_drop_shapes(e);
     e->gc_count = rb_gc_count();
 }
 
@@ -576,9 +577,13 @@ static VALUE push_frame(pith_rb_encoder *e, VALUE obj) {
     }
     e->busy = true;
     /* Ruby code ran since the last value: key objects may have changed. */
-    e->gen++;
+    pith_rb_enc_drop_shapes(e);
     uint32_t depth = 0;
     CHECK_W(pith_write_frame_begin(e->w));
+    /* A sync frame starts the shape table again: cached indices name shapes
+     * this frame has not written. Dropped above already, but for another
+     * reason, which may go. */
+    if (pith_writer_frame_synced(e->w)) pith_rb_enc_drop_shapes(e);
     encode_root(e, obj);
     CHECK_W(pith_write_frame_end(e->w));
     pith_writer_data(e->w, &e->stream_good_len);
@@ -586,12 +591,23 @@ static VALUE push_frame(pith_rb_encoder *e, VALUE obj) {
     return Qnil;
 }
 
-/* Options are checked in full before any is applied: a bad one changes nothing. */
-static void apply_options(pith_rb_encoder *e, VALUE self, VALUE opts) {
+/* A sync option: nil or 0 (off), or a positive Integer. */
+static uint64_t sync_option(VALUE v, const char *name) {
+    if (NIL_P(v)) return 0;
+    if (!RB_INTEGER_TYPE_P(v)) rb_raise(rb_eTypeError, "%s must be an Integer", name);
+    if (RTEST(rb_funcall(v, id_negative_p, 0))) rb_raise(rb_eArgError, "%s must not be negative", name);
+    return NUM2ULL(v);
+}
+
+/* Options are checked in full before any is applied: a bad one changes
+ * nothing. The sync options only where streams are written (Encoder.new). */
+static void apply_options(pith_rb_encoder *e, VALUE self, VALUE opts, bool streams) {
     if (NIL_P(opts)) return;
-    ID ids[3] = {id_default, id_dictionary, id_max_depth};
-    VALUE vals[3] = {Qundef, Qundef, Qundef};
-    rb_get_kwargs(opts, ids, 0, 3, vals);
+    ID ids[5] = {id_default, id_dictionary, id_max_depth, id_sync_frames, id_sync_bytes};
+    VALUE vals[5] = {Qundef, Qundef, Qundef, Qundef, Qundef};
+    rb_get_kwargs(opts, ids, 0, streams ? 5 : 3, vals);
+    uint64_t sync_frames = vals[3] == Qundef ? e->sync_frames : sync_option(vals[3], "sync_frames");
+    uint64_t sync_bytes = vals[4] == Qundef ? e->sync_bytes : sync_option(vals[4], "sync_bytes");
     if (vals[0] != Qundef && !NIL_P(vals[0]) && !rb_respond_to(vals[0], id_call))
         rb_raise(rb_eTypeError, "default: must respond to #call");
     if (vals[1] != Qundef && !NIL_P(vals[1])) pith_rb_dict(vals[1]);
@@ -603,19 +619,21 @@ static void apply_options(pith_rb_encoder *e, VALUE self, VALUE opts) {
     if (vals[0] != Qundef) RB_OBJ_WRITE(self, &e->default_proc, vals[0]);
     if (vals[1] != Qundef) RB_OBJ_WRITE(self, &e->dictionary, vals[1]);
     if (d > 0) e->max_depth = (uint32_t)d;
+    e->sync_frames = sync_frames;
+    e->sync_bytes = sync_bytes;
 }
 
 PITH_RB_NORETURN(static void raise_busy(void));
 static void raise_busy(void) { rb_raise(eError, "encoder is in use (re-entered from a hook, or shared between threads?)"); }
 
-/* call-seq: Pith::Encoder.new(default: nil, dictionary: nil, max_depth: 1000)
+/* call-seq: Pith::Encoder.new(default: nil, dictionary: nil, max_depth: 1000, sync_frames: 0, sync_bytes: 0)
  * Called again on an encoder, it takes the new options and starts a new stream. */
 static VALUE enc_initialize(int argc, VALUE *argv, VALUE self) {
     VALUE opts;
     rb_scan_args(argc, argv, ":", &opts);
     pith_rb_encoder *e = get_encoder(self);
     if (e->busy) raise_busy();
-    apply_options(e, self, opts);
+    apply_options(e, self, opts, true);
     e->streaming = false;
     return self;
 }
@@ -633,7 +651,7 @@ typedef struct encode_call {
 
 static VALUE encode_call_body(VALUE p) {
     encode_call *c = (encode_call *)p;
-    apply_options(c->e, c->self, c->opts);
+    apply_options(c->e, c->self, c->opts, false);
     return c->stream ? push_frame(c->e, c->obj) : encode_buffer(c->e, c->obj);
 }
 
@@ -681,6 +699,17 @@ static VALUE enc_to_s(VALUE self) {
     size_t len;
     const uint8_t *data = pith_writer_data(e->w, &len);
     return rb_enc_str_new((const char *)data, (long)e->stream_good_len, pith_binary);
+}
+
+/* call-seq: encoder.sync -> encoder
+ * Make the next value's frame a sync frame, where a consumer can join the
+ * stream (SPEC 2.3). The first frame of a stream always is one. */
+static VALUE enc_sync(VALUE self) {
+    pith_rb_encoder *e = get_encoder(self);
+    if (e->busy) raise_busy();
+    /* A stream not begun yet starts with a sync frame anyway. */
+    if (e->streaming) pith_writer_sync(e->w);
+    return self;
 }
 
 /* call-seq: encoder.reset -> encoder  (start a new stream) */
@@ -739,6 +768,9 @@ void pith_rb_init_encoder(void) {
     id_default = rb_intern("default");
     id_dictionary = rb_intern("dictionary");
     id_max_depth = rb_intern("max_depth");
+    id_sync_frames = rb_intern("sync_frames");
+    id_sync_bytes = rb_intern("sync_bytes");
+    id_negative_p = rb_intern("negative?");
     default_encoder_key = rb_ractor_local_storage_value_newkey();
 
     cEncoder = rb_define_class_under(mPith, "Encoder", rb_cObject);
@@ -748,6 +780,7 @@ void pith_rb_init_encoder(void) {
     rb_define_method(cEncoder, "<<", enc_push, 1);
     rb_define_method(cEncoder, "write", enc_push, 1);
     rb_define_method(cEncoder, "to_s", enc_to_s, 0);
+    rb_define_method(cEncoder, "sync", enc_sync, 0);
     rb_define_method(cEncoder, "reset", enc_reset, 0);
     rb_define_module_function(mPith, "dump", pith_s_dump, -1);
 }

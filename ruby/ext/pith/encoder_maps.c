@@ -145,7 +145,7 @@ bool pith_rb_enc_open_map(pith_rb_encoder *e, VALUE container, bool hash, uint32
         for (long i = 0; i < n && hit; i++) hit = keys[i] == e->stack->ptr[base + 2 * i];
         if (hit && PITH_RB_UNLIKELY(rb_gc_count() != e->gc_count)) {
             /* A collection may have freed and reused addresses: start over. */
-            e->gen++;
+            pith_rb_enc_drop_shapes(e);
             e->gc_count = rb_gc_count();
             hit = false;
         }
