@@ -85,6 +85,37 @@ def _workload():
         list(dec)
     except pith.DecodeError:
         pass
+    # Sync frames and joins (SPEC 2.3): caches dropped at every sync frame,
+    # skipped frames, joined_at, and their errors.
+    enc = pith.Encoder(sync_frames=2, sync_bytes=64, dictionary=DICT)
+    parts = []
+    for i, v in enumerate(SAMPLES[:5] * 2):
+        if i == 3:
+            enc.sync()
+        parts.append(enc.encode(v))
+    stream = b"".join(parts)
+    pith.loads_stream(stream, dictionary=DICT)
+    frames = stream[len(parts[0]) :]  # from frame 1 on: a consumer that joins late
+    pith.loads_stream(frames, dictionary=DICT, join=True)
+    pith.join_stream(frames, dictionary=DICT)
+    dec = pith.Decoder(dictionary=[DICT], join=True)
+    dec.feed(frames)
+    list(dec)
+    dec.joined_at
+    dec.close()
+    for bad, join in [(b"\xc1\x70\x12\x0b\x82\x42\x63\x63\x00", False), (b"\x07\xfd\x12\xe0\x07\xfd\x13\xe0", True),
+                      (b"\x03\xe0\x13\xe0", True), (frames, True)]:
+        try:
+            pith.join_stream(bad) if join else pith.loads_stream(bad)
+        except pith.DecodeError:
+            pass
+        try:
+            dec = pith.Decoder(join=join)
+            dec.feed(bad)
+            list(dec)
+            dec.close()
+        except pith.DecodeError:
+            pass
     d = pith.Dictionary.parse(DICT.serialize())
     d.strings, d.shapes, repr(d)
 
