@@ -108,6 +108,7 @@ pith_reader *pith_reader_new(const pith_alloc *alloc) {
     memset(r, 0, sizeof(*r));
     r->alloc = alloc;
     r->max_depth = PITH_DEFAULT_MAX_DEPTH;
+    r->joined_at = SIZE_MAX;
     r->seed = pith_seed();
     arena_init(&r->mem, alloc);
     return r;

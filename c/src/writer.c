@@ -1140,6 +1140,7 @@ bool pith_write_frame_begin(pith_writer *w) {
                 (w->sync_every_bytes && w->since_sync >= w->sync_every_bytes);
     w->frame_start = w->len;
     w->frame_synced = sync;
+    w->want_sync = false; /* a request made inside this frame is for the next */
     if (sync) {
         if (!reset_state(w, w->dict) || !reserve(w, 10)) return false;
         put_byte(w, TAG_SYNC);
@@ -1167,6 +1168,5 @@ bool pith_write_frame_end(pith_writer *w) {
     w->in_frame = false;
     w->since_sync = (w->frame_synced ? 0 : w->since_sync) + n + body;
     w->frames++;
-    w->want_sync = false;
     return true;
 }

@@ -430,6 +430,22 @@ static void test_sync_and_join(void) {
     }
     pith_doc_free(whole);
 
+    /* A sync request made inside a frame is for the next frame. */
+    pith_writer *req = pith_writer_new(NULL);
+    pith_writer_start(req, NULL, PITH_WRITE_STREAM);
+    pith_write_frame_begin(req);
+    pith_write_int(req, 1);
+    pith_write_frame_end(req);
+    pith_write_frame_begin(req);
+    pith_writer_sync(req);
+    pith_write_int(req, 2);
+    pith_write_frame_end(req);
+    CHECK(pith_write_frame_begin(req) && pith_writer_frame_synced(req), "sync requested inside a frame");
+    pith_writer_free(req);
+    pith_reader *fresh = pith_reader_new(NULL);
+    CHECK(!pith_reader_joined(fresh, NULL), "a new reader has not joined");
+    pith_reader_free(fresh);
+
     /* The header, then frame 1 (it refers to frame 0's strings). */
     uint8_t bad[4096];
     size_t f1 = starts[2] - starts[1];
