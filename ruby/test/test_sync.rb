@@ -290,6 +290,20 @@ class TestSync < Minitest::Test
     end
   end
 
+  # What the index caches kept alive for the stream (long strings shared by
+  # reference, here each used once) goes at the next sync frame.
+  def test_long_stream_keeps_only_what_the_frames_since_the_last_sync_frame_need
+    count = [(2000 * SCALE).round, 200].max
+    bytes = stream(Array.new(count) { |i| ["uniq#{i}#{LONG}", i] }, sync_frames: 10)
+    dec = Pith::Decoder.new
+    seen = 0
+    bytes.bytes.each_slice(4096) { |piece| dec.feed(piece.pack("C*")).each { seen += 1 } }
+    assert_equal count, seen
+    GC.start(full_mark: true, immediate_sweep: true)
+    alive = ObjectSpace.each_object(String).count { |s| s.start_with?("uniq") && s.end_with?(LONG) }
+    assert_operator alive, :<, count / 4, "decoded strings still alive after their values were dropped"
+  end
+
   private
 
   def assert_equal_or_nil(want, got, message = nil)

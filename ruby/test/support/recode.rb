@@ -3,10 +3,31 @@
 # Reads a Pith stream on stdin, decodes every value into Ruby objects and
 # writes the stream Pith::Encoder makes of them: the differential test
 # (spec/tools/differential.py --recode) requires the reference's exact bytes.
+# Sync frames (SPEC 2.3) are requested where the input has them, so a stream
+# written with any sync options comes back the same.
 $LOAD_PATH.unshift File.expand_path("../../lib", __dir__)
 require "pith"
 
-values = Pith.load_stream($stdin.binmode.read)
+# Which frames of the stream `data` are sync frames (the stream is valid:
+# Pith.load_stream read it first).
+def sync_frames(data)
+  at = (data.getbyte(2) & 0x01).zero? ? 3 : 11
+  out = []
+  while at < data.bytesize
+    first = data.getbyte(at)
+    n = first.zero? ? 9 : (first & -first).bit_length
+    len = n == 9 ? data.byteslice(at + 1, 8).unpack1("Q<") : data.byteslice(at, n).unpack("C*").reverse.inject(0) { |v, b| (v << 8) | b } >> n
+    out << (data.getbyte(at + n) == 0xFD)
+    at += n + len
+  end
+  out
+end
+
+data = $stdin.binmode.read
+values = Pith.load_stream(data)
 enc = Pith::Encoder.new
-values.each { |v| enc << v }
+values.zip(sync_frames(data)).each do |v, sync|
+  enc.sync if sync
+  enc << v
+end
 $stdout.binmode.write(enc.to_s)
