@@ -109,7 +109,7 @@ test: test-c test-vectors test-corpus test-differential test-fuzz test-ruby test
 # --------------------------------------------------------------------------
 # Ruby gem
 # --------------------------------------------------------------------------
-RUBY_MEMCHECK_TESTS := vectors errors types streams dictionary extensions options coder property allocations robustness
+RUBY_MEMCHECK_TESTS := vectors errors types streams sync dictionary extensions options coder property allocations robustness
 
 ruby: deps-ruby
 	cd ruby && rake compile
