@@ -82,7 +82,9 @@ export type DecodeErrorCode =
   | 'duplicate_key'
   | 'depth_exceeded'
   | 'trailing_bytes'
-  | 'unknown_dictionary';
+  | 'unknown_dictionary'
+  | 'out_of_sequence'
+  | 'bad_sync';
 
 /** Malformed input. `code` is the SPEC error name, `offset` the byte offset it names. */
 export class DecodeError extends Error {

@@ -1,5 +1,5 @@
 // Decode-only entry point: `import { decode } from '@pith/pith/decode'`.
-export { decode, decodeStream, Decoder, StreamDecoder } from './decoder.js';
-export type { DecoderOptions } from './decoder.js';
+export { decode, decodeStream, joinStream, Decoder, StreamDecoder } from './decoder.js';
+export type { DecoderOptions, StreamDecoderOptions, StreamOptions, JoinResult } from './decoder.js';
 export { DecodeError, Timestamp, Ext, Float64, addExtension, removeExtension } from './common.js';
 export type { DecodeErrorCode, Extension, Zone, DictionaryLike } from './common.js';

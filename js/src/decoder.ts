@@ -41,6 +41,10 @@ import {
   hexOf,
 } from './common.js';
 import { nestArray, nestShaped, nestGenericMap, suspendLevels, resumeLevels } from './decoder-deep.js';
+import { StreamDecoder } from './stream-decoder.js';
+import type { StreamOptions, StreamDecoderOptions, JoinResult } from './stream-decoder.js';
+export { StreamDecoder };
+export type { StreamOptions, StreamDecoderOptions, JoinResult };
 
 export interface DecoderOptions {
   /** Dictionaries a buffer may name (SPEC section 8). */
@@ -195,8 +199,8 @@ function compileFactory(info: ShapeInfo): Factory {
   return new Function('r', 's', 'return {' + parts.join(',') + '}') as Factory;
 }
 
-/** Per-dictionary prepared tables, owned by a Decoder. */
-class DictState {
+/** @internal Per-dictionary prepared tables, owned by a Decoder. */
+export class DictState {
   strs: string[];
   lens: number[];
   shapes: DShape[];
@@ -1806,7 +1810,8 @@ function startTables(d: Decoder, dict: DictState | null, ks: Slot): void {
   keySlot = ks;
 }
 
-function asBytes(input: Uint8Array | ArrayBuffer | ArrayLike<number>): Uint8Array {
+/** @internal */
+export function asBytes(input: Uint8Array | ArrayBuffer | ArrayLike<number>): Uint8Array {
   if (input instanceof Uint8Array) {
     // subclasses such as Buffer have a slice() that does not copy
     return input.constructor === Uint8Array ? input : new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
@@ -1893,188 +1898,131 @@ export class Decoder {
     }
   }
 
-  /** Decodes a whole stream buffer into the array of its values. */
-  decodeStream(input: Uint8Array | ArrayBuffer): any[] {
-    const sd = new StreamDecoder(this);
+  /**
+   * Decodes a whole stream buffer into the array of its values. With
+   * `join: true` the input is frames from a frame boundary on, without a
+   * header (SPEC 2.3 "Joining a stream"): see `joinStream`.
+   */
+  decodeStream(input: Uint8Array | ArrayBuffer, options?: StreamOptions): any[] {
+    return this._frames(input, !!options?.join).values;
+  }
+
+  /**
+   * Decodes frames that start at a frame boundary of a stream, without its
+   * header: frames before the first sync frame are skipped. `joinedAt` is the
+   * offset of that sync frame's length varint, or null if none came.
+   */
+  joinStream(input: Uint8Array | ArrayBuffer): JoinResult {
+    return this._frames(input, true);
+  }
+
+  /** @internal */
+  _frames(input: Uint8Array | ArrayBuffer, join: boolean): JoinResult {
+    const sd = new StreamDecoder(this, { join });
     sd.feed(asBytes(input));
-    const out = [...sd];
+    const values = [...sd];
     sd.end();
-    return out;
+    return { joinedAt: sd.joinedAt, values };
   }
 }
 
 const EMPTY = new Uint8Array(0);
 
+// ---------------------------------------------------------------------------
+// Stream frames: the hooks of stream-decoder.ts into the hot state
+// ---------------------------------------------------------------------------
+
+/** @internal The decoder state a stream carries from frame to frame (SPEC 4). */
+export interface StreamState {
+  strs: string[];
+  lens: number[];
+  nstr: number;
+  shapes: DShape[];
+  nshape: number;
+  gen: number;
+  lastStr: string | null;
+  lastLen: number;
+  lastTs: number;
+  keySlot: Slot;
+  root: Slot;
+}
+
 /**
- * Incremental stream decoder (SPEC 2.3): `feed()` bytes as they arrive and
- * iterate over the values whose frames are complete; `end()` checks that the
- * input did not stop inside the header or a frame. Offsets in errors count
- * from the start of the stream.
+ * @internal The start-of-buffer state (SPEC 2.3: a sync frame restores it):
+ * `st` reset in place, or a new state. The stream's tables are its own, not
+ * the Decoder's or the dictionary's, since other buffers decoded in between
+ * must not touch them.
  */
-export class StreamDecoder implements Iterable<any> {
-  private dec: Decoder;
-  private buf: Uint8Array = new Uint8Array(0);
-  private len = 0; // bytes buffered
-  private off = 0; // start of unconsumed bytes within buf
-  private base = 0; // stream offset of buf[0]
-  private started = false;
-  private failed: DecodeError | null = null;
-  // persistent tables
-  private st: {
-    strs: string[];
-    lens: number[];
-    nstr: number;
-    shapes: DShape[];
-    nshape: number;
-    gen: number;
-    lastStr: string | null;
-    lastLen: number;
-    lastTs: number;
-    keySlot: Slot;
-    root: Slot;
-  } | null = null;
-
-  constructor(options: DecoderOptions | Decoder = {}) {
-    this.dec = options instanceof Decoder ? options : new Decoder(options);
+export function syncStreamState(st: StreamState | null, dict: DictState | null): StreamState {
+  // above every generation the stream's shapes carry: their slots reset on first use
+  const g = (gen = Math.max(gen, st === null ? 0 : st.gen) + 1);
+  const ns = dict === null ? 0 : dict.nstr;
+  const nsh = dict === null ? 0 : dict.nshape;
+  if (st === null) {
+    return {
+      strs: dict === null ? [] : dict.strs.slice(0, ns),
+      lens: dict === null ? [] : dict.lens.slice(0, ns),
+      nstr: ns,
+      shapes: dict === null ? [] : dict.shapes.slice(0, nsh).map((s) => new DShape(s.info, g)),
+      nshape: nsh,
+      gen: g,
+      lastStr: null,
+      lastLen: 0,
+      lastTs: 0,
+      keySlot: new Slot(),
+      root: new Slot(),
+    };
   }
+  // Entries past the dictionary's are dropped, not just hidden: a long-lived
+  // stream then holds no more than one stretch between sync frames needs.
+  st.strs.length = st.lens.length = st.nstr = ns;
+  st.shapes.length = st.nshape = nsh;
+  st.gen = g;
+  st.lastStr = null;
+  st.lastLen = 0;
+  st.lastTs = 0;
+  resetSlot(st.keySlot);
+  resetSlot(st.root);
+  return st;
+}
 
-  /** Appends bytes to the input. */
-  feed(chunk: Uint8Array | ArrayBuffer): this {
-    const c = asBytes(chunk);
-    if (this.off > 0 && this.off === this.len) {
-      this.base += this.off;
-      this.off = this.len = 0;
-    }
-    if (this.len + c.length > this.buf.length) {
-      const keep = this.len - this.off;
-      const nb = new Uint8Array(Math.max(keep + c.length, this.buf.length * 2, 256));
-      nb.set(this.buf.subarray(this.off, this.len), 0);
-      this.base += this.off;
-      this.buf = nb;
-      this.len = keep;
-      this.off = 0;
-    }
-    this.buf.set(c, this.len);
-    this.len += c.length;
-    return this;
-  }
+/** @internal The length varint of the frame at `at` (SPEC 3.1 errors); `framePos()` is then just past it. */
+export function frameLength(input: Uint8Array, at: number, limit: number): number {
+  src = input;
+  pos = at;
+  end = limit;
+  return varint(at);
+}
 
-  /** Decodes and returns the next complete value, or undefined if none is complete yet. */
-  next(): IteratorResult<any> {
-    if (this.failed) throw this.failed;
-    const r = this.step(false);
-    return r;
-  }
+/** @internal */
+export function framePos(): number {
+  return pos;
+}
 
-  [Symbol.iterator](): Iterator<any> {
-    return { next: () => this.next() };
-  }
-
-  /** Declares the input complete: throws if it ended inside the header or a frame. */
-  end(): void {
-    if (this.failed) throw this.failed;
-    if (this.off < this.len || !this.started) {
-      const r = this.step(true);
-      if (!r.done) throw new Error('end() called with complete values not yet read');
-    }
-  }
-
-  private rethrow(e: unknown): never {
-    if (e instanceof DecodeError) {
-      const err = new DecodeError(e.code, e.offset + this.base, e.detail);
-      this.failed = err;
-      throw err;
-    }
-    throw e;
-  }
-
-  private step(final: boolean): IteratorResult<any> {
-    const d = this.dec;
-    const saved = d._enter();
-    try {
-      src = this.buf.subarray(0, this.len);
-      if (!this.started) {
-        // The header: decide as soon as the bytes present allow it.
-        const n = this.len;
-        const b = this.buf;
-        if ((n >= 1 && b[0] !== 0xc1) || (n >= 2 && b[1] !== 0x70)) fail('bad_magic', 0, 'not a Pith buffer');
-        if (n >= 3) {
-          if (b[2] >> 4 !== 1) fail('unsupported_version', 2, `version ${b[2] >> 4}`);
-          if (b[2] & 0x0c) fail('bad_flags', 2, 'reserved header flag set');
-          if (!(b[2] & FLAG_STREAM)) fail('bad_flags', 2, 'not a stream buffer');
-        }
-        const need = n >= 3 && b[2] & FLAG_DICT ? 11 : 3;
-        if (n < need) {
-          if (!final) return { done: true, value: undefined };
-          fail('truncated', n < 3 ? 0 : 3, 'input ends inside the header');
-        }
-        pos = 0;
-        end = n;
-        const { dict } = header(d._dicts, true);
-        startTables(d, dict, new Slot());
-        this.st = {
-          strs: dict ? dict.strs.slice(0, dict.nstr) : [],
-          lens: dict ? dict.lens.slice(0, dict.nstr) : [],
-          nstr,
-          shapes: dict ? dict.shapes.slice(0, dict.nshape).map((s) => new DShape(s.info, gen)) : [],
-          nshape,
-          gen,
-          lastStr: null,
-          lastLen: 0,
-          lastTs: 0,
-          keySlot,
-          root: new Slot(),
-        };
-        this.started = true;
-        this.off = pos;
-      }
-      if (this.off >= this.len) return { done: true, value: undefined };
-      // A frame: varint length, then the item.
-      const st = this.st!;
-      const at = this.off;
-      pos = at;
-      end = this.len;
-      if (!final) {
-        const b = this.buf[at];
-        const L = b === 0 ? 9 : 31 - Math.clz32(b & -b) + 1;
-        if (at + L > this.len) return { done: true, value: undefined };
-      }
-      const n = varint(at);
-      if (n > end - pos) {
-        if (!final) {
-          pos = at;
-          return { done: true, value: undefined };
-        }
-        fail('length_exceeds_input', at, 'frame longer than the input');
-      }
-      if (n === 0) fail('invalid_value', at, 'empty stream frame');
-      end = pos + n;
-      strs = st.strs;
-      lens = st.lens;
-      nstr = st.nstr;
-      shapes = st.shapes;
-      nshape = st.nshape;
-      gen = st.gen;
-      lastStr = st.lastStr;
-      lastLen = st.lastLen;
-      lastTs = st.lastTs;
-      keySlot = st.keySlot;
-      depth = 0;
-      const v = read(st.root);
-      if (pos !== end) fail('trailing_bytes', pos, 'bytes after the value in its frame');
-      st.nstr = nstr;
-      st.nshape = nshape;
-      st.lastStr = lastStr;
-      st.lastLen = lastLen;
-      st.lastTs = lastTs;
-      this.off = end;
-      return { done: false, value: v };
-    } catch (e) {
-      return this.rethrow(e);
-    } finally {
-      d._leave(saved);
-    }
-  }
+/** @internal Decodes the item filling input[from, to) in the stream's state. Between `_enter` and `_leave`. */
+export function readFrame(st: StreamState, input: Uint8Array, from: number, to: number): unknown {
+  src = input;
+  pos = from;
+  end = to;
+  strs = st.strs;
+  lens = st.lens;
+  nstr = st.nstr;
+  shapes = st.shapes;
+  nshape = st.nshape;
+  gen = st.gen;
+  lastStr = st.lastStr;
+  lastLen = st.lastLen;
+  lastTs = st.lastTs;
+  keySlot = st.keySlot;
+  depth = 0;
+  const v = read(st.root);
+  if (pos !== end) fail('trailing_bytes', pos, 'bytes after the value in its frame');
+  st.nstr = nstr;
+  st.nshape = nshape;
+  st.lastStr = lastStr;
+  st.lastLen = lastLen;
+  st.lastTs = lastTs;
+  return v;
 }
 
 let defaultDecoder: Decoder | null = null;
@@ -2085,9 +2033,14 @@ export function decode(input: Uint8Array | ArrayBuffer, options?: DecoderOptions
   return new Decoder(options).decode(input);
 }
 
-/** Decodes a stream buffer into the array of its values. */
-export function decodeStream(input: Uint8Array | ArrayBuffer, options?: DecoderOptions): any[] {
-  return (options === undefined ? (defaultDecoder ??= new Decoder()) : new Decoder(options)).decodeStream(input);
+/** Decodes a stream buffer into the array of its values; `join: true`: frames joined midway (`joinStream`). */
+export function decodeStream(input: Uint8Array | ArrayBuffer, options?: StreamDecoderOptions): any[] {
+  return (options === undefined ? (defaultDecoder ??= new Decoder()) : new Decoder(options)).decodeStream(input, options);
+}
+
+/** Decodes the frames of a stream from a frame boundary on, without its header (SPEC 2.3 "Joining a stream"). */
+export function joinStream(input: Uint8Array | ArrayBuffer, options?: DecoderOptions): JoinResult {
+  return (options === undefined ? (defaultDecoder ??= new Decoder()) : new Decoder(options)).joinStream(input);
 }
 
 /** @internal Decodes a canonical body without header (dictionary serialization, SPEC 8). */

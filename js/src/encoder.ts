@@ -31,10 +31,13 @@ import {
   TSV_NUMERIC_OFFSET,
   TSV_SPACE,
   FLAG_DICT,
-  FLAG_STREAM,
 } from './common.js';
 import { locate } from './locate.js';
 import { KeyIdentities } from './key-identity.js';
+import { StreamEncoder } from './stream-encoder.js';
+export { StreamEncoder };
+export type { StreamEncoderOptions, SyncOptions };
+import type { StreamEncoderOptions, SyncOptions } from './stream-encoder.js';
 import { nest, ArrayLevel, ObjectLevel, MapLevel, GenericMapLevel, suspendLevels, resumeLevels } from './encoder-deep.js';
 
 export interface EncoderOptions {
@@ -1526,7 +1529,8 @@ function writeExt(v: unknown, type: number, data: Uint8Array): void {
 // Encoder classes
 // ---------------------------------------------------------------------------
 
-interface Tables {
+/** @internal */
+export interface StreamTables {
   gen: number;
   nstr: number;
   nshape: number;
@@ -1730,9 +1734,12 @@ export class Encoder {
     }
   }
 
-  /** Encodes a sequence of values as one stream buffer (SPEC 2.3). */
-  encodeStream(values: Iterable<unknown>): Uint8Array {
-    const se = new StreamEncoder(this.options);
+  /**
+   * Encodes a sequence of values as one stream buffer (SPEC 2.3), with sync
+   * frames where `sync` (or this encoder's options) ask.
+   */
+  encodeStream(values: Iterable<unknown>, sync?: SyncOptions): Uint8Array {
+    const se = new StreamEncoder(sync ? { ...this.options, ...sync } : this.options);
     const parts: Uint8Array[] = [se.header()];
     for (const v of values) parts.push(se.write(v));
     return concat(parts);
@@ -1763,81 +1770,54 @@ function concat(parts: Uint8Array[]): Uint8Array {
 }
 
 /**
- * Stream encoder (SPEC 2.3): every value becomes one frame, and all frames
- * share tables, so later values refer to the strings and shapes of earlier
- * ones. `write(value)` returns the bytes to append (the header first, once).
- * After a failed write the encoder's tables no longer match what a decoder
- * saw, so it refuses further writes.
+ * @internal Encodes `value` as one stream frame: the length varint, then
+ * `mark` (a sync frame's FD, VF byte and dictionary id) if given, then the
+ * item; `head` (the stream header) goes in front when given. A sync frame
+ * starts from the start-of-buffer state (SPEC 2.3), which `t` then holds;
+ * any other frame continues from `t`.
  */
-export class StreamEncoder {
-  private enc: Encoder;
-  private tables: Tables | null = null;
-  private headerSent = false;
-  private broken: Error | null = null;
-
-  constructor(options: EncoderOptions = {}) {
-    this.enc = new Encoder(options);
-  }
-
-  /** The stream header; `write` prepends it to the first frame unless it was taken here. */
-  header(): Uint8Array {
-    this.headerSent = true;
-    const h = this.enc._header.slice();
-    h[2] |= FLAG_STREAM;
-    return h;
-  }
-
-  /** Encodes one value as a frame. */
-  write(value: unknown): Uint8Array {
-    if (this.broken) throw new Error('StreamEncoder: a previous write failed; the stream cannot continue');
-    const e = this.enc;
-    const saved = e._enter();
-    let ok = false;
-    try {
-      if (this.tables === null) {
-        e._newTables();
-        this.tables = { gen, nstr, nshape, lastStr, lastTs, keySlot, root: new ESlot() };
-      } else {
-        const t = this.tables;
-        gen = t.gen;
-        nstr = t.nstr;
-        nshape = t.nshape;
-        lastStr = t.lastStr;
-        lastTs = t.lastTs;
-        keySlot = t.keySlot;
-        depth = 0;
-      }
-      const t = this.tables;
-      // a stream keeps one generation: the string index must not be cleared under it
-      e._value(value, t.root);
-      t.nstr = nstr;
-      t.nshape = nshape;
-      t.lastStr = lastStr;
-      t.lastTs = lastTs;
-      const n = pos - start;
-      const hdr = this.headerSent ? null : this.header();
-      const vl = vlen(n);
-      const out = new Uint8Array((hdr ? hdr.length : 0) + vl + n);
-      let o = 0;
-      if (hdr) {
-        out.set(hdr, 0);
-        o = hdr.length;
-      }
-      const body = buf.subarray(start, pos);
-      out.set(varintBytes(n), o);
-      out.set(body, o + vl);
-      pos = start; // the slab space is reused
-      ok = true;
-      return out;
-    } catch (err) {
-      pos = start;
-      this.broken = err as Error;
-      throw err;
-    } finally {
-      if (!ok) pos = start;
-      e._leave(saved);
+export function encodeFrame(e: Encoder, t: StreamTables, mark: Uint8Array | null, head: Uint8Array | null, value: unknown): Uint8Array {
+  const saved = e._enter();
+  try {
+    if (mark !== null) {
+      // _newTables may drop a grown string index: after a sync frame nothing refers to it
+      e._newTables();
+      t.gen = gen;
+      t.keySlot = keySlot;
+      resetSlot(t.root);
+    } else {
+      gen = t.gen;
+      nstr = t.nstr;
+      nshape = t.nshape;
+      lastStr = t.lastStr;
+      lastTs = t.lastTs;
+      keySlot = t.keySlot;
+      depth = 0;
     }
+    e._value(value, t.root);
+    t.nstr = nstr;
+    t.nshape = nshape;
+    t.lastStr = lastStr;
+    t.lastTs = lastTs;
+    const m = mark === null ? 0 : mark.length;
+    const n = pos - start + m;
+    const h = head === null ? 0 : head.length;
+    const vl = vlen(n);
+    const out = new Uint8Array(h + vl + n);
+    if (head !== null) out.set(head, 0);
+    out.set(varintBytes(n), h);
+    if (mark !== null) out.set(mark, h + vl);
+    out.set(buf.subarray(start, pos), h + vl + m);
+    return out;
+  } finally {
+    pos = start; // the slab space is reused
+    e._leave(saved);
   }
+}
+
+/** @internal A stream's tables between frames; `encodeFrame` fills it at the first (sync) frame. */
+export function newStreamTables(): StreamTables {
+  return { gen: -1, nstr: 0, nshape: 0, lastStr: null, lastTs: 0, keySlot: new ESlot(), root: new ESlot() };
 }
 
 let defaultEncoder: Encoder | null = null;
@@ -1848,8 +1828,8 @@ export function encode(value: unknown, options?: EncoderOptions): Uint8Array {
   return new Encoder(options).encode(value);
 }
 
-/** Encodes values as a canonical stream buffer. */
-export function encodeStream(values: Iterable<unknown>, options?: EncoderOptions): Uint8Array {
+/** Encodes values as a canonical stream buffer; `syncFrames` and `syncBytes` place sync frames (SPEC 2.3). */
+export function encodeStream(values: Iterable<unknown>, options?: StreamEncoderOptions): Uint8Array {
   return new Encoder(options).encodeStream(values);
 }
 

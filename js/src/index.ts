@@ -1,8 +1,8 @@
 // Pith: compact, fast, schemaless binary serialization (spec/SPEC.md).
 export { encode, encodeStream, Encoder, StreamEncoder } from './encoder.js';
-export type { EncoderOptions } from './encoder.js';
-export { decode, decodeStream, Decoder, StreamDecoder } from './decoder.js';
-export type { DecoderOptions } from './decoder.js';
+export type { EncoderOptions, StreamEncoderOptions, SyncOptions } from './encoder.js';
+export { decode, decodeStream, joinStream, Decoder, StreamDecoder } from './decoder.js';
+export type { DecoderOptions, StreamDecoderOptions, StreamOptions, JoinResult } from './decoder.js';
 export { Dictionary } from './dictionary.js';
 export type { FromSamplesOptions, Key } from './dictionary.js';
 export { diag } from './diag.js';
