@@ -197,6 +197,13 @@ class TestSync < Minitest::Test
     enc.sync
     enc << 2 << 3
     assert_equal [true, true, false], frames(enc.to_s, 3).map(&:sync)
+    # From a hook, while a value is being appended: the frame after it.
+    enc = Pith::Encoder.new
+    hook = Object.new
+    hook.define_singleton_method(:to_pith) { enc.sync && "hooked" }
+    enc << 1 << [hook] << 2 << 3
+    assert_equal [true, false, true, false], frames(enc.to_s, 3).map(&:sync)
+    assert_equal [1, ["hooked"], 2, 3], Pith.load_stream(enc.to_s)
   end
 
   def test_sync_options_stay_for_later_streams_and_are_checked

@@ -703,10 +703,11 @@ static VALUE enc_to_s(VALUE self) {
 
 /* call-seq: encoder.sync -> encoder
  * Make the next value's frame a sync frame, where a consumer can join the
- * stream (SPEC 2.3). The first frame of a stream always is one. */
+ * stream (SPEC 2.3). The first frame of a stream always is one. Called from
+ * a hook while a value is being appended, it is for the frame after that
+ * value's: it only sets a flag of the writer, so it is safe while busy. */
 static VALUE enc_sync(VALUE self) {
     pith_rb_encoder *e = get_encoder(self);
-    if (e->busy) raise_busy();
     /* A stream not begun yet starts with a sync frame anyway. */
     if (e->streaming) pith_writer_sync(e->w);
     return self;
