@@ -41,48 +41,52 @@ bool decimal_of_double(double d, int64_t *m, int *e) {
     }
     /* Subnormals are below 10^-307: their decimal exponents are out of range. */
     if (biased == 0) return false;
-    /* floor(log10 |d|) is j or j + 1 (78913 / 2^18 = log10(2) from below). */
+    /* On the magnitude: a branch on the sign would be mispredicted for every
+     * array of mixed signs, which costs more than the rest of this test. */
+    double a = fabs(d);
+    /* floor(log10 a) within one of j (78913 / 2^18 approximates log10(2)). */
     int j = ((biased - 1023) * 78913) >> 18;
     int k = 14 - j;
     if (k < -23) return false; /* e would exceed 22 */
     if (k > 22) k = 22;
     if (k < -22) k = -22;
-    double x = scale(d, k), ax = fabs(x);
-    if (ax >= 1e15) {
-        /* j was one too small (or d is just below a power of ten, where either
-         * scale gives the same answer). */
-        if (k == -22) return false;
-        k--;
-        x = scale(d, k);
-    } else if (ax < 1e14 && k < 22) {
-        k++;
-        x = scale(d, k);
-    }
+    /* Corrected by comparisons rather than branches, for the same reason. A
+     * value just below a power of ten may take either scale: both give the
+     * same answer. */
+    double ax = scale(a, k);
+    k += (int)(ax < 1e14 && k < 22) - (int)(ax >= 1e15);
+    if (k < -22) return false;
+    double x = scale(a, k);
     /* Any integer within 0.5 of x will do: a qualifying x is within 0.23 of
-     * one, and no other passes the check. |x| < 10^16 here, so the
-     * conversion is exact and needs no libm call. */
-    int64_t v = (int64_t)(x + (x < 0 ? -0.5 : 0.5));
-    if (v > 1000000000000000 || v < -1000000000000000 || unscale((double)v, k) != d) return false;
+     * one, and no other passes the check. x < 10^16 here, so the conversion
+     * is exact and needs no libm call. */
+    int64_t v = (int64_t)(x + 0.5);
+    if (v > 1000000000000000 || unscale((double)v, k) != a) return false;
     int ex = -k;
-    /* Trailing zeros: at most 15, usually none or many (integers). */
-    if (v % 100000000 == 0) {
-        v /= 100000000;
-        ex += 8;
-    }
-    if (v % 10000 == 0) {
-        v /= 10000;
-        ex += 4;
-    }
-    if (v % 100 == 0) {
-        v /= 100;
-        ex += 2;
-    }
-    if (v % 10 == 0) {
-        v /= 10;
-        ex += 1;
-    }
+    /* Trailing zeros, at most 15 (8 + 4 + 2 + 1), by selects rather than
+     * branches: how many there are varies from value to value. */
+    uint64_t u = (uint64_t)v, q;
+    bool z;
+    q = u / 100000000;
+    z = q * 100000000 == u;
+    u = z ? q : u;
+    ex += z ? 8 : 0;
+    q = u / 10000;
+    z = q * 10000 == u;
+    u = z ? q : u;
+    ex += z ? 4 : 0;
+    q = u / 100;
+    z = q * 100 == u;
+    u = z ? q : u;
+    ex += z ? 2 : 0;
+    q = u / 10;
+    z = q * 10 == u;
+    u = z ? q : u;
+    ex += z ? 1 : 0;
+    v = (int64_t)u;
     if (ex < -22 || ex > 22) return false;
-    *m = v;
+    int64_t negative = (int64_t)(bits >> 63);
+    *m = (v ^ -negative) + negative;
     *e = ex;
     return true;
 }
