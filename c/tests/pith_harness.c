@@ -541,6 +541,13 @@ static bool put_encoding(const pith_value *v) {
     return true;
 }
 
+/* Where a joining decoder met its first sync frame (SPEC 2.3), or null. */
+static void put_joined(bool joined, size_t at) {
+    char num[48];
+    snprintf(num, sizeof num, joined ? "\"joined_at\":%zu" : "\"joined_at\":null", at);
+    put(num);
+}
+
 static void put_encode_error(void) {
     put("\"encode_error\":");
     put_text(pith_writer_error(writer)->message);
@@ -661,7 +668,7 @@ typedef struct feeder {
     uint8_t *buf;
     size_t start, len, cap;
     size_t base; /* stream offset of buf[start] */
-    bool header_done;
+    bool header_done; /* a joining reader has no header: true from the start */
     uint8_t header[16]; /* the reader keeps pointing at the header it started on */
     size_t nvalues;
 } feeder;
@@ -722,14 +729,19 @@ static void feed_close(feeder *f, pith_error *err) {
     err->offset = f->base;
 }
 
-static void op_chunks(const uint8_t *data, size_t len, const jv *pieces) {
+static void op_chunks(const uint8_t *data, size_t len, const jv *pieces, bool join) {
     feeder f = {0};
     pith_error err = {PITH_OK, 0, NULL};
     pith_doc *doc = pith_doc_new(NULL);
     f.r = pith_reader_new(NULL);
-    if (!doc || !f.r || !pieces || pieces->t != J_ARR || pieces->n == 0) die("bad decode_stream_chunks request");
-    put("{\"values\":[");
+    if (!doc || !f.r || !pieces || pieces->t != J_ARR || pieces->n == 0) die("bad chunks request");
     bool ok = true;
+    if (join) {
+        ok = pith_reader_start(f.r, NULL, 0, NULL, 0, PITH_READ_STREAM | PITH_READ_JOIN);
+        if (!ok) err = *pith_reader_error(f.r);
+        f.header_done = true;
+    }
+    put("{\"values\":[");
     for (size_t at = 0, i = 0; ok && at < len; i++) {
         long long size;
         if (!jint(&pieces->kids[i < pieces->n ? i : pieces->n - 1], &size) || size < 1) die("bad piece size");
@@ -747,6 +759,12 @@ static void op_chunks(const uint8_t *data, size_t len, const jv *pieces) {
     }
     if (ok) feed_close(&f, &err);
     put("]");
+    if (join && err.code == PITH_OK) {
+        size_t at = 0;
+        bool joined = pith_reader_joined(f.r, &at);
+        put(",");
+        put_joined(joined, at);
+    }
     if (err.code != PITH_OK) {
         put(",");
         put_error(&err);
@@ -761,7 +779,24 @@ static void op_chunks(const uint8_t *data, size_t len, const jv *pieces) {
  * Requests
  * ========================================================================== */
 
-static void op_encode(const jv *values, bool stream) {
+/* The request's sync-frame options (SPEC 2.3) on the writer; false if malformed. */
+static bool sync_options(const jv *req) {
+    long long frames = 0, bytes = 0;
+    const jv *f = jget(req, "sync_frames"), *b = jget(req, "sync_bytes");
+    if ((f && (!jint(f, &frames) || frames < 0)) || (b && (!jint(b, &bytes) || bytes < 0))) return false;
+    pith_writer_set_sync(writer, (uint64_t)frames, (uint64_t)bytes);
+    return true;
+}
+
+static bool sync_before(const jv *req, size_t i) {
+    const jv *list = jget(req, "sync_before");
+    long long k;
+    for (size_t j = 0; list && list->t == J_ARR && j < list->n; j++)
+        if (jint(&list->kids[j], &k) && k >= 0 && (size_t)k == i) return true;
+    return false;
+}
+
+static void op_encode(const jv *req, const jv *values, bool stream) {
     pith_doc *doc = pith_doc_new(NULL);
     if (!doc) die("out of memory");
     size_t n = stream ? values->n : 1;
@@ -775,7 +810,13 @@ static void op_encode(const jv *values, bool stream) {
         }
     }
     bool ok = pith_writer_start(writer, NULL, stream ? PITH_WRITE_STREAM : 0);
+    if (ok && stream && !sync_options(req)) {
+        put("{\"crash\":\"bad sync options\"}");
+        pith_doc_free(doc);
+        return;
+    }
     for (size_t i = 0; ok && i < n; i++) {
+        if (stream && sync_before(req, i)) pith_writer_sync(writer);
         ok = (!stream || pith_write_frame_begin(writer)) && pith_write_value(writer, &v[i]) &&
              (!stream || pith_write_frame_end(writer));
     }
@@ -793,16 +834,21 @@ static void op_encode(const jv *values, bool stream) {
     pith_doc_free(doc);
 }
 
-static void op_decode(const uint8_t *data, size_t len, bool stream) {
+static void op_decode(const uint8_t *data, size_t len, bool stream, bool join) {
     pith_error err;
-    pith_decode_options opts = {.stream = stream};
+    pith_decode_options opts = {.stream = stream, .join = join};
     pith_doc *doc = pith_decode(NULL, data, len, &opts, &err);
     put("{");
     if (!doc) {
         put_error(&err);
     } else {
-        size_t mark = reply.len;
+        size_t mark = reply.len, at = 0;
         bool ok = true;
+        if (join) {
+            bool joined = pith_doc_joined(doc, &at);
+            put_joined(joined, at);
+            put(",");
+        }
         put(stream ? "\"values\":[" : "\"hex\":");
         for (size_t i = 0; ok && i < pith_doc_count(doc); i++) {
             put(i ? "," : "");
@@ -826,12 +872,12 @@ static void handle(const jv *req) {
         return;
     }
     if (jis(op, "encode") && jget(req, "value")) {
-        op_encode(jget(req, "value"), false);
+        op_encode(req, jget(req, "value"), false);
         return;
     }
     const jv *values = jget(req, "values");
     if (jis(op, "encode_stream") && values && values->t == J_ARR) {
-        op_encode(values, true);
+        op_encode(req, values, true);
         return;
     }
     pith_doc *scratch = pith_doc_new(NULL);
@@ -840,11 +886,11 @@ static void handle(const jv *req) {
     if (!data)
         put("{\"crash\":\"bad request\"}");
     else if (jis(op, "decode"))
-        op_decode(data, len, false);
-    else if (jis(op, "decode_stream"))
-        op_decode(data, len, true);
-    else if (jis(op, "decode_stream_chunks"))
-        op_chunks(data, len, jget(req, "pieces"));
+        op_decode(data, len, false, false);
+    else if (jis(op, "decode_stream") || jis(op, "join_stream"))
+        op_decode(data, len, true, jis(op, "join_stream"));
+    else if (jis(op, "decode_stream_chunks") || jis(op, "join_stream_chunks"))
+        op_chunks(data, len, jget(req, "pieces"), jis(op, "join_stream_chunks"));
     else
         put("{\"unsupported\":\"unknown op\"}");
     pith_doc_free(scratch);

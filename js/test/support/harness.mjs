@@ -76,8 +76,8 @@ function decodeError(e) {
 
 // Feed `data` to a StreamDecoder in pieces of the given sizes (the last size
 // repeats), taking the completed values after every piece, then end().
-function chunked(data, pieces) {
-  const dec = new pith.StreamDecoder(DECODE_OPTIONS);
+function chunked(data, pieces, join = false) {
+  const dec = new pith.StreamDecoder(join ? { ...DECODE_OPTIONS, join } : DECODE_OPTIONS);
   const values = [];
   try {
     for (let at = 0, i = 0; at < data.length; i++) {
@@ -91,7 +91,24 @@ function chunked(data, pieces) {
     if (e instanceof DecodeError) return { values, ...decodeError(e) };
     throw e;
   }
-  return { values };
+  return join ? { values, joined_at: dec.joinedAt } : { values };
+}
+
+// A StreamEncoder with the sync-frame options of the request (SPEC 2.3).
+// Unknown options would be ignored silently, so their absence is detected by
+// the missing sync() that comes with them.
+function encodeStream(req) {
+  const wants = req.sync_frames !== undefined || req.sync_bytes !== undefined || req.sync_before !== undefined;
+  if (wants && typeof pith.StreamEncoder.prototype.sync !== 'function') {
+    return { unsupported: 'StreamEncoder has no sync options (no sync())' };
+  }
+  const enc = new pith.StreamEncoder({ syncFrames: req.sync_frames ?? 0, syncBytes: req.sync_bytes ?? 0 });
+  const before = new Set(req.sync_before ?? []);
+  const parts = req.values.map((x, i) => {
+    if (before.has(i)) enc.sync();
+    return Buffer.from(enc.write(fromX(x)));
+  });
+  return { hex: (parts.length ? Buffer.concat(parts) : Buffer.from(enc.header())).toString('hex') };
 }
 
 function handle(req) {
@@ -101,7 +118,7 @@ function handle(req) {
     case 'encode':
       return { hex: hex(pith.encode(fromX(req.value))) };
     case 'encode_stream':
-      return { hex: hex(pith.encodeStream(req.values.map(fromX))) };
+      return encodeStream(req);
     case 'decode': {
       let v;
       try {
@@ -124,6 +141,20 @@ function handle(req) {
     }
     case 'decode_stream_chunks':
       return chunked(hexToBytes(req.hex), req.pieces);
+    case 'join_stream': {
+      if (typeof pith.joinStream !== 'function') return { unsupported: 'no joinStream' };
+      let r;
+      try {
+        r = pith.joinStream(hexToBytes(req.hex), DECODE_OPTIONS);
+      } catch (e) {
+        if (e instanceof DecodeError) return decodeError(e);
+        throw e;
+      }
+      return { joined_at: r.joinedAt, values: r.values.map((v) => hex(pith.encode(v))) };
+    }
+    case 'join_stream_chunks':
+      if (!('joinedAt' in new pith.StreamDecoder())) return { unsupported: 'StreamDecoder cannot join' };
+      return chunked(hexToBytes(req.hex), req.pieces, true);
     default:
       return { unsupported: 'unknown op ' + JSON.stringify(req.op) };
   }
@@ -139,9 +170,9 @@ function reply(req) {
 }
 
 if (process.env.NODE_TEST_CONTEXT) {
-  // `npm test` (node --test test/) runs every file under test/, this one
-  // included, with a stdin that never closes: answer a few requests whose
-  // replies are known instead of waiting for a fuzzer.
+  // Under `node --test` (which runs every file of a folder it is given, with
+  // a stdin that never closes) answer a few requests whose replies are known
+  // instead of waiting for a fuzzer.
   const { test } = await import('node:test');
   const assert = (await import('node:assert/strict')).default;
   test('crossfuzz harness: replies of the line protocol', () => {

@@ -76,10 +76,13 @@ def decode_error(e: pith.DecodeError) -> dict:
     return {"error": e.code, "offset": e.offset}
 
 
-def chunked(data: bytes, pieces: list) -> dict:
+def chunked(data: bytes, pieces: list, join: bool = False) -> dict:
     """Feed `data` to pith.Decoder in pieces of the given sizes (the last size
     repeats), iterating after every piece, then close()."""
-    dec = pith.Decoder()
+    try:
+        dec = pith.Decoder(join=True) if join else pith.Decoder()
+    except TypeError as e:
+        return {"unsupported": f"pith.Decoder(join=True): {e}"}
     values: list = []
     at, i = 0, 0
     try:
@@ -93,7 +96,28 @@ def chunked(data: bytes, pieces: list) -> dict:
         dec.close()
     except pith.DecodeError as e:
         return {"values": values, **decode_error(e)}
-    return {"values": values}
+    return {"values": values, "joined_at": dec.joined_at} if join else {"values": values}
+
+
+def encode_stream(req: dict) -> dict:
+    """pith.Encoder with the sync-frame options of the request (SPEC 2.3)."""
+    opts = {k: req[k] for k in ("sync_frames", "sync_bytes") if k in req}
+    before = set(req.get("sync_before", ()))
+    try:
+        enc = pith.Encoder(**opts)
+    except TypeError as e:
+        return {"unsupported": f"pith.Encoder({', '.join(opts)}=...): {e}"}
+    if before and not hasattr(enc, "sync"):
+        return {"unsupported": "pith.Encoder has no sync()"}
+    parts = []
+    try:
+        for i, v in enumerate(req["values"]):
+            if i in before:
+                enc.sync()
+            parts.append(enc.encode(from_x(v)))
+    except pith.EncodeError as e:
+        return {"encode_error": str(e)}
+    return {"hex": (b"".join(parts) if parts else enc.header()).hex()}
 
 
 def handle(req: dict) -> dict:
@@ -106,10 +130,7 @@ def handle(req: dict) -> dict:
         except pith.EncodeError as e:
             return {"encode_error": str(e)}
     if op == "encode_stream":
-        try:
-            return {"hex": pith.dumps_stream([from_x(v) for v in req["values"]]).hex()}
-        except pith.EncodeError as e:
-            return {"encode_error": str(e)}
+        return encode_stream(req)
     data = bytes.fromhex(req["hex"])
     if op == "decode":
         try:
@@ -125,6 +146,16 @@ def handle(req: dict) -> dict:
         return {"values": [pith.dumps(v).hex() for v in vs]}
     if op == "decode_stream_chunks":
         return chunked(data, req["pieces"])
+    if op == "join_stream":
+        if not hasattr(pith, "join_stream"):
+            return {"unsupported": "no pith.join_stream"}
+        try:
+            at, vs = pith.join_stream(data)
+        except pith.DecodeError as e:
+            return decode_error(e)
+        return {"joined_at": at, "values": [pith.dumps(v).hex() for v in vs]}
+    if op == "join_stream_chunks":
+        return chunked(data, req["pieces"], join=True)
     return {"unsupported": f"unknown op {op!r}"}
 
 

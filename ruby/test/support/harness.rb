@@ -71,8 +71,12 @@ module PithHarness
 
   # Feed `data` to Pith::Decoder in pieces of the given sizes (the last size
   # repeats), taking the completed values after every piece, then finish.
-  def chunked(data, pieces)
-    dec = Pith::Decoder.new
+  def chunked(data, pieces, join: false)
+    begin
+      dec = join ? Pith::Decoder.new(join: true) : Pith::Decoder.new
+    rescue ArgumentError => e
+      return { "unsupported" => "Pith::Decoder.new(join: true): #{e.message}" }
+    end
     values = []
     at = 0
     i = 0
@@ -88,17 +92,32 @@ module PithHarness
     rescue Pith::DecodeError => e
       return { "values" => values }.merge(decode_error(e))
     end
-    { "values" => values }
+    join ? { "values" => values, "joined_at" => dec.joined_at } : { "values" => values }
+  end
+
+  # Pith::Encoder with the sync-frame options of the request (SPEC 2.3).
+  def encode_stream(req)
+    opts = req.slice("sync_frames", "sync_bytes").transform_keys(&:to_sym)
+    before = req.fetch("sync_before", [])
+    begin
+      enc = Pith::Encoder.new(**opts)
+    rescue ArgumentError => e
+      return { "unsupported" => "Pith::Encoder.new(#{opts.keys.join(', ')}): #{e.message}" }
+    end
+    return { "unsupported" => "Pith::Encoder has no #sync" } if before.any? && !enc.respond_to?(:sync)
+
+    req["values"].each_with_index do |v, i|
+      enc.sync if before.include?(i)
+      enc << from_x(v)
+    end
+    { "hex" => hex(enc.to_s) }
   end
 
   def handle(req)
     case req["op"]
     when "hello" then { "impl" => "ruby", "pith" => Pith::VERSION, "ruby" => RUBY_VERSION }
     when "encode" then { "hex" => hex(Pith.dump(from_x(req["value"]))) }
-    when "encode_stream"
-      enc = Pith::Encoder.new
-      req["values"].each { |v| enc << from_x(v) }
-      { "hex" => hex(enc.to_s) }
+    when "encode_stream" then encode_stream(req)
     when "decode"
       begin
         v = Pith.load(unhex(req["hex"]))
@@ -114,6 +133,17 @@ module PithHarness
       end
       { "values" => vs.map { |v| hex(Pith.dump(v)) } }
     when "decode_stream_chunks" then chunked(unhex(req["hex"]), req["pieces"])
+    when "join_stream"
+      begin
+        dec = Pith::Decoder.new(join: true)
+        vs = dec.decode_stream(unhex(req["hex"]))
+      rescue ArgumentError, NoMethodError => e
+        return { "unsupported" => "Pith::Decoder.new(join: true).decode_stream: #{e.message}" }
+      rescue Pith::DecodeError => e
+        return decode_error(e)
+      end
+      { "joined_at" => dec.joined_at, "values" => vs.map { |v| hex(Pith.dump(v)) } }
+    when "join_stream_chunks" then chunked(unhex(req["hex"]), req["pieces"], join: true)
     else { "unsupported" => "unknown op #{req['op'].inspect}" }
     end
   rescue Pith::EncodeError => e
