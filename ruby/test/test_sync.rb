@@ -142,7 +142,7 @@ class TestSync < Minitest::Test
   # first sync frame on, and says where that frame starts.
   def test_late_consumer_joins_at_every_frame_boundary
     r = Random.new(SEED)
-    vals = values(r, [(80 * SCALE).round, 14].max)
+    vals = values(r, [(80 * SCALE).round, 24].max)
     [{ sync_frames: 5 }, { sync_bytes: 120 }, { sync_frames: 7, sync_bytes: 200 }].each do |sync|
       bytes = stream(vals, **sync)
       fs = frames(bytes, 3)
