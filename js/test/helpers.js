@@ -62,6 +62,38 @@ export function parseDiagFloat(s) {
 }
 
 // ---------------------------------------------------------------------------
+// JS values -> extended JSON (for the reference encoder)
+// ---------------------------------------------------------------------------
+
+/** A JS value as extended JSON (spec/vectors/README.md), for the reference encoder. */
+export function toX(v) {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      return Number.isSafeInteger(v) && !Object.is(v, -0) ? v : { $float: pith.diag(v) };
+    case 'bigint':
+      return { $int: v.toString() };
+    case 'symbol':
+      return { $symbol: Symbol.keyFor(v) };
+  }
+  if (v === null) return null;
+  if (Array.isArray(v)) return v.map(toX);
+  if (v instanceof Float64) return { $float: pith.diag(v) };
+  if (v instanceof Uint8Array) return { $binary: bytesToHex(v) };
+  if (v instanceof Date) {
+    const ms = v.getTime();
+    const s = Math.floor(ms / 1000);
+    return { $time: { seconds: s, nanos: (ms - s * 1000) * 1e6, zone: 'utc' } };
+  }
+  if (v instanceof Timestamp) return { $time: { seconds: v.seconds, nanos: v.nanos, zone: v.zone, ...(v.zone === 'offset' ? { offset: v.offset } : {}) } };
+  if (v instanceof Ext) return { $ext: { type: v.type, data: bytesToHex(v.data) } };
+  if (v instanceof Map) return { $map: [...v].map(([k, x]) => [toX(k), toX(x)]) };
+  return { $map: Object.keys(v).map((k) => [k, toX(v[k])]) };
+}
+
+// ---------------------------------------------------------------------------
 // Extended JSON -> JS values (for encoding)
 // ---------------------------------------------------------------------------
 

@@ -1,6 +1,7 @@
 """Decodes hex buffers with the reference codec (spec/tools/pithref.py) for the
-differential fuzz test. Input: one JSON object per line {"hex", "stream"}.
-Output: one JSON object per line: {"ok": [diag, ...]} or {"err": code, "off": offset}."""
+differential fuzz test. Input: one JSON object per line {"hex", "stream", "join"}.
+Output: one JSON object per line: {"ok": [diag, ...]} (with "at": the joined_at
+offset when joining) or {"err": code, "off": offset}."""
 import json
 import os
 import sys
@@ -14,7 +15,10 @@ for line in sys.stdin:
     req = json.loads(line)
     data = bytes.fromhex(req["hex"])
     try:
-        if req.get("stream"):
+        if req.get("join"):
+            at, values = pithref.join_stream(data)
+            out = {"ok": [pithref.diag(v) for v in values], "at": at}
+        elif req.get("stream"):
             out = {"ok": [pithref.diag(v) for v in pithref.decode_stream(data)]}
         else:
             out = {"ok": [pithref.diag(pithref.decode(data))]}

@@ -9,7 +9,7 @@ import path from 'node:path';
 import * as pith from '../dist/esm/index.js';
 import { HERE, ROOT, bytesToHex, modelJS, show, vectorFiles, hexToBytes } from './helpers.js';
 
-const { encode, decode, decodeStream, encodeStream, Encoder, Decoder, DecodeError, EncodeError, Timestamp, Ext, Float64, diag } = pith;
+const { encode, decode, decodeStream, joinStream, encodeStream, Encoder, Decoder, DecodeError, EncodeError, Timestamp, Ext, Float64, diag } = pith;
 
 const SEED = Number(process.env.PITH_SEED ?? 20250416);
 const N = Number(process.env.PITH_FUZZ ?? 3000);
@@ -202,7 +202,7 @@ test('random values as a stream', () => {
 
 function seedBuffers() {
   const out = [];
-  for (const f of vectorFiles('valid')) for (const v of f.vectors) out.push({ bytes: hexToBytes(v.hex), stream: !!v.stream, dictionary: v.dictionary });
+  for (const f of vectorFiles('valid')) for (const v of f.vectors) out.push({ bytes: hexToBytes(v.hex), stream: !!v.stream, join: !!v.join, dictionary: v.dictionary });
   const g = makeGen(SEED + 2);
   for (let i = 0; i < 200; i++) {
     try {
@@ -231,8 +231,12 @@ function mutate(b, g) {
   return Uint8Array.from(out);
 }
 
-function ours(bytes, stream) {
+function ours(bytes, stream, join) {
   try {
+    if (join) {
+      const r = joinStream(bytes, { exactFloats: true });
+      return { ok: r.values.map(diag), at: r.joinedAt };
+    }
     const vals = stream ? decodeStream(bytes, { exactFloats: true }) : [decode(bytes, { exactFloats: true })];
     return { ok: vals.map(diag) };
   } catch (e) {
@@ -251,10 +255,10 @@ test(`mutated buffers only raise DecodeError (${MUTANTS} mutants), and agree wit
     const s = seeds[g.int(seeds.length)];
     const bytes = mutate(s.bytes, g);
     const t0 = performance.now();
-    const res = ours(bytes, s.stream);
+    const res = ours(bytes, s.stream, s.join);
     const ms = performance.now() - t0;
     assert.ok(ms < 2000, `decoding took ${ms} ms: ${bytesToHex(bytes)}`);
-    cases.push({ bytes, stream: s.stream, res });
+    cases.push({ bytes, stream: s.stream, join: s.join, res });
   }
   const errs = cases.filter((c) => c.res.err).length;
   t.diagnostic(`${errs} of ${cases.length} mutants rejected, ${cases.length - errs} still valid`);
@@ -264,7 +268,7 @@ test(`mutated buffers only raise DecodeError (${MUTANTS} mutants), and agree wit
     t.diagnostic('python3 not available: reference comparison NOT run');
     return;
   }
-  const input = cases.map((c) => JSON.stringify({ hex: bytesToHex(c.bytes), stream: c.stream })).join('\n') + '\n';
+  const input = cases.map((c) => JSON.stringify({ hex: bytesToHex(c.bytes), stream: c.stream, join: c.join })).join('\n') + '\n';
   const out = spawnSync('python3', [path.join(HERE, 'pithref_oracle.py')], { input, maxBuffer: 1 << 28 });
   assert.equal(out.status, 0, String(out.stderr));
   const lines = String(out.stdout).trim().split('\n').map((l) => JSON.parse(l));
@@ -274,7 +278,7 @@ test(`mutated buffers only raise DecodeError (${MUTANTS} mutants), and agree wit
     const a = cases[i].res;
     const b = lines[i];
     if (b.err === 'recursion') continue;
-    if (JSON.stringify(a) !== JSON.stringify(b)) diffs.push(`${bytesToHex(cases[i].bytes).slice(0, 200)}${cases[i].stream ? ' (stream)' : ''}: ours ${JSON.stringify(a).slice(0, 300)} reference ${JSON.stringify(b).slice(0, 300)}`);
+    if (JSON.stringify(a) !== JSON.stringify(b)) diffs.push(`${bytesToHex(cases[i].bytes).slice(0, 200)}${cases[i].stream ? ' (stream)' : cases[i].join ? ' (join)' : ''}: ours ${JSON.stringify(a).slice(0, 300)} reference ${JSON.stringify(b).slice(0, 300)}`);
   }
   assert.deepEqual(diffs.slice(0, 20), [], `${diffs.length} differences from the reference decoder`);
 });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import * as pith from '../dist/esm/index.js';
-import { HERE, bytesToHex, hexToBytes, modelJS, show } from './helpers.js';
+import { HERE, bytesToHex, hexToBytes, modelJS, show, toX } from './helpers.js';
 
 const { encode, decode, Encoder, Decoder, DecodeError, EncodeError, Float64, Timestamp, Ext, addExtension, removeExtension, diag } = pith;
 
@@ -25,34 +25,6 @@ function rng(seed) {
   };
   const int = (n) => Math.floor(next() * n);
   return { next, int, pick: (xs) => xs[int(xs.length)] };
-}
-
-/** A JS value as extended JSON (spec/vectors/README.md), for the reference encoder. */
-function toX(v) {
-  switch (typeof v) {
-    case 'string':
-    case 'boolean':
-      return v;
-    case 'number':
-      return Number.isSafeInteger(v) && !Object.is(v, -0) ? v : { $float: diag(v) };
-    case 'bigint':
-      return { $int: v.toString() };
-    case 'symbol':
-      return { $symbol: Symbol.keyFor(v) };
-  }
-  if (v === null) return null;
-  if (Array.isArray(v)) return v.map(toX);
-  if (v instanceof Float64) return { $float: diag(v) };
-  if (v instanceof Uint8Array) return { $binary: bytesToHex(v) };
-  if (v instanceof Date) {
-    const ms = v.getTime();
-    const s = Math.floor(ms / 1000);
-    return { $time: { seconds: s, nanos: (ms - s * 1000) * 1e6, zone: 'utc' } };
-  }
-  if (v instanceof Timestamp) return { $time: { seconds: v.seconds, nanos: v.nanos, zone: v.zone, ...(v.zone === 'offset' ? { offset: v.offset } : {}) } };
-  if (v instanceof Ext) return { $ext: { type: v.type, data: bytesToHex(v.data) } };
-  if (v instanceof Map) return { $map: [...v].map(([k, x]) => [toX(k), toX(x)]) };
-  return { $map: Object.keys(v).map((k) => [k, toX(v[k])]) };
 }
 
 const python = spawnSync('python3', ['--version']).status === 0;
