@@ -7,7 +7,10 @@
 #   make memcheck  the Ruby tests under valgrind (part of make test)
 #   make js      install and build the TypeScript package (js/dist)
 #   make python  build the Python package into python/.venv
-#   make fuzz    long fuzzing run of the C decoder (FUZZ_SECONDS, default 3600)
+#   make fuzz    long fuzzing, in parallel: the C decoder (libFuzzer), the Python
+#                extension (atheris) and every implementation against the reference
+#                codec (crossfuzz), FUZZ_SECONDS each (default 3600)
+#   make test-crossfuzz  a bounded crossfuzz run (part of make test)
 #   make vectors regenerate spec/vectors from the reference codec
 #
 # Every install step a fresh Debian machine needs is here: CI runs `make test`
@@ -26,6 +29,7 @@ C_ASAN := c/build-asan
 C_FUZZ := c/build-fuzz
 
 .PHONY: all c test test-c test-vectors test-corpus test-differential test-fuzz fuzz bench vectors deps-c clean \
+	crossfuzz-build test-crossfuzz crossfuzz-run fuzz-python-build fuzz-python fuzz-python-run \
 	deps-ruby ruby test-ruby test-gem memcheck deps-js js test-js deps-python python test-python test-bench
 
 all: c
@@ -100,10 +104,14 @@ test-fuzz: deps-c
 	$(C_FUZZ)/fuzz_decode -dict=c/fuzz/pith.dict -max_len=4096 -rss_limit_mb=2048 -artifact_prefix=$(C_FUZZ)/ \
 	  -max_total_time=$(FUZZ_TEST_SECONDS) -print_final_stats=1 $(C_FUZZ)/corpus $(C_FUZZ)/seeds c/fuzz/regressions
 
-fuzz:
-	$(MAKE) test-fuzz FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
+# Everything is built first, so that the three runs only run: each then gets
+# FUZZ_SECONDS, and -k lets the others finish when one stops on a finding.
+fuzz: deps-c crossfuzz-build fuzz-python-build
+	$(MAKE) -k -j 3 --output-sync=target --no-print-directory test-fuzz fuzz-python-run crossfuzz-run \
+	  FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
 
-test: test-c test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-bench
+test: test-c test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-bench \
+	test-crossfuzz
 	@echo "all tests passed"
 
 # --------------------------------------------------------------------------
@@ -156,6 +164,55 @@ python: deps-python
 
 test-python: python
 	cd python && .venv/bin/python -m pytest -q -p no:cacheprovider tests
+
+# --------------------------------------------------------------------------
+# Differential fuzzing (spec/tools/crossfuzz.py): the C core (under ASan and
+# UBSan), Python, Ruby and TypeScript against the reference codec
+# --------------------------------------------------------------------------
+CROSSFUZZ := $(PYTHON) spec/tools/crossfuzz.py \
+	--impl c=$(C_ASAN)/pith_harness \
+	--impl python="$(PY_VENV)/bin/python python/tests/support/harness.py" \
+	--impl ruby="ruby -Iruby/lib ruby/test/support/harness.rb" \
+	--impl js="node js/test/support/harness.mjs"
+
+crossfuzz-build: deps-c python ruby js
+	cmake -S c -B $(C_ASAN) -G Ninja -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DPITH_SANITIZE=ON >/dev/null
+	cmake --build $(C_ASAN) -j $(JOBS) --target pith_harness
+
+# About 30 s on 2 cores; a disagreement fails with a shrunk reproducer.
+test-crossfuzz: crossfuzz-build
+	$(CROSSFUZZ) --values 400 --mutations 4000
+
+crossfuzz-run:
+	$(CROSSFUZZ) --seconds $(FUZZ_TEST_SECONDS) --save $(C_FUZZ)/crossfuzz-findings
+
+# The Python extension under atheris (python/fuzz/fuzz_pith.py): a copy of
+# python/ built outside the source tree with clang, ASan and libFuzzer's
+# coverage, into a venv of its own; atheris's libFuzzer and ASan runtime are
+# preloaded. Stops at the first finding (atheris has no fork mode).
+PY_FUZZ_SRC := $(C_FUZZ)/py-src
+PY_FUZZ_VENV := $(C_FUZZ)/py-venv
+ATHERIS := atheris==3.0.0
+
+fuzz-python-build: deps-c deps-python
+	test -x $(PY_FUZZ_VENV)/bin/python || $(PYTHON) -m venv $(PY_FUZZ_VENV)
+	CC=clang CXX=clang++ $(PY_FUZZ_VENV)/bin/pip install -q --disable-pip-version-check $(ATHERIS)
+	rm -rf $(PY_FUZZ_SRC) && mkdir -p $(PY_FUZZ_SRC)
+	cp -r python/src python/setup.py python/pyproject.toml python/README.md python/MANIFEST.in $(PY_FUZZ_SRC)/
+	CC=clang LDSHARED="clang -shared" CFLAGS="-fsanitize=address,fuzzer-no-link -fno-omit-frame-pointer -g" \
+	  PITH_CORE_DIR=$(ROOT)/c $(PY_FUZZ_VENV)/bin/pip install -q --disable-pip-version-check --force-reinstall \
+	  --no-deps ./$(PY_FUZZ_SRC)
+	$(PY_FUZZ_VENV)/bin/python python/fuzz/fuzz_pith.py --write-seeds $(C_FUZZ)/py-seeds
+
+fuzz-python: fuzz-python-build
+	$(MAKE) --no-print-directory fuzz-python-run
+
+fuzz-python-run:
+	mkdir -p $(C_FUZZ)/py-corpus
+	LD_PRELOAD="$$($(PY_FUZZ_VENV)/bin/python -c 'import atheris, os; print(os.path.join(atheris.path(), "asan_with_fuzzer.so"))')" \
+	  ASAN_OPTIONS=detect_leaks=0 $(PY_FUZZ_VENV)/bin/python python/fuzz/fuzz_pith.py -max_len=4096 -rss_limit_mb=4096 \
+	  -artifact_prefix=$(C_FUZZ)/py- -max_total_time=$(FUZZ_TEST_SECONDS) -print_final_stats=1 \
+	  $(C_FUZZ)/py-corpus $(C_FUZZ)/py-seeds
 
 # --------------------------------------------------------------------------
 # Benchmarks and generated files

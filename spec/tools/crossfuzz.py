@@ -468,7 +468,7 @@ class CrossFuzz:
                 self.compare("encode", name, enc, ("ok", ref_hex), {"value": x},
                              lambda name=name, v=v: self.shrink_encode(name, v))
                 self.compare("roundtrip", name, dec, ("ok", ref_hex), {"hex": ref_hex, "mode": "single"},
-                             lambda name=name, b=ref_bytes: self.shrink_decode(name, b, "single"))
+                             lambda name=name, v=v: self.shrink_roundtrip(name, v))
             if len(ref_bytes) <= MAX_SEED_BYTES:
                 self.seeds["single"].append(ref_bytes)
 
@@ -480,6 +480,16 @@ class CrossFuzz:
 
         v = shrink_value(v, lambda c: answer(c) != ("ok", P.encode(c).hex()))
         return {"value": P.to_xjson(v), "diag": P.diag(v)}, ("ok", P.encode(v).hex()), answer(v)
+
+    def shrink_roundtrip(self, name, v):
+        h = self.by_name[name]
+
+        def answer(c):
+            return answer_of(h.ask([{"op": "decode", "hex": P.encode(c).hex()}])[0])
+
+        v = shrink_value(v, lambda c: answer(c) != ("ok", P.encode(c).hex()))
+        data = P.encode(v)
+        return {"hex": data.hex(), "mode": "single", "diag": P.diag(v)}, ("ok", data.hex()), answer(v)
 
     def shrink_decode(self, name, data: bytes, mode: str):
         h = self.by_name[name]
@@ -520,7 +530,7 @@ class CrossFuzz:
             if got[0] == "ok" and got[1] != ref_bytes.hex():
                 streams.add(bytes.fromhex(got[1]))  # decoded everywhere too: whose stream is wrong shows there
         for data in sorted(streams):
-            self.check_stream_decoding(r, data, "stream")
+            self.check_stream_decoding(r, data, "stream", (values, opts))
         tail = self.join_tail(r, ref_bytes)
         self.check_stream_decoding(r, tail, "join")
         self.t.counts["joins"] += 1
@@ -533,7 +543,9 @@ class CrossFuzz:
         starts = frame_starts(data) + [len(data)]
         return data[r.choice(starts):]
 
-    def check_stream_decoding(self, r: random.Random, data: bytes, mode: str):
+    def check_stream_decoding(self, r: random.Random, data: bytes, mode: str, source=None):
+        """source: the (values, options) the stream was encoded from: its
+        reproducers are shrunk value by value, as the reference encodes them."""
         plans = self.piece_plans(r, len(data))
         reqs = [{"op": OPS[mode], "hex": data.hex()}]
         reqs += [{"op": CHUNK_OPS[mode], "hex": data.hex(), "pieces": p} for p in plans]
@@ -542,10 +554,43 @@ class CrossFuzz:
         self.t.counts["chunked"] += len(plans)
         for name, (rep, *chunk_reps) in replies.items():
             self.compare(f"{mode}-decode", name, rep, whole, {"hex": data.hex(), "mode": mode},
-                         lambda name=name: self.shrink_decode(name, data, mode))
+                         lambda name=name: self.shrink_stream_values(name, source, None) if source
+                         else self.shrink_decode(name, data, mode))
             for plan, crep in zip(plans, chunk_reps):
                 self.compare(f"{mode}-chunks", name, crep, chunked, {"hex": data.hex(), "mode": mode, "pieces": plan},
-                             lambda name=name, plan=plan: self.shrink_chunks(name, data, plan, mode), as_chunks=True)
+                             lambda name=name, plan=plan: self.shrink_stream_values(name, source, plan) if source
+                             else self.shrink_chunks(name, data, plan, mode), as_chunks=True)
+
+    def shrink_stream_values(self, name, source, plan):
+        """A valid stream's disagreement shrunk by its values: fewer, then smaller."""
+        h = self.by_name[name]
+        values, opts = source
+        sync = {k: set(v) if k == "sync_before" else v for k, v in opts.items() if k != "sync_before"}
+
+        def attempt(vs):
+            data = P.encode_stream(vs, **sync)
+            whole = ref_decode(data, "stream")
+            if plan is None:
+                got = answer_of(h.ask([{"op": "decode_stream", "hex": data.hex()}])[0])
+                return data, whole, got
+            got = chunk_answer(h.ask([{"op": "decode_stream_chunks", "hex": data.hex(), "pieces": plan}])[0])
+            return data, ref_chunked(data, whole, "stream"), got
+
+        def fails(vs):
+            _, ref, got = attempt(vs)
+            return ref != got
+
+        if not fails(values):  # it takes the sync_before frames (whose indices would not survive): bytes then
+            data = P.encode_stream(values, **{k: set(v) if k == "sync_before" else v for k, v in opts.items()})
+            return self.shrink_chunks(name, data, plan, "stream") if plan else self.shrink_decode(name, data, "stream")
+        values = shrink_list(list(values), fails)
+        for i in range(len(values)):
+            values[i] = shrink_value(values[i], lambda c: fails(values[:i] + [c] + values[i + 1:]))
+        data, ref, got = attempt(values)
+        what = {"hex": data.hex(), "mode": "stream", "values": [P.to_xjson(v) for v in values], "options": sync}
+        if plan is not None:
+            what["pieces"] = plan
+        return what, ref, got
 
     def shrink_stream_encode(self, name, values, opts):
         h = self.by_name[name]
