@@ -717,6 +717,40 @@ class CrossFuzz:
         self.t.counts["rounds"] += 1
 
 
+def replay(harnesses, files) -> int:
+    """Ask every harness the question of each saved reproducer (--save output,
+    spec/tools/crossfuzz-findings): the number of answers that still differ."""
+    bad = 0
+    for f in files:
+        case = json.loads(Path(f).read_text())
+        check, mode, pieces = case["check"], case.get("mode"), case.get("pieces")
+        if check == "encode":
+            req = {"op": "encode", "value": case["value"]}
+            ref, parse = ("ok", P.encode(P.from_xjson(case["value"])).hex()), answer_of
+        elif check == "stream-encode":
+            opts = case.get("options", {})
+            req = {"op": "encode_stream", "values": case["values"], **opts}
+            data = P.encode_stream([P.from_xjson(x) for x in case["values"]],
+                                   **{k: set(v) if k == "sync_before" else v for k, v in opts.items()})
+            ref, parse = ("ok", data.hex()), answer_of
+        else:
+            data = bytes.fromhex(case["hex"])
+            ref = ref_decode(data, mode)
+            if pieces:
+                req = {"op": CHUNK_OPS[mode], "hex": case["hex"], "pieces": pieces}
+                ref, parse = ref_chunked(data, ref, mode), chunk_answer
+            else:
+                req, parse = {"op": OPS[mode], "hex": case["hex"]}, answer_of
+        _, replies = ask_all(harnesses, [req])
+        print(f"{f}: {check} ({case.get('impl', '?')} found it); reference {short(ref)}")
+        for name, (reply,) in replies.items():
+            got = parse(reply)
+            verdict = "skipped" if got[0] == "unsupported" else "agrees" if got == ref else "DIFFERS"
+            bad += verdict == "DIFFERS"
+            print(f"  {name:8} {verdict}" + ("" if got == ref else f": {short(got)}"))
+    return bad
+
+
 def parse_impl(text: str):
     name, sep, command = text.partition("=")
     if not sep or not name or not command:
@@ -734,6 +768,8 @@ def main() -> int:
                     help="long mode: repeat rounds (seed, seed+1, ...) until this many seconds have passed")
     ap.add_argument("--seed", type=int, default=20261125)
     ap.add_argument("--save", metavar="DIR", help="write each disagreement's input and answers here")
+    ap.add_argument("--replay", nargs="+", metavar="FILE",
+                    help="instead of fuzzing, ask the questions of saved reproducers (JSON files of --save)")
     args = ap.parse_args()
     sys.setrecursionlimit(100000)
     started = time.monotonic()
@@ -747,6 +783,16 @@ def main() -> int:
             return 2
         print(f"crossfuzz: {name}: {json.dumps(hello)}")
         harnesses.append(h)
+
+    if args.replay:
+        try:
+            bad = replay(harnesses, args.replay)
+        finally:
+            for h in harnesses:
+                h.close()
+        print(f"crossfuzz: {bad} answer(s) still differ from the reference" if bad else
+              "crossfuzz: every answer agrees with the reference")
+        return 1 if bad else 0
 
     fuzz = CrossFuzz(harnesses, args)
     fuzz.vector_seeds()
