@@ -880,6 +880,11 @@ static void handle(const jv *req) {
         op_encode(req, values, true);
         return;
     }
+    if (!jis(op, "decode") && !jis(op, "decode_stream") && !jis(op, "join_stream") &&
+        !jis(op, "decode_stream_chunks") && !jis(op, "join_stream_chunks")) {
+        put("{\"unsupported\":\"unknown op\"}");
+        return;
+    }
     pith_doc *scratch = pith_doc_new(NULL);
     size_t len = 0;
     const uint8_t *data = scratch ? unhex(scratch, jget(req, "hex"), &len) : NULL;
@@ -889,10 +894,8 @@ static void handle(const jv *req) {
         op_decode(data, len, false, false);
     else if (jis(op, "decode_stream") || jis(op, "join_stream"))
         op_decode(data, len, true, jis(op, "join_stream"));
-    else if (jis(op, "decode_stream_chunks") || jis(op, "join_stream_chunks"))
-        op_chunks(data, len, jget(req, "pieces"), jis(op, "join_stream_chunks"));
     else
-        put("{\"unsupported\":\"unknown op\"}");
+        op_chunks(data, len, jget(req, "pieces"), jis(op, "join_stream_chunks"));
     pith_doc_free(scratch);
 }
 

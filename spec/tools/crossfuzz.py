@@ -133,12 +133,18 @@ class Harness:
         long reply reads no more requests, so sending ahead could deadlock."""
         return [self.receive() if self.send(r) else self.died("stdin closed") for r in reqs]
 
-    def close(self):
+    def close(self) -> str:
+        """End the harness; what went wrong at its exit (a leak report), or ''."""
         try:
             self.proc.stdin.close()
-            self.proc.wait(timeout=10)
+            status = self.proc.wait(timeout=30)
         except (OSError, subprocess.TimeoutExpired):
             self.proc.kill()
+            status = "killed after 30 s"
+        if status == 0:
+            return ""
+        self.stderr.seek(0)
+        return f"exit status {status}: " + self.stderr.read()[-3000:].decode("utf-8", "replace")
 
 
 POOL = None
@@ -670,7 +676,7 @@ class CrossFuzz:
                     s = r.choice(starts)
                     n, size = read_varint(bytes(b), s)
                     if n is not None:
-                        b[s:s + size] = P.varint(max(0, n + r.choice([-2, -1, 1, 2, 50, -n])))
+                        b[s:s + size] = P.varint(min(P.UINT64_MAX, max(0, n + r.choice([-2, -1, 1, 2, 50, -n]))))
         return bytes(b)
 
     def check_mutations(self, r: random.Random, count: int):
@@ -789,7 +795,7 @@ def main() -> int:
             bad = replay(harnesses, args.replay)
         finally:
             for h in harnesses:
-                h.close()
+                h.close()  # the answers are the result here
         print(f"crossfuzz: {bad} answer(s) still differ from the reference" if bad else
               "crossfuzz: every answer agrees with the reference")
         return 1 if bad else 0
@@ -797,6 +803,7 @@ def main() -> int:
     fuzz = CrossFuzz(harnesses, args)
     fuzz.vector_seeds()
     seed = args.seed
+    exits = {}
     try:
         while True:
             fuzz.round(seed)
@@ -804,14 +811,15 @@ def main() -> int:
             if not args.seconds or fuzz.out_of_time():
                 break
     finally:
-        for h in harnesses:
-            h.close()
+        exits = {h.name: h.close() for h in harnesses}
 
     t = fuzz.t
     t.report()
     for h in harnesses:
         if h.deaths:
             print(f"  {h.name}: harness died and was restarted {h.deaths} time(s)")
+        if exits[h.name]:  # a sanitizer's leak report comes at exit
+            print(f"  {h.name}: harness failed at exit, {exits[h.name]}")
     elapsed = time.monotonic() - started
     bad = sum(sum(d.values()) for d in t.disagree.values())
     if bad:
@@ -819,6 +827,7 @@ def main() -> int:
               f"{len(t.failures)} shown above, shrunk) in {elapsed:.0f}s")
         for (check, name, r, g), count in sorted(t.kinds.items()):
             print(f"  {count:6} x {check}, {name}: reference {r}, {name} {g}")
+    if bad or any(exits.values()):
         return 1
     print(f"crossfuzz: every implementation agrees with the reference ({elapsed:.0f}s)")
     return 0

@@ -167,6 +167,8 @@ def main() -> None:
             continue
         try:
             reply = handle(json.loads(line))
+        except pith.EncodeError as e:  # a decoded value this binding cannot write back
+            reply = {"encode_error": str(e)}
         except Exception as e:  # anything but a DecodeError/EncodeError is a defect to report
             reply = {"crash": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-2000:]}
         out.write(json.dumps(reply) + "\n")
