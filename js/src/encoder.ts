@@ -181,7 +181,6 @@ let failValue: unknown = undefined;
 let keyIds: KeyIdentities | null = null; // of the generic-map keys met in this call
 let failReason = '';
 
-const TWO53 = 9007199254740992;
 const POW2: number[] = [];
 for (let i = 0; i <= 64; i++) POW2.push(Math.pow(2, i));
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
@@ -879,62 +878,12 @@ function writeBigInt(v: bigint, slot: ESlot): void {
 let decM = 0;
 let decE = 0;
 
-/** The rounding error of the double product x = a * b (a * b = x + error exactly; Dekker). */
-function twoProductError(a: number, b: number, x: number): number {
-  let c = 134217729 * a;
-  const ah = c - (c - a);
-  const al = a - ah;
-  c = 134217729 * b;
-  const bh = c - (c - b);
-  const bl = b - bh;
-  return ah * bh - x + ah * bl + al * bh + al * bl;
-}
-
 /**
- * When no representation of 15 digits or fewer exists (x = a * 10^k is the
- * first scaled value >= 1e15), the shortest has 16 or 17 digits. A 16-digit
- * one lies within 2.2 of x (the product's error plus half an ulp); 17 digits
- * would give |m| >= 10^16 > 2^53: no decimal form.
+ * Shortest decimal (SPEC 7) of a finite non-zero double with at most 15
+ * significant digits (|m| < 10^15) and -22 <= e <= 22, into decM/decE.
+ * Where the search finds no representation of 15 digits or fewer, there is no
+ * decimal form (16 or 17 digits would not be smaller than F64).
  */
-function sixteenDigits(d: number, a: number, k: number, x: number): boolean {
-  const p = POW10[k];
-  const f = Math.floor(x);
-  if (f - 2 >= TWO53) return false;
-  if (f + 3 >= TWO53) return shortestDecimalSlow(d);
-  let found = -1;
-  let count = 0;
-  for (let m = f - 2; m <= f + 3; m++) {
-    if (m / p === a) {
-      found = m;
-      count++;
-    }
-  }
-  if (count === 0) return false;
-  if (count > 1) {
-    // Several 16-digit candidates: the one closest to the exact a * 10^k
-    // (x + err, by Dekker's error-free product) wins; near-ties go the slow way.
-    const err = twoProductError(a, p, x);
-    let best = -1;
-    let bestDist = Infinity;
-    let second = Infinity;
-    for (let m = f - 2; m <= f + 3; m++) {
-      if (m / p !== a) continue;
-      const dist = Math.abs(m - x - err); // m - x is exact (Sterbenz)
-      if (dist < bestDist) {
-        second = bestDist;
-        bestDist = dist;
-        best = m;
-      } else if (dist < second) second = dist;
-    }
-    if (second - bestDist < 1e-6) return shortestDecimalSlow(d);
-    found = best;
-  }
-  decM = d < 0 ? -found : found;
-  decE = -k;
-  return true;
-}
-
-/** Shortest decimal (SPEC 7) of a finite non-zero double with |m| < 2^53 and -22 <= e <= 22, into decM/decE. */
 function shortestDecimal(d: number): boolean {
   const a = d < 0 ? -d : d;
   if (a < 1e15 && a >= 1e-7) {
@@ -961,7 +910,7 @@ function shortestDecimal(d: number): boolean {
       while (a * POW10[kk] < 1e15) kk++;
       let lo2 = 1;
       let hi2 = kk - 1;
-      if (hi2 < 1 || Math.round(a * POW10[hi2]) / POW10[hi2] !== a) return sixteenDigits(d, a, kk, a * POW10[kk]);
+      if (hi2 < 1 || Math.round(a * POW10[hi2]) / POW10[hi2] !== a) return false;
       while (lo2 < hi2) {
         const mid = (lo2 + hi2) >> 1;
         if (Math.round(a * POW10[mid]) / POW10[mid] === a) hi2 = mid;
@@ -983,10 +932,10 @@ function shortestDecimal(d: number): boolean {
     // K: the largest k with a * 10^k < 1e15 (at most 22, since a >= 1e-7)
     let K = k;
     while (K < 22 && a * POW10[K + 1] < 1e15) K++;
-    if (a * POW10[K] >= 1e15) return sixteenDigits(d, a, K, a * POW10[K]);
+    if (a * POW10[K] >= 1e15) return false;
     let lo = k;
     let hi = K;
-    if (Math.round(a * POW10[hi]) / POW10[hi] !== a) return K + 1 <= 22 ? sixteenDigits(d, a, K + 1, a * POW10[K + 1]) : shortestDecimalSlow(d);
+    if (Math.round(a * POW10[hi]) / POW10[hi] !== a) return false;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
       const p = POW10[mid];
@@ -1021,9 +970,8 @@ function shortestDecimalSlow(d: number): boolean {
   while (j > 1 && digits.charCodeAt(j - 1) === 48) j--;
   e += digits.length - j;
   digits = digits.slice(0, j);
-  if (digits.length > 16 || e < -22 || e > 22) return false;
+  if (digits.length > 15 || e < -22 || e > 22) return false;
   const m = +digits;
-  if (m >= TWO53) return false;
   decM = d < 0 ? -m : m;
   decE = e;
   return true;
