@@ -671,11 +671,13 @@ typedef struct feeder {
     bool header_done; /* a joining reader has no header: true from the start */
     uint8_t header[16]; /* the reader keeps pointing at the header it started on */
     size_t nvalues;
+    bool unwritable; /* a decoded value the writer refuses (SPEC 1 lets decoders accept equal container keys) */
 } feeder;
 
-static void emit_value(feeder *f, const pith_value *v) {
+static bool emit_value(feeder *f, const pith_value *v) {
     put(f->nvalues++ ? "," : "");
-    if (!put_encoding(v)) die("re-encoding a decoded value failed");
+    f->unwritable = !put_encoding(v);
+    return !f->unwritable;
 }
 
 /* Decode every complete header or frame buffered so far. */
@@ -704,7 +706,7 @@ static bool feed_drain(feeder *f, pith_doc *doc, pith_error *err) {
                 *err = *pith_reader_error(f->r);
                 return false;
             }
-            if (has_value) emit_value(f, &v);
+            if (has_value && !emit_value(f, &v)) return false;
         }
         f->start += size;
         f->base += size;
@@ -732,6 +734,7 @@ static void feed_close(feeder *f, pith_error *err) {
 static void op_chunks(const uint8_t *data, size_t len, const jv *pieces, bool join) {
     feeder f = {0};
     pith_error err = {PITH_OK, 0, NULL};
+    size_t mark = reply.len;
     pith_doc *doc = pith_doc_new(NULL);
     f.r = pith_reader_new(NULL);
     if (!doc || !f.r || !pieces || pieces->t != J_ARR || pieces->n == 0) die("bad chunks request");
@@ -758,6 +761,13 @@ static void op_chunks(const uint8_t *data, size_t len, const jv *pieces, bool jo
         ok = feed_drain(&f, doc, &err);
     }
     if (ok) feed_close(&f, &err);
+    if (f.unwritable) {
+        reply.len = mark;
+        put("{");
+        put_encode_error();
+        put("}");
+        goto done;
+    }
     put("]");
     if (join && err.code == PITH_OK) {
         size_t at = 0;
@@ -770,6 +780,7 @@ static void op_chunks(const uint8_t *data, size_t len, const jv *pieces, bool jo
         put_error(&err);
     }
     put("}");
+done:
     free(f.buf);
     pith_reader_free(f.r);
     pith_doc_free(doc);
