@@ -55,6 +55,20 @@ class TestStreams < Minitest::Test
     end
   end
 
+  # A stream needs at least its header (spec/tools/crossfuzz-findings/ruby-empty-stream.json);
+  # a joining decoder needs nothing.
+  def test_finish_without_bytes
+    [Pith::Decoder.new, Pith::Decoder.new.feed("")].each do |dec|
+      err = assert_raises(Pith::DecodeError) { dec.finish }
+      assert_equal [:truncated, 0], [err.code, err.offset]
+    end
+    assert_equal [:truncated, 0], assert_raises(Pith::DecodeError) { Pith.load_stream("") }.then { |e| [e.code, e.offset] }
+    dec = Pith::Decoder.new(join: true)
+    assert_same dec, dec.finish
+    assert_same dec, dec.feed("").finish
+    assert_nil dec.joined_at
+  end
+
   def test_finish_with_frames_not_yet_read
     dec = Pith::Decoder.new
     dec << stream_bytes

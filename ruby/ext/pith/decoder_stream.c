@@ -175,9 +175,9 @@ static VALUE dec_each(VALUE self) {
 static VALUE check_finished(VALUE self, pith_rb_decoder *d, VALUE unused) {
     (void)self, (void)unused;
     VALUE buffer = d->buffer;
-    if (NIL_P(buffer)) return Qnil;
-    const uint8_t *p = (const uint8_t *)RSTRING_PTR(buffer) + d->buf_pos;
-    size_t len = (size_t)RSTRING_LEN(buffer) - d->buf_pos;
+    /* Nothing fed is an empty input: no stream without its header, no frames when joining. */
+    const uint8_t *p = NIL_P(buffer) ? no_bytes : (const uint8_t *)RSTRING_PTR(buffer) + d->buf_pos;
+    size_t len = NIL_P(buffer) ? 0 : (size_t)RSTRING_LEN(buffer) - d->buf_pos;
     if (!d->stream_started && !start_stream(d, p, len)) {
         /* An incomplete header: the reader tells which field it stops in. */
         size_t nd;
@@ -186,6 +186,7 @@ static VALUE check_finished(VALUE self, pith_rb_decoder *d, VALUE unused) {
         pith_error err = {PITH_ERR_TRUNCATED, 0, "input ends inside the header"};
         pith_rb_raise_decode(&err);
     }
+    if (NIL_P(buffer)) return Qnil;
     p = (const uint8_t *)RSTRING_PTR(buffer) + d->buf_pos;
     len = (size_t)RSTRING_LEN(buffer) - d->buf_pos;
     if (!len) return Qnil;
