@@ -385,7 +385,7 @@ def shrink_bytes(data: bytes, fails) -> bytes:
         while i >= 0 and budget > 0:
             candidate = data[:i] + data[i + step:]
             budget -= 1
-            if candidate and fails(candidate):
+            if fails(candidate):
                 data, changed = candidate, True
                 i = min(i, len(data) - step)
             else:
