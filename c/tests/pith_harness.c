@@ -301,11 +301,18 @@ static bool jis(const jv *v, const char *text) {
  * Extended JSON (spec/vectors/README.md) to a pith_value tree
  * ========================================================================== */
 
+/* Bytes that live as long as the document. pith.h offers uninitialised arena
+ * memory only as values, so byte buffers are carved out of those. */
+static uint8_t *doc_bytes(pith_doc *doc, size_t n) {
+    uint8_t *out = (uint8_t *)pith_doc_values(doc, n / sizeof(pith_value) + 1);
+    if (!out) die("out of memory");
+    return out;
+}
+
 static uint8_t *unhex(pith_doc *doc, const jv *h, size_t *len) {
     if (!h || h->t != J_STR || h->n % 2) return NULL;
     *len = h->n / 2;
-    uint8_t *out = (uint8_t *)pith_doc_values(doc, *len / sizeof(pith_value) + 1);
-    if (!out) die("out of memory");
+    uint8_t *out = doc_bytes(doc, *len);
     for (size_t i = 0; i < *len; i++) {
         int hi = hexval((unsigned char)h->s[2 * i]), lo = hexval((unsigned char)h->s[2 * i + 1]);
         if (hi < 0 || lo < 0) return NULL;
@@ -322,8 +329,7 @@ static bool x_int(pith_doc *doc, const jv *text, pith_value *out) {
     if (negative) s++;
     if (s == e) return false;
     size_t cap = (size_t)(e - s) / 2 + 2;
-    uint8_t *mag = (uint8_t *)pith_doc_values(doc, cap / sizeof(pith_value) + 1);
-    if (!mag) die("out of memory");
+    uint8_t *mag = doc_bytes(doc, cap);
     memset(mag, 0, cap);
     size_t len = 0;
     for (; s < e; s++) {
