@@ -68,6 +68,40 @@ def test_decoder_close_errors():
     assert info.value.code == "length_exceeds_input"
 
 
+@pytest.mark.parametrize(
+    "hexdata, code, offset",
+    [
+        ("c17011", "bad_flags", 2),  # a single-value header with DICT: its flags first, not the missing id
+        ("c170d1", "unsupported_version", 2),
+        ("c170", "truncated", 0),
+        ("c17013", "truncated", 3),  # a stream header cut inside its dictionary id
+        ("c1701201", "invalid_value", 3),  # an empty frame, never iterated
+        ("c1701205fd", "length_exceeds_input", 3),
+    ],
+)
+def test_decoder_close_reports_what_loads_stream_reports(hexdata, code, offset):
+    data = bytes.fromhex(hexdata)
+    with pytest.raises(pith.DecodeError) as whole:
+        pith.loads_stream(data)
+    assert (whole.value.code, whole.value.offset) == (code, offset)
+    dec = pith.Decoder()
+    dec.feed(data[:1])
+    dec.feed(data[1:])
+    with pytest.raises(pith.DecodeError) as info:
+        list(dec)
+        dec.close()
+    assert (info.value.code, info.value.offset) == (code, offset)
+
+
+def test_decoder_close_with_frames_unread():
+    dec = pith.Decoder()
+    dec.feed(pith.dumps_stream([1]))
+    with pytest.raises(ValueError, match="not yet read"):
+        dec.close()
+    assert list(dec) == [1]
+    dec.close()
+
+
 def test_decoder_error_is_sticky():
     dec = pith.Decoder()
     # A sync frame whose item is a second sync marker.

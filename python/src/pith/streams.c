@@ -442,21 +442,34 @@ static PyObject *Decoder_close(DecoderObject *self, PyObject *unused) {
     const char *p = self->buf ? self->buf + self->start : "";
     size_t avail = self->len - self->start;
     if (!self->header_done) {
-        /* A stream needs at least its header. */
+        /* What there is of the header: the reader checks its fields in order,
+         * so a wrong version or flags byte is reported before a missing id. */
+        if (!pith_reader_start(self->d->r, p, avail, self->dicts.ptr, self->dicts.n, PITH_READ_STREAM)) {
+            dec_fail(self->d);
+            return Decoder_fail(self);
+        }
+        size_t size = (avail >= 3 && ((unsigned char)p[2] & 0x01)) ? 11 : 3;
+        if (avail == size) Py_RETURN_NONE; /* a stream of no values */
+        p += size;
+        avail -= size;
+    }
+    if (avail) {
+        size_t at = self->base + (size_t)(p - (self->buf + self->start)), size;
         pith_error err = {PITH_OK, 0, NULL};
-        size_t size;
-        if (pith_stream_scan(p, avail, true, &size, &err) == PITH_SCAN_ERROR) {
+        pith_scan scan = pith_stream_scan(p, avail, false, &size, &err);
+        if (scan == PITH_SCAN_ERROR) { /* the length prefix itself is wrong */
+            err.offset += at;
             raise_pith_error(&err);
             return Decoder_fail(self);
         }
-        raise_decode_error("truncated", avail >= 3 ? 3 : 0, "the stream ends inside its header");
-        return Decoder_fail(self);
-    }
-    if (avail) {
+        if (scan == PITH_SCAN_READY) {
+            PyErr_SetString(PyExc_ValueError, "close() with whole frames not yet read (iterate the decoder first)");
+            return NULL;
+        }
         /* An incomplete frame: its length prefix is cut short, or claims more than remains. */
         unsigned n = (unsigned char)p[0] ? (unsigned)__builtin_ctz((unsigned char)p[0]) + 1 : 9;
-        if (avail < n) raise_decode_error("truncated", self->base, "the stream ends inside a frame length");
-        else raise_decode_error("length_exceeds_input", self->base, "the last frame is longer than the stream");
+        if (avail < n) raise_decode_error("truncated", at, "the stream ends inside a frame length");
+        else raise_decode_error("length_exceeds_input", at, "the last frame is longer than the stream");
         return Decoder_fail(self);
     }
     Py_RETURN_NONE;
