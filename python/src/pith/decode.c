@@ -35,6 +35,8 @@ typedef struct dec_ctx {
     size_t ahead;             /* bytes open containers may still allocate ahead of their items (see AHEAD) */
     struct hash_group *groups; /* keys per Python hash value of a generic map (see dict_of_items) */
     size_t groups_cap;
+    PyObject **untracked;     /* containers of the value being built, kept out of the GC until it is done */
+    size_t nuntracked, untracked_cap;
 } dec_ctx;
 
 static dec_ctx *dec_ctx_new(void) {
@@ -78,6 +80,7 @@ static void dec_ctx_free(dec_ctx *d) {
     PyMem_Free(d->lkeys);
     PyMem_Free(d->frames);
     PyMem_Free(d->groups);
+    PyMem_Free(d->untracked);
     PyMem_Free(d);
 }
 
@@ -97,7 +100,7 @@ static void dec_release(dec_ctx *d, size_t input_len) {
     pith_reader_set_max_depth(d->r, PITH_DEFAULT_MAX_DEPTH);
     if (g_dec_pool || input_len > POOL_RELEASE_BYTES || d->scache_cap > 65536 || d->shapes_cap > 65536 ||
         d->kpool_cap > 65536 || d->lkeys_cap / 2 > 65536 || d->frames_cap > 4096 ||
-        d->groups_cap > 65536) {
+        d->groups_cap > 65536 || d->untracked_cap > 65536) {
         dec_ctx_free(d);
         return;
     }
@@ -107,6 +110,51 @@ static void dec_release(dec_ctx *d, size_t input_len) {
 NOINLINE static PyObject *dec_fail(dec_ctx *d) {
     raise_pith_error(pith_reader_error(d->r));
     return NULL;
+}
+
+/* --- garbage collection ------------------------------------------------------ */
+
+/* Every container allocation counts towards CPython's next collection, and
+ * each collection walks every tracked object of its generations: while a
+ * large value is built, the young and then the older generations fill with
+ * its finished containers and are walked again and again, most of all by
+ * the full collections that its growth triggers. The containers of the value
+ * being built are therefore kept untracked, each with a reference held here,
+ * and all tracked when dec_value returns (whether it succeeds or not), so
+ * the GC sees the value once, whole, as it would have in the end anyway.
+ * Nothing else can reach them meanwhile, so no cycle can form through them.
+ * Should the array not grow, the container simply stays tracked. */
+NOINLINE static int dec_grow_untracked(dec_ctx *d) {
+    size_t cap = d->untracked_cap ? d->untracked_cap * 2 : 256;
+    PyObject **p = PyMem_Realloc(d->untracked, cap * sizeof(PyObject *));
+    if (!p) return -1;
+    d->untracked = p;
+    d->untracked_cap = cap;
+    return 0;
+}
+
+/* Hold untracked container o until the value is done: 0, or -1 if the
+ * array cannot grow (then o must be tracked now). */
+ALWAYS_INLINE int dec_hold(dec_ctx *d, PyObject *o) {
+    if (UNLIKELY(d->nuntracked == d->untracked_cap) && dec_grow_untracked(d) < 0) return -1;
+    d->untracked[d->nuntracked++] = Py_NewRef(o);
+    return 0;
+}
+
+ALWAYS_INLINE void dec_untrack(dec_ctx *d, PyObject *o) {
+    if (dec_hold(d, o) == 0) PyObject_GC_UnTrack(o);
+}
+
+/* Track the containers untracked while building a value, and drop their
+ * references (freeing those no longer part of anything). */
+NOINLINE static void dec_track_all(dec_ctx *d) {
+    size_t n = d->nuntracked;
+    d->nuntracked = 0;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *o = d->untracked[i];
+        if (!PyObject_GC_IsTracked(o)) PyObject_GC_Track(o);
+    }
+    for (size_t i = 0; i < n; i++) Py_DECREF(d->untracked[i]);
 }
 
 /* --- strings ------------------------------------------------------------- */
@@ -418,7 +466,7 @@ static void tmpl_free(dframe *f) {
     PyObject_Free(k);
 }
 
-ALWAYS_INLINE PyObject *tmpl_dict(dframe *f) {
+ALWAYS_INLINE PyObject *tmpl_dict(dec_ctx *d, dframe *f) {
     PyObject *dict = PyDict_New();
     if (UNLIKELY(!dict)) {
         tmpl_free(f);
@@ -428,7 +476,7 @@ ALWAYS_INLINE PyObject *tmpl_dict(dframe *f) {
     ((pith_dict_keys *)mp->ma_keys)->dk_refcnt--; /* the shared empty table it started with */
     mp->ma_keys = (PyDictKeysObject *)f->u.keys;
     mp->ma_used = (Py_ssize_t)f->n;
-    if (f->gc && !PyObject_GC_IsTracked(dict)) PyObject_GC_Track(dict);
+    if (f->gc && dec_hold(d, dict) < 0) PyObject_GC_Track(dict);
     return dict;
 }
 #endif
@@ -473,6 +521,7 @@ NOINLINE static int dec_open(dec_ctx *d, const pith_item *it, int as_key) {
             f->kind = DF_LIST_LONG;
             f->obj = list_with_room(room ? room : 1);
         }
+        if (f->obj && !as_key) dec_untrack(d, f->obj); /* (a key's list becomes a tuple) */
     } else if (it->type == PITH_MAP) {
         int collide;
         PyObject *tmpl;
@@ -548,6 +597,7 @@ ALWAYS_INLINE dframe *dec_open_list(dec_ctx *d, size_t n) {
     f->claim = n * sizeof(PyObject *);
     f->obj = PyList_New((Py_ssize_t)n);
     if (UNLIKELY(!f->obj)) return NULL;
+    dec_untrack(d, f->obj);
     d->ahead -= f->claim;
     d->nframes++;
     return f;
@@ -568,9 +618,10 @@ static PyObject *dec_close(dec_ctx *d, dframe *f) {
         return r;
 #if PITH_DICT_INTERNALS
     case DF_TMPL:
-        return tmpl_dict(f);
+        return tmpl_dict(d, f);
 #endif
     case DF_DICT:
+        if (PyObject_GC_IsTracked(obj)) dec_untrack(d, obj);
         return obj;
     case DF_PAIRS: {
         /* keys from kpool, values from the list */
@@ -590,7 +641,8 @@ static PyObject *dec_close(dec_ctx *d, dframe *f) {
         PyObject *const *items = ((PyListObject *)obj)->ob_item;
         size_t npairs = f->n / 2;
         r = NULL;
-        if (!f->as_key && !f->deep) r = dict_of_items(d, items, npairs);
+        if (!f->as_key && !f->deep && (r = dict_of_items(d, items, npairs)) && PyObject_GC_IsTracked(r))
+            dec_untrack(d, r);
         if (!r && !PyErr_Occurred()) r = map_of_items(items, npairs);
         Py_DECREF(obj);
         return r;
@@ -623,6 +675,7 @@ NOINLINE static PyObject *dec_leaf(dec_ctx *d, pith_item *it) {
     if (n > PRESIZE_MAX || n * sizeof(PyObject *) > d->ahead) return DEC_OPEN;
     PyObject *list = PyList_New((Py_ssize_t)n);
     if (UNLIKELY(!list)) return NULL;
+    dec_untrack(d, list);
     PyObject **items = ((PyListObject *)list)->ob_item;
     for (size_t j = 0; j < n; j++) {
         if (UNLIKELY(!pith_read(d->r, it))) {
@@ -661,7 +714,7 @@ NOINLINE static PyObject *dec_leaf(dec_ctx *d, pith_item *it) {
  * entered) or the frame's end (closed, and its parent's loop resumed). The
  * commonest containers, short lists and maps of a shape seen before, are
  * pushed inline. */
-static PyObject *dec_value(dec_ctx *d) {
+static PyObject *dec_value_run(dec_ctx *d) {
     pith_item it;
     PyObject *v;
     dframe *f;
@@ -811,7 +864,7 @@ tmpl_items: {
     }
     f->i = i;
     f->gc = (uint8_t)gc;
-    v = tmpl_dict(f);
+    v = tmpl_dict(d, f);
     if (UNLIKELY(!v)) {
         d->nframes--;
         goto fail;
@@ -862,6 +915,12 @@ fail_at:
 fail:
     dec_unwind(d);
     return NULL;
+}
+
+static PyObject *dec_value(dec_ctx *d) {
+    PyObject *v = dec_value_run(d);
+    if (d->nuntracked) dec_track_all(d);
+    return v;
 }
 
 
