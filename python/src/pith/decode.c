@@ -14,8 +14,11 @@ typedef struct {
     uint32_t n;
     uint8_t set;
     uint8_t collide; /* two keys are equal in Python (a symbol and a string of one text) */
+    uint8_t no_tmpl; /* make_template cannot serve these keys */
     PyObject *tmpl;  /* a dict of these keys (values None) whose table new dicts copy, or NULL */
     size_t tmpl_size; /* the bytes of that table */
+    struct shapecache_ent *cent; /* the entry of the cache across calls that has these keys, if born == cborn */
+    uint64_t cborn;
 } sh_ent;
 
 typedef struct dec_ctx {

@@ -124,16 +124,17 @@ static PyObject *make_template(PyObject *const *keys, size_t n) {
 #define SHAPECACHE_MAX_KEYS 64
 #define SHAPECACHE_MAX_BYTES 2048
 
-typedef struct {
+typedef struct shapecache_ent {
     uint64_t hash;
     uint32_t n;
     uint8_t collide;
     uint8_t sym_as_str;
-    uint16_t *lens;     /* n key lengths, high bit = symbol */
-    char *bytes;        /* the keys' bytes, concatenated */
-    PyObject **keys;    /* n key objects (strong) */
+    PyObject **keys;    /* n key objects (strong), then in the same block: */
+    uint16_t *lens;     /*   n key lengths, high bit = symbol */
+    char *bytes;        /*   the keys' bytes, concatenated */
     PyObject *tmpl;     /* template dict (strong) or NULL */
     uint64_t used;      /* LRU stamp */
+    uint64_t born;      /* when the entry took these keys */
 } shapecache_ent;
 
 static shapecache_ent g_shapecache[SHAPECACHE_SETS][SHAPECACHE_WAYS];
@@ -179,25 +180,20 @@ static void shapecache_clear_ent(shapecache_ent *c) {
         for (uint32_t i = 0; i < c->n; i++) Py_DECREF(c->keys[i]);
     }
     PyMem_Free(c->keys);
-    PyMem_Free(c->lens);
-    PyMem_Free(c->bytes);
     Py_XDECREF(c->tmpl);
     memset(c, 0, sizeof(*c));
 }
 
-static void shapecache_put(uint64_t h, const pith_key *keys, size_t n, size_t total, PyObject *const *objs,
-                           PyObject *tmpl, int collide, int sym_as_str) {
+/* The entry now holding these keys, or NULL (caching is optional). */
+static shapecache_ent *shapecache_put(uint64_t h, const pith_key *keys, size_t n, size_t total, PyObject *const *objs,
+                                      int collide, int sym_as_str) {
     shapecache_ent fresh;
     memset(&fresh, 0, sizeof(fresh));
-    fresh.lens = PyMem_Malloc(n * sizeof(uint16_t) + 1);
-    fresh.bytes = PyMem_Malloc(total + 1);
-    fresh.keys = PyMem_Malloc(n * sizeof(PyObject *) + 1);
-    if (!fresh.lens || !fresh.bytes || !fresh.keys) {
-        PyMem_Free(fresh.lens);
-        PyMem_Free(fresh.bytes);
-        PyMem_Free(fresh.keys);
-        return; /* caching is optional */
-    }
+    /* one block: what a miss allocates and an eviction frees is most of the cost of a shape seen once */
+    fresh.keys = PyMem_Malloc(n * (sizeof(PyObject *) + sizeof(uint16_t)) + total + 1);
+    if (!fresh.keys) return NULL;
+    fresh.lens = (uint16_t *)(fresh.keys + n);
+    fresh.bytes = (char *)(fresh.lens + n);
     char *b = fresh.bytes;
     for (size_t i = 0; i < n; i++) {
         fresh.lens[i] = (uint16_t)(keys[i].len | ((size_t)keys[i].symbol << 15));
@@ -209,14 +205,34 @@ static void shapecache_put(uint64_t h, const pith_key *keys, size_t n, size_t to
     fresh.n = (uint32_t)n;
     fresh.collide = (uint8_t)collide;
     fresh.sym_as_str = (uint8_t)sym_as_str;
-    fresh.tmpl = Py_XNewRef(tmpl);
-    fresh.used = ++g_shapecache_clock;
+    fresh.used = fresh.born = ++g_shapecache_clock;
     shapecache_ent *set = g_shapecache[h & (SHAPECACHE_SETS - 1)], *victim = &set[0];
     for (int w = 1; w < SHAPECACHE_WAYS; w++)
         if (set[w].used < victim->used) victim = &set[w];
     shapecache_ent old = *victim;
     *victim = fresh;
     shapecache_clear_ent(&old); /* after the swap: decrefs may run arbitrary deallocators */
+    return victim;
+}
+
+/* The template of shape entry sh, made on its second use (in this call, or
+ * in a later one through the cache across calls): building it costs about
+ * what filling one dict does, and most shapes of sparse records serve once.
+ * 0, or -1 with an exception. */
+NOINLINE static int shape_template(dec_ctx *d, sh_ent *sh) {
+    PyObject *t = make_template(d->kpool + sh->off, sh->n);
+    if (!t) {
+        if (PyErr_Occurred()) return -1;
+        sh->no_tmpl = 1;
+        return 0;
+    }
+    sh->tmpl = t; /* owned by the entry */
+#if PITH_DICT_INTERNALS
+    sh->tmpl_size = pith_dk_size((const pith_dict_keys *)((PyDictObject *)t)->ma_keys);
+#endif
+    shapecache_ent *c = sh->cent;
+    if (c && c->born == sh->cborn && !c->tmpl) c->tmpl = Py_NewRef(t);
+    return 0;
 }
 
 /* Offset in kpool of the key objects of the map item `it`; *collide set when
@@ -224,16 +240,18 @@ static void shapecache_put(uint64_t h, const pith_key *keys, size_t n, size_t to
 static Py_ssize_t shape_keys(dec_ctx *d, const pith_item *it, int *collide, PyObject **tmpl) {
     uint32_t si = it->v.map.shape;
     if (LIKELY(si != PITH_NO_INDEX && si < d->shapes_cap && d->shapes[si].set)) {
-        *collide = d->shapes[si].collide;
-        *tmpl = d->shapes[si].tmpl;
-        return (Py_ssize_t)d->shapes[si].off;
+        sh_ent *sh = &d->shapes[si];
+        if (!sh->tmpl && !sh->collide && !sh->no_tmpl && shape_template(d, sh) < 0) return -1;
+        *collide = sh->collide;
+        *tmpl = sh->tmpl;
+        return (Py_ssize_t)sh->off;
     }
     *tmpl = NULL;
     size_t n = it->v.map.count;
     int sym_as_str = (d->opt & OPT_SYMBOL_AS_STR) != 0;
     size_t total = 0;
     uint64_t h = 0;
-    const shapecache_ent *hit = NULL;
+    shapecache_ent *hit = NULL;
     int cacheable = n > 0 && n <= SHAPECACHE_MAX_KEYS;
     if (cacheable) {
         for (size_t i = 0; i < n; i++)
@@ -267,6 +285,7 @@ static Py_ssize_t shape_keys(dec_ctx *d, const pith_item *it, int *collide, PyOb
     size_t off = d->kpool_used;
     int c;
     PyObject *t = NULL;
+    shapecache_ent *cent = hit;
     if (hit) {
         for (size_t i = 0; i < n; i++) d->kpool[d->kpool_used++] = Py_NewRef(hit->keys[i]);
         c = hit->collide;
@@ -283,40 +302,41 @@ static Py_ssize_t shape_keys(dec_ctx *d, const pith_item *it, int *collide, PyOb
         }
         c = keys_collide(d->kpool + off, n, it->v.map.keys);
         if (c < 0) return -1;
-        if (!c) {
-            t = make_template(d->kpool + off, n);
-            if (!t && PyErr_Occurred()) return -1;
-        }
-        if (cacheable) shapecache_put(h, it->v.map.keys, n, total, d->kpool + off, t, c, sym_as_str);
+        if (cacheable) cent = shapecache_put(h, it->v.map.keys, n, total, d->kpool + off, c, sym_as_str);
     }
     *collide = c;
-    if (si != PITH_NO_INDEX) {
-        if (si >= d->shapes_cap) {
-            size_t cap = d->shapes_cap ? d->shapes_cap : 64;
-            while (cap <= si) cap *= 2;
-            sh_ent *p = PyMem_Realloc(d->shapes, cap * sizeof(sh_ent));
-            if (!p) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            memset(p + d->shapes_cap, 0, (cap - d->shapes_cap) * sizeof(sh_ent));
-            d->shapes = p;
-            d->shapes_cap = cap;
-        }
-        d->shapes[si].off = off;
-        d->shapes[si].n = (uint32_t)n;
-        d->shapes[si].set = 1;
-        d->shapes[si].collide = (uint8_t)c;
-        d->shapes[si].tmpl = t; /* owned by the entry */
-#if PITH_DICT_INTERNALS
-        d->shapes[si].tmpl_size = t ? pith_dk_size((const pith_dict_keys *)((PyDictObject *)t)->ma_keys) : 0;
-#endif
-        *tmpl = t;
-        if (si >= d->shapes_hi) d->shapes_hi = si + 1;
-    } else {
+    if (si == PITH_NO_INDEX) {
         /* A shape the full table did not take: used for this map only. */
         Py_XDECREF(t);
-        *tmpl = NULL;
+        return (Py_ssize_t)off;
     }
+    if (si >= d->shapes_cap) {
+        size_t cap = d->shapes_cap ? d->shapes_cap : 64;
+        while (cap <= si) cap *= 2;
+        sh_ent *p = PyMem_Realloc(d->shapes, cap * sizeof(sh_ent));
+        if (!p) {
+            Py_XDECREF(t);
+            PyErr_NoMemory();
+            return -1;
+        }
+        memset(p + d->shapes_cap, 0, (cap - d->shapes_cap) * sizeof(sh_ent));
+        d->shapes = p;
+        d->shapes_cap = cap;
+    }
+    sh_ent *sh = &d->shapes[si];
+    sh->off = off;
+    sh->n = (uint32_t)n;
+    sh->set = 1;
+    sh->collide = (uint8_t)c;
+    sh->cent = cent;
+    sh->cborn = cent ? cent->born : 0;
+    sh->tmpl = t; /* owned by the entry */
+#if PITH_DICT_INTERNALS
+    sh->tmpl_size = t ? pith_dk_size((const pith_dict_keys *)((PyDictObject *)t)->ma_keys) : 0;
+#endif
+    if (si >= d->shapes_hi) d->shapes_hi = si + 1;
+    /* Keys met in an earlier call: a shape that recurs. */
+    if (hit && !t && !c && shape_template(d, sh) < 0) return -1;
+    *tmpl = sh->tmpl;
     return (Py_ssize_t)off;
 }
