@@ -87,6 +87,7 @@ typedef struct enc_ctx {
     size_t room;            /* min(max_depth, frames_cap): below it, a frame is pushed without more checks */
     PyObject **kvs;         /* the keys and values of the EF_DICT frames, a stack of their own */
     size_t kv_used, kv_cap;
+    uint32_t small_runs;    /* buffers in a row that used a small part of the shape tables */
 } enc_ctx;
 
 static enc_ctx *enc_ctx_new(void) {
@@ -112,7 +113,18 @@ static enc_ctx *enc_ctx_new(void) {
 static void enc_shapes_forget(enc_ctx *e) {
     for (size_t i = 0; i < e->pool_used; i++) Py_DECREF(e->pool[i]);
     e->pool_used = 0;
-    if (e->nents) memset(e->sc_index, 0, e->sc_cap * sizeof(uint32_t));
+    if (e->nents * 8 < e->sc_cap) {
+        /* A few entries in a table that an earlier buffer grew: clearing
+         * their slots costs what this buffer did, clearing all what that one did. */
+        size_t mask = e->sc_cap - 1;
+        for (size_t i = 0; i < e->nents; i++) {
+            size_t j = (size_t)e->ents[i].hash & mask;
+            while (e->sc_index[j] != (uint32_t)i + 1) j = (j + 1) & mask;
+            e->sc_index[j] = 0;
+        }
+    } else if (e->nents) {
+        memset(e->sc_index, 0, e->sc_cap * sizeof(uint32_t));
+    }
     e->nents = 0;
     e->hint_at = HINT_ROOT;
     e->hint_root = e->hint_scratch = 0;
@@ -154,10 +166,17 @@ static enc_ctx *enc_acquire(void) {
     return enc_ctx_new();
 }
 
+/* Tables grown by a buffer of many shapes cost their size at every start
+ * (the writer clears its shape index whole): a context that has since
+ * served a run of buffers needing a small part of them is dropped for a
+ * fresh one. */
+#define SMALL_RUNS_MAX 32
+
 static void enc_release(enc_ctx *e, size_t bytes_written) {
+    if (e->sc_cap > 256) e->small_runs = e->nents * 16 < e->sc_cap ? e->small_runs + 1 : 0;
     enc_ctx_clear(e);
     if (g_enc_pool || bytes_written > POOL_RELEASE_BYTES || e->sc_cap > 8192 || e->pool_cap > 16384 ||
-        e->frames_cap > 4096 || e->kv_cap > 65536) {
+        e->frames_cap > 4096 || e->kv_cap > 65536 || e->small_runs > SMALL_RUNS_MAX) {
         enc_ctx_free(e);
         return;
     }
