@@ -351,6 +351,15 @@ ALWAYS_INLINE int enc_int(enc_ctx *e, PyObject *o) {
         if (size < 0) v = -v;
         return LIKELY(pith_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
     }
+#if PyLong_SHIFT == 30
+    /* Two digits (60 bits): timestamps in seconds or milliseconds, most ids. */
+    if (size == 2 || size == -2) {
+        const digit *dg = ((PyLongObject *)o)->ob_digit;
+        int64_t v = (int64_t)dg[0] | ((int64_t)dg[1] << 30);
+        if (size < 0) v = -v;
+        return LIKELY(pith_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
+    }
+#endif
 #else
     if (PyUnstable_Long_IsCompact((PyLongObject *)o)) {
         return LIKELY(pith_write_int(e->w, (int64_t)PyUnstable_Long_CompactValue((PyLongObject *)o)))
