@@ -36,6 +36,7 @@ typedef struct dec_ctx {
     struct dframe *frames;    /* open containers, outermost first (see dec_value) */
     size_t nframes, frames_cap;
     size_t ahead;             /* bytes open containers may still allocate ahead of their items (see AHEAD) */
+    size_t floats;            /* floats made in this call, up to FLOAT_FREE_LIST */
     struct hash_group *groups; /* keys per Python hash value of a generic map (see dict_of_items) */
     size_t groups_cap;
     PyObject **untracked;     /* containers of the value being built, kept out of the GC until it is done */
@@ -194,6 +195,7 @@ ALWAYS_INLINE PyObject *new_ascii(const char *p, size_t n) {
  * their calls and checks: on float- and int-dense documents they were a
  * tenth of the decode. Fresh memory, not the float free list (internal):
  * freed floats still go back to it. */
+#define FLOAT_FREE_LIST 100 /* CPython's PyFloat_MAXFREELIST */
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && !defined(Py_REF_DEBUG) && \
     !defined(Py_TRACE_REFS) && PyLong_SHIFT == 30
 ALWAYS_INLINE PyObject *new_float(double v) {
@@ -412,6 +414,12 @@ ALWAYS_INLINE PyObject *dec_scalar(dec_ctx *d, const pith_item *it) {
     case PITH_INT:
         return new_int(it->v.i);
     case PITH_FLOAT:
+        /* The first ones come from the float free list: memory the last
+         * call's floats just left, still in cache. */
+        if (d->floats < FLOAT_FREE_LIST) {
+            d->floats++;
+            return PyFloat_FromDouble(it->v.f);
+        }
         return new_float(it->v.f);
     case PITH_TRUE:
         Py_RETURN_TRUE;
@@ -955,6 +963,7 @@ fail:
 }
 
 static PyObject *dec_value(dec_ctx *d) {
+    d->floats = 0;
     PyObject *v = dec_value_run(d);
     if (d->nuntracked) dec_track_all(d);
     return v;
