@@ -37,6 +37,7 @@ typedef struct dec_ctx {
     size_t nframes, frames_cap;
     size_t ahead;             /* bytes open containers may still allocate ahead of their items (see AHEAD) */
     size_t floats;            /* floats made in this call, up to FLOAT_FREE_LIST */
+    int defer_gc;             /* keep the containers out of the GC until the value is done (see dec_hold) */
     struct hash_group *groups; /* keys per Python hash value of a generic map (see dict_of_items) */
     size_t groups_cap;
     PyObject **untracked;     /* containers of the value being built, kept out of the GC until it is done */
@@ -127,7 +128,9 @@ NOINLINE static PyObject *dec_fail(dec_ctx *d) {
  * and all tracked when dec_value returns (whether it succeeds or not), so
  * the GC sees the value once, whole, as it would have in the end anyway.
  * Nothing else can reach them meanwhile, so no cycle can form through them.
- * Should the array not grow, the container simply stays tracked. */
+ * Should the array not grow, the container simply stays tracked. Values of
+ * a few kilobytes skip all this: no collection has time to walk them twice. */
+#define GC_DEFER_MIN_BYTES 4096
 NOINLINE static int dec_grow_untracked(dec_ctx *d) {
     size_t cap = d->untracked_cap ? d->untracked_cap * 2 : 256;
     PyObject **p = PyMem_Realloc(d->untracked, cap * sizeof(PyObject *));
@@ -137,9 +140,11 @@ NOINLINE static int dec_grow_untracked(dec_ctx *d) {
     return 0;
 }
 
-/* Hold untracked container o until the value is done: 0, or -1 if the
- * array cannot grow (then o must be tracked now). */
+/* Hold untracked container o until the value is done: 0, or -1 if it is
+ * not held (a small value, or the array cannot grow): then o must be
+ * tracked now. */
 ALWAYS_INLINE int dec_hold(dec_ctx *d, PyObject *o) {
+    if (!d->defer_gc) return -1;
     if (UNLIKELY(d->nuntracked == d->untracked_cap) && dec_grow_untracked(d) < 0) return -1;
     d->untracked[d->nuntracked++] = Py_NewRef(o);
     return 0;
@@ -964,6 +969,7 @@ fail:
 
 static PyObject *dec_value(dec_ctx *d) {
     d->floats = 0;
+    d->defer_gc = d->ahead > AHEAD(GC_DEFER_MIN_BYTES); /* (ahead is AHEAD of the input's length here) */
     PyObject *v = dec_value_run(d);
     if (d->nuntracked) dec_track_all(d);
     return v;
