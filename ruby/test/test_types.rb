@@ -57,6 +57,31 @@ class TestTypes < Minitest::Test
     round_trip([[], [[]], {}, [{}]])
   end
 
+  # Maps are built directly the first time their keys are seen and from a
+  # template afterwards; sizes around Ruby's small-table limit (8) and the
+  # binding's bulk-insert limit (16), shapes used once, twice and often.
+  def test_maps_of_shapes_seen_once_twice_and_often
+    [1, 7, 8, 9, 16, 17, 40].each do |n|
+      keys = Array.new(n) { |i| "k#{n}_#{i}" }
+      sparse = Array.new(60) { |r| keys.each_with_index.select { |_, i| (r >> (i % 6)).odd? || i.zero? }.to_h { |k, i| [k, i * r] } }
+      rows = [sparse, Array.new(5) { |r| keys.to_h { |k| [k, r] } }, keys.to_h { |k| [k, nil] }]
+      back = round_trip(rows)
+      assert_equal rows.flatten.map(&:keys), back.flatten.map(&:keys)
+      dec = Pith::Decoder.new(symbolize_keys: true)
+      bytes = Pith.dump(rows)
+      2.times { assert_equal rows[1].map { |h| h.transform_keys(&:to_sym) }, dec.decode(bytes)[1] }
+      assert Pith.load(bytes, freeze: true).flatten.all?(&:frozen?)
+    end
+    # Large ordinary Hashes are trusted to hold distinct keys, identity ones are not.
+    big = Array.new(40) { |i| ["key#{i}", i] }.to_h
+    assert_equal big, round_trip(big)
+    twins = {}.compare_by_identity
+    40.times { |i| twins[+"key#{i}"] = i }
+    assert_equal big, round_trip(twins)
+    twins[+"key3"] = 0
+    assert_raises(Pith::EncodeError) { Pith.dump([big, twins]) }
+  end
+
   def test_time_keeps_nanoseconds_and_offset
     t = Time.at(1_744_795_427, 123_456_789, :nsec, in: "+05:45")
     back = round_trip(t)

@@ -31,6 +31,39 @@ PITH_RB_NOINLINE void *pith_rb_xrealloc(void *ptr, size_t n, size_t size);
 #define PITH_RB_ALLOC_N(type, n) ((type *)pith_rb_xalloc((n), sizeof(type)))
 #define PITH_RB_REALLOC_N(var, type, n) ((var) = (type *)pith_rb_xrealloc((var), (n), sizeof(type)))
 
+/* Floats without a call for flonums (most doubles): Ruby 3.1's DBL2NUM and
+ * RFLOAT_VALUE are out-of-line functions (a PLT call per float). Both follow
+ * Ruby's internal rb_float_new_inline and rb_float_flonum_value. */
+static inline VALUE pith_rb_float_new(double d) {
+#if USE_FLONUM
+    union {
+        double d;
+        VALUE v;
+    } t;
+    t.d = d;
+    int bits = (int)((VALUE)(t.v >> 60) & 0x7);
+    if (t.v != 0x3000000000000000 && !((bits - 3) & ~0x01)) return (((t.v << 3) | (t.v >> 61)) & ~(VALUE)0x01) | 0x02;
+    if (t.v == 0) return 0x8000000000000002; /* +0.0 */
+#endif
+    return rb_float_new_in_heap(d);
+}
+
+static inline double pith_rb_float_value(VALUE v) {
+#if USE_FLONUM
+    if (RB_FLONUM_P(v)) {
+        if (v == (VALUE)0x8000000000000002) return 0.0;
+        union {
+            double d;
+            VALUE v;
+        } t;
+        VALUE x = (2 - (v >> 63)) | (v & ~(VALUE)0x03);
+        t.v = (x >> 3) | (x << 61);
+        return t.d;
+    }
+#endif
+    return rb_float_value(v);
+}
+
 /* Classes and modules (set once by Init_pith, read-only afterwards). */
 extern VALUE mPith, cEncoder, cDecoder, cDictionary, eError, eEncodeError, eDecodeError, cTimestamp, cExt, cMap;
 extern rb_encoding *pith_utf8, *pith_binary, *pith_usascii;

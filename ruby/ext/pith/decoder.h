@@ -16,7 +16,8 @@
  * map of an evicted shape would cost a fresh template object. */
 #define TEMPLATE_WAYS 4
 
-/* A shape's template Hash (hash_fast.c), keyed by the identity of its keys. */
+/* A shape's template Hash (hash_fast.c), keyed by the identity of its keys:
+ * 0 (Qfalse) an empty way, Qnil a shape seen once (see pith_rb_template_for). */
 typedef struct template_entry {
     uint64_t sig;
     VALUE template;

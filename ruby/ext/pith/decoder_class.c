@@ -34,7 +34,7 @@ static void dec_mark(void *p) {
     for (size_t i = 0; i < KEY_CACHE; i++)
         if (d->cache[i].kind) rb_gc_mark_movable(d->cache[i].value);
     for (size_t i = 0; i < TEMPLATE_CACHE; i++)
-        if (d->templates[i].template) rb_gc_mark_movable(d->templates[i].template);
+        if (!RB_SPECIAL_CONST_P(d->templates[i].template)) rb_gc_mark_movable(d->templates[i].template);
 }
 
 static void dec_compact(void *p) {
@@ -46,7 +46,8 @@ static void dec_compact(void *p) {
     for (size_t i = 0; i < KEY_CACHE; i++)
         if (d->cache[i].kind) d->cache[i].value = rb_gc_location(d->cache[i].value);
     for (size_t i = 0; i < TEMPLATE_CACHE; i++)
-        if (d->templates[i].template) d->templates[i].template = rb_gc_location(d->templates[i].template);
+        if (!RB_SPECIAL_CONST_P(d->templates[i].template))
+            d->templates[i].template = rb_gc_location(d->templates[i].template);
 }
 
 static void dec_free(void *p) {
@@ -307,24 +308,35 @@ typedef struct build_ctx {
     pith_rb_decoder *d;
 } build_ctx;
 
-/* The template for maps with these keys, made on first use. */
+/* The template for maps with these keys, or Qundef: then build the map
+ * directly. A template is made the second time a shape is seen: making one
+ * costs about as much as building a map key by key, and a document of sparse
+ * records uses most of its shapes once (sparse_records: 1,283 shapes in 2,316
+ * maps), which paid for a template and a copy of it each. The first sighting
+ * leaves a marker (Qnil) in the set; a signature shared by two shapes only
+ * makes one template early. */
 VALUE pith_rb_template_for(VALUE self, pith_rb_decoder *d, const VALUE *keys, long n, size_t at) {
     uint64_t sig = (uint64_t)n;
     for (long i = 0; i < n; i++) sig = (sig ^ (uint64_t)keys[i]) * 0x9E3779B97F4A7C15ull;
     template_entry *set = &d->templates[((sig >> 40) * TEMPLATE_WAYS) & (TEMPLATE_CACHE - 1)];
+    template_entry *seen = NULL;
     for (int w = 0; w < TEMPLATE_WAYS; w++) {
         template_entry *e = &set[w];
-        if (e->template && e->sig == sig && pith_rb_template_matches(e->template, keys, n)) return e->template;
+        if (e->sig != sig || !e->template) continue;
+        if (e->template == Qnil) seen = e;
+        else if (pith_rb_template_matches(e->template, keys, n)) return e->template;
     }
-    /* Replace the least recently inserted way: entries shift down, the new one goes first. */
-    memmove(set + 1, set, (TEMPLATE_WAYS - 1) * sizeof(template_entry));
-    template_entry *e = &set[0];
-    e->template = 0;
+    if (!seen) {
+        /* Replace the least recently inserted way: entries shift down, the new one goes first. */
+        memmove(set + 1, set, (TEMPLATE_WAYS - 1) * sizeof(template_entry));
+        set[0].sig = sig;
+        set[0].template = Qnil;
+        return Qundef;
+    }
     charge_hashing(d, text_keys_cost(keys, (size_t)n), at);
     VALUE t = pith_rb_hash_template(keys, n);
     if (!pith_rb_template_matches(t, keys, n)) return Qundef;
-    e->sig = sig;
-    RB_OBJ_WRITE(self, &e->template, t);
+    RB_OBJ_WRITE(self, &seen->template, t);
     return t;
 }
 
@@ -437,8 +449,7 @@ static VALUE close_container(build_ctx *c, const build_frame *f) {
         }
         if (v == Qundef) {
             charge_hashing(d, text_keys_cost(keys, (size_t)n), f->offset);
-            v = rb_hash_new();
-            for (long i = 0; i < n; i++) rb_hash_aset(v, keys[i], values[i]);
+            v = pith_rb_hash_build(keys, values, n);
         }
         /* symbolize_keys can make two keys one ("a" and :a): the option asked
          * for it, and no Pith::Map could hold two equal Symbols. */
@@ -496,7 +507,7 @@ static VALUE build(build_ctx *c) {
             v = LL2NUM(it.v.i);
             break;
         case PITH_FLOAT:
-            v = DBL2NUM(it.v.f);
+            v = pith_rb_float_new(it.v.f);
             break;
         case PITH_MAP:
         case PITH_ARRAY:

@@ -44,7 +44,7 @@ static VALUE copy_leaf(VALUE obj) {
     case T_HASH:
         return RHASH_SIZE(obj) ? Qundef : rb_hash_new();
     case T_FLOAT:
-        return DBL2NUM(RFLOAT_VALUE(obj));
+        return pith_rb_float_new(pith_rb_float_value(obj));
     default:
         return obj;
     }

@@ -374,7 +374,7 @@ PITH_RB_NOINLINE static void encode_fixnum(pith_rb_encoder *e, VALUE obj, uint32
 }
 
 PITH_RB_NOINLINE static void encode_float(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
-    CHECK_W(pith_write_double(e->w, RFLOAT_VALUE(obj)));
+    CHECK_W(pith_write_double(e->w, pith_rb_float_value(obj)));
 }
 
 PITH_RB_NOINLINE static void encode_special(pith_rb_encoder *e, VALUE obj, uint32_t depth) {

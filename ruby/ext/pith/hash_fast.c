@@ -128,12 +128,49 @@ bool pith_rb_hash_pairs(VALUE h, VALUE *out, long n) {
 #endif
 }
 
+#if PITH_AR_LAYOUT
+/* The st_table type of an ordinary Hash (hash.c's objhash, which is not
+ * exported), taken from one at load time. A compare_by_identity Hash has
+ * another (identhash); no other table type holds String keys. */
+static const struct st_hash_type *objhash_type;
+#endif
+
 bool pith_rb_hash_may_repeat_keys(VALUE h) {
 #if PITH_AR_LAYOUT
-    if (pith_rb_hash_fast && !(RBASIC(h)->flags & PITH_RHASH_ST_TABLE_FLAG)) return false;
-#endif
+    if (!pith_rb_hash_fast) return true;
+    if (!(RBASIC(h)->flags & PITH_RHASH_ST_TABLE_FLAG)) return false;
+    /* Checked: an ordinary Hash past 8 pairs was treated as a compare_by_identity
+     * one, its keys checked for duplicates and UTF-8 again at every new shape. */
+    const st_table *st = (const st_table *)((struct pith_rhash *)h)->as.st;
+    return !st || !objhash_type || st->type != objhash_type;
+#else
     (void)h;
     return true;
+#endif
+}
+
+/* Exported by libruby (3.0+) but declared only in its internal headers. */
+VALUE rb_hash_new_with_size(st_index_t size);
+
+/* Pairs interleaved on the machine stack (seen and pinned by the GC) for
+ * rb_hash_bulk_insert, which skips rb_hash_aset's per-pair update callback. */
+#define BULK_MAX 16
+
+VALUE pith_rb_hash_build(const VALUE *keys, const VALUE *values, long n) {
+    /* Sized once: growing an ar table into an st table past 8 pairs rebuilds it. */
+    VALUE h = rb_hash_new_with_size((st_index_t)n);
+    if (n <= BULK_MAX) {
+        VALUE pairs[2 * BULK_MAX];
+        for (long i = 0; i < n; i++) {
+            pairs[2 * i] = keys[i];
+            pairs[2 * i + 1] = values[i];
+        }
+        if (n) rb_hash_bulk_insert(2 * n, pairs, h);
+        RB_GC_GUARD(pairs[0]);
+        return h;
+    }
+    for (long i = 0; i < n; i++) rb_hash_aset(h, keys[i], values[i]);
+    return h;
 }
 
 VALUE pith_rb_hash_template(const VALUE *keys, long n) {
@@ -209,6 +246,29 @@ static bool pairs_agree(VALUE h) {
 }
 #endif
 
+#if PITH_AR_LAYOUT
+/* objhash_type from a Hash of 24 Strings, once a compare_by_identity Hash of
+ * as many is seen to have another type; false if they do not differ. */
+static bool find_objhash_type(void) {
+    VALUE h = rb_hash_new(), ident = rb_hash_new();
+    rb_funcall(ident, rb_intern("compare_by_identity"), 0);
+    for (long i = 0; i < 24; i++) {
+        VALUE k = rb_str_freeze(rb_sprintf("pith-type-%ld", i));
+        rb_hash_aset(h, k, Qtrue);
+        rb_hash_aset(ident, k, Qtrue);
+    }
+    if (!(RBASIC(h)->flags & PITH_RHASH_ST_TABLE_FLAG) || !(RBASIC(ident)->flags & PITH_RHASH_ST_TABLE_FLAG))
+        return false;
+    const st_table *st = (const st_table *)((struct pith_rhash *)h)->as.st;
+    const st_table *id = (const st_table *)((struct pith_rhash *)ident)->as.st;
+    if (!st || !id || !st->type || st->type == id->type) return false;
+    objhash_type = st->type;
+    RB_GC_GUARD(h);
+    RB_GC_GUARD(ident);
+    return true;
+}
+#endif
+
 /* Build maps of every small size both ways and compare with the public API;
  * read Hashes with deleted entries and compare with rb_hash_foreach. */
 static bool self_check(void) {
@@ -235,6 +295,7 @@ static bool self_check(void) {
     }
     /* pith_rb_hash_pairs answers only once everything else checked out. */
     pith_rb_hash_fast = true;
+    find_objhash_type(); /* if it fails, every st table may repeat keys */
     for (long n = 0; n <= 24; n++) {
         VALUE h = rb_hash_new();
         for (long i = 0; i < n; i++) rb_hash_aset(h, rb_sprintf("pith-pairs-%ld", i), LONG2FIX(i));

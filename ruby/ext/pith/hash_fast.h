@@ -9,6 +9,10 @@
 /** True when the fast path is compiled in and passed its load-time self-check. */
 extern bool pith_rb_hash_fast;
 
+/** A new Hash of keys[i] => values[i], built pair by pair (keys hashed). `keys`
+ *  and `values` must stay reachable (they are read after allocations). */
+VALUE pith_rb_hash_build(const VALUE *keys, const VALUE *values, long n);
+
 /** A frozen Hash of `keys` with nil values, to copy maps from. */
 VALUE pith_rb_hash_template(const VALUE *keys, long n);
 
