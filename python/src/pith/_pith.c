@@ -111,7 +111,8 @@ static size_t pith_dk_size(const pith_dict_keys *dk) {
 #define PRESIZE_MAX 64   /* containers are pre-sized at most this much from their (claimed) count */
 #define KEYCACHE_SIZE 2048
 #define KEYCACHE_MAX_LEN 64
-#define POOL_RELEASE_BYTES (1u << 20) /* contexts that handled more than this are freed, not pooled */
+#define POOL_LARGE_BYTES (1u << 20) /* a context that handled more than this is large (see pool_keep) */
+#define POOL_LARGE_MAX (4u << 20)   /* contexts that handled more than this are freed, not pooled */
 
 /* ==========================================================================
  * Module globals
@@ -259,6 +260,19 @@ static int parse_max_depth(PyObject *o, uint32_t *out) {
     }
     *out = overflow || v > (long long)UINT32_MAX ? UINT32_MAX : (uint32_t)v;
     return 0;
+}
+
+/* Whether a context that has just handled `bytes` of a buffer goes back to
+ * its pool. Growing the core's tables and buffers again cost a large call up
+ * to a third of its time (a 1.2 MB buffer of long strings), so a context
+ * grown by a large buffer is kept for the next one, up to POOL_LARGE_MAX; it
+ * is dropped after the first call that is not large, so that what it holds
+ * is not kept for small calls. *large: whether its last call was large. */
+static int pool_keep(uint8_t *large, size_t bytes) {
+    int now = bytes > POOL_LARGE_BYTES;
+    if (bytes > POOL_LARGE_MAX || (*large && !now)) return 0;
+    *large = (uint8_t)now;
+    return 1;
 }
 
 /* ==========================================================================

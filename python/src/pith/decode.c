@@ -21,6 +21,8 @@ typedef struct {
     uint64_t cborn;
 } sh_ent;
 
+#define UNTRACKED_KEEP 262144 /* a pooled context keeps an array of at most this many (2 MB) of them */
+
 typedef struct dec_ctx {
     pith_reader *r;
     uint32_t opt;
@@ -42,6 +44,7 @@ typedef struct dec_ctx {
     size_t groups_cap;
     PyObject **untracked;     /* containers of the value being built, kept out of the GC until it is done */
     size_t nuntracked, untracked_cap;
+    uint8_t large;            /* the last input was large (see pool_keep) */
 } dec_ctx;
 
 static dec_ctx *dec_ctx_new(void) {
@@ -103,9 +106,13 @@ static dec_ctx *dec_acquire(void) {
 static void dec_release(dec_ctx *d, size_t input_len) {
     dec_ctx_clear(d);
     pith_reader_set_max_depth(d->r, PITH_DEFAULT_MAX_DEPTH);
-    if (g_dec_pool || input_len > POOL_RELEASE_BYTES || d->scache_cap > 65536 || d->shapes_cap > 65536 ||
-        d->kpool_cap > 65536 || d->lkeys_cap / 2 > 65536 || d->frames_cap > 4096 ||
-        d->groups_cap > 65536 || d->untracked_cap > 65536) {
+    if (d->untracked_cap > UNTRACKED_KEEP) {
+        PyMem_Free(d->untracked);
+        d->untracked = NULL;
+        d->untracked_cap = 0;
+    }
+    if (g_dec_pool || !pool_keep(&d->large, input_len) || d->scache_cap > 65536 || d->shapes_cap > 65536 ||
+        d->kpool_cap > 65536 || d->lkeys_cap / 2 > 65536 || d->frames_cap > 4096 || d->groups_cap > 65536) {
         dec_ctx_free(d);
         return;
     }

@@ -88,6 +88,7 @@ typedef struct enc_ctx {
     PyObject **kvs;         /* the keys and values of the EF_DICT frames, a stack of their own */
     size_t kv_used, kv_cap;
     uint32_t small_runs;    /* buffers in a row that used a small part of the shape tables */
+    uint8_t large;          /* the last buffer was large (see pool_keep) */
 } enc_ctx;
 
 static enc_ctx *enc_ctx_new(void) {
@@ -175,7 +176,7 @@ static enc_ctx *enc_acquire(void) {
 static void enc_release(enc_ctx *e, size_t bytes_written) {
     if (e->sc_cap > 256) e->small_runs = e->nents * 16 < e->sc_cap ? e->small_runs + 1 : 0;
     enc_ctx_clear(e);
-    if (g_enc_pool || bytes_written > POOL_RELEASE_BYTES || e->sc_cap > 8192 || e->pool_cap > 16384 ||
+    if (g_enc_pool || !pool_keep(&e->large, bytes_written) || e->sc_cap > 8192 || e->pool_cap > 16384 ||
         e->frames_cap > 4096 || e->kv_cap > 65536 || e->small_runs > SMALL_RUNS_MAX) {
         enc_ctx_free(e);
         return;
