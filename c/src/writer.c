@@ -21,10 +21,12 @@ typedef struct wframe {
     pith_kid_map kids; /* GENERIC: the identities of its keys */
 } wframe;
 
-/* A string-table entry: stable bytes (arena or dictionary). */
+/* A string-table entry: stable bytes (arena or dictionary), and their hash,
+ * so that growing the index never reads the strings again. */
 typedef struct wstr {
     const uint8_t *ptr;
     size_t len;
+    uint64_t hash;
 } wstr;
 
 /* Index slots: 16 bits of the hash, 16 bits of generation, 32 bits of
@@ -211,9 +213,9 @@ PITH_NOINLINE static bool grow_strings(pith_writer *w) {
             for (size_t j = 0; j < w->sidx_cap; j++) {
                 uint64_t slot = w->sidx[j];
                 if ((slot & SIDX_GEN_MASK) != gen) continue;
-                /* Rehash from the entry's bytes: the slot keeps only the high bits. */
+                /* The slot keeps only the hash's high bits; the entry has all of it. */
                 const wstr *e = &w->strs[(uint32_t)slot - 1];
-                size_t i = (size_t)hash_bytes(e->ptr, e->len, w->seed) & (cap - 1);
+                size_t i = (size_t)e->hash & (cap - 1);
                 while (ix[i]) i = (i + 1) & (cap - 1);
                 ix[i] = slot;
             }
@@ -257,6 +259,7 @@ PITH_INLINE void add_string_entry(pith_writer *w, const uint8_t *p, size_t n, ui
     }
     w->strs[w->nstrs].ptr = p;
     w->strs[w->nstrs].len = n;
+    w->strs[w->nstrs].hash = h;
     w->nstrs++;
 }
 
