@@ -57,6 +57,39 @@ class TestTypes < Minitest::Test
     round_trip([[], [[]], {}, [{}]])
   end
 
+  # The encoder writes runs of plain items (Integers, Floats, nil, booleans,
+  # UTF-8 and binary Strings) in one call, short arrays of scalars without a
+  # frame, and everything else one by one: arrays mixing every kind, short
+  # and long, alone, nested and in maps.
+  def test_arrays_mixing_every_kind_of_item
+    kinds = [1, -2**40, 2**70, 1.5, 1e300, -0.0, nil, true, false, "a", "é", "\xff".b, "x".encode("ISO-8859-1"),
+             "é".encode("ISO-8859-1"), :sym, :"dyn#{object_id}", [], [1, "a"], {}, { "k" => 1.5 }, Time.at(1, 5, :nsec).utc]
+    convert = lambda do |v|
+      case v
+      when Array then v.map(&convert)
+      when Hash then v.to_h { |k, x| [k, convert.(x)] }
+      when String then v.encoding == Encoding::ISO_8859_1 ? v.encode("UTF-8") : v
+      else v
+      end
+    end
+    r = Random.new(7)
+    300.times do
+      ary = Array.new(r.rand(0..40)) { kinds.sample(random: r) }
+      value = [ary, { "a" => ary, "b" => ary.first(3) }, [ary.first(2), ary.last(16)], ary.first(17)]
+      back = Pith.load(Pith.dump(value))
+      assert exact?(convert.(value), back), "#{value.inspect[0, 300]} came back as #{back.inspect[0, 300]}"
+    end
+  end
+
+  def test_invalid_strings_in_arrays_are_found_where_they_are
+    bad = "\xff".dup.force_encoding("UTF-8")
+    { [[1, 2.5, bad]] => "$[0][2]", { "k" => [1, bad] } => '$["k"][1]', [0] * 20 + [bad] => "$[20]",
+      [[1, [2.5, "ok", bad]]] => "$[0][1][2]", { "k" => bad } => '$["k"]', [{ "k" => [nil, bad] }] => '$[0]["k"][1]' }.each do |v, path|
+      err = assert_raises(Pith::EncodeError) { Pith.dump(v) }
+      assert_includes err.message, "invalid UTF-8 in String at #{path}"
+    end
+  end
+
   # Maps are built directly the first time their keys are seen and from a
   # template afterwards; sizes around Ruby's small-table limit (8) and the
   # binding's bulk-insert limit (16), shapes used once, twice and often.

@@ -13,11 +13,13 @@
 #if defined(__GNUC__)
 #  define PITH_RB_NORETURN(x) x __attribute__((noreturn))
 #  define PITH_RB_NOINLINE __attribute__((noinline))
+#  define PITH_RB_ALWAYS_INLINE __attribute__((always_inline))
 #  define PITH_RB_LIKELY(x) __builtin_expect(!!(x), 1)
 #  define PITH_RB_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #  define PITH_RB_NORETURN(x) x
 #  define PITH_RB_NOINLINE
+#  define PITH_RB_ALWAYS_INLINE
 #  define PITH_RB_LIKELY(x) (x)
 #  define PITH_RB_UNLIKELY(x) (x)
 #endif

@@ -1,6 +1,7 @@
 /*
  * encoder.h - the state of a Pith::Encoder, shared by encoder_class.c (values,
- * the frame loop, entry points) and encoder_maps.c (how a map starts).
+ * the frame loop, entry points), encoder_maps.c (how a map starts) and
+ * encoder_errors.c (paths and raisers).
  */
 #ifndef PITH_RB_ENCODER_H
 #define PITH_RB_ENCODER_H

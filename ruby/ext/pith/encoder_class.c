@@ -74,80 +74,8 @@ static pith_rb_encoder *get_encoder(VALUE self) {
 }
 
 /* ==========================================================================
- * Errors (state is reset before raising, so the encoder stays usable)
+ * Hooks
  * ========================================================================== */
-
-/* Paths longer than twice this show their two ends. */
-#define PATH_ENDS 32
-
-static inline bool is_container(VALUE v) { return RB_TYPE_P(v, T_ARRAY) || RB_TYPE_P(v, T_HASH) || pith_rb_is_map(v); }
-
-static int nested_pair(VALUE key, VALUE value, VALUE nested) {
-    if (!is_container(key) && !is_container(value)) return ST_CONTINUE;
-    *(bool *)nested = true;
-    return ST_STOP;
-}
-
-/* Containers up to this many items, none a container, are shown whole in paths. */
-#define LABEL_ITEMS 16
-
-/* A map key as paths show it: inspected, but a nested or long container only
- * named, since inspect recurses as deep as the key goes. */
-static VALUE key_label(VALUE key) {
-    long n = 0;
-    bool nested = false;
-    if (RB_TYPE_P(key, T_ARRAY)) {
-        n = RARRAY_LEN(key);
-        for (long i = 0; i < n && i < LABEL_ITEMS && !nested; i++) nested = is_container(RARRAY_AREF(key, i));
-    } else if (RB_TYPE_P(key, T_HASH)) {
-        n = (long)RHASH_SIZE(key);
-        if (n <= LABEL_ITEMS) rb_hash_foreach(key, nested_pair, (VALUE)&nested);
-    } else if (pith_rb_is_map(key)) {
-        VALUE pairs = pith_rb_map_pairs(key);
-        n = NIL_P(pairs) ? 0 : RARRAY_LEN(pairs);
-        for (long i = 0; i < n && i < LABEL_ITEMS && !nested; i++)
-            nested = is_container(RARRAY_AREF(RARRAY_AREF(pairs, i), 0)) ||
-                     is_container(RARRAY_AREF(RARRAY_AREF(pairs, i), 1));
-    }
-    if (nested || n > LABEL_ITEMS) return rb_sprintf("#<%" PRIsVALUE " of %ld>", rb_obj_class(key), n);
-    return rb_inspect(key);
-}
-
-/* The path to the value being encoded inside `depth` open containers. */
-static VALUE path_string(pith_rb_encoder *e, uint32_t depth) {
-    VALUE s = rb_str_new_cstr("$");
-    for (uint32_t i = 0; i < depth; i++) {
-        if (depth > 2 * PATH_ENDS && i == PATH_ENDS) {
-            rb_str_catf(s, "...(%u levels)...", depth - 2 * PATH_ENDS);
-            i = depth - PATH_ENDS;
-        }
-        const enc_frame *f = &e->frames[i];
-        if (f->kind == FRAME_ARRAY || f->index < 0)
-            rb_str_catf(s, "[%ld]", f->index);
-        else
-            rb_str_catf(s, "[%" PRIsVALUE "]", key_label(e->stack->ptr[f->base + 1 + 2 * f->index]));
-    }
-    return s;
-}
-
-void pith_rb_enc_reset(pith_rb_encoder *e) {
-    e->stack->len = 0;
-    e->hooks = 0;
-    e->busy = false;
-}
-
-void pith_rb_enc_fail_writer(pith_rb_encoder *e, uint32_t depth) {
-    VALUE path = path_string(e, depth);
-    pith_rb_enc_reset(e);
-    pith_rb_raise_writer(e->w, path);
-}
-
-void pith_rb_enc_fail_value(pith_rb_encoder *e, uint32_t depth, const char *what, VALUE obj) {
-    VALUE path = path_string(e, depth);
-    VALUE klass = rb_obj_class(obj);
-    pith_rb_enc_reset(e);
-    rb_raise(eEncodeError, "%s %" PRIsVALUE " at %" PRIsVALUE, what, klass, path);
-}
 
 /* Call Ruby code (hooks, conversions); if it raises, reset and re-raise. */
 static VALUE protected_call(pith_rb_encoder *e, VALUE (*fn)(VALUE), VALUE arg) {
@@ -160,46 +88,16 @@ static VALUE protected_call(pith_rb_encoder *e, VALUE (*fn)(VALUE), VALUE arg) {
     return result;
 }
 
-static VALUE to_utf8(VALUE str) { return rb_str_encode(str, rb_enc_from_encoding(pith_utf8), 0, Qnil); }
-
-/* A String of another encoding as UTF-8; one that cannot be converted is an
- * EncodeError naming the encoding and the path, like any unsupported value. */
-VALUE pith_rb_enc_to_utf8(pith_rb_encoder *e, VALUE str, uint32_t depth) {
-    int state = 0;
-    VALUE u = rb_protect(to_utf8, str, &state);
-    if (!state) return u;
-    VALUE err = rb_errinfo();
-    if (!rb_obj_is_kind_of(err, rb_eEncodingError)) {
-        pith_rb_enc_reset(e);
-        rb_jump_tag(state);
-    }
-    rb_set_errinfo(Qnil);
-    VALUE path = path_string(e, depth);
-    pith_rb_enc_reset(e);
-    rb_raise(eEncodeError, "cannot convert a %s String to UTF-8 (%" PRIsVALUE ") at %" PRIsVALUE,
-             rb_enc_name(rb_enc_get(str)), rb_obj_as_string(err), path);
-}
-
 /* ==========================================================================
  * Values
  * ========================================================================== */
 
-PITH_RB_NOINLINE static void encode_string(pith_rb_encoder *e, VALUE str, uint32_t depth) {
-    int idx = RB_ENCODING_GET_INLINED(str);
-    if (PITH_RB_LIKELY(idx == pith_utf8_index || idx == pith_usascii_index)) {
-        int cr = ENC_CODERANGE(str);
-        if (PITH_RB_UNLIKELY(cr != ENC_CODERANGE_7BIT && cr != ENC_CODERANGE_VALID)) {
-            cr = rb_enc_str_coderange(str);
-            if (cr == ENC_CODERANGE_BROKEN) pith_rb_enc_fail_value(e, depth, "invalid UTF-8 in", str);
-        }
-        CHECK_W(pith_write_string_utf8(e->w, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)));
-    } else if (idx == pith_binary_index) {
-        CHECK_W(pith_write_binary(e->w, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)));
-    } else {
-        VALUE u = pith_rb_enc_to_utf8(e, str, depth);
-        CHECK_W(pith_write_string(e->w, RSTRING_PTR(u), (size_t)RSTRING_LEN(u)));
-        RB_GC_GUARD(u);
-    }
+/* A String in another encoding than UTF-8, US-ASCII or binary (write_run
+ * takes those): converted to UTF-8. */
+PITH_RB_NOINLINE static void encode_converted_string(pith_rb_encoder *e, VALUE str, uint32_t depth) {
+    VALUE u = pith_rb_enc_to_utf8(e, str, depth);
+    CHECK_W(pith_write_string(e->w, RSTRING_PTR(u), (size_t)RSTRING_LEN(u)));
+    RB_GC_GUARD(u);
 }
 
 static void encode_symbol(pith_rb_encoder *e, VALUE sym, uint32_t depth) {
@@ -258,28 +156,6 @@ static void encode_timestamp_struct(pith_rb_encoder *e, VALUE t, uint32_t depth)
     if (minutes < -1439 || minutes > 1439) pith_rb_enc_fail_value(e, depth, "offset outside -1439..1439 minutes in", t);
     p.offset = (int16_t)minutes;
     CHECK_W(pith_write_timestamp(e->w, &p));
-}
-
-/* A cycle among the open containers and `container` (about to open at
- * `depth`): report the first repetition. Cycles are looked for only once the
- * nesting is too deep, which every cycle reaches, so deep data pays nothing. */
-static void raise_if_cycle(pith_rb_encoder *e, uint32_t depth, VALUE container) {
-    st_table *seen = st_init_numtable();
-    for (uint32_t i = 0; i <= depth; i++) {
-        VALUE c = i < depth ? e->frames[i].container : container;
-        if (st_insert(seen, (st_data_t)c, 0)) {
-            st_free_table(seen);
-            pith_rb_enc_fail_value(e, i, "circular reference to a", c);
-        }
-    }
-    st_free_table(seen);
-}
-
-void pith_rb_enc_too_deep(pith_rb_encoder *e, uint32_t depth, VALUE container) {
-    raise_if_cycle(e, depth, container);
-    VALUE path = path_string(e, depth);
-    pith_rb_enc_reset(e);
-    rb_raise(eEncodeError, "nesting deeper than %u at %" PRIsVALUE, e->max_depth, path);
 }
 
 /* Open an Array at `depth`; false if it is empty (then it is written whole). */
@@ -369,45 +245,86 @@ PITH_RB_NOINLINE static VALUE encode_other(pith_rb_encoder *e, VALUE obj, uint32
     return replacement;
 }
 
+/* Write the leading items of v[0..n) that need no call into Ruby: Integers
+ * in a Fixnum, Floats, nil, true, false, UTF-8 (or US-ASCII) and binary
+ * Strings; returns how many. The writers of floats are inlined here and only
+ * here (a second call site makes the link-time optimizer keep them out of
+ * line), and a run of items pays one call: a call per item was a large part
+ * of writing a float. While an item is written, *index is its index
+ * (first + i), for paths in errors. Nothing here allocates or runs Ruby
+ * code, so v (an Array's items) stays valid. */
+PITH_RB_NOINLINE static long write_run(pith_rb_encoder *e, const VALUE *v, long n, long *index, long first,
+                                       uint32_t depth) {
+    long i;
+    for (i = 0; i < n; i++) {
+        VALUE x = v[i];
+        *index = first + i;
+        double d;
+        if (FIXNUM_P(x)) {
+            CHECK_W(pith_write_int(e->w, FIX2LONG(x)));
+            continue;
+        } else if (RB_FLONUM_P(x)) {
+            d = pith_rb_float_value(x);
+        } else if (RB_SPECIAL_CONST_P(x)) {
+            if (NIL_P(x)) CHECK_W(pith_write_null(e->w));
+            else if (x == Qtrue || x == Qfalse) CHECK_W(pith_write_bool(e->w, x == Qtrue));
+            else break;
+            continue;
+        } else if (RB_BUILTIN_TYPE(x) == T_STRING) {
+            int idx = RB_ENCODING_GET_INLINED(x);
+            if (PITH_RB_LIKELY(idx == pith_utf8_index || idx == pith_usascii_index)) {
+                int cr = ENC_CODERANGE(x);
+                /* Valid UTF-8 is known from the coderange; a scan sets it and allocates nothing. */
+                if (PITH_RB_UNLIKELY(cr != ENC_CODERANGE_7BIT && cr != ENC_CODERANGE_VALID) &&
+                    rb_enc_str_coderange(x) == ENC_CODERANGE_BROKEN)
+                    pith_rb_enc_fail_value(e, depth, "invalid UTF-8 in", x);
+                CHECK_W(pith_write_string_utf8(e->w, RSTRING_PTR(x), (size_t)RSTRING_LEN(x)));
+            } else if (idx == pith_binary_index) {
+                CHECK_W(pith_write_binary(e->w, RSTRING_PTR(x), (size_t)RSTRING_LEN(x)));
+            } else {
+                break;
+            }
+            continue;
+        } else if (RB_BUILTIN_TYPE(x) == T_FLOAT) {
+            d = pith_rb_float_value(x);
+        } else {
+            break;
+        }
+        CHECK_W(pith_write_double(e->w, d));
+    }
+    return i;
+}
+
+/* Single map values: runs in maps are short, and one item through write_run
+ * costs more than through these small writers. */
 PITH_RB_NOINLINE static void encode_fixnum(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
     CHECK_W(pith_write_int(e->w, FIX2LONG(obj)));
 }
 
-PITH_RB_NOINLINE static void encode_float(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
-    CHECK_W(pith_write_double(e->w, pith_rb_float_value(obj)));
+PITH_RB_NOINLINE static void encode_utf8_string(pith_rb_encoder *e, VALUE str, uint32_t depth) {
+    CHECK_W(pith_write_string_utf8(e->w, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)));
 }
 
-PITH_RB_NOINLINE static void encode_special(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
-    if (NIL_P(obj)) CHECK_W(pith_write_null(e->w));
-    else if (obj == Qtrue) CHECK_W(pith_write_bool(e->w, true));
-    else if (obj == Qfalse) CHECK_W(pith_write_bool(e->w, false));
-    else if (SYMBOL_P(obj)) encode_symbol(e, obj, depth);
-    else pith_rb_enc_fail_value(e, depth, "unsupported type", obj);
+/* A String write_run would write with pith_write_string_utf8 as it is. */
+static inline bool plain_utf8(VALUE x) {
+    if (RB_SPECIAL_CONST_P(x) || BUILTIN_TYPE(x) != T_STRING) return false;
+    int idx = RB_ENCODING_GET_INLINED(x), cr = ENC_CODERANGE(x);
+    return (idx == pith_utf8_index || idx == pith_usascii_index) && (cr == ENC_CODERANGE_7BIT || cr == ENC_CODERANGE_VALID);
 }
 
-/* Write obj if it is a value of its own (no container, no hook) and return
- * 0; else return its builtin type. The writers stay out of line, which keeps
- * the loops' registers few. */
-static inline int write_scalar(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
-    if (FIXNUM_P(obj)) {
-        encode_fixnum(e, obj, depth);
-        return 0;
-    }
-    if (RB_FLONUM_P(obj)) {
-        encode_float(e, obj, depth);
-        return 0;
-    }
+/* Write obj if it is a scalar write_run does not take (a Symbol, a Bignum,
+ * a String to convert) and return 0; else return its builtin type (a
+ * container, or an object for a hook). */
+PITH_RB_NOINLINE static int write_other(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
     if (RB_SPECIAL_CONST_P(obj)) {
-        encode_special(e, obj, depth);
+        if (!SYMBOL_P(obj)) pith_rb_enc_fail_value(e, depth, "unsupported type", obj);
+        encode_symbol(e, obj, depth);
         return 0;
     }
     int type = BUILTIN_TYPE(obj);
     switch (type) {
     case T_STRING:
-        encode_string(e, obj, depth);
-        return 0;
-    case T_FLOAT:
-        encode_float(e, obj, depth);
+        encode_converted_string(e, obj, depth);
         return 0;
     case T_BIGNUM:
         encode_bignum(e, obj, depth);
@@ -418,6 +335,109 @@ static inline int write_scalar(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
     default:
         return type;
     }
+}
+
+/* Write obj if it is a value of its own (no container, no hook) and return
+ * 0; else return its builtin type. */
+static inline int write_scalar(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
+    long index;
+    if (write_run(e, &obj, 1, &index, 0, depth)) return 0;
+    return write_other(e, obj, depth);
+}
+
+PITH_RB_NORETURN(static void array_modified(pith_rb_encoder *e));
+static void array_modified(pith_rb_encoder *e) {
+    pith_rb_enc_reset(e);
+    rb_raise(eEncodeError, "array modified during encoding");
+}
+
+/* Taken by write_run, unless it is a String in another encoding or a Symbol. */
+static inline bool run_item(VALUE x) {
+    if (RB_SPECIAL_CONST_P(x)) return true;
+    int t = BUILTIN_TYPE(x);
+    return t == T_STRING || t == T_FLOAT;
+}
+
+/* Write obj if write_other takes it and return 0, else return its builtin
+ * type without a call (containers, objects for hooks). */
+static inline int write_other_or_type(pith_rb_encoder *e, VALUE obj, uint32_t depth) {
+    if (!RB_SPECIAL_CONST_P(obj)) {
+        int t = BUILTIN_TYPE(obj);
+        if (t != T_STRING && t != T_BIGNUM && t != T_SYMBOL) return t;
+    }
+    return write_other(e, obj, depth);
+}
+
+/* Write the items of `ary` from `i` on (up to n), in frame `f` at `depth`,
+ * up to one that is not a scalar: returns its index and *type (n and 0 when
+ * there is none). An Array's items are read in place, so no GC may run
+ * meanwhile: write_run cannot allocate, and the pointer is taken again after
+ * write_other. */
+PITH_RB_ALWAYS_INLINE static inline long write_array_items(pith_rb_encoder *e, enc_frame *f, VALUE ary, long i,
+                                                           long n, uint32_t depth, int *type) {
+    for (; i < n; i++) {
+        long len = RARRAY_LEN(ary);
+        if (PITH_RB_UNLIKELY(i >= len)) array_modified(e);
+        VALUE x = RARRAY_AREF(ary, i);
+        if (run_item(x)) {
+            i += write_run(e, RARRAY_CONST_PTR_TRANSIENT(ary) + i, (len < n ? len : n) - i, &f->index, i, depth);
+            if (i >= n) break;
+            if (PITH_RB_UNLIKELY(i >= RARRAY_LEN(ary))) array_modified(e);
+            x = RARRAY_AREF(ary, i);
+        }
+        f->index = i;
+        if ((*type = write_other_or_type(e, x, depth))) return i;
+    }
+    *type = 0;
+    return n;
+}
+
+/* Arrays up to this long are checked for a leaf Array (write_leaf_array). */
+#define LEAF_MAX 16
+
+/* Written by write_run or write_other: no container, no hook. */
+static inline bool is_scalar(VALUE v) {
+    if (RB_SPECIAL_CONST_P(v)) return true;
+    switch (BUILTIN_TYPE(v)) {
+    case T_STRING:
+    case T_FLOAT:
+    case T_BIGNUM:
+    case T_SYMBOL:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Write a short Array of scalars whole, in its frame (`depth`, for paths and
+ * the depth limit) but without the value-stack entry and the round through
+ * run_frames that a container takes, which cost about as much as the
+ * writer's own work for the array (canada: 111k arrays of two floats).
+ * False, with nothing written, for any other Array. */
+PITH_RB_NOINLINE static bool write_leaf_array(pith_rb_encoder *e, VALUE ary, uint32_t depth) {
+    long n = RARRAY_LEN(ary);
+    /* Growing the frames would move the caller's frame. */
+    if (n > LEAF_MAX || depth >= e->frames_cap) return false;
+    bool run = true;
+    for (long i = 0; i < n; i++) {
+        VALUE x = RARRAY_AREF(ary, i);
+        if (!is_scalar(x)) return false;
+        run = run && run_item(x);
+    }
+    enc_frame *f = pith_rb_enc_frame_open(e, depth, ary);
+    CHECK_W(pith_write_array_begin(e->w, (size_t)n));
+    int type;
+    long k = run ? write_run(e, RARRAY_CONST_PTR_TRANSIENT(ary), n, &f->index, 0, depth + 1) : 0;
+    if (k < n && write_array_items(e, f, ary, k, n, depth + 1, &type) < n) array_modified(e);
+    CHECK_W(pith_write_array_end(e->w));
+    return true;
+}
+
+/* Worth a call of write_leaf_array: short and starting with a scalar (an
+ * empty Array costs open_array no frame either). */
+static inline bool leaf_candidate(VALUE ary) {
+    long n = RARRAY_LEN(ary);
+    return (unsigned long)(n - 1) < LEAF_MAX && is_scalar(RARRAY_AREF(ary, 0));
 }
 
 /* Write the items of the innermost open container `f` (its items are at
@@ -431,13 +451,10 @@ static int write_items(pith_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE *
     if (f->kind == FRAME_ARRAY) {
         VALUE ary = f->container;
         for (long i = f->index + 1; i < n; i++) {
-            if (PITH_RB_UNLIKELY(i >= RARRAY_LEN(ary))) {
-                pith_rb_enc_reset(e);
-                rb_raise(eEncodeError, "array modified during encoding");
-            }
-            f->index = i;
+            i = write_array_items(e, f, ary, i, n, depth, &type);
+            if (!type) return 0;
             VALUE v = RARRAY_AREF(ary, i);
-            if ((type = write_scalar(e, v, depth))) {
+            if (!(type == T_ARRAY && leaf_candidate(v) && write_leaf_array(e, v, depth))) {
                 *obj = v;
                 return type;
             }
@@ -447,9 +464,19 @@ static int write_items(pith_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE *
     const VALUE *pairs = e->stack->ptr + f->base + 1;
     if (f->kind == FRAME_MAP) {
         for (long i = f->index + 1; i < n; i++) {
-            f->index = i;
             VALUE v = pairs[2 * i + 1];
-            if ((type = write_scalar(e, v, depth))) {
+            f->index = i;
+            if (FIXNUM_P(v)) {
+                encode_fixnum(e, v, depth);
+                continue;
+            }
+            if (plain_utf8(v)) {
+                encode_utf8_string(e, v, depth);
+                continue;
+            }
+            if (run_item(v) && write_run(e, &pairs[2 * i + 1], 1, &f->index, i, depth)) continue;
+            if ((type = write_other_or_type(e, v, depth)) &&
+                !(type == T_ARRAY && leaf_candidate(v) && write_leaf_array(e, v, depth))) {
                 *obj = v;
                 return type;
             }
