@@ -87,7 +87,7 @@ export type DecodeErrorCode =
   | 'bad_sync';
 
 /** Malformed input. `code` is the SPEC error name, `offset` the byte offset it names. */
-export class DecodeError extends Error {
+class DecodeError extends Error {
   readonly code: DecodeErrorCode;
   readonly offset: number;
   /** Human-readable detail, without code and offset. */
@@ -102,7 +102,7 @@ export class DecodeError extends Error {
 }
 
 /** A value that Pith cannot represent. `path` locates it (`$`, `$[3].user`, ...). */
-export class EncodeError extends Error {
+class EncodeError extends Error {
   path: string;
   readonly reason: string;
   constructor(reason: string, path = '$') {
@@ -121,7 +121,7 @@ export type Zone = 'utc' | 'offset' | 'floating';
  * for zone `offset`, the UTC offset in minutes. Decoders return a `Date` for
  * UTC timestamps with whole milliseconds and a `Timestamp` otherwise.
  */
-export class Timestamp {
+class Timestamp {
   readonly seconds: number;
   readonly nanos: number;
   readonly zone: Zone;
@@ -153,7 +153,7 @@ export class Timestamp {
 }
 
 /** An extension value whose type has no registered class. */
-export class Ext {
+class Ext {
   readonly type: number;
   readonly data: Uint8Array;
   constructor(type: number, data: Uint8Array) {
@@ -172,7 +172,7 @@ const f64dv = new DataView(f64buf.buffer);
  * whose bits are not the canonical quiet NaN. Decoders return these only with
  * the `exactFloats` option; encoders always accept them and write a float.
  */
-export class Float64 {
+class Float64 {
   readonly value: number;
   /** The IEEE 754 binary64 bit pattern. */
   readonly bits: bigint;
@@ -225,16 +225,84 @@ export interface Extension<T = any> {
   read?: (data: Uint8Array) => T;
 }
 
+// ---------------------------------------------------------------------------
+// One set of classes and one registry per JS realm
+// ---------------------------------------------------------------------------
+// A process may load this package more than once: through both `import`
+// (dist/esm) and `require` (dist/cjs), or as copies nested in different
+// dependencies. Each copy keeping its own classes and registry would make
+// `instanceof DecodeError` false for another copy's errors, its Timestamps
+// unencodable, and extensions registered through one copy unknown to the
+// others. So the first copy loaded puts them on globalThis under a registered
+// symbol, and every later copy uses those. The key carries RUNTIME_VERSION:
+// bump it whenever anything kept there changes shape (fields, constructor
+// arguments, methods or map contents that encoders and decoders rely on), so
+// that copies that would misread each other's objects stay apart.
+
+const RUNTIME_VERSION = 1;
+const RUNTIME_KEY = Symbol.for(`@pith/pith runtime v${RUNTIME_VERSION}`);
+
+interface Runtime {
+  readonly DecodeError: typeof DecodeError;
+  readonly EncodeError: typeof EncodeError;
+  readonly Timestamp: typeof Timestamp;
+  readonly Ext: typeof Ext;
+  readonly Float64: typeof Float64;
+  readonly extByType: Map<number, Extension>;
+  readonly extByClass: Map<Function, Extension>;
+}
+
+function sharedRuntime(): Runtime {
+  const g = globalThis as unknown as Record<symbol, Runtime | undefined>;
+  const found = g[RUNTIME_KEY];
+  if (found) return found;
+  const own: Runtime = Object.freeze({
+    DecodeError, EncodeError, Timestamp, Ext, Float64,
+    extByType: new Map<number, Extension>(),
+    extByClass: new Map<Function, Extension>(),
+  });
+  try {
+    // Read-only and hidden: a later copy cannot replace it and split the registry.
+    Object.defineProperty(g, RUNTIME_KEY, { value: own, enumerable: false, writable: false, configurable: false });
+  } catch {
+    // A non-extensible global object: this copy keeps its own.
+  }
+  return own;
+}
+
+const runtime = sharedRuntime();
+
+// The exported names are the shared classes; the declarations above give
+// them their names and types.
+const SharedDecodeError = runtime.DecodeError;
+type SharedDecodeError = DecodeError;
+const SharedEncodeError = runtime.EncodeError;
+type SharedEncodeError = EncodeError;
+const SharedTimestamp = runtime.Timestamp;
+type SharedTimestamp = Timestamp;
+const SharedExt = runtime.Ext;
+type SharedExt = Ext;
+const SharedFloat64 = runtime.Float64;
+type SharedFloat64 = Float64;
+export {
+  SharedDecodeError as DecodeError,
+  SharedEncodeError as EncodeError,
+  SharedTimestamp as Timestamp,
+  SharedExt as Ext,
+  SharedFloat64 as Float64,
+};
+
 /** @internal */
-export const extByType = new Map<number, Extension>();
+export const extByType = runtime.extByType;
 /** @internal */
-export const extByClass = new Map<Function, Extension>();
+export const extByClass = runtime.extByClass;
 
 /**
  * Registers an extension type, in the spirit of msgpackr: values whose
  * constructor is `Class` are encoded as `EXT(type, write(value))`, and
- * `EXT(type, bytes)` decodes to `read(bytes)`. Registration is global
- * (shared by every Encoder and Decoder of this module instance).
+ * `EXT(type, bytes)` decodes to `read(bytes)`. Registration is global: shared
+ * by every Encoder and Decoder of every copy of this package in the realm
+ * (loaded by `import` or `require`).
  */
 export function addExtension<T>(ext: Extension<T>): void {
   if (!Number.isInteger(ext.type) || ext.type < 0 || ext.type > MAX_EXT_TYPE) {
