@@ -49,9 +49,12 @@ endef
 deps-c:
 	$(call apt_need,cmake ninja-build gcc clang libclang-rt-14-dev xz-utils python3)
 
-# Node.js 20 and npm come with the machine; Debian's are the fallback.
+# Node.js 20 and npm come with the machine; Debian's are the fallback. The
+# browser test (js/test/browser.test.js) drives Debian's chromium: playwright-core
+# downloads no browser.
 deps-js:
 	@command -v node >/dev/null && command -v npm >/dev/null || { $(APT_INSTALL) nodejs npm >/dev/null; }
+	$(call apt_need,chromium xz-utils)
 
 # The Python package builds in a venv from the machine's python3 (3.10+).
 deps-python:
