@@ -46,4 +46,22 @@ class TestOptions < Minitest::Test
     dec = Pith::Decoder.new(symbolize_keys: true)
     3.times { assert_equal({ a: 1 }, dec.decode(enc.encode({ "a" => 1 }))) }
   end
+
+  # A writer sized by a buffer of thousands of shapes is replaced after a run
+  # of small buffers: its options and dictionary must carry over.
+  def test_encoder_options_survive_many_small_buffers_after_a_large_one
+    dict = Pith::Dictionary.new(strings: ["shared"], shapes: [%w[id name]])
+    opts = { dictionary: dict, max_depth: 5 }
+    enc = Pith::Encoder.new(**opts)
+    many = Array.new(3000) { |i| { "k#{i}" => i, "id" => 1 } }
+    assert_equal Pith.dump(many, **opts), enc.encode(many)
+    small = [{ "id" => 1, "name" => "shared" }, { "x" => [1.5, "shared"] }]
+    100.times do |i|
+      value = small[i % 2]
+      assert_equal Pith.dump(value, **opts), enc.encode(value)
+    end
+    assert_raises(Pith::EncodeError) { enc.encode([[[[[[1]]]]]]) }
+    assert_equal Pith.dump(many, **opts), enc.encode(many)
+    assert_equal many, Pith.load(enc.encode(many), dictionary: dict)
+  end
 end

@@ -62,6 +62,9 @@ typedef struct pith_rb_encoder {
     size_t stream_good_len;  /* the stream's bytes up to the last complete frame */
     uint32_t gen;
     size_t gc_count;
+    uint32_t buf_shapes;     /* shapes the current buffer used (highest index + 1) */
+    uint32_t shapes_peak;    /* the most any buffer of this writer used: its shape index is sized for them */
+    uint32_t small_runs;     /* buffers in a row that used a small part of that */
     shape_entry cache[SHAPE_CACHE];
     VALUE *pool;
     size_t pool_len, pool_cap;

@@ -581,15 +581,49 @@ static void begin(pith_rb_encoder *e, uint32_t flags) {
     e->gc_count = rb_gc_count();
 }
 
+/* rb_str_new makes binary Strings (encoding index 0) on every Ruby this
+ * builds for; checked once at load time, else rb_enc_str_new. */
+static bool str_new_is_binary;
+
+static inline VALUE binary_string(const uint8_t *data, size_t len) {
+    if (PITH_RB_LIKELY(str_new_is_binary)) return rb_str_new((const char *)data, (long)len);
+    return rb_enc_str_new((const char *)data, (long)len, pith_binary);
+}
+
+/* The writer clears its whole shape index at every start, and that index
+ * keeps the size the busiest buffer needed: after a buffer of thousands of
+ * shapes, every small buffer paid for clearing it (16 KB for 1,300 shapes,
+ * more than encoding a small record). A writer that has since served a run
+ * of buffers using a small part of it is replaced by a fresh one. */
+#define SMALL_RUNS_MAX 32
+
+static void note_buffer_shapes(pith_rb_encoder *e) {
+    uint32_t used = e->buf_shapes;
+    if (used > e->shapes_peak) e->shapes_peak = used;
+    if (e->shapes_peak <= 256 || (uint64_t)used * 16 >= e->shapes_peak) {
+        e->small_runs = 0;
+        return;
+    }
+    if (++e->small_runs < SMALL_RUNS_MAX) return;
+    pith_writer *fresh = pith_writer_new(NULL);
+    if (!fresh) return; /* keep the old one: slower, not wrong */
+    pith_writer_free(e->w);
+    e->w = fresh;
+    e->shapes_peak = used;
+    e->small_runs = 0;
+}
+
 /* Encode one value as a complete buffer and return it as a binary String. */
 static VALUE encode_buffer(pith_rb_encoder *e, VALUE obj) {
     e->busy = true;
     e->streaming = false;
+    e->buf_shapes = 0;
     begin(e, 0);
     encode_root(e, obj);
     size_t len;
     const uint8_t *data = pith_writer_data(e->w, &len);
-    VALUE out = rb_enc_str_new((const char *)data, (long)len, pith_binary);
+    VALUE out = binary_string(data, len);
+    note_buffer_shapes(e);
     e->busy = false;
     return out;
 }
@@ -725,7 +759,7 @@ static VALUE enc_to_s(VALUE self) {
     }
     size_t len;
     const uint8_t *data = pith_writer_data(e->w, &len);
-    return rb_enc_str_new((const char *)data, (long)e->stream_good_len, pith_binary);
+    return binary_string(data, e->stream_good_len);
 }
 
 /* call-seq: encoder.sync -> encoder
@@ -800,6 +834,7 @@ void pith_rb_init_encoder(void) {
     id_sync_bytes = rb_intern("sync_bytes");
     id_negative_p = rb_intern("negative?");
     default_encoder_key = rb_ractor_local_storage_value_newkey();
+    str_new_is_binary = rb_enc_get_index(rb_str_new(NULL, 0)) == pith_binary_index;
 
     cEncoder = rb_define_class_under(mPith, "Encoder", rb_cObject);
     rb_define_alloc_func(cEncoder, enc_alloc);

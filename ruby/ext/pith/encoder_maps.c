@@ -165,7 +165,10 @@ bool pith_rb_enc_open_map(pith_rb_encoder *e, VALUE container, bool hash, uint32
             CHECK_W(trusted ? pith_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
                             : pith_write_map_begin(e->w, e->kbuf, (size_t)n));
             uint32_t shape = pith_writer_last_shape(e->w);
-            if (shape != PITH_NO_INDEX && plain) cache_store(e, entry, sig, base, n, shape);
+            if (shape != PITH_NO_INDEX) {
+                if (shape >= e->buf_shapes) e->buf_shapes = shape + 1;
+                if (plain) cache_store(e, entry, sig, base, n, shape);
+            }
         } else {
             CHECK_W(pith_write_generic_map_begin(e->w, (size_t)n));
             kind = FRAME_GENERIC;
