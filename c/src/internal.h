@@ -6,6 +6,7 @@
 
 #include "pith.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -352,7 +353,14 @@ typedef struct pith_slot {
     int8_t dec_e;
     int64_t int_val;
     int64_t dec_m;
+    uint8_t bin;          /* writers only: binary floats since the last decimal (SPEC 4.3) */
+    int8_t dec_hint;      /* writers only: exponent of the last non-zero decimal, tried first */
 } pith_slot;
+
+/* The bin count (SPEC 4.3, 7): a slot tests floats for a decimal form while
+ * its count is below BIN_TRUSTED or equal to BIN_RETEST; BIN_TRUSTED follows
+ * BIN_RETEST. */
+enum { BIN_TRUSTED = 4, BIN_RETEST = 19 };
 
 /** Bytes of the 256 one-byte strings (registers point here for short strings). */
 extern const uint8_t pith_single_bytes[256];
@@ -364,6 +372,42 @@ extern const uint8_t pith_single_bytes[256];
 /** If `d` has a decimal form (SPEC 7: shortest digits, at most 15, |e| <= 22),
  *  store it and return true. -0.0, NaN and infinities have none. */
 bool decimal_of_double(double d, int64_t *m, int *e);
+
+/** 10^0 .. 10^22, every one exact in binary64. */
+extern const double pith_powers_of_ten[23];
+
+/** d * 10^k for |k| <= 22: one correctly rounded operation on exact operands. */
+PITH_INLINE double pith_scale_by_ten(double d, int k) {
+    return k >= 0 ? d * pith_powers_of_ten[k] : d / pith_powers_of_ten[-k];
+}
+
+/** d / 10^k for |k| <= 22, likewise. */
+PITH_INLINE double pith_unscale_by_ten(double n, int k) {
+    return k >= 0 ? n / pith_powers_of_ten[k] : n * pith_powers_of_ten[-k];
+}
+
+/** The decimal form of d (as decimal_of_double) if its exponent is e
+ * (-22 <= e <= 22); false when it is not, or when d has no decimal form.
+ * One scaling and one check: the cheap first try when a slot's floats share
+ * an exponent.
+ *
+ * d = N * 10^e with N not a multiple of 10 and |N| < 10^15 is d's shortest
+ * representation: any other decimal that rounds to d and has no more digits
+ * is a multiple of 10^e, so it differs from N * 10^e by at least 10^e, more
+ * than an ulp of d (at most 0.23 * 10^e here). */
+PITH_INLINE bool decimal_at_exponent(double d, int e, int64_t *m) {
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    double a = fabs(d);
+    double x = pith_scale_by_ten(a, -e);
+    /* Also false for NaN and infinities; zeros fail below (v = 0). */
+    if (!(x < 1e15)) return false;
+    int64_t v = (int64_t)(x + 0.5);
+    if (v == 0 || v % 10 == 0 || pith_unscale_by_ten((double)v, -e) != a) return false;
+    int64_t negative = (int64_t)(bits >> 63);
+    *m = (v ^ -negative) + negative;
+    return true;
+}
 
 /** The shortest decimal of a finite double as an integer significand without
  *  trailing zeros (0 for +-0.0) and *exp10: |d| = s * 10^exp10. */

@@ -658,9 +658,11 @@ bool pith_write_double(pith_writer *w, double d) {
 
 static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
     if (!reserve(w, 11)) return false;
+    unsigned bin = slot->bin;
     int64_t m;
-    int e;
-    if (decimal_of_double(d, &m, &e)) {
+    int e = slot->dec_hint;
+    if ((bin < BIN_TRUSTED || bin == BIN_RETEST) &&
+        (decimal_at_exponent(d, e, &m) || decimal_of_double(d, &m, &e))) {
         uint64_t z = zigzag(m);
         bool in_tag = e >= DEC_EMIN && e <= DEC_EMAX;
         size_t abs_size = (in_tag ? 1u : 2u) + varint_size(z);
@@ -691,9 +693,13 @@ static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
             slot->dec_m = m;
             slot->dec_e = (int8_t)e;
             slot->has_dec = 1;
+            slot->bin = 0;
+            /* Zero says nothing about the exponent of the slot's next float. */
+            if (m) slot->dec_hint = (int8_t)e;
             return true;
         }
     }
+    slot->bin = (uint8_t)(bin < BIN_RETEST ? bin + 1 : BIN_TRUSTED);
     if (f32_exact(d)) {
         float f = (float)d;
         uint32_t bits;

@@ -282,6 +282,26 @@ def gen_floats():
     V.valid("dec_delta", "F64 leaves the register", [1.25, 0.1 + 0.2, 1.26])
     V.valid("dec_delta", "delta to zero", [0.5, 0.0, 0.25])
     V.valid("dec_delta", "large mantissas", [1234567.891, 1234567.892])
+    # The slot's bin count (SPEC 4.3, 7): long floats are i + 1/3 (17 digits, not binary32).
+    long = [i + 1 / 3 for i in range(40)]
+    V.file("float_bin", "The bin count: a slot stops testing floats for a decimal form after four "
+                        "binary floats in a row, and tests one float in 16 until it finds one")
+    V.valid("float_bin", "three binary floats keep the test", long[:3] + [1.5])
+    V.valid("float_bin", "four binary floats stop the test", long[:4] + [1.5, 2.3],
+            note="1.5 is F32 and 2.3 is F64 at counts 4 and 5")
+    V.valid("float_bin", "count 18 does not test", long[:18] + [1.5], note="1.5 is F32 at count 18")
+    V.valid("float_bin", "count 19 tests again", long[:19] + [1.5, 2.5],
+            note="1.5 is a decimal at count 19, which resets the count: 2.5 is a decimal")
+    V.valid("float_bin", "a binary float at count 19 is followed by 4", long[:20] + [1.5] + long[20:34] + [2.5],
+            note="count 19 finds no decimal (4 follows), 1.5 at 4 is F32, 2.5 at 19 is a decimal")
+    V.valid("float_bin", "a decimal before four resets the count", long[:3] + [1.5] + long[3:6] + [2.5])
+    V.valid("float_bin", "integers, strings and null leave the count", long[:4] + [7, "x", None, 1.5])
+    V.valid("float_bin", "elements of nested arrays share the slot", [long[0:2], long[2:4], [1.5]])
+    V.valid("float_bin", "slots are independent", [{"a": x, "b": 1.5 + i} for i, x in enumerate(long[:6])])
+    V.valid("float_bin", "binary32 values count as binary", [0.1875 + 2.0 ** -20 * i for i in range(1, 5)] + [1.5],
+            note="0.1875 + i·2^-20 take 16 digits: F32, no decimal form")
+    V.valid("float_bin", "generic map keys and values share the map's slot",
+            P.Map([(long[0], long[1]), (long[2], long[3]), (1.5, 0)]))
 
 
 def gen_strings():
@@ -479,6 +499,10 @@ def gen_streams_and_dicts():
     V.stream("streams", "every frame a sync frame", rows, sync_frames=1)
     V.stream("streams", "sync frame resets registers", [1000, 1001, 1002, "2025-04-16T00:00:00Z",
                                                          "2025-04-16T00:00:05Z", 22.5, 22.6], sync_frames=2)
+    binrows = [[i + 1 / 3 for i in range(4)], [1.5], [1.5]]
+    V.stream("streams", "the bin count persists across frames", binrows,
+             note="the root slot's count reaches 4 in frame 0: 1.5 is F32 in frames 1 and 2")
+    V.stream("streams", "a sync frame resets the bin count", binrows, sync_before=[2])
     V.file("joins", "Joining a stream at a frame boundary: the frames after the header, from frame k on; "
                     "skipped frames up to the first sync frame, decoded from there")
     whole = P.encode_stream(rows, sync_frames=2)

@@ -91,6 +91,8 @@ MAX_STRINGS = 1 << 20
 MAX_SHAPES = 1 << 16
 MIN_TABLE_LEN = 2
 MAX_DEC_DIGITS = 15                # canonical decimal mantissas: |m| < 10**15
+BIN_TRUSTED = 4                    # binary floats in a row after which a slot stops testing
+BIN_RETEST = 19                    # the count at which it tests again; 4 follows it
 MAX_PREFIX = 127
 DEFAULT_MAX_DEPTH = 1000
 MAX_EXT_TYPE = 0xFFFF
@@ -318,12 +320,13 @@ def render_ts_string(variant: int, seconds: int, frac: int, offset: int) -> byte
 
 
 class Slot:
-    __slots__ = ("str", "int", "dec")
+    __slots__ = ("str", "int", "dec", "bin")
 
     def __init__(self):
         self.str = None   # bytes of the last string item in this slot
         self.int = None   # last integer item in int64 range
         self.dec = None   # (m, e) of the last decimal float item
+        self.bin = 0      # encoders only: binary floats since the last decimal (SPEC 4.3)
 
 
 class Shape:
@@ -533,7 +536,8 @@ class Encoder:
 
     def float_(self, d: float, slot: Slot):
         cands = []  # (size, order, bytes, dec)
-        dec = shortest_decimal(d)
+        tested = slot.bin < BIN_TRUSTED or slot.bin == BIN_RETEST
+        dec = shortest_decimal(d) if tested else None
         if dec is not None:
             m, e = dec
             if DEC_EMIN <= e <= DEC_EMAX:
@@ -551,6 +555,9 @@ class Encoder:
         self.out += b
         if dec is not None:
             slot.dec = dec
+            slot.bin = 0
+        else:
+            slot.bin = slot.bin + 1 if slot.bin < BIN_RETEST else BIN_TRUSTED
 
     # -- values ------------------------------------------------------------
     def value(self, v, slot: Slot, depth: int):
