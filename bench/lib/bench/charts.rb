@@ -11,6 +11,7 @@ module Bench
     COLORS = {
       "pith" => "#d9480f", "json" => "#868e96", "oj" => "#f08c00", "msgpack" => "#1971c2",
       "cbor" => "#2f9e44", "marshal" => "#7048e8", "bson" => "#9c6644", "yajl" => "#c2255c",
+      "msgpackr" => "#1971c2", "msgpackr-records" => "#74c0fc",
       "floor" => "#212529", "json + zstd" => "#343a40",
       "raw" => "#1971c2", "LZ4" => "#74c0fc", "Zstd" => "#a5d8ff"
     }.freeze
