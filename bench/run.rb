@@ -57,6 +57,7 @@ require "bench/sections/large"
 require "bench/sections/kinds"
 require "bench/kinds_summary"
 require "bench/sections/external"
+require "bench/sections/node_services"
 
 module Bench
   module Runner
@@ -187,6 +188,7 @@ module Bench
               when "kinds"
                 { "result" => Sections::Kinds.new(ctx, codecs).run }
               when "c" then Sections::CCore.new(ctx).run
+              when "redis", "http" then Sections::NodeServices.new(ctx, id).run
               else Sections::External.new(ctx, id).run
               end
       entry["status"] ||= "ok"

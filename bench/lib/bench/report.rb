@@ -7,6 +7,7 @@ require "json"
 require_relative "util"
 require_relative "charts"
 require_relative "report_kinds"
+require_relative "report_services"
 
 module Bench
   README = File.expand_path("../../README.md", __dir__) # bench/README.md
@@ -38,6 +39,7 @@ module Bench
   class Report
     include Util
     include ReportKinds
+    include ReportServices
 
     OP_TITLES = {
       "encode" => "Encode", "decode" => "Decode",
@@ -569,8 +571,7 @@ module Bench
     def render_externals
       emit("## 6. Other languages", "")
       %w[python js].each { |id| render_external(id, "###") }
-      emit("## 7. Redis and HTTP", "")
-      %w[redis http].each { |id| render_external(id, "###") }
+      render_services
     end
 
     def render_external(id, h)
@@ -646,6 +647,10 @@ module Bench
       unless (kl = kinds_text_summary).empty?
         lines << "" unless lines.empty?
         lines.concat(kl)
+      end
+      unless (sl = services_text_summary).empty?
+        lines << "" unless lines.empty?
+        lines.concat(sl)
       end
       @r["unavailable"].each { |n, why| lines << "#{n}: unavailable (#{why})" }
       lines

@@ -20,8 +20,8 @@ module Bench
       PLUGINS = {
         "python" => ["Python", "bench/python/bench.py", :python],
         "js" => ["TypeScript (Node.js)", "js/bench/bench.mjs", :node],
-        "redis" => ["Redis round trips", "bench/redis/bench.rb", :ruby],
-        "http" => ["HTTP payloads", "bench/http/bench.rb", :ruby]
+        "redis" => ["Redis: bytes per key, encode and decode (Node.js)", "bench/node/redis.mjs", :node],
+        "http" => ["HTTP: requests per second from Redis through Express (Node.js)", "bench/node/http.mjs", :node]
       }.freeze
 
       TIMEOUTS = { "full" => 420, "quick" => 120, "smoke" => 90 }.freeze
