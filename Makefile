@@ -2,6 +2,7 @@
 #
 #   make test    install what is needed, build and run every implementation's tests
 #   make bench   the benchmark suite (see bench/)
+#   make bench-node  npm ci in bench/node (section 7: Redis and HTTP, Node.js)
 #   make c       build the C core, the pith CLI and the C benchmark (c/build)
 #   make ruby    compile the Ruby gem in place (ruby -Iruby/lib -e 'require "pith"')
 #   make memcheck  the Ruby tests under valgrind (part of make test)
@@ -30,7 +31,7 @@ C_FUZZ := c/build-fuzz
 
 .PHONY: all c test test-c test-vectors test-corpus test-differential test-fuzz fuzz bench vectors deps-c clean \
 	crossfuzz-build test-crossfuzz crossfuzz-run fuzz-python-build fuzz-python fuzz-python-run \
-	deps-ruby ruby test-ruby test-gem memcheck deps-js js test-js deps-python python test-python test-bench
+	deps-ruby ruby test-ruby test-gem memcheck deps-js js test-js deps-python python test-python test-bench bench-node
 
 all: c
 
@@ -221,18 +222,25 @@ fuzz-python-run:
 # Benchmarks and generated files
 # --------------------------------------------------------------------------
 # The benchmark suite (bench/README.md): Ruby peers side by side in one
-# process, plus the C core, TypeScript and Python sections.
-bench: c ruby js python
+# process, plus the C core, TypeScript and Python sections, and Redis and
+# HTTP (bench/node/: redis-server from bench/setup, npm packages from bench-node).
+bench: c ruby js python bench-node
 	bench/setup
 	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r bench/python/requirements.txt
 	ruby bench/run.rb
 
 # A short run of every section: fails on an inexact round trip, bytes that
-# differ from spec/vectors/corpus or a section that breaks.
-test-bench: c ruby js python
+# differ from spec/vectors/corpus or a section that breaks (Redis and HTTP
+# included: their servers are started and loaded for a few seconds).
+test-bench: c ruby js python bench-node
 	bench/setup
 	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r bench/python/requirements.txt
 	SMOKE=1 ruby bench/run.rb
+
+# npm ci only when package-lock.json is newer than the installed tree.
+bench-node: deps-js
+	@test bench/node/node_modules/.package-lock.json -nt bench/node/package-lock.json || \
+	  (cd bench/node && npm ci --no-audit --no-fund --loglevel=error)
 
 vectors:
 	$(PYTHON) spec/tools/make_vectors.py
