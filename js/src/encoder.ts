@@ -77,12 +77,14 @@ class StrEntry {
 export class ESlot {
   s: string | null = null; // str register
   se: StrEntry | null = null; // its entry (null for strings of one byte)
-  ik = 0; // int register: 0 none, 1 number, 2 bigint
+  ik = 0; // int register: 0 none, 1 a safe integer in i, 2 an int64 beyond it as ih (signed) * 2^32 + il
   i = 0;
-  ib = 0n;
+  ih = 0;
+  il = 0;
   dk = false; // dec register
   dm = 0;
   de = 0;
+  bin = 0; // binary floats since the last decimal (SPEC 4.3)
   sh: EShape | null = null; // memo: the shape of the last map written in this slot
 }
 
@@ -91,6 +93,7 @@ function resetSlot(s: ESlot): void {
   s.se = null;
   s.ik = 0;
   s.dk = false;
+  s.bin = 0;
 }
 
 /** A key sequence, persistent across buffers in one Encoder; `gen === gen` means "in this buffer's table at idx". */
@@ -190,6 +193,7 @@ const scratchU8 = new Uint8Array(scratch);
 const scratchF32 = new Float32Array(scratch);
 const scratchF64 = new Float64Array(scratch);
 const scratchBig = new BigUint64Array(scratch);
+const scratchU32 = new Uint32Array(scratch);
 const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 class Failure extends Error {}
@@ -817,12 +821,12 @@ function writeInt(v: number, slot: ESlot): void {
         slot.i = v;
         return;
       }
-    } else if (writeDeltaBig(BigInt(v), BigInt(slot.i), al)) {
+    } else if (writeDelta64(hiOf(v), loOf(v), hiOf(slot.i), loOf(slot.i), al)) {
       slot.i = v;
       return;
     }
   } else if (slot.ik === 2) {
-    if (writeDeltaBig(BigInt(v), slot.ib, al)) {
+    if (writeDelta64(hiOf(v), loOf(v), slot.ih, slot.il, al)) {
       slot.ik = 1;
       slot.i = v;
       return;
@@ -834,15 +838,66 @@ function writeInt(v: number, slot: ESlot): void {
   slot.i = v;
 }
 
-/** Writes INT_DELTA if it is strictly smaller than an absolute form of `al` varint bytes. */
-function writeDeltaBig(v: bigint, r: bigint, al: number): boolean {
-  const d = v - r;
-  if (d < INT64_MIN || d > INT64_MAX) return false;
-  const z = d >= 0n ? d << 1n : (-d << 1n) - 1n;
-  if (vlenBig(z) >= al) return false;
+// Integers beyond 2^53 are handled as two 32-bit halves (a signed high word
+// for int64 values, unsigned for the magnitudes of varints): BigInt arithmetic
+// allocates for every operation, and took three quarters of encoding arrays
+// of 64-bit ids.
+const TWO32 = 4294967296;
+
+function hiOf(v: number): number {
+  return Math.floor(v / TWO32);
+}
+
+function loOf(v: number): number {
+  return v - Math.floor(v / TWO32) * TWO32;
+}
+
+/** Varint length of the unsigned 64-bit h * 2^32 + l. */
+function vlen64(h: number, l: number): number {
+  if (h === 0) return vlen(l);
+  const bits = 64 - Math.clz32(h);
+  return bits > 56 ? 9 : Math.ceil(bits / 7);
+}
+
+/** Writes the varint of the unsigned 64-bit h * 2^32 + l (capacity ensured). */
+function writeVarint64(h: number, l: number): void {
+  if (h < 0x200000) return writeVarint(h * TWO32 + l);
+  if (h < 0x1000000) buf[pos++] = 0x80; // 8 bytes: the value shifted left by 8
+  else buf[pos++] = 0; // 9 bytes: the value as is
+  buf[pos++] = l;
+  buf[pos++] = l >>> 8;
+  buf[pos++] = l >>> 16;
+  buf[pos++] = l >>> 24;
+  buf[pos++] = h;
+  buf[pos++] = h >>> 8;
+  buf[pos++] = h >>> 16;
+  if (h >= 0x1000000) buf[pos++] = h >>> 24;
+}
+
+/**
+ * Writes INT_DELTA for v - r (int64 values as signed high and unsigned low
+ * words) if the delta fits int64 and is strictly smaller than an absolute form
+ * of `al` varint bytes.
+ */
+function writeDelta64(vh: number, vl: number, rh: number, rl: number, al: number): boolean {
+  let dl = vl - rl;
+  let dh = vh - rh;
+  if (dl < 0) {
+    dl += TWO32;
+    dh--;
+  }
+  if (dh < -2147483648 || dh > 2147483647) return false;
+  // zigzag: (d << 1) ^ (d >> 63)
+  let zh = ((dh << 1) | (dl >>> 31)) >>> 0;
+  let zl = (dl << 1) >>> 0;
+  if (dh < 0) {
+    zh = ~zh >>> 0;
+    zl = ~zl >>> 0;
+  }
+  if (vlen64(zh, zl) >= al) return false;
   ensure(10);
   buf[pos++] = 0xe7;
-  writeVarintBig(z);
+  writeVarint64(zh, zl);
   return true;
 }
 
@@ -850,17 +905,36 @@ function writeBigInt(v: bigint, slot: ESlot): void {
   ensure(12);
   if (v >= -9007199254740991n && v <= 9007199254740991n) return writeInt(Number(v), slot);
   if (v >= INT64_MIN && v <= UINT64_MAX) {
-    const u = v > 0n ? v - 24n : -9n - v;
-    const al = vlenBig(u);
+    scratchBig[0] = v; // v mod 2^64
+    const lo = scratchU32[littleEndian ? 0 : 1];
+    const hi = scratchU32[littleEndian ? 1 : 0];
+    // the magnitude field: v - 24, or -9 - v = ~v - 8 (|v| > 2^53: no wrap)
+    let uh: number, ul: number;
+    if (v > 0n) {
+      uh = hi;
+      ul = lo - 24;
+    } else {
+      uh = ~hi >>> 0;
+      ul = (~lo >>> 0) - 8;
+    }
+    if (ul < 0) {
+      ul += TWO32;
+      uh--;
+    }
+    const al = vlen64(uh, ul);
+    const signed = v <= INT64_MAX;
     let done = false;
-    if (v <= INT64_MAX && slot.ik !== 0) done = writeDeltaBig(v, slot.ik === 1 ? BigInt(slot.i) : slot.ib, al);
+    if (signed && slot.ik !== 0) {
+      done = slot.ik === 1 ? writeDelta64(hi | 0, lo, hiOf(slot.i), loOf(slot.i), al) : writeDelta64(hi | 0, lo, slot.ih, slot.il, al);
+    }
     if (!done) {
       buf[pos++] = v > 0n ? 0xe5 : 0xe6;
-      writeVarintBig(u);
+      writeVarint64(uh, ul);
     }
-    if (v <= INT64_MAX) {
+    if (signed) {
       slot.ik = 2;
-      slot.ib = v;
+      slot.ih = hi | 0;
+      slot.il = lo;
     }
     return;
   }
@@ -977,8 +1051,20 @@ function shortestDecimalSlow(d: number): boolean {
   return true;
 }
 
+/**
+ * Floats (SPEC 7). The slot's `bin` count (SPEC 4.3) says whether the decimal
+ * form is a candidate at all: after four binary floats in a row only one float
+ * in 16 is tested, so float data measured to full precision costs a
+ * fround and a copy per value.
+ */
 function writeFloat(d: number, slot: ESlot): void {
   ensure(10);
+  const c = slot.bin;
+  if (c >= 4 && c !== 19) {
+    slot.bin = c + 1;
+    if (d !== d) return writeF64Bits(0x7ff8000000000000n);
+    return Math.fround(d) === d ? writeF32(d) : writeF64(d);
+  }
   if (d === d && d !== Infinity && d !== -Infinity) {
     let has: boolean;
     if (d === 0) {
@@ -997,8 +1083,8 @@ function writeFloat(d: number, slot: ESlot): void {
         if (!hasReg) {
           // |m| >= 2^51: the mantissa varint has 8 bytes
           const decSize = (e >= -12 && e <= 3 ? 1 : 2) + 8;
-          if (Math.fround(d) === d) return writeF32(d);
-          if (decSize > 9) return writeF64(d);
+          if (Math.fround(d) === d) return writeBinary32(d, slot);
+          if (decSize > 9) return writeBinary64(d, slot);
         }
         // zigzag values reach 2^54: exact arithmetic in BigInt
         return writeDecimalBig(d, m, e, slot, hasReg);
@@ -1015,8 +1101,8 @@ function writeFloat(d: number, slot: ESlot): void {
           useDelta = true;
         }
       }
-      if (best > 5 && Math.fround(d) === d) return writeF32(d);
-      if (best > 9) return writeF64(d);
+      if (best > 5 && Math.fround(d) === d) return writeBinary32(d, slot);
+      if (best > 9) return writeBinary64(d, slot);
       if (useDelta) {
         buf[pos++] = 0xe9;
         writeVarint(dz);
@@ -1031,13 +1117,28 @@ function writeFloat(d: number, slot: ESlot): void {
       slot.dk = true;
       slot.dm = m;
       slot.de = e;
+      slot.bin = 0;
       return;
     }
-    if (Math.fround(d) === d) return writeF32(d);
-    return writeF64(d);
+    if (Math.fround(d) === d) return writeBinary32(d, slot);
+    return writeBinary64(d, slot);
   }
+  slot.bin = c === 19 ? 4 : c + 1;
   if (d !== d) return writeF64Bits(0x7ff8000000000000n);
   writeF32(d); // infinities are exact in binary32
+}
+
+/** An F32 item in a slot: counts toward the slot's `bin` (19 is followed by 4). */
+function writeBinary32(d: number, slot: ESlot): void {
+  const c = slot.bin;
+  slot.bin = c === 19 ? 4 : c + 1;
+  writeF32(d);
+}
+
+function writeBinary64(d: number, slot: ESlot): void {
+  const c = slot.bin;
+  slot.bin = c === 19 ? 4 : c + 1;
+  writeF64(d);
 }
 
 function zzBig(v: bigint): bigint {
@@ -1056,8 +1157,8 @@ function writeDecimalBig(d: number, m: number, e: number, slot: ESlot, hasReg: b
       dzb = c;
     }
   }
-  if (best > 5 && Math.fround(d) === d) return writeF32(d);
-  if (best > 9) return writeF64(d);
+  if (best > 5 && Math.fround(d) === d) return writeBinary32(d, slot);
+  if (best > 9) return writeBinary64(d, slot);
   if (dzb >= 0n) {
     buf[pos++] = 0xe9;
     writeVarintBig(dzb);
@@ -1072,6 +1173,7 @@ function writeDecimalBig(d: number, m: number, e: number, slot: ESlot, hasReg: b
   slot.dk = true;
   slot.dm = m;
   slot.de = e;
+  slot.bin = 0;
 }
 
 function writeF32(d: number): void {
@@ -1115,6 +1217,8 @@ function writeFloatObject(f: Float64, slot: ESlot): void {
     ensure(10);
     const bits = f.bits;
     // F32 is never chosen for a NaN (SPEC 7)
+    const c = slot.bin;
+    slot.bin = c === 19 ? 4 : c + 1;
     return writeF64Bits(bits);
   }
   writeFloat(v, slot);
