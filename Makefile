@@ -63,9 +63,10 @@ deps-python:
 	@$(PYTHON) -c 'import venv, sys; sys.exit(sys.version_info < (3, 10))' || \
 	  { echo "python3 >= 3.10 with venv is required"; exit 1; }
 
-# Ruby 3.1 and the peers of the benchmark come from Debian, never from rubygems.org.
+# Ruby 3.1 and the peers of the benchmark come from Debian, never from rubygems.org;
+# the dictionary registry's tests (test/test_registry.rb) run against a real redis-server.
 deps-ruby:
-	$(call apt_need,ruby ruby-dev rake ruby-minitest ruby-json ruby-oj ruby-msgpack ruby-cbor gcc make valgrind python3)
+	$(call apt_need,ruby ruby-dev rake ruby-minitest ruby-json ruby-oj ruby-msgpack ruby-cbor gcc make valgrind python3 ruby-redis redis-server)
 
 # --------------------------------------------------------------------------
 # C core

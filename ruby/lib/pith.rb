@@ -5,6 +5,7 @@ require_relative "pith/pith"
 require_relative "pith/coder"
 require_relative "pith/dictionary"
 require_relative "pith/map"
+require_relative "pith/registry"
 
 # Pith: a compact, fast, schemaless binary serialization format.
 #
