@@ -20,6 +20,7 @@ typedef struct shape {
     const uint32_t *key_strings; /* per key string-table index; NULL for a dictionary's */
     pith_slot *slots;
     size_t nkeys;
+    uint64_t hash; /* writers: hash_keys of the keys, to find its index bucket again */
 } shape;
 
 /** Open-addressing index from a 64-bit hash to a table position (+1; 0 = empty). */

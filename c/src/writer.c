@@ -276,8 +276,29 @@ static bool add_shape(pith_writer *w, const pith_key *keys, size_t n, uint64_t h
     w->shapes[w->nshapes].keys = keys;
     w->shapes[w->nshapes].slots = s;
     w->shapes[w->nshapes].nkeys = n;
+    w->shapes[w->nshapes].hash = h;
     w->nshapes++;
     return true;
+}
+
+/* Empty the shape index. A buffer of many shapes leaves a large index: when
+ * the last buffer's shapes fill a small part of it (small messages after a
+ * large document), their own buckets are found again from their hashes and
+ * emptied, so starting a buffer costs what the last one used, not what the
+ * largest one did. */
+static void clear_shape_index(pith_writer *w) {
+    hash_index *ix = &w->shape_index;
+    if (ix->used * 16 >= ix->cap) {
+        hash_index_clear(ix);
+        return;
+    }
+    size_t mask = ix->cap - 1;
+    for (size_t s = 0; s < w->nshapes; s++) {
+        size_t i = (size_t)w->shapes[s].hash & mask;
+        while (ix->positions[i] != s + 1) i = (i + 1) & mask;
+        ix->positions[i] = 0;
+    }
+    ix->used = 0;
 }
 
 /* Forget every index slot (a loaded dictionary's too). */
@@ -319,6 +340,7 @@ static bool load_dictionary(pith_writer *w, const pith_dict *dict) {
         w->shapes[i].slots = w->dict_slots + dict->shape_offsets[i];
         w->shapes[i].nkeys = n;
         w->dict_shape_hashes[i] = hash_keys(keys, n, w->seed);
+        w->shapes[i].hash = w->dict_shape_hashes[i];
     }
     w->dict_slots_n = nslots;
     w->dict_nstrs = w->nstrs;
@@ -341,8 +363,8 @@ static bool reset_state(pith_writer *w, const pith_dict *dict) {
     bool keep = dict && w->dict_serial == dict->serial;
     if (!keep && w->dict_serial) clear_string_index(w); /* another dictionary's entries */
     w->nstrs = w->sidx_used = keep ? w->dict_nstrs : 0;
+    clear_shape_index(w);
     w->nshapes = 0;
-    hash_index_clear(&w->shape_index);
     memset(&w->root, 0, sizeof(w->root));
     memset(&w->key_slot, 0, sizeof(w->key_slot));
     w->has_last = false;

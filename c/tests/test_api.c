@@ -642,6 +642,46 @@ static void test_misc(void) {
     free(big);
 }
 
+/* A reused writer gives every buffer the bytes a fresh writer would, whatever
+ * the buffers before it: many shapes, then few (the shape index is emptied
+ * bucket by bucket), with and without a dictionary's shapes. */
+static bool write_shapes(pith_writer *w, const pith_dict *d, int count, int variety) {
+    bool ok = pith_writer_start(w, d, 0) && pith_write_array_begin(w, (size_t)count);
+    for (int i = 0; ok && i < count; i++) {
+        char name[16];
+        int n = snprintf(name, sizeof name, "k%d", i % variety);
+        pith_key keys[2] = {{"id", 2, false}, {name, (size_t)n, false}};
+        ok = pith_write_map_begin(w, keys, 2) && pith_write_int(w, i) && pith_write_int(w, -i) && pith_write_map_end(w);
+    }
+    return ok && pith_write_array_end(w);
+}
+
+static void test_shape_index_reuse(void) {
+    pith_error err;
+    pith_key strings[1] = {{"admin", 5, false}};
+    pith_key shape_keys[2] = {{"id", 2, false}, {"k1", 2, false}};
+    size_t lens[1] = {2};
+    pith_dict *d = pith_dict_new(NULL, strings, 1, shape_keys, lens, 1, &err);
+    CHECK(d, "dict_new: %s", err.message);
+    pith_writer *w = pith_writer_new(NULL), *fresh = pith_writer_new(NULL);
+    const struct { const pith_dict *d; int count, variety; } runs[] = {
+        {NULL, 6000, 5000}, {NULL, 10, 3}, {d, 10, 3}, {NULL, 4, 4}, {d, 3000, 2500}, {d, 12, 5}, {NULL, 7, 2},
+        {NULL, 3000, 3000}, {NULL, 3000, 3000}, {d, 1, 1},
+    };
+    for (size_t r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        pith_writer_free(fresh);
+        fresh = pith_writer_new(NULL);
+        bool ok = write_shapes(w, runs[r].d, runs[r].count, runs[r].variety) &&
+                  write_shapes(fresh, runs[r].d, runs[r].count, runs[r].variety);
+        size_t la, lb;
+        const uint8_t *a = pith_writer_data(w, &la), *b = pith_writer_data(fresh, &lb);
+        CHECK(ok && la == lb && memcmp(a, b, la) == 0, "buffer %zu of a reused writer equals a fresh writer's", r);
+    }
+    pith_writer_free(w);
+    pith_writer_free(fresh);
+    pith_dict_free(d);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -655,6 +695,7 @@ int main(int argc, char **argv) {
     test_dictionary_reuse();
     test_shape_handles();
     test_long_key_shared_by_shapes();
+    test_shape_index_reuse();
     test_misc();
     return test_summary("test_api");
 }
