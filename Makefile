@@ -57,9 +57,11 @@ deps-js:
 	@command -v node >/dev/null && command -v npm >/dev/null || { $(APT_INSTALL) nodejs npm >/dev/null; }
 	$(call apt_need,chromium xz-utils)
 
-# The Python package builds in a venv from the machine's python3 (3.10+).
+# The Python package builds in a venv from the machine's python3 (3.10+); the
+# dictionary registry's tests (tests/test_registry.py) use a real redis-server
+# through redis-py.
 deps-python:
-	$(call apt_need,gcc)
+	$(call apt_need,gcc redis-server)
 	@$(PYTHON) -c 'import venv, sys; sys.exit(sys.version_info < (3, 10))' || \
 	  { echo "python3 >= 3.10 with venv is required"; exit 1; }
 
@@ -165,7 +167,7 @@ PY_VENV := python/.venv
 # pip install ./python rebuilds the extension every time: tests never see a stale build.
 python: deps-python
 	test -x $(PY_VENV)/bin/python || $(PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/pip install -q --disable-pip-version-check ./python pytest hypothesis mypy
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check ./python pytest hypothesis mypy redis==8.1.0
 
 test-python: python
 	cd python && .venv/bin/python -m pytest -q -p no:cacheprovider tests

@@ -38,6 +38,7 @@ from ._pith import (
     loads,
     loads_stream,
 )
+from .registry import DictionaryRegistry, UnknownDictionaryError
 
 __version__ = "0.1.0"
 

@@ -1,5 +1,6 @@
 import datetime
 from typing import Any, Callable, Iterable, Iterator, Sequence, Tuple, Union, final
+from .registry import DictionaryRegistry as DictionaryRegistry, UnknownDictionaryError as UnknownDictionaryError
 
 _Buffer = Union[bytes, bytearray, memoryview]
 _Dictionaries = Union["Dictionary", Sequence["Dictionary"], None]
