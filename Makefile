@@ -52,10 +52,10 @@ deps-c:
 
 # Node.js 20 and npm come with the machine; Debian's are the fallback. The
 # browser test (js/test/browser.test.js) drives Debian's chromium: playwright-core
-# downloads no browser.
+# downloads no browser. The dictionary registry's test starts a redis-server.
 deps-js:
 	@command -v node >/dev/null && command -v npm >/dev/null || { $(APT_INSTALL) nodejs npm >/dev/null; }
-	$(call apt_need,chromium xz-utils)
+	$(call apt_need,chromium xz-utils redis-server)
 
 # The Python package builds in a venv from the machine's python3 (3.10+); the
 # dictionary registry's tests (tests/test_registry.py) use a real redis-server

@@ -8,3 +8,4 @@ export type { FromSamplesOptions, Key } from './dictionary.js';
 export { diag } from './diag.js';
 export { DecodeError, EncodeError, Timestamp, Ext, Float64, addExtension, removeExtension } from './common.js';
 export type { DecodeErrorCode, Extension, Zone, DictionaryLike } from './common.js';
+export { DictionaryRegistry, UnknownDictionaryError, dictionaryId, DEFAULT_PREFIX as DICTIONARY_PREFIX, type DictionaryStore } from './dictionary-registry.js';

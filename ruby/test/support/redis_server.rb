@@ -14,6 +14,7 @@ class TestRedisServer
   def initialize
     @dir = Dir.mktmpdir("pith-test-redis-")
     @port = free_port
+    @owner = Process.pid
     bin = ENV["REDIS_SERVER"] || "redis-server"
     @pid = Process.spawn(bin, "--port", @port.to_s, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                          "--dir", @dir, out: File::NULL, err: File::NULL)
@@ -24,7 +25,7 @@ class TestRedisServer
   end
 
   def stop
-    return unless @pid
+    return unless @pid && Process.pid == @owner # a forked child leaves the server to its parent
 
     Process.kill("TERM", @pid)
     Process.wait(@pid)
