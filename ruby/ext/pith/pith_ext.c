@@ -3,6 +3,7 @@
  */
 #include "common.h"
 
+#include "declared_class.h"
 #include "hash_fast.h"
 
 VALUE mPith;
@@ -45,5 +46,6 @@ RUBY_FUNC_EXPORTED void Init_pith(void) {
     pith_rb_init_encoder();
     pith_rb_init_decoder();
     pith_rb_init_deep_copy();
+    pith_rb_init_declared();
     pith_rb_init_hash_fast();
 }
