@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "declared_class.h"
+
 VALUE cEncoder;
 static ID id_to_pith, id_call, id_utc_p, id_subsec, id_default, id_dictionary, id_max_depth, id_denominator,
     id_sync_frames, id_sync_bytes, id_negative_p;
@@ -544,6 +546,8 @@ static void encode_root(pith_rb_encoder *e, VALUE obj) {
                 opened = open_array(e, obj, depth, pending);
             } else if (pith_rb_is_map(obj)) {
                 opened = pith_rb_enc_open_map(e, obj, false, depth, pending);
+            } else if (pith_rb_enc_declared(e, obj, depth, pending, &opened)) {
+                /* a declared class: the map of its attributes, opened or written */
             } else {
                 VALUE replacement = encode_other(e, obj, depth);
                 if (replacement != Qundef) {
