@@ -1818,7 +1818,18 @@ export function asBytes(input: Uint8Array | ArrayBuffer | ArrayLike<number>): Ui
   }
   if (input instanceof ArrayBuffer) return new Uint8Array(input);
   if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-  return Uint8Array.from(input as ArrayLike<number>);
+  const tag = Object.prototype.toString.call(input);
+  if (tag === '[object ArrayBuffer]' || tag === '[object SharedArrayBuffer]') return new Uint8Array(input as unknown as ArrayBuffer);
+  if (Array.isArray(input)) {
+    const out = Uint8Array.from(input as number[]);
+    for (let i = 0; i < out.length; i++) {
+      const b = (input as unknown[])[i];
+      if (b !== out[i]) throw new TypeError(`Pith input must be bytes: element ${i} of the array is not an integer 0..255`);
+    }
+    return out;
+  }
+  const what = input === null ? 'null' : typeof input === 'object' ? `${(input as object).constructor?.name ?? 'object'}` : typeof input;
+  throw new TypeError(`Pith input must be a Uint8Array, an ArrayBuffer or a view of one, not ${what}`);
 }
 
 /** A reusable decoder: keeps its tables' storage and shape memo between calls. */

@@ -32,7 +32,7 @@ import {
   TSV_SPACE,
   FLAG_DICT,
 } from './common.js';
-import { locate } from './locate.js';
+import { locate, hasHiddenState } from './locate.js';
 import { KeyIdentities } from './key-identity.js';
 import { StreamEncoder } from './stream-encoder.js';
 export { StreamEncoder };
@@ -1562,8 +1562,9 @@ function writeObjectValue(v: object, slot: ESlot): void {
   }
   if (v instanceof Map) return writeMap(v as Map<unknown, unknown>, slot);
   if (v instanceof Date) return writeDate(v);
-  if (instancesAsMaps && typeof c === 'function') return writeObject(v as Record<string, unknown>, slot, false);
+  if (instancesAsMaps && typeof c === 'function' && !hasHiddenState(v)) return writeObject(v as Record<string, unknown>, slot, false);
   const name = typeof c === 'function' && c.name ? c.name : 'object';
+  if (instancesAsMaps) fail(v, `unsupported type ${name} (its contents are not properties: register an extension)`);
   fail(v, `unsupported type ${name} (register an extension, or option classInstances: "map")`);
 }
 
@@ -1688,6 +1689,13 @@ export class Encoder {
   _enter(): unknown[] | null {
     const saved = active ? snapshot() : null;
     active = true;
+    if (this._buf.length === 0) {
+      // a slab whose ArrayBuffer was transferred (postMessage, structuredClone)
+      // is detached: start a new one
+      this._buf = new Uint8Array(0);
+      this._view = new DataView(this._buf.buffer);
+      this._pos = 0;
+    }
     buf = this._buf;
     view = this._view;
     cap = buf.length;

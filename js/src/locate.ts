@@ -17,13 +17,30 @@ function pathKey(k: unknown): string {
   return '[<key>]';
 }
 
+// Built-in objects whose contents are internal slots, not own properties: as
+// maps they would be written as `{}` or as a few stray properties. Checked by
+// their toString tag, which also holds for objects of other realms.
+const HIDDEN_STATE = new Set([
+  'Set', 'WeakSet', 'WeakMap', 'WeakRef', 'FinalizationRegistry', 'ArrayBuffer', 'SharedArrayBuffer', 'DataView',
+  'Int8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array', 'Float32Array', 'Float64Array',
+  'BigInt64Array', 'BigUint64Array', 'Promise', 'RegExp', 'Error', 'Number', 'String', 'Boolean', 'Symbol', 'BigInt',
+  'Map Iterator', 'Set Iterator', 'Array Iterator', 'String Iterator', 'RegExp String Iterator', 'Generator', 'AsyncGenerator',
+  'Date', 'Map', 'Arguments', 'Blob', 'File', 'URL', 'URLSearchParams', 'Headers', 'AbortSignal', 'MessagePort',
+]);
+const objectToString = Object.prototype.toString;
+
+export function hasHiddenState(v: object): boolean {
+  const tag = objectToString.call(v);
+  return HIDDEN_STATE.has(tag.slice(8, -1));
+}
+
 function isContainer(v: object, instancesAsMaps: boolean): boolean {
   if (Array.isArray(v) || v instanceof Map) return true;
   const c = (v as { constructor?: unknown }).constructor;
   if (c === Object || (c === undefined && Object.getPrototypeOf(v) === null)) return true;
   if (v instanceof Uint8Array || v instanceof Date || v instanceof Float64 || v instanceof Timestamp || v instanceof Ext) return false;
   if (typeof c === 'function' && extByClass.has(c)) return false;
-  return instancesAsMaps;
+  return instancesAsMaps && !hasHiddenState(v);
 }
 
 /** A container being walked: its items (and their paths) in encoding order. */

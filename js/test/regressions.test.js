@@ -1,10 +1,13 @@
 // Regression tests for defects found by hostile-input testing: writes that
 // cross the encoder's 64 KiB slab, containers mutated while they are encoded,
-// map keys a JS Map would merge, and nesting deeper than the JS stack.
+// map keys a JS Map would merge, nesting deeper than the JS stack, and what a
+// new user runs into (transferred results, inputs that are not bytes, objects
+// that are not maps).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
+import vm from 'node:vm';
 import * as pith from '../dist/esm/index.js';
 import { HERE, bytesToHex, hexToBytes, modelJS, show, toX } from './helpers.js';
 
@@ -630,4 +633,60 @@ test('extensions that encode and decode deep values from inside deep values', ()
   } finally {
     removeExtension(78);
   }
+});
+
+// ---------------------------------------------------------------------------
+// Transfers, inputs that are not bytes, objects that are not maps
+// ---------------------------------------------------------------------------
+
+test('transferring a result\'s buffer detaches the slab: later encodes start a new one', () => {
+  const enc = new Encoder();
+  for (const encodeOne of [(v) => encode(v), (v) => enc.encode(v)]) {
+    const first = encodeOne({ a: 1, b: 'text' });
+    const want = bytesToHex(first);
+    const moved = structuredClone(first.buffer, { transfer: [first.buffer] });
+    assert.equal(first.length, 0, 'the view is detached');
+    assert.ok(moved.byteLength >= want.length / 2);
+    const again = encodeOne({ a: 1, b: 'text' });
+    assert.equal(bytesToHex(again), want);
+    // a copy owns exactly its bytes and transfers alone
+    const own = encodeOne([1, 2, 3]).slice();
+    assert.equal(own.buffer.byteLength, own.length);
+    assert.deepEqual(decode(structuredClone(own.buffer, { transfer: [own.buffer] })), [1, 2, 3]);
+    assert.deepEqual(decode(encodeOne('after')), 'after');
+  }
+});
+
+test('inputs that are not bytes are TypeErrors', () => {
+  const bad = ['hello', null, undefined, 42, {}, { length: 4 }, [0xc1, 0x70, 0x10, 300], [0xc1, 0x70, 0x10, 'e0'], [0xc1, 0x70, 0x10, 1.5]];
+  const dec = new Decoder();
+  for (const input of bad) {
+    assert.throws(() => decode(input), TypeError, show(input));
+    assert.throws(() => dec.decode(input), TypeError, show(input));
+    assert.throws(() => pith.decodeStream(input), TypeError, show(input));
+    assert.throws(() => new pith.StreamDecoder().feed(input), TypeError, show(input));
+  }
+  // byte containers of every kind still decode
+  const bytes = encode({ x: [1, 'two'] });
+  for (const input of [bytes, Buffer.from(bytes), bytes.slice().buffer, new DataView(bytes.slice().buffer), Array.from(bytes)]) {
+    assert.deepEqual(decode(input), { x: [1, 'two'] });
+  }
+});
+
+test('classInstances: "map" refuses objects whose contents are not properties', () => {
+  class Point {
+    constructor() {
+      this.x = 1;
+      this.y = 2;
+    }
+  }
+  assert.deepEqual(decode(encode(new Point(), { classInstances: 'map' })), { x: 1, y: 2 });
+  const refused = [new Set([1, 2]), new WeakMap(), new Int32Array([1]), new Float64Array(2), new ArrayBuffer(4), /re/, new Error('e'),
+    Promise.resolve(1), Object(3), new (class extends Set {})([1]), vm.runInNewContext('new Set([1])'), vm.runInNewContext('new Map([["a", 1]])')];
+  for (const v of refused) {
+    for (const where of [v, { inside: [v] }]) {
+      assert.throws(() => encode(where, { classInstances: 'map' }), (e) => e instanceof EncodeError && /unsupported type/.test(e.reason), show(v));
+    }
+  }
+  assert.throws(() => encode({ s: new Set() }, { classInstances: 'map' }), (e) => e.path === '$.s');
 });
