@@ -48,7 +48,7 @@ define apt_need
 endef
 
 deps-c:
-	$(call apt_need,cmake ninja-build gcc clang libclang-rt-14-dev xz-utils python3)
+	$(call apt_need,cmake ninja-build gcc clang libclang-rt-14-dev xz-utils python3 pkg-config)
 
 # Node.js 20 and npm come with the machine; Debian's are the fallback. The
 # browser test (js/test/browser.test.js) drives Debian's chromium: playwright-core
@@ -117,9 +117,33 @@ fuzz: deps-c crossfuzz-build fuzz-python-build
 	$(MAKE) -k -j 3 --output-sync=target --no-print-directory test-fuzz fuzz-python-run crossfuzz-run \
 	  FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
 
-test: test-c test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-bench \
+test: test-c test-install-c test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-bench \
 	test-crossfuzz
 	@echo "all tests passed"
+
+# The C library as its users install it: cmake --install into a scratch
+# prefix, a program built against it through pkg-config (shared, then static),
+# the shared library exporting pith_* symbols only, and the installed CLI.
+test-install-c: deps-c
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	cmake -S c -B $$tmp/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPITH_BUILD_TESTS=OFF -DPITH_BUILD_BENCH=OFF \
+	  -DCMAKE_INSTALL_PREFIX=$$tmp/prefix >/dev/null; \
+	cmake --build $$tmp/build -j $(JOBS) >/dev/null; \
+	cmake --install $$tmp/build >/dev/null; \
+	pc=$$(find $$tmp/prefix -name pith.pc); lib=$$(dirname $$(dirname $$pc)); \
+	export PKG_CONFIG_PATH=$$(dirname $$pc); \
+	cc -std=c11 -Wall -Wextra -Werror c/tests/install/consumer.c $$(pkg-config --cflags --libs pith) -o $$tmp/shared; \
+	LD_LIBRARY_PATH=$$lib $$tmp/shared; \
+	LD_LIBRARY_PATH=$$lib ldd $$tmp/shared | grep -q "$$lib/libpith.so"; \
+	cc -std=c11 -Wall -Wextra -Werror c/tests/install/consumer.c $$(pkg-config --cflags pith) $$lib/libpith.a \
+	  $$(pkg-config --static --libs-only-l pith | sed 's/-lpith//') -o $$tmp/static; \
+	$$tmp/static; \
+	! ldd $$tmp/static | grep -q libpith; \
+	exported=$$(nm -D --defined-only $$lib/libpith.so | awk '{print $$3}' | grep -v '^pith_' || true); \
+	test -z "$$exported" || { echo "libpith.so exports non-pith symbols: $$exported"; exit 1; }; \
+	test -f $$tmp/prefix/include/pith.h; \
+	echo '{"a":[1,2.5,"x"]}' | $$tmp/prefix/bin/pith encode | $$tmp/prefix/bin/pith decode | grep -q '"a"'; \
+	echo "C library: installed, found by pkg-config, linked shared and static, CLI runs"
 
 # --------------------------------------------------------------------------
 # Ruby gem
