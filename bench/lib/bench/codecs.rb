@@ -138,6 +138,20 @@ module Bench
       def decode(str) = ::Yajl::Parser.parse(str)
     end
 
+    # YAML through Psych (Ruby's standard library). Only in the per-type
+    # section: at tens of microseconds per small value it would dominate the
+    # document sections' run time. Psych 4's load is safe_load: Time and
+    # application classes are permitted per call (the per-type adapters).
+    class Yaml < Codec
+      def initialize
+        require "yaml"
+        super("yaml", api: "YAML.dump / YAML.load (Psych; safe load, classes permitted per type)", package: "ruby (Psych, stdlib)")
+      end
+      def version = "Psych #{::Psych::VERSION}"
+      def encode(obj) = ::YAML.dump(obj)
+      def decode(str) = ::YAML.load(str)
+    end
+
     # The floor for decoding: a native deep copy (new Hash/Array/String for every
     # node) of the decoded value, i.e. the cost of creating the objects at all.
     class Floor
@@ -151,9 +165,11 @@ module Bench
 
     # Order of the rows in every table: Pith first, then the seed benchmark's peers.
     ORDER = %w[pith json oj msgpack cbor marshal bson yajl].freeze
+    # Codecs of the per-type section alone (ONLY/EXCEPT name them too).
+    TYPES_ONLY = %w[yaml].freeze
     CLASSES = {
       "pith" => Pith, "json" => Json, "oj" => Oj, "msgpack" => Msgpack, "cbor" => Cbor,
-      "marshal" => Marshal, "bson" => Bson, "yajl" => Yajl
+      "marshal" => Marshal, "bson" => Bson, "yajl" => Yajl, "yaml" => Yaml
     }.freeze
 
     # Returns [available codecs (in ORDER), {name => reason} for the unavailable].

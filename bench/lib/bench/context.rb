@@ -61,9 +61,15 @@ module Bench
       all = Codecs::ORDER
       only = list_env("ONLY")
       except = list_env("EXCEPT") || []
-      bad = ((only || []) + except) - all
-      raise ConfigError, "unknown codec(s) #{bad.join(', ')} (known: #{all.join(', ')})" unless bad.empty?
+      bad = ((only || []) + except) - all - Codecs::TYPES_ONLY
+      raise ConfigError, "unknown codec(s) #{bad.join(', ')} (known: #{(all + Codecs::TYPES_ONLY).join(', ')})" unless bad.empty?
       (only ? all & only : all) - except
+    end
+
+    # The per-type section's own codecs (Codecs::TYPES_ONLY) that ONLY/EXCEPT keep.
+    def types_only_codecs
+      only = list_env("ONLY")
+      (only ? Codecs::TYPES_ONLY & only : Codecs::TYPES_ONLY) - (list_env("EXCEPT") || [])
     end
 
     # The documents of the seed section: every *.json (or *.json.xz) in CORPUS,

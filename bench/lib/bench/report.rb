@@ -458,7 +458,10 @@ module Bench
       emit("## 2. Per-type round trips", "")
       return emit(section_status(@r.dig("sections", "types")), "") unless t
       emit("Round trips (encode + decode) per second of one value, median of #{t['params']['rounds']} rounds; each codec uses its own " \
-           "mechanism for the type (n/a: it has none). ✗: the value came back different (see below).", "")
+           "mechanism for the type (n/a: it has none). ✗: the value came back different (see below). " \
+           "`custom` is `Bench::Money`, a plain class with no method for any codec: Pith takes it through " \
+           "`Pith.register_type` (a packer and an unpacker outside the class), msgpack through its factory's registry, " \
+           "oj (object mode), Marshal and YAML by reflection; json and cbor would need methods in the class.", "")
       emit(table(["codec"] + t["types"], t["codecs"].map do |c|
         [bold_pith(c)] + t["types"].map do |ty|
           r = t["rows"][c][ty]
@@ -470,6 +473,7 @@ module Bench
       end))
       emit("", "Bytes:", "")
       emit(table(["codec"] + t["types"], t["codecs"].map { |c| [bold_pith(c)] + t["types"].map { |ty| (b = t["rows"][c][ty]["bytes"]) ? commas(b) : "–" } }))
+      render_type_allocations(t)
       emit("", "Values: " + t["values"].map { |k, v| "#{k} `#{v}`" }.join(" · "), "")
       notes = []
       t["codecs"].each do |c|
@@ -492,6 +496,24 @@ module Bench
                                     categories: t["types"], series: series, y_label: "round trips / s", log: true, height: 420),
             "round trips per second by type")
     end
+
+    # Objects allocated per encode and per decode of each type (older results have none).
+    def render_type_allocations(t)
+      return unless t["codecs"].any? { |c| t["rows"][c].values.any? { |r| r["enc_objects"] } }
+      emit("", "Objects allocated per encode / per decode (GC disabled, #{t['mem_ops']} calls each; " \
+               "bytes: the allocated objects' memory, `ObjectSpace.memsize_of_all`):", "")
+      cell = lambda do |r, k|
+        r["enc_objects"] ? "#{fmt_objects(r["enc_#{k}"])} / #{fmt_objects(r["dec_#{k}"])}" : "–"
+      end
+      emit(table(["codec"] + t["types"], t["codecs"].map { |c| [bold_pith(c)] + t["types"].map { |ty| cell.call(t["rows"][c][ty], "objects") } }))
+      emit("", "Bytes allocated per encode / per decode:", "")
+      emit(table(["codec"] + t["types"], t["codecs"].map { |c| [bold_pith(c)] + t["types"].map { |ty| cell.call(t["rows"][c][ty], "alloc_bytes") } }))
+      libs = t["libraries"]&.slice(*Array(t["codecs"]).reject { |c| @r["libraries"].any? { |l| l["name"] == c } })
+      emit("", "Codecs of this section only: " + libs.map { |k, v| "#{k} #{v}" }.join(", ") + ".") unless libs.nil? || libs.empty?
+      (t["unavailable"] || {}).each { |n, why| emit("", "#{n} unavailable: #{why}.") }
+    end
+
+    def fmt_objects(x) = x.nil? ? "–" : (x == x.round ? commas(x.round) : format("%.1f", x))
 
     def render_scaling
       sc = @r.dig("sections", "scaling", "result")

@@ -5,7 +5,10 @@ require_relative "../exact"
 require_relative "../measure"
 
 module Bench
-  # The application class of the "custom" row: what each codec's extension hook carries.
+  # The application class of the "custom" row, as an application has it: no
+  # method for any codec. A codec handles it through a registration or by
+  # reflection, or not at all (json's create_additions and cbor's #to_cbor
+  # need methods defined in the class).
   class Money
     attr_reader :cents, :currency
 
@@ -18,24 +21,22 @@ module Bench
     alias eql? ==
     def hash = [cents, currency].hash
     def inspect = "#<Money #{cents} #{currency}>"
+  end
 
-    # json's hook (json/add protocol: JSON.create_id + json_create, parsed with create_additions: true)
-    def to_json(*args) = { JSON.create_id => self.class.name, "c" => cents, "u" => currency }.to_json(*args)
-    def self.json_create(h) = new(h["c"], h["u"])
+  # The ext payload msgpack and Pith carry for a Money: int64 cents + currency
+  # text, packed and unpacked outside the class.
+  module MoneyExt
+    module_function
 
-    # The ext payload msgpack and Pith carry: int64 cents + currency text.
-    def self.pack(m) = [m.cents].pack("q<") + m.currency.b
-    def self.unpack(s) = new(s.unpack1("q<"), s.byteslice(8, s.bytesize - 8).force_encoding(Encoding::UTF_8))
-
-    CBOR_TAG = 40_000 # an unassigned CBOR tag
-
-    # cbor's hook: an object answering to_cbor; decoding gives CBOR::Tagged back
-    def to_cbor(*args) = CBOR::Tagged.new(CBOR_TAG, [cents, currency]).to_cbor(*args)
+    def pack(m) = [m.cents].pack("q<") + m.currency.b
+    def unpack(s) = Money.new(s.unpack1("q<"), s.byteslice(8, s.bytesize - 8).force_encoding(Encoding::UTF_8))
   end
 
   module Sections
     # 2. Per-type round trips: encode + decode of one value of each type, per
-    # second, through each codec's own mechanism for the type (none = n/a).
+    # second, and the objects each direction allocates, through each codec's
+    # own mechanism for the type (none = n/a). YAML (Codecs::TYPES_ONLY) is
+    # measured here only.
     class Types
       EXT_ID = 1
 
@@ -53,7 +54,8 @@ module Bench
 
       def initialize(ctx, codecs)
         @ctx = ctx
-        @codecs = codecs
+        extra, @unavailable = Codecs.load(ctx.types_only_codecs)
+        @codecs = codecs + extra
         @p = ctx.params
       end
 
@@ -61,7 +63,8 @@ module Bench
         values = self.class.values
         res = { "types" => values.keys, "codecs" => @codecs.map(&:name), "rows" => {}, "how" => {},
                 "params" => { "slice_s" => @p[:type_slice], "rounds" => @p[:type_rounds] },
-                "values" => values.transform_values(&:inspect) }
+                "values" => values.transform_values(&:inspect), "unavailable" => @unavailable,
+                "libraries" => @codecs.to_h { |c| [c.name, c.version] }, "mem_ops" => @p[:mem_ops] }
         jobs = []
         @codecs.each do |c|
           row = res["rows"][c.name] = {}
@@ -80,6 +83,7 @@ module Bench
               d = Exact.diff(v, back)
               r.merge!("bytes" => s.bytesize, "exact" => d.nil?)
               r["diff"] = d if d
+              allocations(r, enc, dec, v, s)
               jobs << [r, -> { dec.call(enc.call(v)) }]
             rescue StandardError, NotImplementedError => e
               r.merge!("exact" => false, "error" => "#{e.class}: #{e.message.lines.first&.strip}")
@@ -101,6 +105,15 @@ module Bench
 
       private
 
+      # Objects and bytes (Measure.allocations) per encode and per decode.
+      def allocations(r, enc, dec, v, s)
+        n = @p[:mem_ops]
+        eo, eb = Measure.allocations(n) { enc.call(v) }
+        d_o, db = Measure.allocations(n) { dec.call(s) }
+        r.merge!("enc_objects" => (eo.to_f / n).round(1), "enc_alloc_bytes" => (eb.to_f / n).round,
+                 "dec_objects" => (d_o.to_f / n).round(1), "dec_alloc_bytes" => (db.to_f / n).round)
+      end
+
       # [[encode, decode], how] or [nil, why not]
       def adapter(c, type, v)
         send("adapt_#{c.name}", c, type, v)
@@ -113,7 +126,7 @@ module Bench
         when "custom"
           return [nil, "Pith.register_type missing"] unless ::Pith.respond_to?(:register_type)
           @pith_ext ||= begin
-            ::Pith.register_type(EXT_ID, Money, packer: Money.method(:pack), unpacker: Money.method(:unpack))
+            ::Pith.register_type(EXT_ID, Money, packer: MoneyExt.method(:pack), unpacker: MoneyExt.method(:unpack))
             [::Pith::Encoder.new, ::Pith::Decoder.new]
           end
           e, d = @pith_ext
@@ -128,9 +141,7 @@ module Bench
           require "json/add/time"
           [[->(t) { JSON.generate(t) }, ->(s) { JSON.parse(s, create_additions: true) }],
            "json/add/time + create_additions: true"]
-        when "custom"
-          [[->(m) { JSON.generate(m) }, ->(s) { JSON.parse(s, create_additions: true) }],
-           "#to_json + .json_create, create_additions: true"]
+        when "custom" then [nil, "needs #to_json and .json_create defined in the class (json/add protocol)"]
         else plain(c)
         end
       end
@@ -140,7 +151,8 @@ module Bench
       def adapt_oj(c, type, _v)
         case type
         when "Time", "custom"
-          [[->(x) { ::Oj.dump(x, OJ_OBJECT) }, ->(s) { ::Oj.load(s, OJ_OBJECT) }], "mode: :object, time_format: :unix_zone"]
+          [[->(x) { ::Oj.dump(x, OJ_OBJECT) }, ->(s) { ::Oj.load(s, OJ_OBJECT) }],
+           "mode: :object, time_format: :unix_zone#{type == 'custom' ? ' (instance variables, by reflection)' : ''}"]
         else plain(c)
         end
       end
@@ -151,7 +163,7 @@ module Bench
           @mp ||= begin
             f = MessagePack::Factory.new
             f.register_type(-1, Time, packer: MessagePack::Time::Packer, unpacker: MessagePack::Time::Unpacker)
-            f.register_type(EXT_ID, Money, packer: Money.method(:pack), unpacker: Money.method(:unpack))
+            f.register_type(EXT_ID, Money, packer: MoneyExt.method(:pack), unpacker: MoneyExt.method(:unpack))
             [f.packer, f.unpacker]
           end
           pk, up = @mp
@@ -164,9 +176,7 @@ module Bench
       def adapt_cbor(c, type, _v)
         case type
         when "Time" then [[c.method(:encode), c.method(:decode)], "native (tag 1, epoch)"]
-        when "custom"
-          [[c.method(:encode), ->(s) { t = c.decode(s); Money.new(*t.value) if t.is_a?(CBOR::Tagged) && t.tag == Money::CBOR_TAG }],
-           "#to_cbor → CBOR::Tagged(#{Money::CBOR_TAG}), converted back by the caller"]
+        when "custom" then [nil, "needs #to_cbor defined in the class (no registry); decoding gives CBOR::Tagged"]
         else plain(c)
         end
       end
@@ -175,6 +185,17 @@ module Bench
 
       def adapt_bson(c, type, _v)
         type == "Hash" ? plain(c) : [nil, "the top level of a BSON document must be a document"]
+      end
+
+      # Psych 4's YAML.load refuses other classes than JSON's unless permitted.
+      def adapt_yaml(c, type, _v)
+        case type
+        when "Time", "custom"
+          allowed = [type == "Time" ? Time : Money].freeze
+          [[c.method(:encode), ->(s) { ::YAML.load(s, permitted_classes: allowed) }],
+           "YAML.load(permitted_classes: [#{allowed.first.name.split('::').last}])#{type == 'custom' ? ' (instance variables, by reflection)' : ''}"]
+        else plain(c)
+        end
       end
 
       def adapt_yajl(c, type, _v)
