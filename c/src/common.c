@@ -39,7 +39,7 @@ static void default_free(void *ctx, void *ptr, size_t size) {
 
 const pith_alloc pith_default_alloc = {default_malloc, default_realloc, default_free, NULL};
 
-bool grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem) {
+bool pith_grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return true;
     size_t ncap = *cap ? *cap : 8;
     while (ncap < need) {
@@ -61,14 +61,14 @@ bool grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, size_
 #define ARENA_MAX_CHUNK (1u << 20)
 #define ARENA_RETAIN (4u << 20)
 
-void arena_init(arena *a, const pith_alloc *alloc) {
+void pith_arena_init(arena *a, const pith_alloc *alloc) {
     a->alloc = alloc;
     a->head = NULL;
     a->free = NULL;
     a->total = 0;
 }
 
-void *arena_alloc_slow(arena *a, size_t size) {
+void *pith_arena_alloc_slow(arena *a, size_t size) {
     /* A kept chunk first, if one is large enough. */
     for (arena_chunk **pp = &a->free; *pp; pp = &(*pp)->next) {
         arena_chunk *c = *pp;
@@ -96,7 +96,7 @@ void *arena_alloc_slow(arena *a, size_t size) {
     return c + 1;
 }
 
-void arena_reset(arena *a) {
+void pith_arena_reset(arena *a) {
     size_t kept = 0;
     for (arena_chunk *c = a->free; c; c = c->next) kept += c->size;
     arena_chunk *c = a->head;
@@ -116,7 +116,7 @@ void arena_reset(arena *a) {
     a->head = NULL;
 }
 
-void arena_free(arena *a) {
+void pith_arena_free(arena *a) {
     arena_chunk *lists[2] = {a->head, a->free};
     for (int i = 0; i < 2; i++) {
         arena_chunk *c = lists[i];
@@ -134,7 +134,7 @@ void arena_free(arena *a) {
  * Hashing
  * ========================================================================== */
 
-uint64_t hash_long(const uint8_t *p, size_t n, uint64_t seed) {
+uint64_t pith_hash_long(const uint8_t *p, size_t n, uint64_t seed) {
     uint64_t h = seed ^ HASH_K0 ^ (uint64_t)n;
     size_t i = 0;
     for (; i + 16 <= n; i += 16)
@@ -170,7 +170,7 @@ uint64_t pith_seed(void) {
  * UTF-8 validation
  * ========================================================================== */
 
-bool utf8_valid(const uint8_t *p, size_t n, bool *ascii) {
+bool pith_utf8_valid(const uint8_t *p, size_t n, bool *ascii) {
     size_t i = 0;
     /* Fast path: eight bytes at a time while they are ASCII. */
     while (i + 8 <= n) {

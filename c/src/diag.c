@@ -160,7 +160,7 @@ bool pith_diag(const pith_value *v, pith_buf *out) {
     while (ok && v) {
         if (v->type == PITH_ARRAY || v->type == PITH_MAP || v->type == PITH_GENERIC_MAP) {
             bool array = v->type == PITH_ARRAY;
-            if (!grow_array(a, (void **)&stack, &cap, depth + 1, sizeof(diag_step))) {
+            if (!pith_grow_array(a, (void **)&stack, &cap, depth + 1, sizeof(diag_step))) {
                 out->failed = true;
                 ok = false;
                 break;

@@ -19,7 +19,7 @@ static uint64_t fnv1a64(const uint8_t *p, size_t n) {
 void pith_dict_free(pith_dict *dict) {
     if (!dict) return;
     const pith_alloc *a = dict->alloc;
-    arena_free(&dict->mem);
+    pith_arena_free(&dict->mem);
     mem_free(a, dict, sizeof(*dict));
 }
 
@@ -37,21 +37,21 @@ static bool dict_fill(pith_dict *d, const pith_key *strings, size_t nstrings, co
         if (shape_lens[i] > SIZE_MAX - nkeys) return invalid(err, "dictionary too large");
         nkeys += shape_lens[i];
     }
-    d->strings = (pith_key *)arena_alloc(&d->mem, (nstrings + 1) * sizeof(pith_key));
-    d->shape_keys = (pith_key *)arena_alloc(&d->mem, (nkeys + 1) * sizeof(pith_key));
-    d->shape_offsets = (size_t *)arena_alloc(&d->mem, (nshapes + 1) * sizeof(size_t));
+    d->strings = (pith_key *)pith_arena_alloc(&d->mem, (nstrings + 1) * sizeof(pith_key));
+    d->shape_keys = (pith_key *)pith_arena_alloc(&d->mem, (nkeys + 1) * sizeof(pith_key));
+    d->shape_offsets = (size_t *)pith_arena_alloc(&d->mem, (nshapes + 1) * sizeof(size_t));
     if (!d->strings || !d->shape_keys || !d->shape_offsets) {
         if (err) set_error(err, PITH_ERR_NOMEM, 0, "out of memory");
         return false;
     }
     hash_index seen = {NULL, NULL, 0, 0};
-    bool ok = hash_index_grow(d->alloc, &seen, nstrings + nshapes + 1);
+    bool ok = pith_hash_index_grow(d->alloc, &seen, nstrings + nshapes + 1);
     for (size_t i = 0; ok && i < nstrings; i++) {
         const pith_key *k = &strings[i];
         bool ascii;
         if (k->len < MIN_TABLE_LEN) ok = invalid(err, "dictionary strings must be at least 2 bytes long");
         else if (k->symbol) ok = invalid(err, "dictionary strings are strings, not symbols");
-        else if (!utf8_valid((const uint8_t *)k->ptr, k->len, &ascii)) ok = invalid(err, "dictionary string is not valid UTF-8");
+        else if (!pith_utf8_valid((const uint8_t *)k->ptr, k->len, &ascii)) ok = invalid(err, "dictionary string is not valid UTF-8");
         if (!ok) break;
         uint64_t h = hash_bytes(k->ptr, k->len, pith_seed());
         size_t mask = seen.cap - 1, j = (size_t)h & mask;
@@ -63,14 +63,14 @@ static bool dict_fill(pith_dict *d, const pith_key *strings, size_t nstrings, co
             }
         }
         if (!ok) break;
-        d->strings[i].ptr = (const char *)arena_copy(&d->mem, k->ptr, k->len);
+        d->strings[i].ptr = (const char *)pith_arena_copy(&d->mem, k->ptr, k->len);
         d->strings[i].len = k->len;
         d->strings[i].symbol = false;
         if (!d->strings[i].ptr) ok = false;
-        else hash_index_put(&seen, h, (uint32_t)i);
+        else pith_hash_index_put(&seen, h, (uint32_t)i);
     }
     d->nstrings = nstrings;
-    hash_index_clear(&seen);
+    pith_hash_index_clear(&seen);
     size_t off = 0;
     for (size_t i = 0; ok && i < nshapes; i++) {
         d->shape_offsets[i] = off;
@@ -79,17 +79,17 @@ static bool dict_fill(pith_dict *d, const pith_key *strings, size_t nstrings, co
         size_t n = shape_lens[i];
         for (size_t j = 0; ok && j < n; j++) {
             bool ascii;
-            if (!utf8_valid((const uint8_t *)src[j].ptr, src[j].len, &ascii)) {
+            if (!pith_utf8_valid((const uint8_t *)src[j].ptr, src[j].len, &ascii)) {
                 ok = invalid(err, "dictionary key is not valid UTF-8");
                 break;
             }
-            dst[j].ptr = (const char *)arena_copy(&d->mem, src[j].ptr, src[j].len);
+            dst[j].ptr = (const char *)pith_arena_copy(&d->mem, src[j].ptr, src[j].len);
             dst[j].len = src[j].len;
             dst[j].symbol = src[j].symbol;
             if (!dst[j].ptr) ok = false;
         }
         size_t second;
-        if (ok && keys_have_duplicate(d->alloc, dst, n, &second)) ok = invalid(err, "dictionary shape repeats a key");
+        if (ok && pith_keys_have_duplicate(d->alloc, dst, n, &second)) ok = invalid(err, "dictionary shape repeats a key");
         if (!ok) break;
         uint64_t h = hash_keys(dst, n, pith_seed());
         size_t mask = seen.cap - 1, j = (size_t)h & mask;
@@ -104,11 +104,11 @@ static bool dict_fill(pith_dict *d, const pith_key *strings, size_t nstrings, co
         if (!ok) break;
         off += n;
         d->shape_offsets[i + 1] = off;
-        hash_index_put(&seen, h, (uint32_t)i);
+        pith_hash_index_put(&seen, h, (uint32_t)i);
     }
     if (nshapes == 0) d->shape_offsets[0] = 0;
     d->nshapes = nshapes;
-    hash_index_free(d->alloc, &seen);
+    pith_hash_index_free(d->alloc, &seen);
     if (!ok) {
         if (err && err->code == PITH_OK) set_error(err, PITH_ERR_NOMEM, 0, "out of memory");
         return false;
@@ -138,7 +138,7 @@ static bool dict_fill(pith_dict *d, const pith_key *strings, size_t nstrings, co
     if (ok) {
         size_t len;
         const uint8_t *data = pith_writer_data(w, &len);
-        d->serialized = (uint8_t *)arena_copy(&d->mem, data, len);
+        d->serialized = (uint8_t *)pith_arena_copy(&d->mem, data, len);
         d->serialized_len = len;
         ok = d->serialized != NULL;
         if (ok) d->id = fnv1a64(d->serialized, len);
@@ -150,7 +150,7 @@ static bool dict_fill(pith_dict *d, const pith_key *strings, size_t nstrings, co
 
 static atomic_uint_fast64_t serial_counter;
 
-uint64_t dict_next_serial(void) { return (uint64_t)atomic_fetch_add(&serial_counter, 1) + 1; }
+uint64_t pith_dict_next_serial(void) { return (uint64_t)atomic_fetch_add(&serial_counter, 1) + 1; }
 
 static pith_dict *dict_alloc(const pith_alloc *alloc, pith_error *err) {
     alloc = alloc_or_default(alloc);
@@ -161,8 +161,8 @@ static pith_dict *dict_alloc(const pith_alloc *alloc, pith_error *err) {
     }
     memset(d, 0, sizeof(*d));
     d->alloc = alloc;
-    d->serial = dict_next_serial();
-    arena_init(&d->mem, alloc);
+    d->serial = pith_dict_next_serial();
+    pith_arena_init(&d->mem, alloc);
     return d;
 }
 
@@ -237,7 +237,7 @@ pith_dict *pith_dict_parse(const pith_alloc *alloc, const void *data, size_t len
                 ok = invalid(err, "not a Pith dictionary");
                 break;
             }
-            if (!grow_array(alloc, (void **)&keys, &keys_cap, nkeys + 1, sizeof(pith_key))) {
+            if (!pith_grow_array(alloc, (void **)&keys, &keys_cap, nkeys + 1, sizeof(pith_key))) {
                 ok = false;
                 break;
             }

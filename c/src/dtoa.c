@@ -169,9 +169,9 @@ PITH_INLINE int write_digits(uint64_t v, char *digits) {
 }
 
 /* Also declared in internal.h, which this file does not include (see above). */
-uint64_t shortest_decimal(double d, int *exp10);
+uint64_t pith_shortest_decimal(double d, int *exp10);
 
-uint64_t shortest_decimal(double d, int *exp10) {
+uint64_t pith_shortest_decimal(double d, int *exp10) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     uint64_t fraction = bits & ((1ull << 52) - 1);
@@ -266,7 +266,7 @@ done:
 }
 
 int pith_shortest_digits(double d, char digits[17], int *exp10) {
-    uint64_t s = shortest_decimal(d, exp10);
+    uint64_t s = pith_shortest_decimal(d, exp10);
     if (s == 0) {
         digits[0] = '0';
         return 1;

@@ -55,7 +55,7 @@ PITH_INLINE uint64_t rotr64(uint64_t x, int r) { return (x >> r) | (x << (64 - r
         }                                         \
     } while (0)
 
-bool decimal_of_double(double d, int64_t *m, int *e) {
+bool pith_decimal_of_double(double d, int64_t *m, int *e) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     int biased = (int)((bits >> 52) & 0x7FF);
@@ -99,12 +99,12 @@ bool decimal_of_double(double d, int64_t *m, int *e) {
     return true;
 }
 
-double double_of_decimal(int64_t m, int e) {
+double pith_double_of_decimal(int64_t m, int e) {
     double x = (double)m;
     return e >= 0 ? x * pith_powers_of_ten[e] : x / pith_powers_of_ten[-e];
 }
 
-bool f32_exact(double d) {
+bool pith_f32_exact(double d) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     /* A binary32 significand ends 29 bits above a binary64 one: with any of
@@ -117,7 +117,7 @@ bool f32_exact(double d) {
     return (double)(float)d == d;
 }
 
-double widen_f32(uint32_t bits) {
+double pith_widen_f32(uint32_t bits) {
     if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu)) {
         /* By bits: hardware widening would quiet a signalling NaN. */
         uint64_t wide = ((uint64_t)(bits & 0x80000000u) << 32) | (0x7FFull << 52) |

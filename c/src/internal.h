@@ -177,14 +177,14 @@ typedef struct arena {
     size_t total;        /* bytes held from the allocator */
 } arena;
 
-void arena_init(arena *a, const pith_alloc *alloc);
+void pith_arena_init(arena *a, const pith_alloc *alloc);
 /** Empty the arena, keeping up to a few MiB of chunks for reuse (so a
  *  reused writer or reader allocates nothing in the steady state). */
-void arena_reset(arena *a);
-void arena_free(arena *a);
-void *arena_alloc_slow(arena *a, size_t size);
+void pith_arena_reset(arena *a);
+void pith_arena_free(arena *a);
+void *pith_arena_alloc_slow(arena *a, size_t size);
 
-PITH_INLINE void *arena_alloc(arena *a, size_t size) {
+PITH_INLINE void *pith_arena_alloc(arena *a, size_t size) {
     size = (size + 7) & ~(size_t)7;
     arena_chunk *c = a->head;
     if (PITH_LIKELY(c && c->size - c->used >= size)) {
@@ -192,13 +192,13 @@ PITH_INLINE void *arena_alloc(arena *a, size_t size) {
         c->used += size;
         return p;
     }
-    return arena_alloc_slow(a, size);
+    return pith_arena_alloc_slow(a, size);
 }
 
 PITH_INLINE void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n);
 
-PITH_INLINE void *arena_copy(arena *a, const void *src, size_t len) {
-    void *p = arena_alloc(a, len ? len : 1);
+PITH_INLINE void *pith_arena_copy(arena *a, const void *src, size_t len) {
+    void *p = pith_arena_alloc(a, len ? len : 1);
     if (p) copy_bytes((uint8_t *)p, (const uint8_t *)src, len);
     return p;
 }
@@ -222,7 +222,7 @@ PITH_INLINE void mem_free(const pith_alloc *a, void *p, size_t n) {
 }
 
 /** Grow an array so it holds at least `need` elements of `elem` bytes. */
-bool grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem);
+bool pith_grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem);
 
 /* ==========================================================================
  * Hashing (table lookups compare bytes afterwards; the hash only spreads)
@@ -247,7 +247,7 @@ PITH_INLINE uint64_t hash_mix(uint64_t a, uint64_t b) {
 #define HASH_K1 0xe7037ed1a0b428dbull
 #define HASH_K2 0x8ebc6af09c88c6e3ull
 
-uint64_t hash_long(const uint8_t *p, size_t n, uint64_t seed);
+uint64_t pith_hash_long(const uint8_t *p, size_t n, uint64_t seed);
 
 /** A per-process random seed (never 0) for the hashes of tables whose keys
  *  come from outside: strings, shapes and map keys. Output never depends on
@@ -276,7 +276,7 @@ PITH_INLINE uint64_t hash_bytes(const void *data, size_t n, uint64_t seed) {
         uint64_t h = hash_mix(load_le64(p) ^ HASH_K1, load_le64(p + 8) ^ seed ^ (uint64_t)n * HASH_K2);
         return hash_mix(load_le64(p + n - 16) ^ HASH_K2, load_le64(p + n - 8) ^ h);
     }
-    return hash_long(p, n, seed);
+    return pith_hash_long(p, n, seed);
 }
 
 /* Equality of two byte strings of length n, without a call for short ones. */
@@ -334,7 +334,7 @@ PITH_INLINE void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n) {
  * ========================================================================== */
 
 /** Validate UTF-8 (RFC 3629). Sets *ascii when all bytes are < 0x80. */
-bool utf8_valid(const uint8_t *p, size_t n, bool *ascii);
+bool pith_utf8_valid(const uint8_t *p, size_t n, bool *ascii);
 
 PITH_INLINE bool utf8_boundary(const uint8_t *s, size_t len, size_t i) {
     return i == len || (s[i] & 0xC0) != 0x80;
@@ -371,7 +371,7 @@ extern const uint8_t pith_single_bytes[256];
 
 /** If `d` has a decimal form (SPEC 7: shortest digits, at most 15, |e| <= 22),
  *  store it and return true. -0.0, NaN and infinities have none. */
-bool decimal_of_double(double d, int64_t *m, int *e);
+bool pith_decimal_of_double(double d, int64_t *m, int *e);
 
 /** 10^0 .. 10^22, every one exact in binary64. */
 extern const double pith_powers_of_ten[23];
@@ -386,7 +386,7 @@ PITH_INLINE double pith_unscale_by_ten(double n, int k) {
     return k >= 0 ? n / pith_powers_of_ten[k] : n * pith_powers_of_ten[-k];
 }
 
-/** The decimal form of d (as decimal_of_double) if its exponent is e
+/** The decimal form of d (as pith_decimal_of_double) if its exponent is e
  * (-22 <= e <= 22); false when it is not, or when d has no decimal form.
  * One scaling and one check: the cheap first try when a slot's floats share
  * an exponent.
@@ -395,7 +395,7 @@ PITH_INLINE double pith_unscale_by_ten(double n, int k) {
  * representation: any other decimal that rounds to d and has no more digits
  * is a multiple of 10^e, so it differs from N * 10^e by at least 10^e, more
  * than an ulp of d (at most 0.23 * 10^e here). */
-PITH_INLINE bool decimal_at_exponent(double d, int e, int64_t *m) {
+PITH_INLINE bool pith_decimal_at_exponent(double d, int e, int64_t *m) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     double a = fabs(d);
@@ -411,16 +411,16 @@ PITH_INLINE bool decimal_at_exponent(double d, int e, int64_t *m) {
 
 /** The shortest decimal of a finite double as an integer significand without
  *  trailing zeros (0 for +-0.0) and *exp10: |d| = s * 10^exp10. */
-uint64_t shortest_decimal(double d, int *exp10);
+uint64_t pith_shortest_decimal(double d, int *exp10);
 
 /** The value of a decimal (|m| < 2^53, |e| <= 22): one correctly rounded operation. */
-double double_of_decimal(int64_t m, int e);
+double pith_double_of_decimal(int64_t m, int e);
 
 /** True if `d` converts to binary32 and back unchanged (NaN: never). */
-bool f32_exact(double d);
+bool pith_f32_exact(double d);
 
 /** Widen binary32 bits to a double, keeping NaN payloads bit for bit. */
-double widen_f32(uint32_t bits);
+double pith_widen_f32(uint32_t bits);
 
 /** A parsed timestamp string (SPEC section 6). */
 typedef struct ts_parts {
@@ -431,11 +431,11 @@ typedef struct ts_parts {
 } ts_parts;
 
 /** Parse a timestamp-like string; false if it is not one (SPEC 6 grammar and ranges). */
-bool ts_parse(const uint8_t *s, size_t n, ts_parts *out);
+bool pith_ts_parse(const uint8_t *s, size_t n, ts_parts *out);
 
 /** Render; returns the length written to `out` (at most 35 bytes), or 0 if
  *  the local time is outside years 0001-9999. */
-size_t ts_render(const ts_parts *p, uint8_t out[40]);
+size_t pith_ts_render(const ts_parts *p, uint8_t out[40]);
 
 /** Days since 1970-01-01 of a Gregorian date, and back. */
 int64_t days_from_civil(int64_t y, unsigned m, unsigned d);
@@ -464,7 +464,7 @@ struct pith_dict {
 };
 
 /** A new dictionary serial (thread-safe). */
-uint64_t dict_next_serial(void);
+uint64_t pith_dict_next_serial(void);
 
 /* ==========================================================================
  * Errors

@@ -99,7 +99,7 @@ int pith_kid_insert(pith_kid_stack *k, pith_kid_map *m, size_t off) {
             if (kid_equal(k, &k->ents[m->ents_base + m->index[i] - 1], &e)) return 0;
         m->index[i] = (uint32_t)(count + 1);
     }
-    if (!grow_array(k->alloc, (void **)&k->ents, &k->ents_cap, k->nents + 1, sizeof(pith_kid_entry))) return -1;
+    if (!pith_grow_array(k->alloc, (void **)&k->ents, &k->ents_cap, k->nents + 1, sizeof(pith_kid_entry))) return -1;
     k->ents[k->nents++] = e;
     return 1;
 }

@@ -110,7 +110,7 @@ pith_reader *pith_reader_new(const pith_alloc *alloc) {
     r->max_depth = PITH_DEFAULT_MAX_DEPTH;
     r->joined_at = SIZE_MAX;
     r->seed = pith_seed();
-    arena_init(&r->mem, alloc);
+    pith_arena_init(&r->mem, alloc);
     return r;
 }
 
@@ -120,7 +120,7 @@ void pith_reader_free(pith_reader *r) {
     if (!r) return;
     const pith_alloc *a = r->alloc;
     pop_all(r);
-    arena_free(&r->mem);
+    pith_arena_free(&r->mem);
     mem_free(a, r->strs, r->strs_cap * sizeof(str_entry));
     mem_free(a, r->shapes, r->shapes_cap * sizeof(shape));
     mem_free(a, r->stack, r->stack_cap * sizeof(rframe));
@@ -135,7 +135,7 @@ const pith_error *pith_reader_error(const pith_reader *r) { return &r->err; }
 size_t pith_reader_offset(const pith_reader *r) { return r->base + r->pos; }
 
 PITH_NOINLINE static bool grow_strings(pith_reader *r) {
-    if (!grow_array(r->alloc, (void **)&r->strs, &r->strs_cap, r->nstrs + 1, sizeof(str_entry)))
+    if (!pith_grow_array(r->alloc, (void **)&r->strs, &r->strs_cap, r->nstrs + 1, sizeof(str_entry)))
         return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
     return true;
 }
@@ -155,13 +155,13 @@ PITH_INLINE bool add_string(pith_reader *r, const uint8_t *p, size_t n, bool asc
  * table index or PITH_NO_INDEX. */
 static bool add_shape(pith_reader *r, const pith_key *keys, const uint32_t *key_strings, size_t n, pith_slot **slots,
                       uint32_t *index) {
-    pith_slot *s = (pith_slot *)arena_alloc(&r->mem, n ? n * sizeof(pith_slot) : 1);
+    pith_slot *s = (pith_slot *)pith_arena_alloc(&r->mem, n ? n * sizeof(pith_slot) : 1);
     if (!s) return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
     if (n) memset(s, 0, n * sizeof(pith_slot));
     *slots = s;
     *index = PITH_NO_INDEX;
     if (r->nshapes >= PITH_MAX_SHAPES) return true;
-    if (!grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, r->nshapes + 1, sizeof(shape)))
+    if (!pith_grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, r->nshapes + 1, sizeof(shape)))
         return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
     r->shapes[r->nshapes].keys = keys;
     r->shapes[r->nshapes].key_strings = key_strings;
@@ -173,7 +173,7 @@ static bool add_shape(pith_reader *r, const pith_key *keys, const uint32_t *key_
 
 static void reset_state(pith_reader *r) {
     pop_all(r);
-    arena_reset(&r->mem);
+    pith_arena_reset(&r->mem);
     r->err.code = PITH_OK;
     r->err.offset = 0;
     r->err.message = NULL;
@@ -195,12 +195,12 @@ static bool load_dictionary(pith_reader *r, const pith_dict *dict) {
     r->dict_serial = 0;
     r->nstrs = r->nshapes = 0;
     size_t ns = dict->nshapes, nslots = dict->shape_offsets[ns];
-    if (!grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, ns, sizeof(shape)) ||
-        !grow_array(r->alloc, (void **)&r->dict_slots, &r->dict_slots_cap, nslots, sizeof(pith_slot)))
+    if (!pith_grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, ns, sizeof(shape)) ||
+        !pith_grow_array(r->alloc, (void **)&r->dict_slots, &r->dict_slots_cap, nslots, sizeof(pith_slot)))
         FAIL(PITH_ERR_NOMEM, 3, "out of memory");
     for (size_t i = 0; i < dict->nstrings; i++) {
         bool ascii;
-        utf8_valid((const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, &ascii);
+        pith_utf8_valid((const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, &ascii);
         if (!add_string(r, (const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, ascii)) return false;
     }
     for (size_t i = 0; i < ns; i++) {
@@ -437,9 +437,9 @@ static bool read_ts_string(pith_reader *r, uint8_t t, size_t at, const uint8_t *
     if ((ts.variant & TSV_NUMERIC_OFFSET) && !read_offset(r, at, &ts.offset)) return false;
     if ((ts.variant & TSV_DATE_ONLY) && ts.seconds % 86400 != 0)
         FAIL(PITH_ERR_INVALID_VALUE, at, "date is not at midnight");
-    uint8_t *buf = (uint8_t *)arena_alloc(&r->mem, 40);
+    uint8_t *buf = (uint8_t *)pith_arena_alloc(&r->mem, 40);
     if (!buf) FAIL(PITH_ERR_NOMEM, at, "out of memory");
-    size_t n = ts_render(&ts, buf);
+    size_t n = pith_ts_render(&ts, buf);
     if (!n) FAIL(PITH_ERR_INVALID_VALUE, at, "local time outside years 0001-9999");
     *out = buf;
     *outlen = n;
@@ -489,10 +489,10 @@ static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, p
         r->pos += n;
         if (PITH_LIKELY(short_ascii(s, n)))
             ascii = true;
-        else if (PITH_UNLIKELY(!utf8_valid(s, n, &ascii)))
+        else if (PITH_UNLIKELY(!pith_utf8_valid(s, n, &ascii)))
             FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
         if (r->copy_strings) {
-            s = (const uint8_t *)arena_copy(&r->mem, s, n);
+            s = (const uint8_t *)pith_arena_copy(&r->mem, s, n);
             if (!s) FAIL(PITH_ERR_NOMEM, at, "out of memory");
         }
     } else if ((t >= TAG_PFX0 && t < TAG_DEC0) || t == TAG_PFX_LONG) {
@@ -519,14 +519,14 @@ static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, p
         if (!have || L == 0 || L > base_len || (L < base_len && (base[L] & 0xC0) == 0x80))
             FAIL(PITH_ERR_BAD_REFERENCE, at, "prefix does not fit its base string");
         if (!need(r, n, at)) return false;
-        uint8_t *buf = (uint8_t *)arena_alloc(&r->mem, L + n);
+        uint8_t *buf = (uint8_t *)pith_arena_alloc(&r->mem, L + n);
         if (!buf) FAIL(PITH_ERR_NOMEM, at, "out of memory");
         memcpy(buf, base, L);
         if (n) memcpy(buf + L, r->data + r->pos, n);
         r->pos += n;
         n += L;
         s = buf;
-        if (PITH_UNLIKELY(!utf8_valid(s, n, &ascii))) FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+        if (PITH_UNLIKELY(!pith_utf8_valid(s, n, &ascii))) FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
     } else {
         if (!read_ts_string(r, t, at, &s, &n)) return false;
         ascii = true;
@@ -559,7 +559,7 @@ static bool read_required_string(pith_reader *r, pith_slot *slot, pith_item *ite
  * ========================================================================== */
 
 PITH_NOINLINE static bool grow_stack(pith_reader *r, size_t at) {
-    if (!grow_array(r->alloc, (void **)&r->stack, &r->stack_cap, r->depth + 1, sizeof(rframe)))
+    if (!pith_grow_array(r->alloc, (void **)&r->stack, &r->stack_cap, r->depth + 1, sizeof(rframe)))
         FAIL(PITH_ERR_NOMEM, at, "out of memory");
     return true;
 }
@@ -636,16 +636,16 @@ static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
         n = (size_t)(t - TAG_MAPDEF0);
     }
     if (n > (r->end - r->pos) / 2) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
-    pith_key *keys = (pith_key *)arena_alloc(&r->mem, n ? n * sizeof(pith_key) : 1);
-    uint32_t *key_strings = (uint32_t *)arena_alloc(&r->mem, n ? n * sizeof(uint32_t) : 1);
-    uint64_t *hashes = (uint64_t *)arena_alloc(&r->mem, n ? n * sizeof(uint64_t) : 1);
+    pith_key *keys = (pith_key *)pith_arena_alloc(&r->mem, n ? n * sizeof(pith_key) : 1);
+    uint32_t *key_strings = (uint32_t *)pith_arena_alloc(&r->mem, n ? n * sizeof(uint32_t) : 1);
+    uint64_t *hashes = (uint64_t *)pith_arena_alloc(&r->mem, n ? n * sizeof(uint64_t) : 1);
     if (!keys || !key_strings || !hashes) FAIL(PITH_ERR_NOMEM, at, "out of memory");
     uint32_t *set = NULL;
     size_t set_cap = 0;
     if (n > 16) {
         set_cap = 32;
         while (set_cap < 2 * n) set_cap *= 2;
-        set = (uint32_t *)arena_alloc(&r->mem, set_cap * sizeof(uint32_t));
+        set = (uint32_t *)pith_arena_alloc(&r->mem, set_cap * sizeof(uint32_t));
         if (!set) FAIL(PITH_ERR_NOMEM, at, "out of memory");
         memset(set, 0, set_cap * sizeof(uint32_t));
     }
@@ -855,7 +855,7 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
         slot->dec_e = (int8_t)e;
         slot->has_dec = 1;
         item->type = PITH_FLOAT;
-        item->v.f = double_of_decimal(m, e);
+        item->v.f = pith_double_of_decimal(m, e);
         break;
     }
     default:
@@ -872,7 +872,7 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
         case TAG_F32:
             if (!need(r, 4, at)) return false;
             item->type = PITH_FLOAT;
-            item->v.f = widen_f32(load_le32(r->data + r->pos));
+            item->v.f = pith_widen_f32(load_le32(r->data + r->pos));
             r->pos += 4;
             break;
         case TAG_F64: {
@@ -948,7 +948,7 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             slot->dec_e = (int8_t)e;
             slot->has_dec = 1;
             item->type = PITH_FLOAT;
-            item->v.f = double_of_decimal(m, e);
+            item->v.f = pith_double_of_decimal(m, e);
             break;
         }
         case TAG_BIGINT_POS: case TAG_BIGINT_NEG: {
@@ -965,7 +965,7 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
                 if (!negative || u <= (1ull << 63)) FAIL(PITH_ERR_INVALID_VALUE, at, "big integer fits a native form");
             }
             if (r->copy_strings) {
-                mag = (const uint8_t *)arena_copy(&r->mem, mag, n);
+                mag = (const uint8_t *)pith_arena_copy(&r->mem, mag, n);
                 if (!mag) FAIL(PITH_ERR_NOMEM, at, "out of memory");
             }
             item->type = PITH_BIGINT;
@@ -1023,7 +1023,7 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             const uint8_t *p = r->data + r->pos;
             r->pos += n;
             if (r->copy_strings) {
-                p = (const uint8_t *)arena_copy(&r->mem, p, n);
+                p = (const uint8_t *)pith_arena_copy(&r->mem, p, n);
                 if (!p) FAIL(PITH_ERR_NOMEM, at, "out of memory");
             }
             item->type = PITH_BINARY;
@@ -1040,7 +1040,7 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             const uint8_t *p = r->data + r->pos;
             r->pos += n;
             if (r->copy_strings) {
-                p = (const uint8_t *)arena_copy(&r->mem, p, n);
+                p = (const uint8_t *)pith_arena_copy(&r->mem, p, n);
                 if (!p) FAIL(PITH_ERR_NOMEM, at, "out of memory");
             }
             item->type = PITH_EXT;
@@ -1122,7 +1122,7 @@ bool pith_read(pith_reader *r, pith_item *item) {
         bool ascii;
         if (PITH_LIKELY(short_ascii(s, n)))
             ascii = true;
-        else if (PITH_UNLIKELY(!utf8_valid(s, n, &ascii)))
+        else if (PITH_UNLIKELY(!pith_utf8_valid(s, n, &ascii)))
             FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
         uint32_t index = PITH_NO_INDEX;
         if (n >= MIN_TABLE_LEN && PITH_LIKELY(r->nstrs < PITH_MAX_STRINGS)) {
@@ -1194,7 +1194,7 @@ bool pith_reader_finish(pith_reader *r) {
  * the arena holds (copied strings, shape keys, slots) belongs to the tables
  * being dropped, so it goes too: a long stream with sync frames stays bounded. */
 static void reset_tables(pith_reader *r) {
-    arena_reset(&r->mem);
+    pith_arena_reset(&r->mem);
     bool dict = r->dict_serial != 0;
     r->nstrs = dict ? r->dict_nstrs : 0;
     r->nshapes = dict ? r->dict_nshapes : 0;

@@ -3,7 +3,7 @@
  */
 #include "tables.h"
 
-bool hash_index_grow(const pith_alloc *a, hash_index *h, size_t need) {
+bool pith_hash_index_grow(const pith_alloc *a, hash_index *h, size_t need) {
     /* Keep the load factor at or below 1/2 so probes stay short. */
     if (need * 2 <= h->cap) return true;
     size_t ncap = h->cap ? h->cap : 64;
@@ -25,17 +25,17 @@ bool hash_index_grow(const pith_alloc *a, hash_index *h, size_t need) {
     h->cap = ncap;
     h->used = 0;
     for (size_t i = 0; i < old.cap; i++)
-        if (old.positions[i]) hash_index_put(h, old.hashes[i], old.positions[i] - 1);
-    hash_index_free(a, &old);
+        if (old.positions[i]) pith_hash_index_put(h, old.hashes[i], old.positions[i] - 1);
+    pith_hash_index_free(a, &old);
     return true;
 }
 
-void hash_index_clear(hash_index *h) {
+void pith_hash_index_clear(hash_index *h) {
     if (h->cap) memset(h->positions, 0, h->cap * sizeof(uint32_t));
     h->used = 0;
 }
 
-void hash_index_free(const pith_alloc *a, hash_index *h) {
+void pith_hash_index_free(const pith_alloc *a, hash_index *h) {
     mem_free(a, h->hashes, h->cap * sizeof(uint64_t));
     mem_free(a, h->positions, h->cap * sizeof(uint32_t));
     h->hashes = NULL;
@@ -47,7 +47,7 @@ static bool key_equal(const pith_key *a, const pith_key *b) {
     return a->len == b->len && a->symbol == b->symbol && (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
 }
 
-bool keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t n, size_t *second) {
+bool pith_keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t n, size_t *second) {
     if (n <= 16) {
         for (size_t j = 1; j < n; j++)
             for (size_t i = 0; i < j; i++)
@@ -58,7 +58,7 @@ bool keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t n, si
         return false;
     }
     hash_index h = {NULL, NULL, 0, 0};
-    if (!hash_index_grow(a, &h, n)) {
+    if (!pith_hash_index_grow(a, &h, n)) {
         /* Out of memory for the check: fall back to the quadratic scan. */
         for (size_t j = 1; j < n; j++)
             for (size_t i = 0; i < j; i++)
@@ -80,8 +80,8 @@ bool keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t n, si
             }
             i = (i + 1) & mask;
         }
-        if (!dup) hash_index_put(&h, hv, (uint32_t)j);
+        if (!dup) pith_hash_index_put(&h, hv, (uint32_t)j);
     }
-    hash_index_free(a, &h);
+    pith_hash_index_free(a, &h);
     return dup;
 }

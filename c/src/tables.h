@@ -31,12 +31,12 @@ typedef struct hash_index {
     size_t used;
 } hash_index;
 
-bool hash_index_grow(const pith_alloc *a, hash_index *h, size_t need);
-void hash_index_clear(hash_index *h);
-void hash_index_free(const pith_alloc *a, hash_index *h);
+bool pith_hash_index_grow(const pith_alloc *a, hash_index *h, size_t need);
+void pith_hash_index_clear(hash_index *h);
+void pith_hash_index_free(const pith_alloc *a, hash_index *h);
 
 /** Insert (position + 1 stored); the caller has checked the key is absent. */
-PITH_INLINE void hash_index_put(hash_index *h, uint64_t hash, uint32_t position) {
+PITH_INLINE void pith_hash_index_put(hash_index *h, uint64_t hash, uint32_t position) {
     size_t mask = h->cap - 1, i = (size_t)hash & mask;
     while (h->positions[i]) i = (i + 1) & mask;
     h->hashes[i] = hash;
@@ -72,6 +72,6 @@ PITH_INLINE bool keys_equal(const pith_key *a, const pith_key *b, size_t n) {
 }
 
 /** True if two keys of a shape are equal (O(n^2) for small shapes, hashed for large). */
-bool keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t n, size_t *second);
+bool pith_keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t n, size_t *second);
 
 #endif /* PITH_TABLES_H */

@@ -48,7 +48,7 @@ PITH_INLINE int two_digits(const uint8_t *s) {
     return (s[0] - '0') * 10 + (s[1] - '0');
 }
 
-bool ts_parse(const uint8_t *s, size_t n, ts_parts *out) {
+bool pith_ts_parse(const uint8_t *s, size_t n, ts_parts *out) {
     /* Shortest form "YYYY-MM-DD" (10), longest "YYYY-MM-DDThh:mm:ss.fffffffff+hh:mm" (35). */
     if (n < 10 || n > 35 || s[4] != '-' || s[7] != '-') return false;
     int y_hi = two_digits(s), y_lo = two_digits(s + 2), mo = two_digits(s + 5), d = two_digits(s + 8);
@@ -142,7 +142,7 @@ static uint8_t *put_offset(uint8_t *p, int32_t offset) {
     return put2(p, a % 60);
 }
 
-size_t ts_render(const ts_parts *t, uint8_t out[40]) {
+size_t pith_ts_render(const ts_parts *t, uint8_t out[40]) {
     int64_t y;
     unsigned mo, d, sod;
     if (!local_civil(t->seconds + (int64_t)t->offset * 60, &y, &mo, &d, &sod)) return 0;

@@ -21,7 +21,7 @@ pith_doc *pith_doc_new(const pith_alloc *alloc) {
     pith_doc *doc = (pith_doc *)mem_alloc(alloc, sizeof(pith_doc));
     if (!doc) return NULL;
     doc->alloc = alloc;
-    arena_init(&doc->mem, alloc);
+    pith_arena_init(&doc->mem, alloc);
     doc->roots = NULL;
     doc->count = doc->cap = 0;
     doc->joined_at = SIZE_MAX;
@@ -35,20 +35,20 @@ bool pith_doc_joined(const pith_doc *doc, size_t *offset) {
 
 void pith_doc_free(pith_doc *doc) {
     if (!doc) return;
-    arena_free(&doc->mem);
+    pith_arena_free(&doc->mem);
     mem_free(doc->alloc, doc->roots, doc->cap * sizeof(pith_value));
     mem_free(doc->alloc, doc, sizeof(pith_doc));
 }
 
 pith_value *pith_doc_values(pith_doc *doc, size_t n) {
     if (n > SIZE_MAX / sizeof(pith_value)) return NULL;
-    pith_value *v = (pith_value *)arena_alloc(&doc->mem, n ? n * sizeof(pith_value) : 1);
+    pith_value *v = (pith_value *)pith_arena_alloc(&doc->mem, n ? n * sizeof(pith_value) : 1);
     if (v && n) memset(v, 0, n * sizeof(pith_value));
     return v;
 }
 
 void *pith_doc_bytes(pith_doc *doc, const void *src, size_t len) {
-    return arena_copy(&doc->mem, src, len);
+    return pith_arena_copy(&doc->mem, src, len);
 }
 
 size_t pith_doc_count(const pith_doc *doc) { return doc->count; }
@@ -58,7 +58,7 @@ pith_value *pith_doc_root(const pith_doc *doc, size_t i) {
 }
 
 bool pith_doc_push(pith_doc *doc, const pith_value *value) {
-    if (!grow_array(doc->alloc, (void **)&doc->roots, &doc->cap, doc->count + 1, sizeof(pith_value)))
+    if (!pith_grow_array(doc->alloc, (void **)&doc->roots, &doc->cap, doc->count + 1, sizeof(pith_value)))
         return false;
     doc->roots[doc->count++] = *value;
     return true;
@@ -216,7 +216,7 @@ typedef struct tree_builder {
 
 static const char *copy_indexed(tree_builder *b, const char *ptr, size_t len, uint32_t i) {
     if (i != PITH_NO_INDEX && i < b->ncopies && b->copies[i]) return b->copies[i];
-    const char *p = (const char *)arena_copy(&b->doc->mem, ptr, len);
+    const char *p = (const char *)pith_arena_copy(&b->doc->mem, ptr, len);
     if (p && i != PITH_NO_INDEX && i < b->ncopies) {
         b->copies[i] = p;
         if (i >= b->copies_hi) b->copies_hi = (size_t)i + 1;
@@ -251,7 +251,7 @@ static pith_value *shared_shape_keys(tree_builder *b, const pith_item *it) {
     if (s == PITH_NO_INDEX || it->v.map.count == 0) return copy_keys(b, it);
     if (s >= b->shape_keys_cap) {
         size_t old = b->shape_keys_cap;
-        if (!grow_array(b->doc->alloc, (void **)&b->shape_keys, &b->shape_keys_cap, (size_t)s + 1,
+        if (!pith_grow_array(b->doc->alloc, (void **)&b->shape_keys, &b->shape_keys_cap, (size_t)s + 1,
                         sizeof(pith_value *)))
             return NULL;
         memset(b->shape_keys + old, 0, (b->shape_keys_cap - old) * sizeof(pith_value *));
@@ -287,17 +287,17 @@ static bool node_of(tree_builder *b, const pith_item *it, pith_value *out, size_
         out->v.str.len = it->v.str.len;
         return out->v.str.ptr != NULL;
     case PITH_BINARY:
-        out->v.bin.ptr = (const uint8_t *)arena_copy(&b->doc->mem, it->v.bin.ptr, it->v.bin.len);
+        out->v.bin.ptr = (const uint8_t *)pith_arena_copy(&b->doc->mem, it->v.bin.ptr, it->v.bin.len);
         out->v.bin.len = it->v.bin.len;
         return out->v.bin.ptr != NULL;
     case PITH_BIGINT:
         out->v.big.negative = it->v.big.negative;
-        out->v.big.mag = (const uint8_t *)arena_copy(&b->doc->mem, it->v.big.mag, it->v.big.len);
+        out->v.big.mag = (const uint8_t *)pith_arena_copy(&b->doc->mem, it->v.big.mag, it->v.big.len);
         out->v.big.len = it->v.big.len;
         return out->v.big.mag != NULL;
     case PITH_EXT:
         out->v.ext.type = it->v.ext.type;
-        out->v.ext.ptr = (const uint8_t *)arena_copy(&b->doc->mem, it->v.ext.ptr, it->v.ext.len);
+        out->v.ext.ptr = (const uint8_t *)pith_arena_copy(&b->doc->mem, it->v.ext.ptr, it->v.ext.len);
         out->v.ext.len = it->v.ext.len;
         return out->v.ext.ptr != NULL;
     case PITH_TIME:
@@ -360,7 +360,7 @@ static bool build(tree_builder *b, pith_value *out) {
         pith_item it;
         if (!pith_read(b->r, &it)) return false;
         if (b->nscratch == b->scratch_cap &&
-            !grow_array(a, (void **)&b->scratch, &b->scratch_cap, b->nscratch + 1, sizeof(pith_value)))
+            !pith_grow_array(a, (void **)&b->scratch, &b->scratch_cap, b->nscratch + 1, sizeof(pith_value)))
             return false;
         size_t children;
         size_t index = b->nscratch;
@@ -368,7 +368,7 @@ static bool build(tree_builder *b, pith_value *out) {
         b->nscratch++;
         if (children) {
             if (b->nframes == b->frames_cap &&
-                !grow_array(a, (void **)&b->frames, &b->frames_cap, b->nframes + 1, sizeof(bframe)))
+                !pith_grow_array(a, (void **)&b->frames, &b->frames_cap, b->nframes + 1, sizeof(bframe)))
                 return false;
             b->frames[b->nframes++] = (bframe){index, index + 1, children};
         }

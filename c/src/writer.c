@@ -156,7 +156,7 @@ pith_writer *pith_writer_new(const pith_alloc *alloc) {
     w->alloc = alloc;
     w->max_depth = PITH_DEFAULT_MAX_DEPTH;
     w->seed = pith_seed();
-    arena_init(&w->mem, alloc);
+    pith_arena_init(&w->mem, alloc);
     pith_kid_init(&w->kids, alloc);
     return w;
 }
@@ -169,11 +169,11 @@ void pith_writer_free(pith_writer *w) {
     release_frames(w);
     pith_kid_free(&w->kids);
     mem_free(a, w->buf, w->cap);
-    arena_free(&w->mem);
+    pith_arena_free(&w->mem);
     mem_free(a, w->strs, w->strs_cap * sizeof(wstr));
     mem_free(a, w->sidx, w->sidx_cap * sizeof(uint64_t));
     mem_free(a, w->shapes, w->shapes_cap * sizeof(shape));
-    hash_index_free(a, &w->shape_index);
+    pith_hash_index_free(a, &w->shape_index);
     mem_free(a, w->stack, w->stack_cap * sizeof(wframe));
     mem_free(a, w->dict_shape_hashes, w->dict_shape_hashes_cap * sizeof(uint64_t));
     mem_free(a, w->dict_slots, w->dict_slots_cap * sizeof(pith_slot));
@@ -198,7 +198,7 @@ bool pith_writer_complete(const pith_writer *w) {
 /* Room for one more string: an entry and an index slot at load <= 1/2. */
 PITH_NOINLINE static bool grow_strings(pith_writer *w) {
     if (w->nstrs == w->strs_cap &&
-        !grow_array(w->alloc, (void **)&w->strs, &w->strs_cap, w->nstrs + 1, sizeof(wstr)))
+        !pith_grow_array(w->alloc, (void **)&w->strs, &w->strs_cap, w->nstrs + 1, sizeof(wstr)))
         return fail(w, PITH_ERR_NOMEM, "out of memory");
     if ((w->sidx_used + 1) * 2 > w->sidx_cap) {
         size_t cap = w->sidx_cap ? w->sidx_cap * 2 : 256;
@@ -264,15 +264,15 @@ PITH_INLINE void add_string_entry(pith_writer *w, const uint8_t *p, size_t n, ui
 }
 
 static bool add_shape(pith_writer *w, const pith_key *keys, size_t n, uint64_t h, pith_slot **slots) {
-    pith_slot *s = (pith_slot *)arena_alloc(&w->mem, n ? n * sizeof(pith_slot) : 1);
+    pith_slot *s = (pith_slot *)pith_arena_alloc(&w->mem, n ? n * sizeof(pith_slot) : 1);
     if (!s) return fail(w, PITH_ERR_NOMEM, "out of memory");
     if (n) memset(s, 0, n * sizeof(pith_slot));
     *slots = s;
     if (w->nshapes >= PITH_MAX_SHAPES) return true; /* a full table gives fresh slots only */
-    if (!grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, w->nshapes + 1, sizeof(shape)) ||
-        !hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1))
+    if (!pith_grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, w->nshapes + 1, sizeof(shape)) ||
+        !pith_hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1))
         return fail(w, PITH_ERR_NOMEM, "out of memory");
-    hash_index_put(&w->shape_index, h, (uint32_t)w->nshapes);
+    pith_hash_index_put(&w->shape_index, h, (uint32_t)w->nshapes);
     w->shapes[w->nshapes].keys = keys;
     w->shapes[w->nshapes].slots = s;
     w->shapes[w->nshapes].nkeys = n;
@@ -289,7 +289,7 @@ static bool add_shape(pith_writer *w, const pith_key *keys, size_t n, uint64_t h
 static void clear_shape_index(pith_writer *w) {
     hash_index *ix = &w->shape_index;
     if (ix->used * 16 >= ix->cap) {
-        hash_index_clear(ix);
+        pith_hash_index_clear(ix);
         return;
     }
     size_t mask = ix->cap - 1;
@@ -325,9 +325,9 @@ static bool load_dictionary(pith_writer *w, const pith_dict *dict) {
     }
     w->sidx_gen = gen;
     size_t ns = dict->nshapes, nslots = dict->shape_offsets[ns];
-    ok = ok && grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, ns, sizeof(shape)) &&
-         grow_array(w->alloc, (void **)&w->dict_shape_hashes, &w->dict_shape_hashes_cap, ns, sizeof(uint64_t)) &&
-         grow_array(w->alloc, (void **)&w->dict_slots, &w->dict_slots_cap, nslots, sizeof(pith_slot));
+    ok = ok && pith_grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, ns, sizeof(shape)) &&
+         pith_grow_array(w->alloc, (void **)&w->dict_shape_hashes, &w->dict_shape_hashes_cap, ns, sizeof(uint64_t)) &&
+         pith_grow_array(w->alloc, (void **)&w->dict_slots, &w->dict_slots_cap, nslots, sizeof(pith_slot));
     if (!ok) {
         clear_string_index(w);
         w->nstrs = w->sidx_used = 0;
@@ -352,7 +352,7 @@ static bool load_dictionary(pith_writer *w, const pith_dict *dict) {
 /* Tables, slots and registers as at the start of a buffer (SPEC 4): at
  * pith_writer_start and at every sync frame. */
 static bool reset_state(pith_writer *w, const pith_dict *dict) {
-    arena_reset(&w->mem);
+    pith_arena_reset(&w->mem);
     w->sidx_gen = (w->sidx_gen + (1ull << SIDX_GEN_SHIFT)) & SIDX_GEN_MASK;
     if (w->sidx_gen == 0 || w->sidx_gen == SIDX_DICT_GEN) {
         /* Generation 0 is what fresh memory holds, the last one marks the
@@ -374,9 +374,9 @@ static bool reset_state(pith_writer *w, const pith_dict *dict) {
         if (!keep && !load_dictionary(w, dict)) return false;
         /* The dictionary's shapes: indexed again, with empty registers. */
         if (w->dict_slots_n) memset(w->dict_slots, 0, w->dict_slots_n * sizeof(pith_slot));
-        if (!hash_index_grow(w->alloc, &w->shape_index, w->dict_nshapes))
+        if (!pith_hash_index_grow(w->alloc, &w->shape_index, w->dict_nshapes))
             return fail(w, PITH_ERR_NOMEM, "out of memory");
-        for (size_t i = 0; i < w->dict_nshapes; i++) hash_index_put(&w->shape_index, w->dict_shape_hashes[i], (uint32_t)i);
+        for (size_t i = 0; i < w->dict_nshapes; i++) pith_hash_index_put(&w->shape_index, w->dict_shape_hashes[i], (uint32_t)i);
         w->nshapes = w->dict_nshapes;
     }
     return true;
@@ -521,7 +521,7 @@ static void release_frames(pith_writer *w) {
 }
 
 PITH_NOINLINE static bool grow_stack(pith_writer *w) {
-    if (!grow_array(w->alloc, (void **)&w->stack, &w->stack_cap, w->depth + 1, sizeof(wframe)))
+    if (!pith_grow_array(w->alloc, (void **)&w->stack, &w->stack_cap, w->depth + 1, sizeof(wframe)))
         return fail(w, PITH_ERR_NOMEM, "out of memory");
     return true;
 }
@@ -684,7 +684,7 @@ static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
     int64_t m;
     int e = slot->dec_hint;
     if ((bin < BIN_TRUSTED || bin == BIN_RETEST) &&
-        (decimal_at_exponent(d, e, &m) || decimal_of_double(d, &m, &e))) {
+        (pith_decimal_at_exponent(d, e, &m) || pith_decimal_of_double(d, &m, &e))) {
         uint64_t z = zigzag(m);
         bool in_tag = e >= DEC_EMIN && e <= DEC_EMAX;
         size_t abs_size = (in_tag ? 1u : 2u) + varint_size(z);
@@ -699,7 +699,7 @@ static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
             }
         }
         /* Ties favour the decimal forms (SPEC 7: earliest candidate). */
-        if (size <= 5 || (size <= 9 && !f32_exact(d))) {
+        if (size <= 5 || (size <= 9 && !pith_f32_exact(d))) {
             if (delta) {
                 put_byte(w, TAG_DEC_DELTA);
                 put_varint(w, dz);
@@ -722,7 +722,7 @@ static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
         }
     }
     slot->bin = (uint8_t)(bin < BIN_RETEST ? bin + 1 : BIN_TRUSTED);
-    if (f32_exact(d)) {
+    if (pith_f32_exact(d)) {
         float f = (float)d;
         uint32_t bits;
         memcpy(&bits, &f, 4);
@@ -814,7 +814,7 @@ PITH_INLINE bool keep_string(pith_writer *w, pith_slot *slot, const uint8_t *p, 
                              uint64_t *islot, const uint8_t **stable) {
     const uint8_t *s;
     if (n >= MIN_TABLE_LEN) {
-        s = (const uint8_t *)arena_copy(&w->mem, p, n);
+        s = (const uint8_t *)pith_arena_copy(&w->mem, p, n);
         if (PITH_UNLIKELY(!s)) return fail(w, PITH_ERR_NOMEM, "out of memory");
         add_string_entry(w, s, n, h, islot);
     } else {
@@ -836,7 +836,7 @@ PITH_NOINLINE static bool write_str_slow(pith_writer *w, pith_slot *slot, const 
     size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
     if (!reserve(w, 12 + n)) return false;
     ts_parts ts;
-    if (n >= 10 && n <= 35 && p[4] == '-' && ts_parse(p, n, &ts)) {
+    if (n >= 10 && n <= 35 && p[4] == '-' && pith_ts_parse(p, n, &ts)) {
         put_ts(w, &ts);
         return keep_string(w, slot, p, n, h, islot, stable);
     }
@@ -905,7 +905,7 @@ PITH_INLINE bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *
 }
 
 static bool check_utf8(pith_writer *w, const char *ptr, size_t len, bool *ascii) {
-    if (utf8_valid((const uint8_t *)ptr, len, ascii)) return true;
+    if (pith_utf8_valid((const uint8_t *)ptr, len, ascii)) return true;
     return fail(w, PITH_ERR_UNREPRESENTABLE, "string is not valid UTF-8");
 }
 
@@ -1083,10 +1083,10 @@ static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool c
             if (!check_utf8(w, keys[i].ptr, keys[i].len, &ascii)) return false;
         }
         size_t second;
-        if (keys_have_duplicate(w->alloc, keys, count, &second))
+        if (pith_keys_have_duplicate(w->alloc, keys, count, &second))
             return fail(w, PITH_ERR_UNREPRESENTABLE, "duplicate map key");
     }
-    pith_key *copy = (pith_key *)arena_alloc(&w->mem, count ? count * sizeof(pith_key) : 1);
+    pith_key *copy = (pith_key *)pith_arena_alloc(&w->mem, count ? count * sizeof(pith_key) : 1);
     if (!copy || !reserve(w, 10)) return fail(w, PITH_ERR_NOMEM, "out of memory");
     if (count < N_MAPDEF0) {
         put_byte(w, (uint8_t)(TAG_MAPDEF0 + count));
