@@ -19,7 +19,6 @@ the consumer looked.
 
 from __future__ import annotations
 
-import struct
 import threading
 from typing import Any, Dict, List, Optional, Protocol, Tuple, Union
 
@@ -69,6 +68,7 @@ class DictionaryRegistry:
         self.store = store
         self.prefix = prefix
         self._cache: Dict[int, Dictionary] = {}
+        self._by_header: Dict[bytes, Dictionary] = {}
         self._lock = threading.Lock()
 
     def key(self, dictionary_id: int) -> str:
@@ -88,8 +88,7 @@ class DictionaryRegistry:
 
     def fetch(self, dictionary_id: int) -> Dictionary:
         """The dictionary with this id, from the cache or else the store."""
-        with self._lock:
-            hit = self._cache.get(dictionary_id)
+        hit = self._cache.get(dictionary_id)  # a dict read is atomic: only inserts take the lock
         if hit is not None:
             return hit
         key = self.key(dictionary_id)
@@ -120,8 +119,17 @@ class DictionaryRegistry:
 
     def loads(self, data: _Buffer, **options: Any) -> Any:
         """pith.loads with the dictionary the buffer names."""
-        d = self.dictionary_for(data)
-        return loads(data, **options) if d is None else loads(data, **options, dictionary=d)
+        # A header naming a dictionary is 11 bytes that determine it: known
+        # headers skip parsing (a consumer calls this for every message).
+        head = data[:11] if isinstance(data, bytes) else bytes(data[:11])
+        d = self._by_header.get(head)
+        if d is None:
+            did = dictionary_id(data)
+            if did is None:
+                return loads(data, **options)
+            d = self.fetch(did)
+            self._by_header[head] = d
+        return loads(data, dictionary=d, **options) if options else loads(data, dictionary=d)
 
     def loads_stream(self, data: _Buffer, *, join: bool = False, **options: Any) -> List[Any]:
         """pith.loads_stream with the dictionary the stream names (join=True:
@@ -142,9 +150,12 @@ def dictionary_id(data: _Buffer, *, join: bool = False) -> Optional[int]:
     the one in the first sync frame of frames taken from a frame boundary
     (SPEC 2.3); None when it names none or the bytes are too malformed to say,
     in which case decoding reports what is wrong with them."""
-    b = memoryview(data).cast("B")
+    b = data if not isinstance(data, memoryview) or data.format == "B" else data.cast("B")
     if not join:
-        return _header_id(b, 2) if bytes(b[:2]) == _MAGIC else None
+        # inline: a consumer calls this for every message
+        if len(b) >= 11 and b[0] == 0xC1 and b[1] == 0x70 and b[2] & _FLAG_DICT:
+            return int.from_bytes(b[3:11], "little")
+        return None
     pos = 0
     while pos < len(b):
         v = _varint(b, pos)
@@ -160,18 +171,18 @@ def dictionary_id(data: _Buffer, *, join: bool = False) -> Optional[int]:
     return None
 
 
-def _header_id(b: memoryview, vf_at: int) -> Optional[int]:
+def _header_id(b: _Buffer, vf_at: int) -> Optional[int]:
     if len(b) < vf_at + 9 or not b[vf_at] & _FLAG_DICT:
         return None
-    return int(struct.unpack_from("<Q", b, vf_at + 1)[0])
+    return int.from_bytes(b[vf_at + 1:vf_at + 9], "little")
 
 
-def _varint(b: memoryview, pos: int) -> Optional[Tuple[int, int]]:
+def _varint(b: _Buffer, pos: int) -> Optional[Tuple[int, int]]:
     """A prefix varint (SPEC 3.1) at pos: (value, length), or None if cut short."""
     first = b[pos]
     length = 9 if first == 0 else (first & -first).bit_length()
     if pos + length > len(b):
         return None
     if length == 9:
-        return int(struct.unpack_from("<Q", b, pos + 1)[0]), 9
+        return int.from_bytes(b[pos + 1:pos + 9], "little"), 9
     return int.from_bytes(b[pos:pos + length], "little") >> length, length
