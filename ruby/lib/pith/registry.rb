@@ -35,7 +35,6 @@ module Pith
   # Misses are not cached: the producer may publish after the consumer looked.
   class DictionaryRegistry
     PREFIX = "pith:dictionary:"
-    MAGIC = "\xC1\x70".b.freeze
     FLAG_DICT = 0x01
     SYNC = 0xFD
 
@@ -47,6 +46,7 @@ module Pith
       @store = store
       @prefix = prefix
       @cache = {}
+      @by_header = {}
       @lock = Mutex.new
     end
 
@@ -93,10 +93,20 @@ module Pith
       id && fetch(id)
     end
 
-    # Pith.load with the dictionary the buffer names.
+    # Pith.load with the dictionary the buffer names. A header naming a
+    # dictionary is 11 bytes that determine it: known headers skip parsing (a
+    # consumer calls this for every message).
     def load(bytes, **opts)
-      dict = dictionary_for(bytes)
-      dict ? Pith.load(bytes, **opts, dictionary: dict) : Pith.load(bytes, **opts)
+      head = bytes.byteslice(0, 11)
+      dict = @by_header[head]
+      unless dict
+        id = self.class.dictionary_id(bytes)
+        return Pith.load(bytes, **opts) unless id
+
+        dict = fetch(id)
+        @lock.synchronize { @by_header[head.b.freeze] = dict }
+      end
+      opts.empty? ? Pith.load(bytes, dictionary: dict) : Pith.load(bytes, **opts, dictionary: dict)
     end
 
     # Pith.load_stream with the dictionary the stream names (join: true: in
@@ -111,9 +121,8 @@ module Pith
     # (SPEC 2.3); nil when it names none or the bytes are too malformed to
     # say, in which case decoding reports what is wrong with them.
     def self.dictionary_id(bytes, join: false)
-      b = bytes.b
-      return header_id(b, 2) if !join && b.start_with?(MAGIC)
-      return nil unless join
+      b = bytes
+      return b.getbyte(0) == 0xC1 && b.getbyte(1) == 0x70 ? header_id(b, 2) : nil unless join
 
       pos = 0
       while pos < b.bytesize
