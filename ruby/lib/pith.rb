@@ -6,6 +6,7 @@ require_relative "pith/coder"
 require_relative "pith/dictionary"
 require_relative "pith/map"
 require_relative "pith/registry"
+require_relative "pith/declared"
 
 # Pith: a compact, fast, schemaless binary serialization format.
 #
