@@ -56,7 +56,7 @@ SYNC_FRAMES = 1_000
 PLANS = {
     "full": {"max": 1_000_000, "rounds": 3, "big_rounds": 1, "keys": ["int", "named"], "trial_s": 180},
     "quick": {"max": 100_000, "rounds": 1, "big_rounds": 1, "keys": ["int", "named"], "trial_s": 90},
-    "smoke": {"max": 1_000, "rounds": 1, "big_rounds": 1, "keys": ["int"], "trial_s": 30},
+    "smoke": {"max": 1_000, "only": [1, 1_000], "rounds": 1, "big_rounds": 1, "keys": ["int"], "trial_s": 30},
 }
 
 
@@ -343,7 +343,7 @@ def orchestrate(mode):
         rows = []
         seq = 0
         for keys in plan["keys"]:
-            for n in counts(plan["max"]):
+            for n in plan.get("only") or counts(plan["max"]):
                 rounds = plan["big_rounds"] if n >= 100_000 else plan["rounds"]
                 trials = {c: [] for c in CODECS}
                 for rnd in range(rounds):
