@@ -253,7 +253,7 @@ fuzz-python-run:
 # HTTP (bench/node/: redis-server from bench/setup, npm packages from bench-node).
 bench: c ruby js python bench-node
 	bench/setup
-	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r bench/python/requirements.txt
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r bench/python/requirements.txt -r bench/queue/requirements.txt
 	ruby bench/run.rb
 
 # A short run of every section: fails on an inexact round trip, bytes that
@@ -261,7 +261,7 @@ bench: c ruby js python bench-node
 # included: their servers are started and loaded for a few seconds).
 test-bench: c ruby js python bench-node
 	bench/setup
-	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r bench/python/requirements.txt
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check -r bench/python/requirements.txt -r bench/queue/requirements.txt
 	SMOKE=1 ruby bench/run.rb
 
 # npm ci only when package-lock.json is newer than the installed tree.

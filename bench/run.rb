@@ -9,7 +9,7 @@
 #                                      exits non-zero if a section breaks or a round trip is inexact
 #   ONLY=pith,msgpack / EXCEPT=bson    codec filters
 #   CORPUS=dir  DOCS=a,b               documents of section 1 (any folder of *.json / *.json.xz)
-#   SECTIONS=seed,types,scaling,large,kinds,c,python,js,redis,http
+#   SECTIONS=seed,types,scaling,large,kinds,c,python,js,redis,http,queue
 #   KINDS_DOCS=a,b  KINDS_LANGS=ruby,python,js   documents and languages of the kinds section
 #   OUT=dir  PUBLISH=1  YJIT=0  PITH_LIB=dir
 
@@ -58,6 +58,7 @@ require "bench/sections/kinds"
 require "bench/kinds_summary"
 require "bench/sections/external"
 require "bench/sections/node_services"
+require "bench/sections/queue"
 
 module Bench
   module Runner
@@ -189,6 +190,7 @@ module Bench
                 { "result" => Sections::Kinds.new(ctx, codecs).run }
               when "c" then Sections::CCore.new(ctx).run
               when "redis", "http" then Sections::NodeServices.new(ctx, id).run
+              when "queue" then Sections::Queue.new(ctx).run
               else Sections::External.new(ctx, id).run
               end
       entry["status"] ||= "ok"
@@ -246,6 +248,7 @@ module Bench
       if (k = s.dig("kinds", "result"))
         f.concat(KindsSummary.failures(k))
       end
+      f.concat(Sections::Queue.failures(s["queue"]))
       %w[python js redis http].each do |id|
         next unless s.dig(id, "status") == "ok"
         s[id]["result"]["documents"].each do |x|
