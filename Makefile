@@ -117,7 +117,7 @@ fuzz: deps-c crossfuzz-build fuzz-python-build
 	$(MAKE) -k -j 3 --output-sync=target --no-print-directory test-fuzz fuzz-python-run crossfuzz-run \
 	  FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
 
-test: test-c test-install-c test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-bench \
+test: test-c test-install-c test-tags test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-bench \
 	test-crossfuzz
 	@echo "all tests passed"
 
@@ -271,6 +271,14 @@ bench-node: deps-js
 
 vectors:
 	$(PYTHON) spec/tools/make_vectors.py
+
+# SPEC 5.1's tag table is the source of c/src/tags.h; the reference codec and
+# the fuzz dictionary must agree with it.
+tags:
+	$(PYTHON) spec/tools/tags.py
+
+test-tags:
+	$(PYTHON) spec/tools/tags.py --check
 
 clean:
 	rm -rf $(C_BUILD) $(C_ASAN) $(C_FUZZ) c/build-clang

@@ -5,6 +5,7 @@
 
 #include "fileio.h"
 #include "json.h"
+#include "tags.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -21,27 +22,6 @@ static void outf(pith_buf *out, const char *fmt, ...) {
     if (n > 0) pith_buf_append(out, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-/* ==========================================================================
- * Tag names
- * ========================================================================== */
-
-static const char *form_name(uint8_t t) {
-    if (t < 0x40) return "REF";
-    if (t < 0x60) return "STR";
-    if (t < 0x80) return "SHAPE";
-    if (t < 0x90) return "ARR";
-    if (t < 0xA0) return "MAPDEF";
-    if (t < 0xC0) return "INT";
-    if (t < 0xD0) return "PFX";
-    if (t < 0xE0) return "DEC";
-    static const char *const names[] = {
-        "NULL", "FALSE", "TRUE", "F32", "F64", "INT_POS", "INT_NEG", "INT_DELTA", "DEC_X", "DEC_DELTA",
-        "BIGINT_POS", "BIGINT_NEG", "STR_LONG", "REF8", "REF16", "REF24", "SHAPE8", "SHAPE16", "ARR_LONG",
-        "MAPDEF_LONG", "MAP_GEN", "PFX_LONG", "BIN", "EXT", "SYMBOL", "TIME", "TS_STR", "TS_Z0", "TS_Z3",
-        "reserved", "reserved", "reserved"};
-    return names[t - 0xE0];
-}
-
 /* Append a short, escaped rendering of a string. */
 static void short_string(pith_buf *out, const char *p, size_t n) {
     pith_value v;
@@ -53,7 +33,7 @@ static void short_string(pith_buf *out, const char *p, size_t n) {
     if (v.v.str.len < n) outf(out, "... (%zu bytes)", n);
 }
 
-static bool is_ref_tag(uint8_t t) { return t < 0x40 || t == 0xED || t == 0xEE || t == 0xEF; }
+static bool is_ref_tag(uint8_t t) { return t < TAG_STR0 || t == TAG_REF8 || t == TAG_REF16 || t == TAG_REF24; }
 
 static void describe(pith_buf *out, const pith_item *it, const uint8_t *data) {
     uint8_t t = it->tag;
@@ -61,7 +41,7 @@ static void describe(pith_buf *out, const pith_item *it, const uint8_t *data) {
     case PITH_STRING:
     case PITH_SYMBOL:
         short_string(out, it->v.str.ptr, it->v.str.len);
-        if ((t >= 0xC0 && t < 0xD0) || t == 0xF5) {
+        if ((t >= TAG_PFX0 && t < TAG_PFX0 + N_PFX0) || t == TAG_PFX_LONG) {
             uint8_t pb = data[it->offset + 1];
             outf(out, "  prefix %u of the %s string", pb & 0x7F, (pb & 0x80) ? "last" : "slot's");
         }
@@ -119,7 +99,7 @@ static void describe(pith_buf *out, const pith_item *it, const uint8_t *data) {
         pith_diag(&v, out);
         if ((it->type == PITH_BINARY && it->v.bin.len > 24) || (it->type == PITH_EXT && it->v.ext.len > 24))
             outf(out, "... (%zu bytes)", it->type == PITH_BINARY ? it->v.bin.len : it->v.ext.len);
-        if (t == 0xE7 || t == 0xE9) pith_buf_append(out, "  (delta)", 9);
+        if (t == TAG_INT_DELTA || t == TAG_DEC_DELTA) pith_buf_append(out, "  (delta)", 9);
     }
     }
 }
@@ -257,7 +237,7 @@ static bool inspect_item(void *vctx, const pith_item *it, size_t start, size_t e
         snprintf(indent, sizeof indent, "%*s", (int)(2 * depth), "");
     else
         snprintf(indent, sizeof indent, "%*s%-10zu", 2 * INDENT_LEVELS - 10, "depth ", depth);
-    outf(out, "%06zx  %-26s%s%-11s ", start, hex, indent, form_name(it->tag));
+    outf(out, "%06zx  %-26s%s%-11s ", start, hex, indent, pith_tag_name(it->tag));
     describe(out, it, c->data);
     pith_buf_append(out, "\n", 1);
     return out->len < INSPECT_FLUSH_BYTES || flush_view(c);
@@ -308,34 +288,34 @@ typedef struct stats_ctx {
 } stats_ctx;
 
 static int kind_of(uint8_t t) {
-    if (t < 0x40) return K_REF;
-    if (t < 0x60) return K_STR;
-    if (t < 0x80) return K_SHAPE;
-    if (t < 0x90) return K_ARRAY;
-    if (t < 0xA0) return K_MAPDEF;
-    if (t < 0xC0) return K_INT_SMALL;
-    if (t < 0xD0) return K_PFX;
-    if (t < 0xE0) return K_DEC;
+    if (t < TAG_STR0) return K_REF;
+    if (t < TAG_SHAPE0) return K_STR;
+    if (t < TAG_ARR0) return K_SHAPE;
+    if (t < TAG_MAPDEF0) return K_ARRAY;
+    if (t < TAG_INT0) return K_MAPDEF;
+    if (t < TAG_PFX0) return K_INT_SMALL;
+    if (t < TAG_DEC0) return K_PFX;
+    if (t < TAG_NULL) return K_DEC;
     switch (t) {
-    case 0xE0: case 0xE1: case 0xE2: return K_CONST;
-    case 0xE3: return K_F32;
-    case 0xE4: return K_F64;
-    case 0xE5: case 0xE6: return K_INT;
-    case 0xE7: return K_INT_DELTA;
-    case 0xE8: return K_DEC;
-    case 0xE9: return K_DEC_DELTA;
-    case 0xEA: case 0xEB: return K_BIGINT;
-    case 0xEC: return K_STR;
-    case 0xED: case 0xEE: case 0xEF: return K_REF;
-    case 0xF0: case 0xF1: return K_SHAPE;
-    case 0xF2: return K_ARRAY;
-    case 0xF3: return K_MAPDEF;
-    case 0xF4: return K_GENMAP;
-    case 0xF5: return K_PFX;
-    case 0xF6: return K_BIN;
-    case 0xF7: return K_EXT;
-    case 0xF8: return K_SYMBOL;
-    case 0xF9: return K_TIME;
+    case TAG_NULL: case TAG_FALSE: case TAG_TRUE: return K_CONST;
+    case TAG_F32: return K_F32;
+    case TAG_F64: return K_F64;
+    case TAG_INT_POS: case TAG_INT_NEG: return K_INT;
+    case TAG_INT_DELTA: return K_INT_DELTA;
+    case TAG_DEC_X: return K_DEC;
+    case TAG_DEC_DELTA: return K_DEC_DELTA;
+    case TAG_BIGINT_POS: case TAG_BIGINT_NEG: return K_BIGINT;
+    case TAG_STR_LONG: return K_STR;
+    case TAG_REF8: case TAG_REF16: case TAG_REF24: return K_REF;
+    case TAG_SHAPE8: case TAG_SHAPE16: return K_SHAPE;
+    case TAG_ARR_LONG: return K_ARRAY;
+    case TAG_MAPDEF_LONG: return K_MAPDEF;
+    case TAG_MAP_GEN: return K_GENMAP;
+    case TAG_PFX_LONG: return K_PFX;
+    case TAG_BIN: return K_BIN;
+    case TAG_EXT: return K_EXT;
+    case TAG_SYMBOL: return K_SYMBOL;
+    case TAG_TIME: return K_TIME;
     default: return K_TS;
     }
 }

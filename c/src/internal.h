@@ -5,6 +5,7 @@
 #define PITH_INTERNAL_H
 
 #include "pith.h"
+#include "tags.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -26,29 +27,11 @@
  * Tags (SPEC section 5.1)
  * ========================================================================== */
 
+/* TAG_* and N_* come from SPEC 5.1's table through tags.h (generated); the
+ * value ranges their short forms carry are here. */
 enum {
-    TAG_REF0 = 0x00,      N_REF0 = 64,
-    TAG_STR0 = 0x40,      N_STR0 = 32,
-    TAG_SHAPE0 = 0x60,    N_SHAPE0 = 32,
-    TAG_ARR0 = 0x80,      N_ARR0 = 16,
-    TAG_MAPDEF0 = 0x90,   N_MAPDEF0 = 16,
-    TAG_INT0 = 0xA0,      INT_MIN_SMALL = -8, INT_MAX_SMALL = 23,
-    TAG_PFX0 = 0xC0,      N_PFX0 = 16,
-    TAG_DEC0 = 0xD0,      DEC_EMIN = -12, DEC_EMAX = 3,
-    TAG_NULL = 0xE0, TAG_FALSE = 0xE1, TAG_TRUE = 0xE2,
-    TAG_F32 = 0xE3, TAG_F64 = 0xE4,
-    TAG_INT_POS = 0xE5, TAG_INT_NEG = 0xE6, TAG_INT_DELTA = 0xE7,
-    TAG_DEC_X = 0xE8, TAG_DEC_DELTA = 0xE9,
-    TAG_BIGINT_POS = 0xEA, TAG_BIGINT_NEG = 0xEB,
-    TAG_STR_LONG = 0xEC,
-    TAG_REF8 = 0xED, TAG_REF16 = 0xEE, TAG_REF24 = 0xEF,
-    TAG_SHAPE8 = 0xF0, TAG_SHAPE16 = 0xF1,
-    TAG_ARR_LONG = 0xF2, TAG_MAPDEF_LONG = 0xF3, TAG_MAP_GEN = 0xF4,
-    TAG_PFX_LONG = 0xF5,
-    TAG_BIN = 0xF6, TAG_EXT = 0xF7, TAG_SYMBOL = 0xF8, TAG_TIME = 0xF9,
-    TAG_TS_STR = 0xFA, TAG_TS_Z0 = 0xFB, TAG_TS_Z3 = 0xFC,
-    /* First byte of a sync frame (SPEC 2.3); never an item. */
-    TAG_SYNC = 0xFD
+    INT_MIN_SMALL = -8, INT_MAX_SMALL = 23, /* INT: tag - 0xA8 */
+    DEC_EMIN = -12, DEC_EMAX = 3            /* DEC: exponent tag - 0xDC */
 };
 
 #define REF8_BASE 64u
