@@ -99,6 +99,23 @@ VALUE pith_rb_enc_to_utf8(pith_rb_encoder *e, VALUE str, uint32_t depth);
         if (PITH_RB_UNLIKELY(!(call))) pith_rb_enc_fail_writer(e, depth); \
     } while (0)
 
+/* What the writers can take of a String, from its flags word alone (the
+ * encoding index and the coderange; pith_rb_str_kind is filled at load time
+ * from the actual encoding indices): one load and one table lookup instead
+ * of comparisons against three encodings and two coderanges. */
+enum { STR_OTHER, STR_TEXT, STR_TEXT_SCAN, STR_BINARY };
+extern uint8_t pith_rb_str_kind[(RUBY_ENCODING_INLINE_MAX + 1) * 4];
+
+static inline int pith_rb_str_kind_of(VALUE flags) {
+    const int cr_shift = __builtin_ctz(RUBY_ENC_CODERANGE_7BIT);
+    /* Ruby 3.x keeps the encoding index right above the coderange: one shift. */
+    if (RUBY_ENCODING_SHIFT == cr_shift + 2 && RUBY_ENC_CODERANGE_MASK == 3 << cr_shift)
+        return pith_rb_str_kind[(flags >> cr_shift) & ((RUBY_ENCODING_INLINE_MAX << 2) | 3)];
+    unsigned enc = (unsigned)((flags & RUBY_ENCODING_MASK) >> RUBY_ENCODING_SHIFT);
+    unsigned cr = (unsigned)((flags & RUBY_ENC_CODERANGE_MASK) >> cr_shift);
+    return pith_rb_str_kind[enc * 4 + cr];
+}
+
 /* A Pith::Map (or an instance of a subclass). */
 static inline bool pith_rb_is_map(VALUE obj) {
     return RB_TYPE_P(obj, T_OBJECT) && (rb_obj_class(obj) == cMap || rb_obj_is_kind_of(obj, cMap));

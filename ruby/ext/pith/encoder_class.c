@@ -247,55 +247,161 @@ PITH_RB_NOINLINE static VALUE encode_other(pith_rb_encoder *e, VALUE obj, uint32
     return replacement;
 }
 
+uint8_t pith_rb_str_kind[(RUBY_ENCODING_INLINE_MAX + 1) * 4];
+
+static void init_str_kinds(void) {
+    for (int enc = 0; enc <= RUBY_ENCODING_INLINE_MAX; enc++) {
+        for (int cr = 0; cr < 4; cr++) {
+            uint8_t kind = STR_OTHER;
+            if (enc == pith_utf8_index || enc == pith_usascii_index) {
+                /* Valid UTF-8 is known from the coderange; else a scan (which sets it). */
+                int known = cr * RUBY_ENC_CODERANGE_7BIT;
+                kind = known == ENC_CODERANGE_7BIT || known == ENC_CODERANGE_VALID ? STR_TEXT : STR_TEXT_SCAN;
+            } else if (enc == pith_binary_index) {
+                kind = STR_BINARY;
+            }
+            pith_rb_str_kind[enc * 4 + cr] = kind;
+        }
+    }
+}
+
+/* Arrays up to this long whose items are all taken by write_run are written
+ * inside the run that meets them (canada: 111k Arrays of two floats). Their
+ * items are checked first, which costs more than a frame of its own beyond
+ * a few items (csv_table's rows of 17 Strings). */
+#define LEAF_MAX 8
+
+/* Taken by write_run as one item (a leaf Array aside). */
+static inline bool run_takes(VALUE x) {
+    if (RB_SPECIAL_CONST_P(x)) return FIXNUM_P(x) || RB_FLONUM_P(x) || NIL_P(x) || x == Qtrue || x == Qfalse;
+    VALUE flags = RBASIC(x)->flags;
+    switch (flags & RUBY_T_MASK) {
+    case T_FLOAT:
+        return true;
+    case T_STRING:
+        return pith_rb_str_kind_of(flags) != STR_OTHER;
+    default:
+        return false;
+    }
+}
+
+/* A short Array of items run_takes, whose frame would open at `depth`. */
+static inline bool leaf_array(pith_rb_encoder *e, VALUE ary, uint32_t depth) {
+    long n = RARRAY_LEN(ary);
+    if (n > LEAF_MAX || depth + e->hooks >= e->max_depth) return false;
+    const VALUE *p = RARRAY_CONST_PTR_TRANSIENT(ary);
+    for (long i = 0; i < n; i++)
+        if (!run_takes(p[i])) return false;
+    return true;
+}
+
+/* A failure in write_run at item `i` of its run (*index = first + i for the
+ * path), or inside a leaf Array there (`leaf`, else Qfalse) at its item `j`.
+ * `bad` is an invalid String, or Qundef for the writer's error. */
+PITH_RB_NORETURN(PITH_RB_NOINLINE static void run_fail(pith_rb_encoder *e, uint32_t depth, long *index, long first,
+                                                       long i, VALUE leaf, long j, VALUE bad));
+static void run_fail(pith_rb_encoder *e, uint32_t depth, long *index, long first, long i, VALUE leaf, long j,
+                     VALUE bad) {
+    *index = first + i;
+    if (leaf != Qfalse) {
+        pith_rb_enc_frame_open(e, depth, leaf)->index = j;
+        depth++;
+    }
+    if (bad != Qundef) pith_rb_enc_fail_value(e, depth, "invalid UTF-8 in", bad);
+    pith_rb_enc_fail_writer(e, depth);
+}
+
+#define RUN_FAIL(bad)                                                          \
+    (outer ? run_fail(e, depth, index, first, outer_i, leaf, i, (bad))       \
+           : run_fail(e, depth, index, first, i, Qfalse, 0, (bad)))
+#define RUN_CHECK(call)                                                        \
+    do {                                                                       \
+        if (PITH_RB_UNLIKELY(!(call))) RUN_FAIL(Qundef);                       \
+    } while (0)
+
 /* Write the leading items of v[0..n) that need no call into Ruby: Integers
  * in a Fixnum, Floats, nil, true, false, UTF-8 (or US-ASCII) and binary
- * Strings; returns how many. The writers of floats are inlined here and only
+ * Strings, and short Arrays of those (leaf_array), written whole without a
+ * frame; returns how many. The writers of floats are inlined here and only
  * here (a second call site makes the link-time optimizer keep them out of
- * line), and a run of items pays one call: a call per item was a large part
- * of writing a float. While an item is written, *index is its index
- * (first + i), for paths in errors. Nothing here allocates or runs Ruby
- * code, so v (an Array's items) stays valid. */
+ * line), so a leaf Array's items go through the same loop, and a run of
+ * items pays one call: a call per item was a large part of writing a float.
+ * `first` is the index of v[0] in its container, for paths in errors, which
+ * set *index. Nothing here allocates or runs Ruby code, so v and a leaf's
+ * items stay valid. */
 PITH_RB_NOINLINE static long write_run(pith_rb_encoder *e, const VALUE *v, long n, long *index, long first,
                                        uint32_t depth) {
+    const VALUE *outer = NULL; /* inside a leaf Array: the run's items, count and position */
+    long outer_n = 0, outer_i = 0;
+    VALUE leaf = Qfalse;
     long i;
-    for (i = 0; i < n; i++) {
+    for (i = 0;; i++) {
+        if (PITH_RB_UNLIKELY(i >= n)) {
+            if (!outer) break;
+            RUN_CHECK(pith_write_array_end(e->w));
+            v = outer;
+            n = outer_n;
+            i = outer_i;
+            outer = NULL;
+            leaf = Qfalse;
+            continue;
+        }
         VALUE x = v[i];
-        *index = first + i;
         double d;
         if (FIXNUM_P(x)) {
-            CHECK_W(pith_write_int(e->w, FIX2LONG(x)));
+            RUN_CHECK(pith_write_int(e->w, FIX2LONG(x)));
             continue;
         } else if (RB_FLONUM_P(x)) {
             d = pith_rb_float_value(x);
         } else if (RB_SPECIAL_CONST_P(x)) {
-            if (NIL_P(x)) CHECK_W(pith_write_null(e->w));
-            else if (x == Qtrue || x == Qfalse) CHECK_W(pith_write_bool(e->w, x == Qtrue));
+            if (NIL_P(x)) RUN_CHECK(pith_write_null(e->w));
+            else if (x == Qtrue || x == Qfalse) RUN_CHECK(pith_write_bool(e->w, x == Qtrue));
             else break;
             continue;
-        } else if (RB_BUILTIN_TYPE(x) == T_STRING) {
-            int idx = RB_ENCODING_GET_INLINED(x);
-            if (PITH_RB_LIKELY(idx == pith_utf8_index || idx == pith_usascii_index)) {
-                int cr = ENC_CODERANGE(x);
-                /* Valid UTF-8 is known from the coderange; a scan sets it and allocates nothing. */
-                if (PITH_RB_UNLIKELY(cr != ENC_CODERANGE_7BIT && cr != ENC_CODERANGE_VALID) &&
-                    rb_enc_str_coderange(x) == ENC_CODERANGE_BROKEN)
-                    pith_rb_enc_fail_value(e, depth, "invalid UTF-8 in", x);
-                CHECK_W(pith_write_string_utf8(e->w, RSTRING_PTR(x), (size_t)RSTRING_LEN(x)));
-            } else if (idx == pith_binary_index) {
-                CHECK_W(pith_write_binary(e->w, RSTRING_PTR(x), (size_t)RSTRING_LEN(x)));
-            } else {
-                break;
-            }
-            continue;
-        } else if (RB_BUILTIN_TYPE(x) == T_FLOAT) {
-            d = pith_rb_float_value(x);
         } else {
-            break;
+            VALUE flags = RBASIC(x)->flags;
+            int kind = pith_rb_str_kind_of(flags);
+            if (PITH_RB_LIKELY((flags & RUBY_T_MASK) == T_STRING && kind == STR_TEXT)) {
+                RUN_CHECK(pith_write_string_utf8(e->w, RSTRING_PTR(x), (size_t)RSTRING_LEN(x)));
+                continue;
+            }
+            switch (flags & RUBY_T_MASK) {
+            case T_FLOAT:
+                d = pith_rb_float_value(x);
+                break;
+            case T_STRING:
+                if (kind == STR_TEXT_SCAN) {
+                    if (rb_enc_str_coderange(x) == ENC_CODERANGE_BROKEN) RUN_FAIL(x);
+                    RUN_CHECK(pith_write_string_utf8(e->w, RSTRING_PTR(x), (size_t)RSTRING_LEN(x)));
+                } else if (kind == STR_BINARY) {
+                    RUN_CHECK(pith_write_binary(e->w, RSTRING_PTR(x), (size_t)RSTRING_LEN(x)));
+                } else {
+                    goto stop;
+                }
+                continue;
+            case T_ARRAY:
+                if (outer || !leaf_array(e, x, depth)) goto stop;
+                RUN_CHECK(pith_write_array_begin(e->w, (size_t)RARRAY_LEN(x)));
+                outer = v;
+                outer_n = n;
+                outer_i = i;
+                leaf = x;
+                v = RARRAY_CONST_PTR_TRANSIENT(x);
+                n = RARRAY_LEN(x);
+                i = -1;
+                continue;
+            default:
+                goto stop;
+            }
         }
-        CHECK_W(pith_write_double(e->w, d));
+        RUN_CHECK(pith_write_double(e->w, d));
     }
+stop:
     return i;
 }
+
+#undef RUN_FAIL
+#undef RUN_CHECK
 
 /* Single map values: runs in maps are short, and one item through write_run
  * costs more than through these small writers. */
@@ -309,9 +415,9 @@ PITH_RB_NOINLINE static void encode_utf8_string(pith_rb_encoder *e, VALUE str, u
 
 /* A String write_run would write with pith_write_string_utf8 as it is. */
 static inline bool plain_utf8(VALUE x) {
-    if (RB_SPECIAL_CONST_P(x) || BUILTIN_TYPE(x) != T_STRING) return false;
-    int idx = RB_ENCODING_GET_INLINED(x), cr = ENC_CODERANGE(x);
-    return (idx == pith_utf8_index || idx == pith_usascii_index) && (cr == ENC_CODERANGE_7BIT || cr == ENC_CODERANGE_VALID);
+    if (RB_SPECIAL_CONST_P(x)) return false;
+    VALUE flags = RBASIC(x)->flags;
+    return (flags & RUBY_T_MASK) == T_STRING && pith_rb_str_kind_of(flags) == STR_TEXT;
 }
 
 /* Write obj if it is a scalar write_run does not take (a Symbol, a Bignum,
@@ -353,11 +459,12 @@ static void array_modified(pith_rb_encoder *e) {
     rb_raise(eEncodeError, "array modified during encoding");
 }
 
-/* Taken by write_run, unless it is a String in another encoding or a Symbol. */
+/* Worth a call of write_run: taken by it, unless it is a String in another
+ * encoding, a Symbol or an Array that is no leaf. */
 static inline bool run_item(VALUE x) {
     if (RB_SPECIAL_CONST_P(x)) return true;
     int t = BUILTIN_TYPE(x);
-    return t == T_STRING || t == T_FLOAT;
+    return t == T_STRING || t == T_FLOAT || t == T_ARRAY;
 }
 
 /* Write obj if write_other takes it and return 0, else return its builtin
@@ -394,54 +501,6 @@ PITH_RB_ALWAYS_INLINE static inline long write_array_items(pith_rb_encoder *e, e
     return n;
 }
 
-/* Arrays up to this long are checked for a leaf Array (write_leaf_array). */
-#define LEAF_MAX 16
-
-/* Written by write_run or write_other: no container, no hook. */
-static inline bool is_scalar(VALUE v) {
-    if (RB_SPECIAL_CONST_P(v)) return true;
-    switch (BUILTIN_TYPE(v)) {
-    case T_STRING:
-    case T_FLOAT:
-    case T_BIGNUM:
-    case T_SYMBOL:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Write a short Array of scalars whole, in its frame (`depth`, for paths and
- * the depth limit) but without the value-stack entry and the round through
- * run_frames that a container takes, which cost about as much as the
- * writer's own work for the array (canada: 111k arrays of two floats).
- * False, with nothing written, for any other Array. */
-PITH_RB_NOINLINE static bool write_leaf_array(pith_rb_encoder *e, VALUE ary, uint32_t depth) {
-    long n = RARRAY_LEN(ary);
-    /* Growing the frames would move the caller's frame. */
-    if (n > LEAF_MAX || depth >= e->frames_cap) return false;
-    bool run = true;
-    for (long i = 0; i < n; i++) {
-        VALUE x = RARRAY_AREF(ary, i);
-        if (!is_scalar(x)) return false;
-        run = run && run_item(x);
-    }
-    enc_frame *f = pith_rb_enc_frame_open(e, depth, ary);
-    CHECK_W(pith_write_array_begin(e->w, (size_t)n));
-    int type;
-    long k = run ? write_run(e, RARRAY_CONST_PTR_TRANSIENT(ary), n, &f->index, 0, depth + 1) : 0;
-    if (k < n && write_array_items(e, f, ary, k, n, depth + 1, &type) < n) array_modified(e);
-    CHECK_W(pith_write_array_end(e->w));
-    return true;
-}
-
-/* Worth a call of write_leaf_array: short and starting with a scalar (an
- * empty Array costs open_array no frame either). */
-static inline bool leaf_candidate(VALUE ary) {
-    long n = RARRAY_LEN(ary);
-    return (unsigned long)(n - 1) < LEAF_MAX && is_scalar(RARRAY_AREF(ary, 0));
-}
-
 /* Write the items of the innermost open container `f` (its items are at
  * `depth`) up to one that is not a scalar, which goes to *obj, returning its
  * builtin type; 0 when the container has no items left. The writers touch
@@ -451,17 +510,9 @@ static int write_items(pith_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE *
     long n = f->n;
     int type;
     if (f->kind == FRAME_ARRAY) {
-        VALUE ary = f->container;
-        for (long i = f->index + 1; i < n; i++) {
-            i = write_array_items(e, f, ary, i, n, depth, &type);
-            if (!type) return 0;
-            VALUE v = RARRAY_AREF(ary, i);
-            if (!(type == T_ARRAY && leaf_candidate(v) && write_leaf_array(e, v, depth))) {
-                *obj = v;
-                return type;
-            }
-        }
-        return 0;
+        long i = write_array_items(e, f, f->container, f->index + 1, n, depth, &type);
+        if (type) *obj = RARRAY_AREF(f->container, i);
+        return type;
     }
     const VALUE *pairs = e->stack->ptr + f->base + 1;
     if (f->kind == FRAME_MAP) {
@@ -477,8 +528,7 @@ static int write_items(pith_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE *
                 continue;
             }
             if (run_item(v) && write_run(e, &pairs[2 * i + 1], 1, &f->index, i, depth)) continue;
-            if ((type = write_other_or_type(e, v, depth)) &&
-                !(type == T_ARRAY && leaf_candidate(v) && write_leaf_array(e, v, depth))) {
+            if ((type = write_other_or_type(e, v, depth))) {
                 *obj = v;
                 return type;
             }
@@ -544,10 +594,10 @@ static void encode_root(pith_rb_encoder *e, VALUE obj) {
                 opened = pith_rb_enc_open_map(e, obj, true, depth, pending);
             } else if (type == T_ARRAY) {
                 opened = open_array(e, obj, depth, pending);
+            } else if (pith_rb_enc_declared(e, obj, depth, pending, &opened)) {
+                /* a declared class (never a Pith::Map): the map of its attributes */
             } else if (pith_rb_is_map(obj)) {
                 opened = pith_rb_enc_open_map(e, obj, false, depth, pending);
-            } else if (pith_rb_enc_declared(e, obj, depth, pending, &opened)) {
-                /* a declared class: the map of its attributes, opened or written */
             } else {
                 VALUE replacement = encode_other(e, obj, depth);
                 if (replacement != Qundef) {
@@ -839,6 +889,7 @@ void pith_rb_init_encoder(void) {
     id_negative_p = rb_intern("negative?");
     default_encoder_key = rb_ractor_local_storage_value_newkey();
     str_new_is_binary = rb_enc_get_index(rb_str_new(NULL, 0)) == pith_binary_index;
+    init_str_kinds();
 
     cEncoder = rb_define_class_under(mPith, "Encoder", rb_cObject);
     rb_define_alloc_func(cEncoder, enc_alloc);
