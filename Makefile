@@ -31,7 +31,8 @@ C_FUZZ := c/build-fuzz
 
 .PHONY: all c test test-c test-vectors test-corpus test-differential test-fuzz fuzz bench vectors deps-c clean \
 	crossfuzz-build test-crossfuzz crossfuzz-run fuzz-python-build fuzz-python fuzz-python-run \
-	deps-ruby ruby test-ruby test-gem memcheck deps-js js test-js deps-python python test-python test-bench bench-node
+	deps-ruby ruby test-ruby test-gem memcheck deps-js js test-js deps-python python test-python test-bench bench-node \
+	tags test-tags test-install-c
 
 all: c
 
