@@ -360,6 +360,17 @@ ALWAYS_INLINE int enc_int(enc_ctx *e, PyObject *o) {
         if (size < 0) v = -v;
         return LIKELY(pith_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
     }
+    /* Three digits up to 2^64 (64-bit ids, hashes): what enc_bigint would
+     * write through PyLong_AsLongLongAndOverflow, without its calls. */
+    if ((size == 3 || size == -3) && ((PyLongObject *)o)->ob_digit[2] < 16) {
+        const digit *dg = ((PyLongObject *)o)->ob_digit;
+        uint64_t a = (uint64_t)dg[0] | ((uint64_t)dg[1] << 30) | ((uint64_t)dg[2] << 60);
+        bool ok;
+        if (size > 0) ok = a >> 63 ? pith_write_uint(e->w, a) : pith_write_int(e->w, (int64_t)a);
+        else if (a <= (uint64_t)1 << 63) ok = pith_write_int(e->w, (int64_t)(0 - a));
+        else return enc_bigint(e, o);
+        return LIKELY(ok) ? 0 : enc_writer_fail(e);
+    }
 #endif
 #else
     if (PyUnstable_Long_IsCompact((PyLongObject *)o)) {
