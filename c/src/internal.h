@@ -369,26 +369,34 @@ PITH_INLINE double pith_unscale_by_ten(double n, int k) {
     return k >= 0 ? n / pith_powers_of_ten[k] : n * pith_powers_of_ten[-k];
 }
 
-/** The decimal form of d (as pith_decimal_of_double) if its exponent is e
- * (-22 <= e <= 22); false when it is not, or when d has no decimal form.
- * One scaling and one check: the cheap first try when a slot's floats share
- * an exponent.
+/** The decimal form of d (as pith_decimal_of_double) if it has at most -*e
+ * decimals (-22 <= *e <= 22): then true, with *m and *e set; false when it
+ * needs more, or when d has no decimal form. One scaling and one check: the
+ * cheap first try when a slot's floats have (at most) the same number of
+ * decimals.
  *
- * d = N * 10^e with N not a multiple of 10 and |N| < 10^15 is d's shortest
- * representation: any other decimal that rounds to d and has no more digits
- * is a multiple of 10^e, so it differs from N * 10^e by at least 10^e, more
- * than an ulp of d (at most 0.23 * 10^e here). */
-PITH_INLINE bool pith_decimal_at_exponent(double d, int e, int64_t *m) {
+ * d = N * 10^e with |N| < 10^15 rounding to d is d's shortest representation
+ * once the trailing zeros of N move into e: any other decimal that rounds to d
+ * and has no more digits is a multiple of 10^e, so it differs from N * 10^e by
+ * at least 10^e, more than an ulp of d (at most 0.23 * 10^e here). */
+PITH_INLINE bool pith_decimal_at_exponent(double d, int *e, int64_t *m) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
+    int ex = *e;
     double a = fabs(d);
-    double x = pith_scale_by_ten(a, -e);
+    double x = pith_scale_by_ten(a, -ex);
     /* Also false for NaN and infinities; zeros fail below (v = 0). */
     if (!(x < 1e15)) return false;
     int64_t v = (int64_t)(x + 0.5);
-    if (v == 0 || v % 10 == 0 || pith_unscale_by_ten((double)v, -e) != a) return false;
+    if (v == 0 || pith_unscale_by_ten((double)v, -ex) != a) return false;
+    while (v % 10 == 0) {
+        v /= 10;
+        ex++;
+    }
+    if (ex > 22) return false;
     int64_t negative = (int64_t)(bits >> 63);
     *m = (v ^ -negative) + negative;
+    *e = ex;
     return true;
 }
 

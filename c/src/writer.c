@@ -683,8 +683,9 @@ static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
     unsigned bin = slot->bin;
     int64_t m;
     int e = slot->dec_hint;
+    bool hinted = false;
     if ((bin < BIN_TRUSTED || bin == BIN_RETEST) &&
-        (pith_decimal_at_exponent(d, e, &m) || pith_decimal_of_double(d, &m, &e))) {
+        ((hinted = pith_decimal_at_exponent(d, &e, &m)) || pith_decimal_of_double(d, &m, &e))) {
         uint64_t z = zigzag(m);
         bool in_tag = e >= DEC_EMIN && e <= DEC_EMAX;
         size_t abs_size = (in_tag ? 1u : 2u) + varint_size(z);
@@ -716,8 +717,9 @@ static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
             slot->dec_e = (int8_t)e;
             slot->has_dec = 1;
             slot->bin = 0;
-            /* Zero says nothing about the exponent of the slot's next float. */
-            if (m) slot->dec_hint = (int8_t)e;
+            /* The hint keeps the most decimals the slot needed: values with
+             * fewer pass through it too. Zero says nothing about them. */
+            if (!hinted && m) slot->dec_hint = (int8_t)e;
             return true;
         }
     }
