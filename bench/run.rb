@@ -9,7 +9,7 @@
 #                                      exits non-zero if a section breaks or a round trip is inexact
 #   ONLY=pith,msgpack / EXCEPT=bson    codec filters
 #   CORPUS=dir  DOCS=a,b               documents of section 1 (any folder of *.json / *.json.xz)
-#   SECTIONS=seed,types,scaling,large,kinds,c,python,js,redis,http,queue
+#   SECTIONS=seed,types,scaling,large,kinds,c,python,js,redis,http,queue,serializers
 #   KINDS_DOCS=a,b  KINDS_LANGS=ruby,python,js   documents and languages of the kinds section
 #   OUT=dir  PUBLISH=1  YJIT=0  PITH_LIB=dir
 
@@ -59,6 +59,7 @@ require "bench/kinds_summary"
 require "bench/sections/external"
 require "bench/sections/node_services"
 require "bench/sections/queue"
+require "bench/sections/serializers"
 
 module Bench
   module Runner
@@ -191,6 +192,7 @@ module Bench
               when "c" then Sections::CCore.new(ctx).run
               when "redis", "http" then Sections::NodeServices.new(ctx, id).run
               when "queue" then Sections::Queue.new(ctx).run
+              when "serializers" then Sections::Serializers.new(ctx).run
               else Sections::External.new(ctx, id).run
               end
       entry["status"] ||= "ok"
@@ -249,6 +251,9 @@ module Bench
         f.concat(KindsSummary.failures(k))
       end
       f.concat(Sections::Queue.failures(s["queue"]))
+      if (sr = s.dig("serializers", "result"))
+        sr["rows"].each { |n, by| by.each { |size, r| f << "serializers #{n} at #{size}: #{r['error'] || 'output differs from the expected Hashes'}" unless r["correct"] } }
+      end
       %w[python js redis http].each do |id|
         next unless s.dig(id, "status") == "ok"
         s[id]["result"]["documents"].each do |x|

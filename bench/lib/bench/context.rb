@@ -8,7 +8,7 @@ module Bench
 
   # Settings from the environment, the documents, progress output.
   class Context
-    SECTIONS = %w[seed types scaling large kinds c python js redis http queue].freeze
+    SECTIONS = %w[seed types scaling large kinds c python js redis http queue serializers].freeze
 
     # Per mode: seconds per timing slice and rounds after the warm-up round, per
     # section; calls per allocation count; the largest scaling array. The kinds
