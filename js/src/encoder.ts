@@ -190,7 +190,6 @@ const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
 const textEncoder = new TextEncoder();
 const scratch = new ArrayBuffer(8);
 const scratchU8 = new Uint8Array(scratch);
-const scratchF32 = new Float32Array(scratch);
 const scratchF64 = new Float64Array(scratch);
 const scratchBig = new BigUint64Array(scratch);
 const scratchU32 = new Uint32Array(scratch);
@@ -952,100 +951,99 @@ function writeBigInt(v: bigint, slot: ESlot): void {
 let decM = 0;
 let decE = 0;
 
+// P10[j + 8]: the double nearest 10^j, j = -8..38, to find a float's decimal exponent
+const P10: number[] = [];
+for (let j = -8; j <= 38; j++) P10.push(Number('1e' + j));
+
 /**
  * Shortest decimal (SPEC 7) of a finite non-zero double with at most 15
  * significant digits (|m| < 10^15) and -22 <= e <= 22, into decM/decE.
- * Where the search finds no representation of 15 digits or fewer, there is no
- * decimal form (16 or 17 digits would not be smaller than F64).
+ * Integers and numbers of up to four decimals are tried directly (money,
+ * percentages, short readings); the rest by the SPEC's one-multiplication
+ * test at k = 14 - j, with j found from the binary exponent.
  */
-function shortestDecimal(d: number): boolean {
+function shortestDecimal(d: number, guess: number): boolean {
   const a = d < 0 ? -d : d;
-  if (a < 1e15 && a >= 1e-7) {
-    // Fast path: the smallest k with round(d * 10^k) / 10^k === d gives the
-    // shortest digits when they are at most 15 (then they are unique).
-    if (Number.isInteger(d)) {
-      let m = d;
+  if (guess > 0) {
+    // The slot's last decimal had `guess` decimals: if a * 10^guess rounds to
+    // an integer m < 10^15 that gives back a, m is the only such decimal of
+    // that scale, so m without its trailing zeros is the shortest.
+    const p = POW10[guess];
+    const m = Math.round(a * p);
+    if (m / p === a && m < 1e15) {
+      const q = m / 10;
+      if (Math.floor(q) !== q) {
+        decM = d < 0 ? -m : m;
+        decE = -guess;
+        return true;
+      }
+    }
+  }
+  if (a < 1e11 && a >= 1e-7) {
+    if (Number.isInteger(a)) {
+      let m = a;
       let e = 0;
       while (m % 10 === 0) {
         m /= 10;
         e++;
       }
-      decM = m;
+      decM = d < 0 ? -m : m;
       decE = e;
       return true;
     }
-    // Whether round(a * 10^k) / 10^k === a is monotone in k: test k = 4
-    // first, then search [1, 4] or [5, K] by bisection.
-    let k = 5;
-    const x4 = a * 1e4;
-    if (x4 >= 1e15) {
-      // a >= 1e11: find the first k with a * 10^k >= 1e15
-      let kk = 1;
-      while (a * POW10[kk] < 1e15) kk++;
-      let lo2 = 1;
-      let hi2 = kk - 1;
-      if (hi2 < 1 || Math.round(a * POW10[hi2]) / POW10[hi2] !== a) return false;
-      while (lo2 < hi2) {
-        const mid = (lo2 + hi2) >> 1;
-        if (Math.round(a * POW10[mid]) / POW10[mid] === a) hi2 = mid;
-        else lo2 = mid + 1;
-      }
-      const m2 = Math.round(a * POW10[lo2]);
-      decM = d < 0 ? -m2 : m2;
-      decE = -lo2;
-      return true;
-    }
-    if (Math.round(x4) / 1e4 === a) {
-      // the shortest has at most 4 decimals
-      k = Math.round(a * 100) / 100 === a ? (Math.round(a * 10) / 10 === a ? 1 : 2) : Math.round(a * 1000) / 1000 === a ? 3 : 4;
+    if (Math.round(a * 1e4) / 1e4 === a) {
+      const k = Math.round(a * 100) / 100 === a ? (Math.round(a * 10) / 10 === a ? 1 : 2) : Math.round(a * 1000) / 1000 === a ? 3 : 4;
       const m = Math.round(a * POW10[k]);
       decM = d < 0 ? -m : m;
       decE = -k;
       return true;
     }
-    // K: the largest k with a * 10^k < 1e15 (at most 22, since a >= 1e-7)
-    let K = k;
-    while (K < 22 && a * POW10[K + 1] < 1e15) K++;
-    if (a * POW10[K] >= 1e15) return false;
-    let lo = k;
-    let hi = K;
-    if (Math.round(a * POW10[hi]) / POW10[hi] !== a) return false;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      const p = POW10[mid];
-      if (Math.round(a * p) / p === a) hi = mid;
-      else lo = mid + 1;
-    }
-    const m = Math.round(a * POW10[lo]);
-    decM = d < 0 ? -m : m;
-    decE = -lo;
-    return true;
   }
-  return shortestDecimalSlow(d);
-}
-
-function shortestDecimalSlow(d: number): boolean {
-  const t = String(d < 0 ? -d : d);
-  let digits: string;
-  let e: number;
-  const ei = t.indexOf('e');
-  const mant = ei < 0 ? t : t.slice(0, ei);
-  e = ei < 0 ? 0 : +t.slice(ei + 1);
-  const dot = mant.indexOf('.');
-  if (dot < 0) digits = mant;
+  let k: number;
+  if (a < 1e-7) k = 22;
   else {
-    digits = mant.slice(0, dot) + mant.slice(dot + 1);
-    e -= mant.length - dot - 1;
+    if (a >= 1e37) return false;
+    scratchF64[0] = a;
+    // 10^j <= a < 10^(j+1): floor(E log10 2) for 2^E <= a is j or j - 1
+    let j = Math.floor(((scratchU32[littleEndian ? 1 : 0] >>> 20) - 1023) * 0.3010299956639812);
+    if (a >= P10[j + 9]) j++;
+    k = 14 - j;
+    if (k > 22) k = 22;
   }
-  let i = 0;
-  while (i < digits.length - 1 && digits.charCodeAt(i) === 48) i++;
-  digits = digits.slice(i);
-  let j = digits.length;
-  while (j > 1 && digits.charCodeAt(j - 1) === 48) j--;
-  e += digits.length - j;
-  digits = digits.slice(0, j);
-  if (digits.length > 15 || e < -22 || e > 22) return false;
-  const m = +digits;
+  let m: number;
+  let back: number;
+  if (k >= 0) {
+    m = Math.round(a * POW10[k]);
+    back = m / POW10[k];
+  } else {
+    if (k < -22) return false;
+    m = Math.round(a / POW10[-k]);
+    back = m * POW10[-k];
+  }
+  if (back !== a || m > 1e15) return false;
+  // trailing zeros into the exponent (at most 15: 8 + 4 + 2 + 1)
+  let e = -k;
+  let q = m / 1e8;
+  if (Math.floor(q) === q) {
+    m = q;
+    e += 8;
+  }
+  q = m / 1e4;
+  if (Math.floor(q) === q) {
+    m = q;
+    e += 4;
+  }
+  q = m / 100;
+  if (Math.floor(q) === q) {
+    m = q;
+    e += 2;
+  }
+  q = m / 10;
+  if (Math.floor(q) === q) {
+    m = q;
+    e += 1;
+  }
+  if (e > 22) return false;
   decM = d < 0 ? -m : m;
   decE = e;
   return true;
@@ -1074,7 +1072,7 @@ function writeFloat(d: number, slot: ESlot): void {
         decE = 0;
         has = true;
       }
-    } else has = shortestDecimal(d);
+    } else has = shortestDecimal(d, slot.dk && slot.de < 0 && slot.de >= -22 ? -slot.de : 0);
     if (has) {
       const m = decM;
       const e = decE;
@@ -1177,19 +1175,15 @@ function writeDecimalBig(d: number, m: number, e: number, slot: ESlot, hasReg: b
 }
 
 function writeF32(d: number): void {
-  scratchF32[0] = d;
-  buf[pos++] = 0xe3;
-  if (littleEndian) {
-    buf[pos++] = scratchU8[0];
-    buf[pos++] = scratchU8[1];
-    buf[pos++] = scratchU8[2];
-    buf[pos++] = scratchU8[3];
-  } else for (let i = 3; i >= 0; i--) buf[pos++] = scratchU8[i];
+  buf[pos] = 0xe3;
+  view.setFloat32(pos + 1, d, true);
+  pos += 5;
 }
 
 function writeF64(d: number): void {
-  scratchF64[0] = d;
-  writeScratch64();
+  buf[pos] = 0xe4;
+  view.setFloat64(pos + 1, d, true);
+  pos += 9;
 }
 
 function writeF64Bits(bits: bigint): void {
