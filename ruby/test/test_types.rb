@@ -43,6 +43,21 @@ class TestTypes < Minitest::Test
     assert_match(/Shift_JIS/, err.message)
   end
 
+  def test_keys_of_every_kind_of_string
+    latin = "café".encode("ISO-8859-1")
+    ascii = "id".encode("US-ASCII")
+    fresh = "na" + "me" # coderange not yet known
+    { { latin => 1, ascii => 2 } => { "café" => 1, "id" => 2 },
+      { fresh => 1, "x".b => 2 } => { "name" => 1, "x".b => 2 },
+      { "id".b.to_sym => 1, :"é" => 2 } => { id: 1, "é": 2 } }.each do |value, back|
+      assert_equal back, Pith.load(Pith.dump(value))
+      assert_equal Pith.dump(back), Pith.dump(value)
+    end
+    broken = "\xff".dup.force_encoding("UTF-8")
+    err = assert_raises(Pith::EncodeError) { Pith.dump([1, { "ok" => 1, broken => 2 }]) }
+    assert_match(/invalid UTF-8 in a key of a Hash at \$\[1\]/, err.message)
+  end
+
   def test_symbols
     assert_equal :active, round_trip(:active)
     assert_equal({ id: 1, "id" => 2 }, round_trip({ id: 1, "id" => 2 }))

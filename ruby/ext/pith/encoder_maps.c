@@ -44,6 +44,44 @@ static inline uint64_t keys_signature(const VALUE *pairs, long n) {
     return sig * 0x9e3779b97f4a7c15ull;
 }
 
+/* A key textual_keys does not take from its flags alone: a Symbol, a String
+ * of a subclass, of another encoding or of unknown coderange; false if it is
+ * neither a String nor a Symbol, or a binary String (a generic map). */
+PITH_RB_NOINLINE static bool other_textual_key(pith_rb_encoder *e, VALUE k, pith_key *out, bool *plain,
+                                               uint32_t depth) {
+    bool symbol = false;
+    if (SYMBOL_P(k)) {
+        k = rb_sym2str(k);
+        symbol = true;
+    } else if (!RB_TYPE_P(k, T_STRING)) {
+        return false;
+    } else if (RBASIC_CLASS(k) != rb_cString) {
+        *plain = false;
+    }
+    switch (pith_rb_str_kind_of(RBASIC(k)->flags)) {
+    case STR_TEXT:
+        break;
+    case STR_TEXT_SCAN:
+        if (rb_enc_str_coderange(k) == ENC_CODERANGE_BROKEN)
+            pith_rb_enc_fail_value(e, depth, "invalid UTF-8 in a key of a", e->frames[depth].container);
+        break;
+    case STR_BINARY:
+        if (!symbol) return false;
+        k = pith_rb_enc_to_utf8(e, k, depth); /* a binary Symbol's name, like any other encoding's */
+        pith_rb_stack_push(e->stack, k);
+        *plain = false;
+        break;
+    default:
+        k = pith_rb_enc_to_utf8(e, k, depth);
+        pith_rb_stack_push(e->stack, k);
+        *plain = false;
+    }
+    out->ptr = RSTRING_PTR(k);
+    out->len = (size_t)RSTRING_LEN(k);
+    out->symbol = symbol;
+    return true;
+}
+
 /* Keys as pith_keys when all are Strings or Symbols (else false). Converted
  * strings are pushed on the value stack to keep them alive. *plain is false
  * when a key is a converted String or an object of a String subclass (or
@@ -55,30 +93,20 @@ static bool textual_keys(pith_rb_encoder *e, long base, long n, bool *plain, uin
         e->kbuf_cap = (size_t)n;
     }
     *plain = true;
+    pith_key *out = e->kbuf;
     for (long i = 0; i < n; i++) {
         VALUE k = e->stack->ptr[base + 2 * i];
-        bool symbol = false;
-        if (SYMBOL_P(k)) {
-            k = rb_sym2str(k);
-            symbol = true;
-        } else if (!RB_TYPE_P(k, T_STRING)) {
-            return false;
-        } else if (PITH_RB_UNLIKELY(RBASIC_CLASS(k) != rb_cString)) {
-            *plain = false;
+        if (PITH_RB_LIKELY(!RB_SPECIAL_CONST_P(k))) {
+            VALUE flags = RBASIC(k)->flags;
+            if (PITH_RB_LIKELY((flags & RUBY_T_MASK) == T_STRING && pith_rb_str_kind_of(flags) == STR_TEXT &&
+                               RBASIC_CLASS(k) == rb_cString)) {
+                out[i].ptr = RSTRING_PTR(k);
+                out[i].len = (size_t)RSTRING_LEN(k);
+                out[i].symbol = false;
+                continue;
+            }
         }
-        int idx = RB_ENCODING_GET_INLINED(k);
-        if (idx == pith_binary_index && !symbol) return false; /* a binary key: a generic map */
-        if (idx != pith_utf8_index && idx != pith_usascii_index) {
-            k = pith_rb_enc_to_utf8(e, k, depth);
-            pith_rb_stack_push(e->stack, k);
-            *plain = false;
-        } else if (ENC_CODERANGE(k) != ENC_CODERANGE_7BIT && ENC_CODERANGE(k) != ENC_CODERANGE_VALID &&
-                   rb_enc_str_coderange(k) == ENC_CODERANGE_BROKEN) {
-            pith_rb_enc_fail_value(e, depth, "invalid UTF-8 in a key of a", e->frames[depth].container);
-        }
-        e->kbuf[i].ptr = RSTRING_PTR(k);
-        e->kbuf[i].len = (size_t)RSTRING_LEN(k);
-        e->kbuf[i].symbol = symbol;
+        if (!other_textual_key(e, k, &out[i], plain, depth)) return false;
     }
     return true;
 }
@@ -114,7 +142,7 @@ static long push_pairs(pith_rb_encoder *e, VALUE container, bool hash, uint32_t 
         }
         return n;
     }
-    long n = (long)RHASH_SIZE(container);
+    long n = pith_rb_hash_size(container);
     /* The iteration below fills every slot and cannot allocate. */
     long at = pith_rb_stack_grow_raw(e->stack, 2 * n);
     if (!pith_rb_hash_pairs(container, e->stack->ptr + at, n)) {

@@ -128,6 +128,18 @@ bool pith_rb_hash_pairs(VALUE h, VALUE *out, long n) {
 #endif
 }
 
+long pith_rb_hash_size(VALUE h) {
+#if PITH_AR_LAYOUT
+    if (pith_rb_hash_fast) {
+        VALUE flags = RBASIC(h)->flags;
+        if (!(flags & PITH_RHASH_ST_TABLE_FLAG)) return (long)((flags >> PITH_AR_SIZE_SHIFT) & 0xF);
+        const st_table *st = (const st_table *)((struct pith_rhash *)h)->as.st;
+        if (st) return (long)st->num_entries;
+    }
+#endif
+    return (long)RHASH_SIZE(h);
+}
+
 #if PITH_AR_LAYOUT
 /* The st_table type of an ordinary Hash (hash.c's objhash, which is not
  * exported), taken from one at load time. A compare_by_identity Hash has

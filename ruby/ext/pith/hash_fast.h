@@ -33,6 +33,9 @@ bool pith_rb_hash_may_repeat_keys(VALUE h);
  *  rb_hash_foreach. Runs no Ruby code and cannot raise. */
 bool pith_rb_hash_pairs(VALUE h, VALUE *out, long n);
 
+/** RHASH_SIZE without a call into libruby where the layout is known. */
+long pith_rb_hash_size(VALUE h);
+
 void pith_rb_init_hash_fast(void);
 
 #endif
