@@ -118,8 +118,10 @@ static PyObject *make_template(PyObject *const *keys, size_t n) {
 }
 
 /* Across calls: the key objects and template of recently seen shapes, keyed
- * by the shapes' key bytes (compared in full on every hit). */
-#define SHAPECACHE_SETS 256 /* 4-way set-associative, LRU within a set */
+ * by the shapes' key bytes (compared in full on every hit). 2,048 entries: a
+ * buffer of sparse records can hold a thousand shapes or more, and a cache
+ * smaller than what recurs evicts every entry before its next use. */
+#define SHAPECACHE_SETS 512 /* 4-way set-associative, LRU within a set */
 #define SHAPECACHE_WAYS 4
 #define SHAPECACHE_MAX_KEYS 64
 #define SHAPECACHE_MAX_BYTES 2048
