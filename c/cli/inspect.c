@@ -372,205 +372,16 @@ bool pith_cli_stats(const uint8_t *data, size_t len, const inspect_options *opts
  * dict build / show
  * ========================================================================== */
 
-typedef struct counted {
-    const char *ptr;        /* strings: the text (in a document); shapes: joined keys (owned) */
-    size_t len;
-    size_t count;
-    uint64_t hash;
-    const pith_value *keys; /* shapes: the keys of the first occurrence */
-    size_t nkeys;
-} counted;
-
-/* Distinct byte strings with their counts: a hash table of indices into
- * `items`, which keeps first-seen order. Samples can hold millions of
- * distinct strings, so each lookup must take constant time. */
-typedef struct counter {
-    counted *items;
-    size_t n, cap;
-    size_t *slots; /* index + 1 into items; 0 is empty */
-    size_t nslots; /* a power of two, at least twice n */
-} counter;
-
-static uint64_t bytes_hash(const char *p, size_t n) {
-    uint64_t h = 0xCBF29CE484222325ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 0x100000001B3ull;
-    return h;
-}
-
-static bool counter_grow(counter *c) {
-    if (c->n == c->cap) {
-        size_t ncap = c->cap ? 2 * c->cap : 256;
-        counted *items = (counted *)realloc(c->items, ncap * sizeof(counted));
-        if (!items) return false;
-        c->items = items;
-        c->cap = ncap;
-    }
-    if (2 * (c->n + 1) > c->nslots) {
-        size_t nslots = c->nslots ? 2 * c->nslots : 512;
-        size_t *slots = (size_t *)calloc(nslots, sizeof(size_t));
-        if (!slots) return false;
-        for (size_t i = 0; i < c->n; i++) {
-            size_t at = (size_t)c->items[i].hash & (nslots - 1);
-            while (slots[at]) at = (at + 1) & (nslots - 1);
-            slots[at] = i + 1;
-        }
-        free(c->slots);
-        c->slots = slots;
-        c->nslots = nslots;
-    }
-    return true;
-}
-
-/* The entry for p[0..n), added with count 0 if new (a copy of the bytes if
- * `own`); NULL if memory ran out. */
-static counted *count_in(counter *c, const char *p, size_t n, bool own) {
-    uint64_t h = bytes_hash(p, n);
-    size_t at = c->nslots ? (size_t)h & (c->nslots - 1) : 0;
-    for (; c->nslots && c->slots[at]; at = (at + 1) & (c->nslots - 1)) {
-        counted *e = &c->items[c->slots[at] - 1];
-        if (e->hash == h && e->len == n && (n == 0 || memcmp(e->ptr, p, n) == 0)) return e;
-    }
-    if (!counter_grow(c)) return NULL;
-    char *copy = NULL;
-    if (own) {
-        if (!(copy = (char *)malloc(n + 1))) return NULL;
-        if (n) memcpy(copy, p, n);
-        p = copy;
-    }
-    at = (size_t)h & (c->nslots - 1);
-    while (c->slots[at]) at = (at + 1) & (c->nslots - 1);
-    c->slots[at] = c->n + 1;
-    counted *e = &c->items[c->n++];
-    memset(e, 0, sizeof *e);
-    e->ptr = p;
-    e->len = n;
-    e->hash = h;
-    return e;
-}
-
-static void counter_free(counter *c, bool owned) {
-    for (size_t i = 0; owned && i < c->n; i++) free((char *)c->items[i].ptr);
-    free(c->items);
-    free(c->slots);
-}
-
-typedef struct collect_frame {
-    const pith_value *container;
-    size_t next; /* the next element or map value to visit */
-} collect_frame;
-
-/* Count the strings of 2+ bytes and the map shapes of a tree, visiting it in
- * pre-order (shapes keep the order they were first met) with a heap stack:
- * samples nest as deep as --max-depth allows. False if memory ran out. */
-static bool collect(const pith_value *v, counter *strings, counter *shapes, pith_buf *keybuf) {
-    collect_frame *stack = NULL;
-    size_t depth = 0, cap = 0;
-    bool ok = true;
-    while (ok && v) {
-        if (v->type == PITH_STRING && v->v.str.len >= 2) {
-            counted *e = count_in(strings, v->v.str.ptr, v->v.str.len, false);
-            ok = e != NULL;
-            if (e) e->count++;
-        } else if (v->type == PITH_MAP) {
-            keybuf->len = 0;
-            for (size_t i = 0; i < v->v.map.count; i++) {
-                /* Length-prefixed: the joined form is unambiguous whatever the keys contain. */
-                char lenbuf[24];
-                int ln = snprintf(lenbuf, sizeof lenbuf, "%zu:", v->v.map.keys[i].v.str.len);
-                pith_buf_append(keybuf, lenbuf, (size_t)ln);
-                pith_buf_append(keybuf, v->v.map.keys[i].v.str.ptr, v->v.map.keys[i].v.str.len);
-            }
-            counted *e = keybuf->failed ? NULL : count_in(shapes, keybuf->ptr ? keybuf->ptr : "", keybuf->len, true);
-            ok = e != NULL;
-            if (e && e->count++ == 0) {
-                e->keys = v->v.map.keys;
-                e->nkeys = v->v.map.count;
-            }
-        }
-        bool container = v->type == PITH_ARRAY || v->type == PITH_MAP;
-        if (ok && container) {
-            if (depth == cap) {
-                size_t ncap = cap ? 2 * cap : 64;
-                collect_frame *bigger = (collect_frame *)realloc(stack, ncap * sizeof(collect_frame));
-                ok = bigger != NULL;
-                if (!ok) break;
-                stack = bigger;
-                cap = ncap;
-            }
-            stack[depth++] = (collect_frame){v, 0};
-        }
-        /* The next value: the first not yet visited in the innermost open container. */
-        v = NULL;
-        while (depth) {
-            collect_frame *f = &stack[depth - 1];
-            const pith_value *c = f->container;
-            size_t count = c->type == PITH_ARRAY ? c->v.array.count : c->v.map.count;
-            if (f->next == count) {
-                depth--;
-                continue;
-            }
-            v = c->type == PITH_ARRAY ? &c->v.array.items[f->next++] : &c->v.map.values[f->next++];
-            break;
-        }
-    }
-    free(stack);
-    return ok;
-}
-
-static int by_savings(const void *a, const void *b) {
-    const counted *x = (const counted *)a, *y = (const counted *)b;
-    size_t sx = x->count * x->len, sy = y->count * y->len;
-    if (sx != sy) return sx > sy ? -1 : 1;
-    if (x->len != y->len) return x->len < y->len ? -1 : 1;
-    return memcmp(x->ptr, y->ptr, x->len);
-}
-
-/* Choose the strings and shapes seen min_count times and build the dictionary. */
-static pith_dict *choose(counter *strings, const counter *shapes, size_t min_count, size_t max_strings,
-                         size_t *nstrings, size_t *nshapes, pith_error *err) {
-    if (strings->n) qsort(strings->items, strings->n, sizeof(counted), by_savings);
-    size_t nk = 0;
-    for (size_t i = 0; i < shapes->n; i++) nk += shapes->items[i].nkeys;
-    pith_key *skeys = (pith_key *)calloc(strings->n + 1, sizeof(pith_key));
-    pith_key *kkeys = (pith_key *)calloc(nk + 1, sizeof(pith_key));
-    size_t *lens = (size_t *)calloc(shapes->n + 1, sizeof(size_t));
-    pith_dict *dict = NULL;
-    *nstrings = *nshapes = 0;
-    if (!skeys || !kkeys || !lens) {
-        *err = (pith_error){PITH_ERR_NOMEM, 0, "out of memory"};
-    } else {
-        for (size_t i = 0; i < strings->n && *nstrings < max_strings; i++)
-            if (strings->items[i].count >= min_count)
-                skeys[(*nstrings)++] = (pith_key){strings->items[i].ptr, strings->items[i].len, false};
-        nk = 0;
-        for (size_t i = 0; i < shapes->n; i++) {
-            const counted *e = &shapes->items[i];
-            if (e->count < min_count) continue;
-            for (size_t j = 0; j < e->nkeys; j++)
-                kkeys[nk++] = (pith_key){e->keys[j].v.str.ptr, e->keys[j].v.str.len, false};
-            lens[(*nshapes)++] = e->nkeys;
-        }
-        dict = pith_dict_new(NULL, skeys, *nstrings, kkeys, lens, *nshapes, err);
-    }
-    free(skeys);
-    free(kkeys);
-    free(lens);
-    return dict;
-}
-
 int pith_cli_dict_build(const char *const *inputs, size_t ninputs, size_t min_count, size_t max_strings,
                         uint32_t max_depth, const char *output) {
     if (ninputs == 0) {
         fprintf(stderr, "pith: dict build needs sample JSON files\n");
         return 2;
     }
-    pith_doc **docs = (pith_doc **)calloc(ninputs, sizeof(pith_doc *));
-    counter strings = {NULL, 0, 0, NULL, 0}, shapes = {NULL, 0, 0, NULL, 0};
-    pith_buf keybuf;
-    pith_buf_init(&keybuf, NULL);
+    pith_dict_builder *builder = pith_dict_builder_new(NULL);
     json_read_options ro = {max_depth};
-    int rc = docs ? 0 : 1;
-    if (!docs) fprintf(stderr, "pith: out of memory\n");
+    int rc = builder ? 0 : 1;
+    if (!builder) fprintf(stderr, "pith: out of memory\n");
     for (size_t i = 0; i < ninputs && rc == 0; i++) {
         size_t len;
         uint8_t *text = read_file(inputs[i], &len);
@@ -580,25 +391,26 @@ int pith_cli_dict_build(const char *const *inputs, size_t ninputs, size_t min_co
             break;
         }
         json_error jerr;
-        docs[i] = json_read_seq(NULL, (const char *)text, len, &ro, &jerr);
+        pith_doc *doc = json_read_seq(NULL, (const char *)text, len, &ro, &jerr);
         free(text);
-        if (!docs[i]) {
+        if (!doc) {
             fprintf(stderr, "pith: %s: invalid JSON at line %zu: %s\n", inputs[i], jerr.line, jerr.message);
             rc = 1;
             break;
         }
-        for (size_t r = 0; r < pith_doc_count(docs[i]) && rc == 0; r++) {
-            if (!collect(pith_doc_root(docs[i], r), &strings, &shapes, &keybuf)) {
+        for (size_t r = 0; r < pith_doc_count(doc) && rc == 0; r++) {
+            if (!pith_dict_builder_add_value(builder, pith_doc_root(doc, r))) {
                 fprintf(stderr, "pith: out of memory\n");
                 rc = 1;
             }
         }
+        pith_doc_free(doc);
     }
     pith_dict *dict = NULL;
     if (rc == 0) {
         pith_error err;
-        size_t nstrings, nshapes;
-        dict = choose(&strings, &shapes, min_count, max_strings, &nstrings, &nshapes, &err);
+        pith_dict_build_options opts = {min_count, max_strings, 0};
+        dict = pith_dict_builder_finish(builder, &opts, &err);
         if (!dict) {
             fprintf(stderr, "pith: cannot build the dictionary: %s\n", err.message);
             rc = 1;
@@ -612,15 +424,12 @@ int pith_cli_dict_build(const char *const *inputs, size_t ninputs, size_t min_co
             }
             if (f && output) fclose(f);
             fprintf(stderr, "pith: dictionary %016llx: %zu strings, %zu shapes, %zu bytes\n",
-                    (unsigned long long)pith_dict_id(dict), nstrings, nshapes, len);
+                    (unsigned long long)pith_dict_id(dict), pith_dict_string_count(dict),
+                    pith_dict_shape_count(dict), len);
         }
     }
     pith_dict_free(dict);
-    for (size_t i = 0; docs && i < ninputs; i++) pith_doc_free(docs[i]);
-    free(docs);
-    counter_free(&strings, false);
-    counter_free(&shapes, true);
-    pith_buf_free(&keybuf);
+    pith_dict_builder_free(builder);
     return rc;
 }
 

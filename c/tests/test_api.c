@@ -682,6 +682,80 @@ static void test_shape_index_reuse(void) {
     pith_dict_free(d);
 }
 
+/* The dictionary builder: the same samples, given as values or as encoded
+ * buffers, build the same dictionary; options and ordering as documented. */
+static pith_doc *sample_docs(void) {
+    /* [{"id":"usr_1","role":"admin"}, {"id":"usr_2","role":"admin"}, {:id=>"x"}, "admin", "zz", "zz"] */
+    pith_doc *d = pith_doc_new(NULL);
+    pith_value *root = pith_doc_values(d, 1), *items = pith_doc_values(d, 6);
+    root->type = PITH_ARRAY;
+    root->v.array.items = items;
+    root->v.array.count = 6;
+    pith_value *keys = pith_doc_values(d, 2), *sym = pith_doc_values(d, 1);
+    keys[0] = (pith_value){.type = PITH_STRING, .v.str = {"id", 2}};
+    keys[1] = (pith_value){.type = PITH_STRING, .v.str = {"role", 4}};
+    sym[0] = (pith_value){.type = PITH_SYMBOL, .v.str = {"id", 2}};
+    for (int i = 0; i < 2; i++) {
+        pith_value *vals = pith_doc_values(d, 2);
+        vals[0] = (pith_value){.type = PITH_STRING, .v.str = {i ? "usr_2" : "usr_1", 5}};
+        vals[1] = (pith_value){.type = PITH_STRING, .v.str = {"admin", 5}};
+        items[i] = (pith_value){.type = PITH_MAP, .v.map = {keys, vals, 2}};
+    }
+    pith_value *sv = pith_doc_values(d, 1);
+    sv[0] = (pith_value){.type = PITH_STRING, .v.str = {"x", 1}};
+    items[2] = (pith_value){.type = PITH_MAP, .v.map = {sym, sv, 1}};
+    items[3] = (pith_value){.type = PITH_STRING, .v.str = {"admin", 5}};
+    items[4] = (pith_value){.type = PITH_STRING, .v.str = {"zz", 2}};
+    items[5] = (pith_value){.type = PITH_STRING, .v.str = {"zz", 2}};
+    if (!pith_doc_push(d, root)) CHECK(false, "doc_push");
+    return d;
+}
+
+static void test_dict_builder(void) {
+    pith_error err;
+    pith_doc *doc = sample_docs();
+    pith_dict_builder *bv = pith_dict_builder_new(NULL), *bb = pith_dict_builder_new(NULL);
+    CHECK(bv && bb && pith_dict_builder_add_value(bv, pith_doc_root(doc, 0)), "add_value");
+    pith_writer *w = pith_writer_new(NULL);
+    size_t len = 0;
+    const uint8_t *bytes = NULL;
+    if (pith_writer_start(w, NULL, 0) && pith_write_value(w, pith_doc_root(doc, 0))) bytes = pith_writer_data(w, &len);
+    CHECK(bytes && pith_dict_builder_add_buffer(bb, bytes, len, &err), "add_buffer");
+    CHECK(!pith_dict_builder_add_buffer(bb, "\xC1\x70", 2, &err) && err.code == PITH_ERR_TRUNCATED,
+          "a buffer that does not decode is an error");
+    pith_dict *dv = pith_dict_builder_finish(bv, NULL, &err), *db = pith_dict_builder_finish(bb, NULL, &err);
+    CHECK(dv && db && pith_dict_id(dv) == pith_dict_id(db), "values and their buffers build the same dictionary");
+    /* Seen twice: "admin" 3x5 = 15 bytes, "zz" 2x2 = 4; usr_1, usr_2 and "x" once. One shape twice. */
+    CHECK(dv && pith_dict_string_count(dv) == 2 && pith_dict_string(dv, 0).len == 5 && pith_dict_string(dv, 1).len == 2,
+          "strings seen twice, most bytes saved first");
+    size_t nk = 0;
+    const pith_key *k = dv ? pith_dict_shape(dv, 0, &nk) : NULL;
+    CHECK(dv && pith_dict_shape_count(dv) == 1 && nk == 2 && !k[0].symbol, "the shape seen twice");
+    pith_dict *again = pith_dict_builder_finish(bv, NULL, &err);
+    CHECK(again && dv && pith_dict_id(again) == pith_dict_id(dv), "finishing twice gives the same dictionary");
+    pith_dict_build_options all = {1, 0, 0}, capped = {1, 3, 1};
+    pith_dict *d1 = pith_dict_builder_finish(bv, &all, &err), *d2 = pith_dict_builder_finish(bv, &capped, &err);
+    k = d1 && pith_dict_shape_count(d1) == 2 ? pith_dict_shape(d1, 1, &nk) : NULL;
+    CHECK(d1 && pith_dict_string_count(d1) == 4 && k && nk == 1 && k[0].symbol,
+          "min_count 1: every string of 2+ bytes, and the symbol-keyed shape as its own");
+    CHECK(d2 && pith_dict_string_count(d2) == 3 && pith_dict_shape_count(d2) == 1, "max_strings and max_shapes cap");
+    /* More samples after finishing are counted into the same totals. */
+    CHECK(pith_dict_builder_add_value(bv, pith_doc_root(doc, 0)), "add after finish");
+    pith_dict *d3 = pith_dict_builder_finish(bv, &all, &err);
+    CHECK(d3 && pith_dict_string_count(d3) == 4, "counts go on after finish");
+    pith_dict_free(d3);
+    pith_dict_free(d2);
+    pith_dict_free(d1);
+    pith_dict_free(again);
+    pith_dict_free(dv);
+    pith_dict_free(db);
+    pith_writer_free(w);
+    pith_dict_builder_free(bv);
+    pith_dict_builder_free(bb);
+    pith_dict_builder_free(NULL);
+    pith_doc_free(doc);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -696,6 +770,7 @@ int main(int argc, char **argv) {
     test_shape_handles();
     test_long_key_shared_by_shapes();
     test_shape_index_reuse();
+    test_dict_builder();
     test_misc();
     return test_summary("test_api");
 }

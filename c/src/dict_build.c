@@ -1,0 +1,261 @@
+/*
+ * dict_build.c - choosing a dictionary from sample values (SPEC section 8).
+ *
+ * One algorithm for every front end (the CLI, Ruby, Python; TypeScript mirrors
+ * it), so that the same samples give the same dictionary, id included:
+ * count every string of 2+ bytes (values and symbol names) and every map
+ * shape, in pre-order; keep the strings seen min_count times, most bytes saved
+ * first (count x length, then shorter, then by bytes), and the shapes seen
+ * min_count times in the order they were first met.
+ */
+#include "internal.h"
+
+typedef struct counted {
+    uint8_t *ptr;     /* strings: the bytes; shapes: kind byte + 8-byte length + bytes per key */
+    size_t len;
+    size_t count;
+    uint64_t hash;
+    size_t nkeys;     /* shapes */
+} counted;
+
+/* Distinct byte strings with their counts, in first-seen order: a hash index
+ * over `items`, so that millions of distinct strings stay linear. */
+typedef struct counter {
+    counted *items;
+    size_t n, cap;
+    size_t *slots; /* index + 1 into items; 0 is empty */
+    size_t nslots; /* a power of two, at least twice n */
+} counter;
+
+struct pith_dict_builder {
+    const pith_alloc *alloc;
+    counter strings, shapes;
+    uint8_t *keybuf;
+    size_t keybuf_cap;
+    pith_value const **stack;
+    size_t stack_cap;
+};
+
+static bool counter_grow(const pith_alloc *a, counter *c) {
+    if (c->n == c->cap && !pith_grow_array(a, (void **)&c->items, &c->cap, c->n + 1, sizeof(counted))) return false;
+    if (2 * (c->n + 1) > c->nslots) {
+        size_t nslots = c->nslots ? 2 * c->nslots : 512;
+        size_t *slots = (size_t *)mem_alloc(a, nslots * sizeof(size_t));
+        if (!slots) return false;
+        memset(slots, 0, nslots * sizeof(size_t));
+        for (size_t i = 0; i < c->n; i++) {
+            size_t at = (size_t)c->items[i].hash & (nslots - 1);
+            while (slots[at]) at = (at + 1) & (nslots - 1);
+            slots[at] = i + 1;
+        }
+        mem_free(a, c->slots, c->nslots * sizeof(size_t));
+        c->slots = slots;
+        c->nslots = nslots;
+    }
+    return true;
+}
+
+/* Count one occurrence of p[0..n); the entry (new ones copy the bytes), or
+ * NULL if memory ran out. */
+static counted *count_one(const pith_alloc *a, counter *c, const uint8_t *p, size_t n) {
+    uint64_t h = hash_bytes(p, n, 0);
+    size_t at = c->nslots ? (size_t)h & (c->nslots - 1) : 0;
+    for (; c->nslots && c->slots[at]; at = (at + 1) & (c->nslots - 1)) {
+        counted *e = &c->items[c->slots[at] - 1];
+        if (e->hash == h && e->len == n && memcmp(e->ptr, p, n) == 0) {
+            e->count++;
+            return e;
+        }
+    }
+    if (!counter_grow(a, c)) return NULL;
+    uint8_t *copy = (uint8_t *)mem_alloc(a, n ? n : 1);
+    if (!copy) return NULL;
+    memcpy(copy, p, n);
+    at = (size_t)h & (c->nslots - 1);
+    while (c->slots[at]) at = (at + 1) & (c->nslots - 1);
+    c->slots[at] = c->n + 1;
+    counted *e = &c->items[c->n++];
+    *e = (counted){copy, n, 1, h, 0};
+    return e;
+}
+
+/* Index `items` afresh (after they were reordered). */
+static bool counter_reindex(const pith_alloc *a, counter *c) {
+    size_t nslots = 512;
+    while (nslots < 2 * (c->n + 1)) nslots *= 2;
+    size_t *slots = (size_t *)mem_alloc(a, nslots * sizeof(size_t));
+    if (!slots) return false;
+    memset(slots, 0, nslots * sizeof(size_t));
+    for (size_t i = 0; i < c->n; i++) {
+        size_t at = (size_t)c->items[i].hash & (nslots - 1);
+        while (slots[at]) at = (at + 1) & (nslots - 1);
+        slots[at] = i + 1;
+    }
+    mem_free(a, c->slots, c->nslots * sizeof(size_t));
+    c->slots = slots;
+    c->nslots = nslots;
+    return true;
+}
+
+static void counter_free(const pith_alloc *a, counter *c) {
+    for (size_t i = 0; i < c->n; i++) mem_free(a, c->items[i].ptr, c->items[i].len ? c->items[i].len : 1);
+    mem_free(a, c->items, c->cap * sizeof(counted));
+    mem_free(a, c->slots, c->nslots * sizeof(size_t));
+    *c = (counter){0};
+}
+
+pith_dict_builder *pith_dict_builder_new(const pith_alloc *alloc) {
+    alloc = alloc_or_default(alloc);
+    pith_dict_builder *b = (pith_dict_builder *)mem_alloc(alloc, sizeof *b);
+    if (b) *b = (pith_dict_builder){.alloc = alloc};
+    return b;
+}
+
+void pith_dict_builder_free(pith_dict_builder *b) {
+    if (!b) return;
+    const pith_alloc *a = b->alloc;
+    counter_free(a, &b->strings);
+    counter_free(a, &b->shapes);
+    mem_free(a, b->keybuf, b->keybuf_cap);
+    mem_free(a, (void *)b->stack, b->stack_cap * sizeof(*b->stack));
+    mem_free(a, b, sizeof *b);
+}
+
+static bool is_key(const pith_value *k) { return k->type == PITH_STRING || k->type == PITH_SYMBOL; }
+
+/* A shaped map's keys as one unambiguous byte string. */
+static bool count_shape(pith_dict_builder *b, const pith_value *map) {
+    size_t need = 0, n = map->v.map.count;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_key(&map->v.map.keys[i])) return true; /* not a shape: nothing to count */
+        need += 9 + map->v.map.keys[i].v.str.len;
+    }
+    if (need > b->keybuf_cap && !pith_grow_array(b->alloc, (void **)&b->keybuf, &b->keybuf_cap, need, 1)) return false;
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        const pith_value *k = &map->v.map.keys[i];
+        uint64_t len = k->v.str.len;
+        b->keybuf[at++] = k->type == PITH_SYMBOL ? 'y' : 's';
+        memcpy(b->keybuf + at, &len, 8);
+        at += 8;
+        if (len) memcpy(b->keybuf + at, k->v.str.ptr, (size_t)len);
+        at += (size_t)len;
+    }
+    counted *e = count_one(b->alloc, &b->shapes, b->keybuf ? b->keybuf : (const uint8_t *)"", at);
+    if (e) e->nkeys = n;
+    return e != NULL;
+}
+
+bool pith_dict_builder_add_value(pith_dict_builder *b, const pith_value *v) {
+    /* Pre-order with a heap stack of containers still to visit: samples nest
+     * as deep as their decoders allow. */
+    size_t depth = 0;
+    size_t *next = NULL, next_cap = 0;
+    bool ok = true;
+    while (ok && v) {
+        if ((v->type == PITH_STRING || v->type == PITH_SYMBOL) && v->v.str.len >= MIN_TABLE_LEN)
+            ok = count_one(b->alloc, &b->strings, (const uint8_t *)v->v.str.ptr, v->v.str.len) != NULL;
+        else if (v->type == PITH_MAP)
+            ok = count_shape(b, v);
+        bool container = v->type == PITH_ARRAY || v->type == PITH_MAP || v->type == PITH_GENERIC_MAP;
+        if (ok && container) {
+            ok = pith_grow_array(b->alloc, (void **)&b->stack, &b->stack_cap, depth + 1, sizeof(*b->stack)) &&
+                 pith_grow_array(b->alloc, (void **)&next, &next_cap, depth + 1, sizeof(size_t));
+            if (!ok) break;
+            b->stack[depth] = v;
+            next[depth++] = 0;
+        }
+        v = NULL;
+        while (depth) {
+            const pith_value *c = b->stack[depth - 1];
+            size_t i = next[depth - 1];
+            if (c->type == PITH_ARRAY) {
+                if (i < c->v.array.count) {
+                    next[depth - 1]++;
+                    v = &c->v.array.items[i];
+                    break;
+                }
+            } else if (c->type == PITH_MAP) {
+                if (i < c->v.map.count) {
+                    next[depth - 1]++;
+                    v = &c->v.map.values[i];
+                    break;
+                }
+            } else if (i < 2 * c->v.map.count) { /* generic map: each key, then its value */
+                next[depth - 1]++;
+                v = i % 2 ? &c->v.map.values[i / 2] : &c->v.map.keys[i / 2];
+                break;
+            }
+            depth--;
+        }
+    }
+    mem_free(b->alloc, next, next_cap * sizeof(size_t));
+    return ok;
+}
+
+bool pith_dict_builder_add_buffer(pith_dict_builder *b, const void *data, size_t len, pith_error *err) {
+    const uint8_t *p = (const uint8_t *)data;
+    pith_decode_options opts = {0};
+    opts.stream = len >= 3 && (p[2] & FLAG_STREAM);
+    pith_doc *doc = pith_decode(b->alloc, data, len, &opts, err);
+    if (!doc) return false;
+    bool ok = true;
+    for (size_t i = 0; ok && i < pith_doc_count(doc); i++) ok = pith_dict_builder_add_value(b, pith_doc_root(doc, i));
+    pith_doc_free(doc);
+    if (!ok && err) *err = (pith_error){PITH_ERR_NOMEM, 0, "out of memory"};
+    return ok;
+}
+
+static int by_savings(const void *x, const void *y) {
+    const counted *a = (const counted *)x, *b = (const counted *)y;
+    /* count x len cannot overflow: both are bounded by the bytes counted. */
+    size_t sa = a->count * a->len, sb = b->count * b->len;
+    if (sa != sb) return sa > sb ? -1 : 1;
+    if (a->len != b->len) return a->len < b->len ? -1 : 1;
+    return memcmp(a->ptr, b->ptr, a->len);
+}
+
+pith_dict *pith_dict_builder_finish(pith_dict_builder *b, const pith_dict_build_options *opts, pith_error *err) {
+    size_t min_count = opts && opts->min_count ? opts->min_count : PITH_DICT_BUILD_MIN_COUNT;
+    size_t max_strings = opts && opts->max_strings ? opts->max_strings : PITH_DICT_BUILD_MAX_STRINGS;
+    size_t max_shapes = opts && opts->max_shapes ? opts->max_shapes : PITH_DICT_BUILD_MAX_SHAPES;
+    const pith_alloc *a = b->alloc;
+    counter *strings = &b->strings, *shapes = &b->shapes;
+    /* Sorting reorders the entries under the hash index, which is rebuilt
+     * for later samples. The order is total: finishing twice gives the same
+     * dictionary. */
+    if (strings->n) qsort(strings->items, strings->n, sizeof(counted), by_savings);
+    bool indexed = counter_reindex(a, strings);
+    size_t nk_all = 0;
+    for (size_t i = 0; i < shapes->n; i++) nk_all += shapes->items[i].nkeys;
+    pith_key *skeys = (pith_key *)mem_alloc(a, (strings->n + 1) * sizeof(pith_key));
+    pith_key *kkeys = (pith_key *)mem_alloc(a, (nk_all + 1) * sizeof(pith_key));
+    size_t *lens = (size_t *)mem_alloc(a, (shapes->n + 1) * sizeof(size_t));
+    pith_dict *dict = NULL;
+    if (!skeys || !kkeys || !lens || !indexed) {
+        if (err) *err = (pith_error){PITH_ERR_NOMEM, 0, "out of memory"};
+    } else {
+        size_t ns = 0, nsh = 0;
+        for (size_t i = 0; i < strings->n && ns < max_strings; i++)
+            if (strings->items[i].count >= min_count)
+                skeys[ns++] = (pith_key){(const char *)strings->items[i].ptr, strings->items[i].len, false};
+        size_t nk = 0;
+        for (size_t i = 0; i < shapes->n && nsh < max_shapes; i++) {
+            const counted *e = &shapes->items[i];
+            if (e->count < min_count) continue;
+            const uint8_t *p = e->ptr;
+            for (size_t j = 0; j < e->nkeys; j++) {
+                uint64_t len;
+                memcpy(&len, p + 1, 8);
+                kkeys[nk++] = (pith_key){(const char *)p + 9, (size_t)len, p[0] == 'y'};
+                p += 9 + len;
+            }
+            lens[nsh++] = e->nkeys;
+        }
+        dict = pith_dict_new(a, skeys, ns, kkeys, lens, nsh, err);
+    }
+    mem_free(a, skeys, (strings->n + 1) * sizeof(pith_key));
+    mem_free(a, kkeys, (nk_all + 1) * sizeof(pith_key));
+    mem_free(a, lens, (shapes->n + 1) * sizeof(size_t));
+    return dict;
+}
