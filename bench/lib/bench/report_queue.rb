@@ -104,7 +104,7 @@ module Bench
             emit("", "Objects allocated per encode + decode (`GC.stat`):", "")
             emit(queue_table(rows, keys, ->(v) { commas(v) }) { |x| x["allocated_objects"] })
           else
-            emit("", "Peak memory traced during one encode + decode, bytes (tracemalloc; blocks held by the bytes and the decoded value in brackets):", "")
+            emit("", "Peak memory traced during one encode + decode, bytes (tracemalloc; in brackets the memory blocks the bytes and the decoded value hold, from sys.getallocatedblocks):", "")
             emit(queue_table(rows, keys, ->(v) { v }) { |x| x["peak_bytes"] && "#{Util.short(x['peak_bytes'])} (#{Util.short(x['blocks'])})" })
           end
           emit("")
