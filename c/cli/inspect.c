@@ -373,7 +373,7 @@ bool pith_cli_stats(const uint8_t *data, size_t len, const inspect_options *opts
  * ========================================================================== */
 
 int pith_cli_dict_build(const char *const *inputs, size_t ninputs, size_t min_count, size_t max_strings,
-                        uint32_t max_depth, const char *output) {
+                        size_t max_shapes, uint32_t max_depth, const char *output) {
     if (ninputs == 0) {
         fprintf(stderr, "pith: dict build needs sample JSON files\n");
         return 2;
@@ -409,7 +409,7 @@ int pith_cli_dict_build(const char *const *inputs, size_t ninputs, size_t min_co
     pith_dict *dict = NULL;
     if (rc == 0) {
         pith_error err;
-        pith_dict_build_options opts = {min_count, max_strings, 0};
+        pith_dict_build_options opts = {min_count, max_strings, max_shapes};
         dict = pith_dict_builder_finish(builder, &opts, &err);
         if (!dict) {
             fprintf(stderr, "pith: cannot build the dictionary: %s\n", err.message);

@@ -35,7 +35,7 @@ bool pith_cli_stats(const uint8_t *data, size_t len, const inspect_options *opts
  *  default); writes its serialization to `output` (or standard output).
  *  Returns the exit status. */
 int pith_cli_dict_build(const char *const *inputs, size_t ninputs, size_t min_count, size_t max_strings,
-                        uint32_t max_depth, const char *output);
+                        size_t max_shapes, uint32_t max_depth, const char *output);
 
 /** Print a dictionary's id, strings and shapes. Returns the exit status. */
 int pith_cli_dict_show(const char *path);

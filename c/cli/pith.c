@@ -53,9 +53,11 @@ static const char USAGE[] =
     "  --keys=string         non-string map keys as strings\n"
     "  --lossy               all of: --binary=base64 --time=iso --symbol=string\n"
     "                        --nonfinite=string --ext=object --keys=string\n"
-    "dict build options:\n"
-    "  --min-count N         keep strings and shapes seen at least N times (default 2)\n"
-    "  --max-strings N       keep at most N strings (default 4096)\n";
+    "dict build options (each top-level JSON value of the files is a sample):\n"
+    "  --min-count N         keep strings and shapes found in at least N samples\n"
+    "                        (default 2; 1 when there is a single sample)\n"
+    "  --max-strings N       keep at most N strings (default 4096)\n"
+    "  --max-shapes N        keep at most N shapes (default 1024)\n";
 
 typedef struct cli {
     const char *command;
@@ -73,6 +75,7 @@ typedef struct cli {
     json_write_options jopts;
     size_t min_count;
     size_t max_strings;
+    size_t max_shapes;
     const char *inputs[256];
     size_t ninputs;
 } cli;
@@ -128,8 +131,9 @@ static int option_with_value(int argc, char **argv, int *i, const char *name, co
 static int parse_args(cli *c, int argc, char **argv) {
     memset(c, 0, sizeof(*c));
     c->input = "-";
-    c->min_count = 2;
-    c->max_strings = 4096;
+    c->min_count = 0; /* the core's default */
+    c->max_strings = 0; /* the core's defaults */
+    c->max_shapes = 0;
     if (argc < 2) {
         fputs(USAGE, stderr);
         return 2;
@@ -206,6 +210,10 @@ static int parse_args(cli *c, int argc, char **argv) {
             uint64_t n;
             if (has < 0 || !parse_number(v, false, SIZE_MAX, &n)) return die("--max-strings needs a number", "");
             c->max_strings = (size_t)n;
+        } else if ((has = option_with_value(argc, argv, &i, "--max-shapes", &v)) != 0) {
+            uint64_t n;
+            if (has < 0 || !parse_number(v, false, SIZE_MAX, &n)) return die("--max-shapes needs a number", "");
+            c->max_shapes = (size_t)n;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(USAGE, stdout);
             exit(0);
@@ -611,7 +619,7 @@ int main(int argc, char **argv) {
     else if (strcmp(cmd, "inspect") == 0) rc = cmd_inspect(&c, false);
     else if (strcmp(cmd, "stats") == 0) rc = cmd_inspect(&c, true);
     else if (strcmp(cmd, "dict") == 0 && strcmp(argv[2], "build") == 0)
-        rc = pith_cli_dict_build(c.inputs, c.ninputs, c.min_count, c.max_strings, c.max_depth, c.output);
+        rc = pith_cli_dict_build(c.inputs, c.ninputs, c.min_count, c.max_strings, c.max_shapes, c.max_depth, c.output);
     else if (strcmp(cmd, "dict") == 0 && strcmp(argv[2], "show") == 0)
         rc = pith_cli_dict_show(c.input);
     else if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)

@@ -593,12 +593,13 @@ PITH_API pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t
  * Building a dictionary from samples (SPEC section 8)
  *
  * Every front end (the CLI, Ruby, Python) builds dictionaries here, so the
- * same samples give the same dictionary and id everywhere: the strings of 2+
- * bytes (string values and symbol names) and the map shapes of the samples
- * are counted in pre-order; the strings seen at least min_count times are
- * kept, most bytes saved first (count x length, then shorter, then by bytes),
- * up to max_strings; the shapes seen at least min_count times, in the order
- * first met, up to max_shapes. A builder is not thread-safe.
+ * same samples give the same dictionary and id everywhere. A dictionary pays
+ * for what recurs across buffers, so each string of 2+ bytes (string values
+ * and symbol names) and each map shape counts once per sample (value) it
+ * occurs in, in pre-order; the strings in at least min_count samples are
+ * kept, most bytes saved first (samples x length, then shorter, then by
+ * bytes), up to max_strings; the shapes in at least min_count samples, in the
+ * order first met, up to max_shapes. A builder is not thread-safe.
  * -------------------------------------------------------------------------- */
 
 typedef struct pith_dict_builder pith_dict_builder;
@@ -610,19 +611,20 @@ typedef struct pith_dict_builder pith_dict_builder;
 
 /** What pith_dict_builder_finish keeps; zero-initialise for the defaults. */
 typedef struct pith_dict_build_options {
-    size_t min_count;   /**< occurrences a string or shape needs (0: PITH_DICT_BUILD_MIN_COUNT) */
+    size_t min_count;   /**< samples a string or shape must occur in (0: PITH_DICT_BUILD_MIN_COUNT,
+                             or 1 if only one sample was added) */
     size_t max_strings; /**< at most this many strings (0: PITH_DICT_BUILD_MAX_STRINGS) */
     size_t max_shapes;  /**< at most this many shapes (0: PITH_DICT_BUILD_MAX_SHAPES) */
 } pith_dict_build_options;
 
 /** A new, empty builder (NULL if allocation fails). Free with pith_dict_builder_free. */
 PITH_API pith_dict_builder *pith_dict_builder_new(const pith_alloc *alloc);
-/** Count a sample value (copying what it counts; the value may be freed
+/** Count one sample value (copying what it counts; the value may be freed
  *  afterwards). False only if memory ran out. */
 PITH_API bool pith_dict_builder_add_value(pith_dict_builder *b, const pith_value *value);
-/** Count the value(s) of an encoded sample (a buffer or a stream, without a
- *  dictionary), as bindings do with their own encoder's output. False and
- *  *err if it does not decode. */
+/** Count an encoded sample (a buffer, or a stream whose every value is a
+ *  sample; without a dictionary), as bindings do with their own encoder's
+ *  output. False and *err if it does not decode. */
 PITH_API bool pith_dict_builder_add_buffer(pith_dict_builder *b, const void *data, size_t len, pith_error *err);
 /** The dictionary of the samples counted so far (free with pith_dict_free);
  *  `opts` may be NULL. The builder stays usable. NULL and *err on failure. */

@@ -2,18 +2,21 @@
  * dict_build.c - choosing a dictionary from sample values (SPEC section 8).
  *
  * One algorithm for every front end (the CLI, Ruby, Python; TypeScript mirrors
- * it), so that the same samples give the same dictionary, id included:
- * count every string of 2+ bytes (values and symbol names) and every map
- * shape, in pre-order; keep the strings seen min_count times, most bytes saved
- * first (count x length, then shorter, then by bytes), and the shapes seen
- * min_count times in the order they were first met.
+ * it), so that the same samples give the same dictionary, id included. A
+ * dictionary pays for what recurs across buffers (repeats inside one buffer
+ * are the string table's job), so a string of 2+ bytes (a value or a symbol
+ * name) or a map shape counts once per sample it occurs in, in pre-order;
+ * the strings in at least min_count samples are kept, most bytes saved first
+ * (samples x length, then shorter, then by bytes), and the shapes in at least
+ * min_count samples in the order first met.
  */
 #include "internal.h"
 
 typedef struct counted {
     uint8_t *ptr;     /* strings: the bytes; shapes: kind byte + 8-byte length + bytes per key */
     size_t len;
-    size_t count;
+    size_t count;     /* samples it occurs in */
+    size_t last;      /* the sample that counted it last (1-based) */
     uint64_t hash;
     size_t nkeys;     /* shapes */
 } counted;
@@ -29,6 +32,7 @@ typedef struct counter {
 
 struct pith_dict_builder {
     const pith_alloc *alloc;
+    size_t samples;
     counter strings, shapes;
     uint8_t *keybuf;
     size_t keybuf_cap;
@@ -55,15 +59,16 @@ static bool counter_grow(const pith_alloc *a, counter *c) {
     return true;
 }
 
-/* Count one occurrence of p[0..n); the entry (new ones copy the bytes), or
- * NULL if memory ran out. */
-static counted *count_one(const pith_alloc *a, counter *c, const uint8_t *p, size_t n) {
+/* Count p[0..n) once for sample `sample`; the entry (new ones copy the
+ * bytes), or NULL if memory ran out. */
+static counted *count_one(const pith_alloc *a, counter *c, const uint8_t *p, size_t n, size_t sample) {
     uint64_t h = hash_bytes(p, n, 0);
     size_t at = c->nslots ? (size_t)h & (c->nslots - 1) : 0;
     for (; c->nslots && c->slots[at]; at = (at + 1) & (c->nslots - 1)) {
         counted *e = &c->items[c->slots[at] - 1];
         if (e->hash == h && e->len == n && memcmp(e->ptr, p, n) == 0) {
-            e->count++;
+            if (e->last != sample) e->count++;
+            e->last = sample;
             return e;
         }
     }
@@ -75,7 +80,7 @@ static counted *count_one(const pith_alloc *a, counter *c, const uint8_t *p, siz
     while (c->slots[at]) at = (at + 1) & (c->nslots - 1);
     c->slots[at] = c->n + 1;
     counted *e = &c->items[c->n++];
-    *e = (counted){copy, n, 1, h, 0};
+    *e = (counted){copy, n, 1, sample, h, 0};
     return e;
 }
 
@@ -141,7 +146,7 @@ static bool count_shape(pith_dict_builder *b, const pith_value *map) {
         if (len) memcpy(b->keybuf + at, k->v.str.ptr, (size_t)len);
         at += (size_t)len;
     }
-    counted *e = count_one(b->alloc, &b->shapes, b->keybuf ? b->keybuf : (const uint8_t *)"", at);
+    counted *e = count_one(b->alloc, &b->shapes, b->keybuf ? b->keybuf : (const uint8_t *)"", at, b->samples);
     if (e) e->nkeys = n;
     return e != NULL;
 }
@@ -152,9 +157,10 @@ bool pith_dict_builder_add_value(pith_dict_builder *b, const pith_value *v) {
     size_t depth = 0;
     size_t *next = NULL, next_cap = 0;
     bool ok = true;
+    size_t sample = ++b->samples;
     while (ok && v) {
         if ((v->type == PITH_STRING || v->type == PITH_SYMBOL) && v->v.str.len >= MIN_TABLE_LEN)
-            ok = count_one(b->alloc, &b->strings, (const uint8_t *)v->v.str.ptr, v->v.str.len) != NULL;
+            ok = count_one(b->alloc, &b->strings, (const uint8_t *)v->v.str.ptr, v->v.str.len, sample) != NULL;
         else if (v->type == PITH_MAP)
             ok = count_shape(b, v);
         bool container = v->type == PITH_ARRAY || v->type == PITH_MAP || v->type == PITH_GENERIC_MAP;
@@ -200,6 +206,7 @@ bool pith_dict_builder_add_buffer(pith_dict_builder *b, const void *data, size_t
     pith_doc *doc = pith_decode(b->alloc, data, len, &opts, err);
     if (!doc) return false;
     bool ok = true;
+    /* Each value of a stream is a sample, as each buffer is. */
     for (size_t i = 0; ok && i < pith_doc_count(doc); i++) ok = pith_dict_builder_add_value(b, pith_doc_root(doc, i));
     pith_doc_free(doc);
     if (!ok && err) *err = (pith_error){PITH_ERR_NOMEM, 0, "out of memory"};
@@ -216,7 +223,8 @@ static int by_savings(const void *x, const void *y) {
 }
 
 pith_dict *pith_dict_builder_finish(pith_dict_builder *b, const pith_dict_build_options *opts, pith_error *err) {
-    size_t min_count = opts && opts->min_count ? opts->min_count : PITH_DICT_BUILD_MIN_COUNT;
+    /* One sample: everything in it recurs as often as it can. */
+    size_t min_count = opts && opts->min_count ? opts->min_count : b->samples > 1 ? PITH_DICT_BUILD_MIN_COUNT : 1;
     size_t max_strings = opts && opts->max_strings ? opts->max_strings : PITH_DICT_BUILD_MAX_STRINGS;
     size_t max_shapes = opts && opts->max_shapes ? opts->max_shapes : PITH_DICT_BUILD_MAX_SHAPES;
     const pith_alloc *a = b->alloc;

@@ -715,22 +715,29 @@ static void test_dict_builder(void) {
     pith_error err;
     pith_doc *doc = sample_docs();
     pith_dict_builder *bv = pith_dict_builder_new(NULL), *bb = pith_dict_builder_new(NULL);
-    CHECK(bv && bb && pith_dict_builder_add_value(bv, pith_doc_root(doc, 0)), "add_value");
     pith_writer *w = pith_writer_new(NULL);
-    size_t len = 0;
-    const uint8_t *bytes = NULL;
-    if (pith_writer_start(w, NULL, 0) && pith_write_value(w, pith_doc_root(doc, 0))) bytes = pith_writer_data(w, &len);
-    CHECK(bytes && pith_dict_builder_add_buffer(bb, bytes, len, &err), "add_buffer");
+    const pith_value *root = pith_doc_root(doc, 0);
+    bool ok = bv && bb && w;
+    for (size_t i = 0; ok && i < root->v.array.count; i++) {
+        /* Each element is a sample: as a value, and encoded as its own buffer. */
+        size_t len = 0;
+        const uint8_t *bytes = NULL;
+        if (pith_writer_start(w, NULL, 0) && pith_write_value(w, &root->v.array.items[i]))
+            bytes = pith_writer_data(w, &len);
+        ok = bytes && pith_dict_builder_add_value(bv, &root->v.array.items[i]) &&
+             pith_dict_builder_add_buffer(bb, bytes, len, &err);
+    }
+    CHECK(ok, "add_value and add_buffer");
     CHECK(!pith_dict_builder_add_buffer(bb, "\xC1\x70", 2, &err) && err.code == PITH_ERR_TRUNCATED,
           "a buffer that does not decode is an error");
     pith_dict *dv = pith_dict_builder_finish(bv, NULL, &err), *db = pith_dict_builder_finish(bb, NULL, &err);
     CHECK(dv && db && pith_dict_id(dv) == pith_dict_id(db), "values and their buffers build the same dictionary");
-    /* Seen twice: "admin" 3x5 = 15 bytes, "zz" 2x2 = 4; usr_1, usr_2 and "x" once. One shape twice. */
+    /* In 2+ samples: "admin" 3x5 = 15 bytes, "zz" 2x2 = 4; usr_1, usr_2 and "x" in one. One shape in two. */
     CHECK(dv && pith_dict_string_count(dv) == 2 && pith_dict_string(dv, 0).len == 5 && pith_dict_string(dv, 1).len == 2,
-          "strings seen twice, most bytes saved first");
+          "strings in two samples or more, most bytes saved first");
     size_t nk = 0;
     const pith_key *k = dv ? pith_dict_shape(dv, 0, &nk) : NULL;
-    CHECK(dv && pith_dict_shape_count(dv) == 1 && nk == 2 && !k[0].symbol, "the shape seen twice");
+    CHECK(dv && pith_dict_shape_count(dv) == 1 && nk == 2 && !k[0].symbol, "the shape in two samples");
     pith_dict *again = pith_dict_builder_finish(bv, NULL, &err);
     CHECK(again && dv && pith_dict_id(again) == pith_dict_id(dv), "finishing twice gives the same dictionary");
     pith_dict_build_options all = {1, 0, 0}, capped = {1, 3, 1};
@@ -739,10 +746,22 @@ static void test_dict_builder(void) {
     CHECK(d1 && pith_dict_string_count(d1) == 4 && k && nk == 1 && k[0].symbol,
           "min_count 1: every string of 2+ bytes, and the symbol-keyed shape as its own");
     CHECK(d2 && pith_dict_string_count(d2) == 3 && pith_dict_shape_count(d2) == 1, "max_strings and max_shapes cap");
-    /* More samples after finishing are counted into the same totals. */
-    CHECK(pith_dict_builder_add_value(bv, pith_doc_root(doc, 0)), "add after finish");
-    pith_dict *d3 = pith_dict_builder_finish(bv, &all, &err);
-    CHECK(d3 && pith_dict_string_count(d3) == 4, "counts go on after finish");
+    /* More samples after finishing are counted into the same totals: the
+     * whole array as one more sample puts usr_1, usr_2 and the symbol shape in two. */
+    CHECK(pith_dict_builder_add_value(bv, root), "add after finish");
+    pith_dict *d3 = pith_dict_builder_finish(bv, NULL, &err);
+    CHECK(d3 && pith_dict_string_count(d3) == 4 && pith_dict_shape_count(d3) == 2, "counts go on after finish");
+    /* Repeats inside one sample count once; a single sample keeps everything. */
+    pith_dict_builder *one = pith_dict_builder_new(NULL);
+    pith_dict *d4 = one && pith_dict_builder_add_value(one, root) ? pith_dict_builder_finish(one, NULL, &err) : NULL;
+    CHECK(d4 && pith_dict_string_count(d4) == 4 && pith_dict_shape_count(d4) == 2, "one sample: min_count 1");
+    pith_dict_build_options two = {2, 0, 0};
+    pith_dict *d5 = one ? pith_dict_builder_finish(one, &two, &err) : NULL;
+    CHECK(d5 && pith_dict_string_count(d5) == 0 && pith_dict_shape_count(d5) == 0,
+          "repeats inside one sample count once");
+    pith_dict_free(d5);
+    pith_dict_free(d4);
+    pith_dict_builder_free(one);
     pith_dict_free(d3);
     pith_dict_free(d2);
     pith_dict_free(d1);

@@ -285,9 +285,24 @@ def test_dict_build_many_strings(tmp):
     check(elapsed < 30, "dict build of 200,000 strings took %.1f s" % elapsed)
 
 
+def test_dict_build_samples(tmp):
+    """Each top-level value is a sample; what recurs across samples is kept."""
+    lines = [b'{"sym": "MSFT", "px": 1, "note": "first first"}', b'{"sym": "MSFT", "px": 2, "note": "x"}',
+             b'{"sym": "AAPL", "px": 3, "note": "third"}', b'["AAPL", "AAPL", "AAPL", "GOOG", "GOOG"]']
+    path = write(tmp, "samples.jsonl", b"\n".join(lines))
+    rc, _, err = run(["dict", "build", path, "-o", os.path.join(tmp, "s.dict")])
+    check(rc == 0 and "2 strings, 1 shapes" in err, "dict build keeps what is in 2+ samples: %s %r" % (rc, err))
+    rc, out, err = run(["dict", "show", os.path.join(tmp, "s.dict")])
+    check(rc == 0 and b"GOOG" not in out and b"MSFT" in out and b"AAPL" in out,
+          "repeats inside one sample count once: %r" % out)
+    rc, _, err = run(["dict", "build", "--min-count=1", "--max-shapes=0", "--max-strings=1", path,
+                      "-o", os.path.join(tmp, "s1.dict")])
+    check(rc == 0 and "1 strings, 1 shapes" in err, "--max-strings caps, 0 takes the default: %s %r" % (rc, err))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (test_limit_is_exact, test_max_depth_exact, test_reference_bomb, test_limit_can_be_lifted,
+        for test in (test_dict_build_samples, test_limit_is_exact, test_max_depth_exact, test_reference_bomb, test_limit_can_be_lifted,
                      test_recode_bound, test_inspect_bound, test_deep_small_stack, test_dict_build_many_strings):
             start = time.monotonic()
             test(tmp)
