@@ -91,17 +91,17 @@ def codec_pair(name, registry=None):
 # The two processes of a trial
 # --------------------------------------------------------------------------
 def tcp_bytes(nc):
-    """(bytes sent, bytes received) of the client's TCP socket, from the
-    kernel's TCP_INFO: the wire bytes, protocol framing included (sent, not
-    acknowledged: a flush's PONG can come before the ACK of what preceded its
-    PING). nats-py does not expose its socket; its transport's StreamWriter does."""
+    """(bytes acknowledged, bytes received) of the client's TCP socket, from
+    the kernel's TCP_INFO: the wire bytes, protocol framing included. Read
+    the acknowledged count once the peer has answered after the last byte
+    (tcpi_bytes_sent undercounted some runs). nats-py does not expose its
+    socket; its transport's StreamWriter does."""
     sock = nc._transport._io_writer.get_extra_info("socket")  # noqa: SLF001
     info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
-    if len(info) < 208:
-        raise RuntimeError("TCP_INFO without tcpi_bytes_sent (Linux 4.19 or later needed)")
-    received = struct.unpack_from("<Q", info, 128)[0]  # tcpi_bytes_received
-    sent = struct.unpack_from("<Q", info, 200)[0]  # tcpi_bytes_sent
-    return sent, received
+    if len(info) < 136:
+        raise RuntimeError("TCP_INFO without byte counters (Linux 4.2 or later needed)")
+    acked, received = struct.unpack_from("<QQ", info, 120)  # tcpi_bytes_acked, tcpi_bytes_received
+    return acked, received
 
 
 async def produce(a):
@@ -139,6 +139,11 @@ async def produce(a):
     await nc.flush()
     t_published = time.monotonic()
     cpu = time.process_time() - c0
+    # the consumer's last acknowledgement comes after the broker delivered
+    # every message: all the producer sent is acknowledged by then
+    while acked < a.count:
+        moved.clear()
+        await asyncio.wait_for(moved.wait(), a.timeout)
     wrote = tcp_bytes(nc)[0] - w0
     await nc.drain()
     print(json.dumps({"t_first": t_first, "t_published": t_published, "payload_bytes": payload,
