@@ -107,12 +107,14 @@ class TestDepth < Minitest::Test
     end
   end
 
-  def test_dictionary_build_walks_deep_samples
-    deep = Chains.build(:hash, levels(100_000))
+  def test_dictionary_build_takes_deep_samples
+    deep = Chains.build(:hash, 999)
     record = { "id" => "some text", "x" => ["some text"] }
-    dict = Fiber.new { Pith::Dictionary.build([deep, record, record]) }.resume
+    dict = Fiber.new { Pith::Dictionary.build([deep, deep, record, record]) }.resume
     assert_equal [["a"], %w[id x]], dict.shapes
     assert_equal ["some text"], dict.strings
+    # A sample that cannot be encoded cannot be a sample.
+    assert_raises(Pith::EncodeError) { Pith::Dictionary.build([Chains.build(:hash, levels(100_000))]) }
   end
 
   def test_default_max_depth_is_1000

@@ -33,6 +33,21 @@ class TestDictionary < Minitest::Test
     assert_raises(Pith::DecodeError) { Pith::Dictionary.load("junk") }
   end
 
+  def test_build_counts_samples_not_occurrences
+    samples = [%w[AAPL AAPL AAPL GOOG GOOG], { "sym" => "AAPL", "px" => 1 }, { "sym" => "MSFT", "px" => 2 },
+               { "sym" => "MSFT", :note => :active }, :active]
+    dict = Pith::Dictionary.build(samples)
+    assert_equal %w[active AAPL MSFT], dict.strings # in two samples each; most bytes saved first
+    assert_equal [%w[sym px]], dict.shapes
+    assert_equal 4, Pith::Dictionary.build(samples, min_count: 1).strings.size
+    assert_equal 1, Pith::Dictionary.build(samples, min_count: 1, max_strings: 1).strings.size
+    assert_equal 1, Pith::Dictionary.build(samples, min_count: 1, max_shapes: 1).shapes.size
+    assert_equal dict.id, Pith::Dictionary.build(samples.map { |s| Pith.load(Pith.dump(s)) }).id
+    # A single sample keeps everything in it.
+    assert_equal %w[AAPL GOOG], Pith::Dictionary.build([samples.first]).strings
+    assert_raises(Pith::EncodeError) { Pith::Dictionary.build([Object.new]) }
+  end
+
   def test_encoder_decoder_with_dictionary
     dict = Pith::Dictionary.build(SAMPLES)
     enc = Pith::Encoder.new(dictionary: dict)

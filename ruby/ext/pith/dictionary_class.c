@@ -110,6 +110,60 @@ static VALUE dict_s_new(int argc, VALUE *argv, VALUE klass) {
     return wrap(d);
 }
 
+/* The builder is freed by rb_ensure, whatever a sample raises. */
+typedef struct build_args {
+    pith_dict_builder *builder;
+    VALUE buffers;
+    pith_dict_build_options opts;
+    pith_dict *dict;
+    pith_error err;
+    long failed; /* index of the buffer that did not decode, or -1 */
+} build_args;
+
+static VALUE build_body(VALUE p) {
+    build_args *a = (build_args *)p;
+    long n = RARRAY_LEN(a->buffers);
+    for (long i = 0; i < n; i++) {
+        VALUE b = rb_ary_entry(a->buffers, i);
+        StringValue(b);
+        if (!pith_dict_builder_add_buffer(a->builder, RSTRING_PTR(b), (size_t)RSTRING_LEN(b), &a->err)) {
+            a->failed = i;
+            return Qnil;
+        }
+        RB_GC_GUARD(b);
+    }
+    a->dict = pith_dict_builder_finish(a->builder, &a->opts, &a->err);
+    return Qnil;
+}
+
+static VALUE build_ensure(VALUE p) {
+    pith_dict_builder_free(((build_args *)p)->builder);
+    return Qnil;
+}
+
+/*
+ * call-seq: Pith::Dictionary.build_from_buffers(buffers, min_count, max_strings, max_shapes) -> dictionary
+ *
+ * The C core's dictionary builder over encoded samples (Pith.dump output, one
+ * sample each); Pith::Dictionary.build calls it. A count of 0 takes the core's
+ * default.
+ */
+static VALUE dict_s_build_from_buffers(VALUE klass, VALUE buffers, VALUE min_count, VALUE max_strings,
+                                       VALUE max_shapes) {
+    (void)klass;
+    Check_Type(buffers, T_ARRAY);
+    build_args a = {.buffers = buffers, .failed = -1};
+    a.opts.min_count = NUM2SIZET(min_count);
+    a.opts.max_strings = NUM2SIZET(max_strings);
+    a.opts.max_shapes = NUM2SIZET(max_shapes);
+    a.builder = pith_dict_builder_new(NULL);
+    if (!a.builder) rb_raise(rb_eNoMemError, "out of memory");
+    rb_ensure(build_body, (VALUE)&a, build_ensure, (VALUE)&a);
+    if (a.failed >= 0) rb_raise(eDecodeError, "sample %ld is not a Pith buffer: %s", a.failed, a.err.message);
+    if (!a.dict) rb_raise(rb_eArgError, "cannot build the dictionary: %s", a.err.message);
+    return wrap(a.dict);
+}
+
 /* call-seq: Pith::Dictionary.load(bytes) -> dictionary  (a serialization from #to_s) */
 static VALUE dict_s_load(VALUE klass, VALUE bytes) {
     StringValue(bytes);
@@ -165,6 +219,7 @@ void pith_rb_init_dictionary(void) {
     rb_undef_alloc_func(cDictionary);
     rb_define_singleton_method(cDictionary, "new", dict_s_new, -1);
     rb_define_singleton_method(cDictionary, "load", dict_s_load, 1);
+    rb_define_singleton_method(cDictionary, "build_from_buffers", dict_s_build_from_buffers, 4);
     rb_define_method(cDictionary, "id", dict_id, 0);
     rb_define_method(cDictionary, "to_s", dict_to_s, 0);
     rb_define_method(cDictionary, "strings", dict_strings, 0);

@@ -2,28 +2,16 @@
 
 module Pith
   class Dictionary
-    # Build a dictionary from sample objects: the key sequences (shapes) and
-    # the strings that occur at least +min_count+ times, most bytes saved first.
-    def self.build(samples, min_count: 2, max_strings: 4096)
-      strings = Hash.new(0)
-      shapes = Hash.new(0)
-      # A work list rather than recursion: samples may nest as deep as Pith allows.
-      pending = samples.to_a.reverse
-      until pending.empty?
-        case (obj = pending.pop)
-        when Hash
-          keys = obj.keys
-          shapes[keys] += 1 if keys.all? { |k| k.is_a?(String) || k.is_a?(Symbol) }
-          pending.concat(obj.values.reverse)
-        when Array then pending.concat(obj.reverse)
-        when String
-          strings[obj] += 1 if obj.bytesize >= 2 && obj.encoding != Encoding::BINARY
-        end
-      end
-      kept = strings.select { |_, n| n >= min_count }
-                    .sort_by { |s, n| [-(s.bytesize * n), s.bytesize, s] }
-                    .first(max_strings).map(&:first)
-      new(strings: kept, shapes: shapes.select { |_, n| n >= min_count }.keys)
+    # Build a dictionary from sample objects with the C core's builder, the
+    # one the CLI, Python and TypeScript use: each sample is encoded, then a
+    # String of 2+ bytes (or a Symbol's name) or a Hash's key sequence counts
+    # once per sample it occurs in; those in at least +min_count+ samples are
+    # kept (strings most bytes saved first, shapes as first met). The same
+    # samples give the same dictionary, id included, in every language.
+    # +min_count+ defaults to 2 (1 for a single sample).
+    def self.build(samples, min_count: nil, max_strings: 4096, max_shapes: 1024)
+      buffers = samples.to_a.map { |sample| Pith.dump(sample) }
+      build_from_buffers(buffers, min_count || 0, max_strings, max_shapes)
     end
 
     def inspect
