@@ -251,15 +251,15 @@ ALWAYS_INLINE PyObject *new_float(double v) {
 ALWAYS_INLINE PyObject *new_int(int64_t v) {
     if ((uint64_t)v + 5 <= 261) return PyLong_FromLong((long)v); /* the shared small ints */
     uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    if (a >> 60) return PyLong_FromLongLong(v);
-    Py_ssize_t nd = a >> 30 ? 2 : 1;
+    Py_ssize_t nd = a >> 60 ? 3 : a >> 30 ? 2 : 1;
     PyLongObject *o = (PyLongObject *)PyObject_Malloc(offsetof(PyLongObject, ob_digit) + (size_t)nd * sizeof(digit));
     if (UNLIKELY(!o)) return PyErr_NoMemory();
     Py_SET_TYPE(o, &PyLong_Type);
     Py_SET_REFCNT(o, 1);
     Py_SET_SIZE(o, v < 0 ? -nd : nd);
     o->ob_digit[0] = (digit)(a & PyLong_MASK);
-    if (nd == 2) o->ob_digit[1] = (digit)(a >> 30);
+    if (nd >= 2) o->ob_digit[1] = (digit)((a >> 30) & PyLong_MASK);
+    if (nd == 3) o->ob_digit[2] = (digit)(a >> 60);
     return (PyObject *)o;
 }
 #else
