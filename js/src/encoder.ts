@@ -153,6 +153,23 @@ class EShape {
   }
 }
 
+/**
+ * An Encoder's shapes, in a trie by key: finding a key sequence costs one Map
+ * lookup per key (V8 keeps each string's hash), however many sequences share
+ * a first key (sparse records, all starting with "id", took 41% of encoding
+ * in a linear search).
+ */
+class ShapeNode {
+  shape: EShape | null = null;
+  next: Map<string | symbol, ShapeNode> | null = null;
+}
+
+/** @internal */
+export class ShapeRegistry {
+  root = new ShapeNode();
+  count = 0;
+}
+
 // ---------------------------------------------------------------------------
 // Module-level hot state
 // ---------------------------------------------------------------------------
@@ -167,8 +184,7 @@ let epoch = 0; // changes whenever an Encoder's entries map is cleared
 let nstr = 0;
 let gen = 0; // buffer generation, for shapes
 let nshape = 0;
-let registry = new Map<string | symbol, EShape[]>(); // shapes by first key
-let emptyShape: EShape | null = null;
+let registry = new ShapeRegistry();
 let lastStr: string | null = null;
 let lastTs = 0;
 let depth = 0;
@@ -1286,22 +1302,23 @@ function sameKeys(a: (string | symbol)[], b: (string | symbol)[], n: number): bo
 /** The persistent shape for a key sequence (created if new). */
 function findShape(keys: (string | symbol)[]): EShape {
   const n = keys.length;
-  if (n === 0) {
-    if (emptyShape === null || emptyShape.evicted) emptyShape = new EShape([]);
-    return emptyShape;
+  let node = registry.root;
+  for (let i = 0; i < n; i++) {
+    let next = node.next;
+    if (next === null) node.next = next = new Map();
+    const k = keys[i];
+    let child = next.get(k);
+    if (child === undefined) {
+      child = new ShapeNode();
+      next.set(k, child);
+    }
+    node = child;
   }
-  const k0 = keys[0];
-  let list = registry.get(k0);
-  if (list === undefined) {
-    list = [];
-    registry.set(k0, list);
+  let sh = node.shape;
+  if (sh === null) {
+    sh = node.shape = new EShape(keys.slice());
+    registry.count++;
   }
-  for (let i = 0; i < list.length; i++) {
-    const sh = list[i];
-    if (sh.n === n && sameKeys(sh.keys, keys, n)) return sh;
-  }
-  const sh = new EShape(keys.slice());
-  list.push(sh);
   return sh;
 }
 
@@ -1590,13 +1607,13 @@ export interface StreamTables {
 let active = false;
 
 function snapshot(): unknown[] {
-  return [buf, view, start, pos, cap, entries, fcStr, fcEnt, epoch, nstr, gen, nshape, registry, emptyShape, lastStr, lastTs, depth, maxDepth, keySlot, undefinedAsNull, instancesAsMaps, hasDict, protoClean, keyIds, suspendLevels()];
+  return [buf, view, start, pos, cap, entries, fcStr, fcEnt, epoch, nstr, gen, nshape, registry, lastStr, lastTs, depth, maxDepth, keySlot, undefinedAsNull, instancesAsMaps, hasDict, protoClean, keyIds, suspendLevels()];
 }
 
 function restoreSnapshot(s: unknown[]): void {
   let levels: unknown;
-  [buf, view, start, pos, cap, entries, fcStr, fcEnt, epoch, nstr, gen, nshape, registry, emptyShape, lastStr, lastTs, depth, maxDepth, keySlot, undefinedAsNull, instancesAsMaps, hasDict, protoClean, keyIds, levels] = s as [
-    Uint8Array, DataView, number, number, number, Map<string, StrEntry>, (string | undefined)[], (StrEntry | undefined)[], number, number, number, number, Map<string | symbol, EShape[]>, EShape | null, string | null, number, number, number, ESlot, boolean, boolean, boolean, boolean, KeyIdentities | null, unknown,
+  [buf, view, start, pos, cap, entries, fcStr, fcEnt, epoch, nstr, gen, nshape, registry, lastStr, lastTs, depth, maxDepth, keySlot, undefinedAsNull, instancesAsMaps, hasDict, protoClean, keyIds, levels] = s as [
+    Uint8Array, DataView, number, number, number, Map<string, StrEntry>, (string | undefined)[], (StrEntry | undefined)[], number, number, number, number, ShapeRegistry, string | null, number, number, number, ESlot, boolean, boolean, boolean, boolean, KeyIdentities | null, unknown,
   ];
   resumeLevels(levels as ReturnType<typeof suspendLevels>);
 }
@@ -1621,8 +1638,7 @@ export class Encoder {
   /** @internal */ _fcEnt: (StrEntry | undefined)[] = new Array(1 << FC_BITS).fill(undefined);
   /** @internal */ _epoch = ++epochCounter;
   /** @internal */ _dictStrs: readonly string[] = [];
-  /** @internal */ _registry = new Map<string | symbol, EShape[]>();
-  /** @internal */ _empty: EShape | null = null;
+  /** @internal */ _registry = new ShapeRegistry();
   /** @internal */ _dictShapes = 0;
   /** @internal */ _dictStrings = 0;
   /** @internal */ _header: Uint8Array;
@@ -1648,18 +1664,15 @@ export class Encoder {
       this._dictStrings = d.strings.length;
       this._dictShapes = d.shapes.length;
       // dictionary shapes live in the registry with their fixed indices
-      d.shapes.forEach((keys, i) => {
-        const list = keys.slice();
-        let sh: EShape;
-        if (list.length === 0) sh = this._empty ??= new EShape([]);
-        else {
-          let l = this._registry.get(list[0]);
-          if (!l) this._registry.set(list[0], (l = []));
-          sh = new EShape(list);
-          l.push(sh);
-        }
-        sh.dictIdx = i;
-      });
+      const saved = registry;
+      registry = this._registry;
+      try {
+        d.shapes.forEach((keys, i) => {
+          findShape(keys.slice()).dictIdx = i;
+        });
+      } finally {
+        registry = saved;
+      }
       this._header = new Uint8Array(11);
       this._header.set([0xc1, 0x70, 0x10 | FLAG_DICT]);
       let id = d.id;
@@ -1701,7 +1714,6 @@ export class Encoder {
     epoch = this._epoch;
     hasDict = this._hasDict;
     registry = this._registry;
-    emptyShape = this._empty;
     maxDepth = this._maxDepth;
     undefinedAsNull = this._undefinedAsNull;
     instancesAsMaps = this._instancesAsMaps;
@@ -1714,7 +1726,6 @@ export class Encoder {
   _leave(saved: unknown[] | null): void {
     this._buf = buf;
     this._view = view;
-    this._empty = emptyShape;
     // keep the slab aligned and hand out fresh space next time
     this._pos = (pos + 7) & ~7;
     if (saved) restoreSnapshot(saved);
@@ -1732,7 +1743,7 @@ export class Encoder {
       entries = this._entries;
       epoch = this._epoch = ++epochCounter;
     }
-    if (this._registry.size > 20000) this._pruneRegistry();
+    if (this._registry.count > 20000) this._pruneRegistry();
     nstr = this._dictStrings;
     nshape = this._dictShapes;
     lastStr = null;
@@ -1742,13 +1753,32 @@ export class Encoder {
     resetSlot(keySlot);
   }
 
+  /** Drops every shape but the dictionary's (shapes still memoized in slots are marked evicted). */
   private _pruneRegistry(): void {
-    for (const [k, list] of this._registry) {
-      const keep = list.filter((s) => s.dictIdx >= 0);
-      for (const s of list) if (s.dictIdx < 0) s.evicted = true;
-      if (keep.length) this._registry.set(k, keep);
-      else this._registry.delete(k);
+    const keep: EShape[] = [];
+    const walk = (node: ShapeNode): void => {
+      if (node.shape !== null) {
+        if (node.shape.dictIdx >= 0) keep.push(node.shape);
+        else node.shape.evicted = true;
+      }
+      if (node.next !== null) for (const child of node.next.values()) walk(child);
+    };
+    walk(this._registry.root);
+    const fresh = new ShapeRegistry();
+    for (const sh of keep) {
+      // re-inserted as they are, dictionary index and all
+      let node = fresh.root;
+      for (const k of sh.keys) {
+        if (node.next === null) node.next = new Map();
+        let child = node.next.get(k);
+        if (child === undefined) node.next.set(k, (child = new ShapeNode()));
+        node = child;
+      }
+      node.shape = sh;
+      fresh.count++;
     }
+    if (registry === this._registry) registry = fresh;
+    this._registry = fresh;
   }
 
   /** @internal Writes one value at pos; throws EncodeError with a path on failure. */
