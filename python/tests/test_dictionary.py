@@ -88,7 +88,8 @@ def test_build_from_samples():
     d = pith.Dictionary.build(samples)
     assert ("id", "status", "country", "at", "meta") in d.shapes and ("source", "v") in d.shapes
     assert {"active", "pending", "FR", "web"} <= set(d.strings)
-    assert "2025-01-01T00:00:00Z" not in d.strings  # timestamp strings are packed anyway
+    # In every sample: a reference is smaller than the timestamp form.
+    assert "2025-01-01T00:00:00Z" in d.strings
     for s in samples:
         data = pith.dumps(s, dictionary=d)
         assert len(data) < len(pith.dumps(s))
@@ -97,6 +98,21 @@ def test_build_from_samples():
     assert len(small.strings) == 1 and len(small.shapes) == 1
     rare = pith.Dictionary.build([{"a": "only-once"}, {"b": 1}])
     assert rare.strings == () and rare.shapes == ()
+
+
+def test_build_counts_samples_and_matches_other_languages():
+    # The samples of ruby/test/test_dictionary.rb: the same strings in the same order.
+    samples = [["AAPL", "AAPL", "AAPL", "GOOG", "GOOG"], {"sym": "AAPL", "px": 1}, {"sym": "MSFT", "px": 2},
+               {"sym": "MSFT", pith.Symbol("note"): pith.Symbol("active")}, pith.Symbol("active")]
+    d = pith.Dictionary.build(samples)
+    assert d.strings == ("active", "AAPL", "MSFT") and d.shapes == (("sym", "px"),)
+    assert d.id == 0x18B8A462E4507CE6  # as ruby/test/test_dictionary.rb
+    assert len(pith.Dictionary.build(samples, min_count=1).strings) == 4
+    assert pith.Dictionary.build([samples[0]]).strings == ("AAPL", "GOOG")  # one sample keeps everything
+    with pytest.raises(ValueError):
+        pith.Dictionary.build(samples, max_strings=0)
+    with pytest.raises(pith.EncodeError):
+        pith.Dictionary.build([object()])
 
 
 def test_dictionary_shape_keys_with_symbols_decode_as_symbols():

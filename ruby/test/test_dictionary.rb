@@ -39,6 +39,7 @@ class TestDictionary < Minitest::Test
     dict = Pith::Dictionary.build(samples)
     assert_equal %w[active AAPL MSFT], dict.strings # in two samples each; most bytes saved first
     assert_equal [%w[sym px]], dict.shapes
+    assert_equal 0x18b8a462e4507ce6, dict.id # as python/tests/test_dictionary.py
     assert_equal 4, Pith::Dictionary.build(samples, min_count: 1).strings.size
     assert_equal 1, Pith::Dictionary.build(samples, min_count: 1, max_strings: 1).strings.size
     assert_equal 1, Pith::Dictionary.build(samples, min_count: 1, max_shapes: 1).shapes.size

@@ -567,12 +567,48 @@ static PyObject *Dictionary_parse(PyObject *cls, PyObject *data) {
     return (PyObject *)self;
 }
 
+/* The C core's builder over the samples' encodings (the one Ruby and the CLI
+ * use), so that the same samples give the same dictionary in every language. */
 static PyObject *Dictionary_build(PyObject *cls, PyObject *args, PyObject *kwds) {
-    PyObject *parts = PyObject_Call(g_build_dict_fn, args, kwds);
-    if (!parts) return NULL;
-    PyObject *r = PyObject_Call(cls, parts, NULL);
-    Py_DECREF(parts);
-    return r;
+    static char *kwlist[] = {"samples", "max_strings", "max_shapes", "min_count", NULL};
+    PyObject *samples, *min_count_obj = Py_None;
+    Py_ssize_t max_strings = PITH_DICT_BUILD_MAX_STRINGS, max_shapes = PITH_DICT_BUILD_MAX_SHAPES, min_count = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|$nnO:build", kwlist, &samples, &max_strings, &max_shapes,
+                                     &min_count_obj))
+        return NULL;
+    if (min_count_obj != Py_None && (min_count = PyLong_AsSsize_t(min_count_obj)) == -1 && PyErr_Occurred())
+        return NULL;
+    if (max_strings < 1 || max_shapes < 1 || min_count < 0 || (min_count_obj != Py_None && min_count < 1)) {
+        PyErr_SetString(PyExc_ValueError, "max_strings and max_shapes must be >= 1, min_count >= 1 or None");
+        return NULL;
+    }
+    PyObject *buffers = PyObject_CallOneArg(g_build_dict_fn, samples);
+    if (!buffers) return NULL;
+    pith_dict_builder *b = pith_dict_builder_new(NULL);
+    pith_error err = {PITH_OK, 0, NULL};
+    pith_dict *d = NULL;
+    bool ok = b != NULL;
+    if (!ok) PyErr_NoMemory();
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(buffers); i++) {
+        PyObject *item = PyList_GET_ITEM(buffers, i);
+        ok = pith_dict_builder_add_buffer(b, PyBytes_AS_STRING(item), (size_t)PyBytes_GET_SIZE(item), &err);
+        if (!ok) raise_pith_error(&err);
+    }
+    if (ok) {
+        pith_dict_build_options opts = {(size_t)min_count, (size_t)max_strings, (size_t)max_shapes};
+        d = pith_dict_builder_finish(b, &opts, &err);
+        if (!d) raise_pith_error(&err);
+    }
+    pith_dict_builder_free(b);
+    Py_DECREF(buffers);
+    if (!d) return NULL;
+    DictionaryObject *self = (DictionaryObject *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+    if (!self) {
+        pith_dict_free(d);
+        return NULL;
+    }
+    self->dict = d;
+    return (PyObject *)self;
 }
 
 static PyObject *Dictionary_repr(DictionaryObject *self) {
@@ -622,7 +658,9 @@ static PyMethodDef Dictionary_methods[] = {
     {"parse", (PyCFunction)Dictionary_parse, METH_O | METH_CLASS, "parse($type, data, /)\n--\n\nA Dictionary from its serialization."},
     {"build", (PyCFunction)(void (*)(void))Dictionary_build, METH_VARARGS | METH_KEYWORDS | METH_CLASS,
      "build(samples, *, max_strings=4096, max_shapes=1024, min_count=None)\n"
-     "A Dictionary of the keys, shapes and repeated strings of sample values."},
+     "A Dictionary of the shapes and strings that recur across sample values: each counts once per\n"
+     "sample it occurs in, kept when in min_count samples (default 2, 1 for a single sample); the\n"
+     "C core's builder, so Ruby and the CLI build the same dictionary from the same samples."},
     {"__reduce__", (PyCFunction)Dictionary_reduce, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
@@ -773,7 +811,7 @@ PyMODINIT_FUNC PyInit__pith(void) {
     GET(DecodeError, "DecodeError");
     GET(EncodeError, "EncodeError");
     GET(g_offset_tz_fn, "_offset_tz");
-    GET(g_build_dict_fn, "_build_dictionary");
+    GET(g_build_dict_fn, "_sample_buffers");
 #undef GET
     tmp = PyImport_ImportModule("enum");
     if (!tmp || !(g_enum_type = PyObject_GetAttrString(tmp, "Enum"))) goto fail;

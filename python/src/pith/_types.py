@@ -365,63 +365,8 @@ def _pith_key(k) -> tuple:
     return tuple(out)
 
 
-def _timestamp_like(s: str) -> bool:
-    return len(s) >= 10 and s[4:5] == "-" and s[7:8] == "-" and s[:4].isdigit()
+def _sample_buffers(samples) -> list:
+    """Each sample's encoding, for the C core's dictionary builder (Dictionary.build)."""
+    from ._pith import dumps
 
-
-def _build_dictionary(samples, *, max_strings: int = 4096, max_shapes: int = 1024, min_count=None):
-    """Pick the shapes and strings that recur across sample values.
-
-    A shape (the key sequence of a dict whose keys are all str/Symbol) or a
-    string (a str value or symbol name of at least 2 UTF-8 bytes, not a
-    timestamp) is counted once per sample it appears in; those appearing in
-    at least ``min_count`` samples (default 2, or 1 for a single sample) are
-    kept, most frequent first, so that the commonest get the shortest
-    references. Returns (strings, shapes) for the Dictionary constructor.
-    """
-    samples = list(samples)
-    if min_count is None:
-        min_count = 2 if len(samples) > 1 else 1
-    str_count: dict = {}
-    shape_count: dict = {}
-    for sample in samples:
-        strings: dict = {}
-        shapes: dict = {}
-        stack = [sample]
-        seen_ids = set()
-        while stack:
-            v = stack.pop()
-            if isinstance(v, str):
-                if not isinstance(v, Symbol) and _timestamp_like(v):
-                    continue
-                n = len(v.encode("utf-8", "surrogatepass"))
-                if 2 <= n <= 256:
-                    strings.setdefault(str(v), None)
-            elif isinstance(v, dict):
-                if id(v) in seen_ids:
-                    continue
-                seen_ids.add(id(v))
-                if all(isinstance(k, str) for k in v):
-                    shapes.setdefault(tuple((isinstance(k, Symbol), str(k)) for k in v), None)
-                else:
-                    stack.extend(reversed(list(v.keys())))
-                stack.extend(reversed(list(v.values())))
-            elif isinstance(v, (list, tuple)):
-                if id(v) in seen_ids:
-                    continue
-                seen_ids.add(id(v))
-                stack.extend(reversed(v))
-        for s in strings:
-            str_count[s] = str_count.get(s, 0) + 1
-        for sh in shapes:
-            shape_count[sh] = shape_count.get(sh, 0) + 1
-    order_s = {s: i for i, s in enumerate(str_count)}
-    order_h = {s: i for i, s in enumerate(shape_count)}
-    chosen_strings = sorted(
-        (s for s, c in str_count.items() if c >= min_count), key=lambda s: (-str_count[s], order_s[s])
-    )
-    chosen_shapes = sorted(
-        (s for s, c in shape_count.items() if c >= min_count), key=lambda s: (-shape_count[s], order_h[s])
-    )
-    shapes_out = [[Symbol(t) if sym else t for sym, t in sh] for sh in chosen_shapes[:max_shapes]]
-    return (chosen_strings[:max_strings], shapes_out)
+    return [dumps(s) for s in samples]
