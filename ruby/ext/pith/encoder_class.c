@@ -71,7 +71,10 @@ static VALUE enc_alloc(VALUE klass) {
     return self;
 }
 
-static pith_rb_encoder *get_encoder(VALUE self) {
+static inline pith_rb_encoder *get_encoder(VALUE self) {
+    /* rb_check_typeddata's test without its call; it raises for anything else. */
+    if (PITH_RB_LIKELY(RB_TYPE_P(self, T_DATA) && RTYPEDDATA_P(self) && RTYPEDDATA_TYPE(self) == &encoder_type))
+        return (pith_rb_encoder *)RTYPEDDATA_DATA(self);
     return (pith_rb_encoder *)rb_check_typeddata(self, &encoder_type);
 }
 
@@ -857,8 +860,9 @@ static VALUE run_encode_value(VALUE p) { return run_encode((encode_call *)p); }
  * Encode +obj+ canonically. Returns a binary (ASCII-8BIT) String.
  */
 static VALUE pith_s_dump(int argc, VALUE *argv, VALUE mod) {
-    VALUE obj, opts;
-    rb_scan_args(argc, argv, "1:", &obj, &opts);
+    VALUE obj, opts = Qnil;
+    if (argc == 1 && !rb_keyword_given_p()) obj = argv[0];
+    else rb_scan_args(argc, argv, "1:", &obj, &opts);
     VALUE self = default_encoder();
     pith_rb_encoder *e = get_encoder(self);
     encode_call c = {self, e, obj, false, opts};
