@@ -15,12 +15,21 @@ function keyId(k: Key): string {
   return 'y' + name;
 }
 
+/** Byte order of the UTF-8 encodings (UTF-16 order differs above U+FFFF). */
+function compareUtf8(a: string, b: string): number {
+  const x = utf8Encoder.encode(a), y = utf8Encoder.encode(b);
+  for (let i = 0; i < x.length && i < y.length; i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+}
+
+const utf8Encoder = new TextEncoder();
+
 export interface FromSamplesOptions {
-  /** Most strings to keep (the most frequent first). Default 64: every reference then costs one byte. */
+  /** Most strings to keep (most bytes saved first). Default 4096. */
   maxStrings?: number;
-  /** Most shapes to keep. Default 32: every shape reference then costs one byte. */
+  /** Most shapes to keep (first met first). Default 1024. */
   maxShapes?: number;
-  /** Minimum number of occurrences for a string or shape to be kept. Default 2. */
+  /** Samples a string or shape must occur in. Default 2, or 1 when there is a single sample. */
   minCount?: number;
 }
 
@@ -72,41 +81,71 @@ export class Dictionary implements DictionaryLike {
   }
 
   /**
-   * Builds a dictionary from sample values: the most frequent key sequences
-   * of maps become shapes, and the most frequent strings (values, and keys of
-   * maps whose shape was not kept) become strings.
+   * Builds a dictionary from sample values with the C core's algorithm (the
+   * one of Ruby's `Pith::Dictionary.build`, Python's `Dictionary.build` and
+   * `pith dict build`), so the same samples give the same dictionary and id:
+   * a string of 2+ UTF-8 bytes (a value or a symbol's name) or a map's key
+   * sequence counts once per sample it occurs in, in pre-order; the strings
+   * in at least `minCount` samples are kept most bytes saved first (samples x
+   * length, then shorter, then by UTF-8 bytes), the shapes in the order first
+   * met.
    */
   static fromSamples(samples: Iterable<unknown>, options: FromSamplesOptions = {}): Dictionary {
-    const maxStrings = options.maxStrings ?? 64;
-    const maxShapes = options.maxShapes ?? 32;
-    const minCount = options.minCount ?? 2;
-    const shapeCount = new Map<string, { keys: Key[]; n: number; order: number }>();
-    const maps: { id: string; keys: Key[] }[] = [];
-    const strValues: string[] = [];
-    // Values are walked in order (first use breaks ties between equal
-    // counts) from an explicit stack, whatever their nesting; a container met
-    // again inside itself is skipped.
-    const open = new Set<object>();
-    const walk = (root: unknown): void => {
+    const list = [...samples];
+    const maxStrings = options.maxStrings ?? 4096;
+    const maxShapes = options.maxShapes ?? 1024;
+    const minCount = options.minCount ?? (list.length > 1 ? 2 : 1);
+    const strCount = new Map<string, { n: number; last: number; len: number }>();
+    const shapeCount = new Map<string, { keys: Key[]; n: number; last: number }>();
+    let sample = 0;
+    const noteString = (s: string): void => {
+      let e = strCount.get(s);
+      if (!e) {
+        const len = utf8Length(s);
+        if (len < 2) return;
+        strCount.set(s, (e = { n: 0, last: 0, len }));
+      }
+      if (e.last !== sample) e.n++;
+      e.last = sample;
+    };
+    const noteShape = (keys: Key[]): void => {
+      const id = keys.map(keyId).map((x) => x.length + ':' + x).join('');
+      let e = shapeCount.get(id);
+      if (!e) shapeCount.set(id, (e = { keys, n: 0, last: 0 }));
+      if (e.last !== sample) e.n++;
+      e.last = sample;
+    };
+    // Pre-order over what the encoder writes as items, with an explicit
+    // stack whatever the nesting; a container met again inside itself is
+    // skipped (the encoder refuses cycles).
+    for (const root of list) {
+      sample++;
+      const open = new Set<object>();
       const stack: { container: object; items: unknown[]; i: number }[] = [];
       const visit = (v: unknown): void => {
-        if (typeof v === 'string') {
-          strValues.push(v);
+        if (typeof v === 'string') return noteString(v);
+        if (typeof v === 'symbol') {
+          const name = Symbol.keyFor(v);
+          if (name !== undefined) noteString(name);
           return;
         }
         if (typeof v !== 'object' || v === null || open.has(v)) return;
-        if (v instanceof Uint8Array || v instanceof Date || v instanceof Timestamp || v instanceof Ext || v instanceof Float64) return;
+        if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || v instanceof Date || v instanceof Timestamp ||
+            v instanceof Ext || v instanceof Float64) return;
         let items: unknown[];
         if (Array.isArray(v)) items = v;
         else if (v instanceof Map) {
           const keys = [...v.keys()];
           if (keys.every((k) => typeof k === 'string' || (typeof k === 'symbol' && Symbol.keyFor(k) !== undefined))) {
-            noteMap(keys as Key[]);
+            noteShape(keys as Key[]);
             items = [...v.values()];
-          } else items = [...keys, ...v.values()];
+          } else {
+            items = [];
+            for (const [k, x] of v) items.push(k, x);
+          }
         } else {
           const keys = Object.keys(v);
-          noteMap(keys);
+          noteShape(keys);
           items = keys.map((k) => (v as Record<string, unknown>)[k]);
         }
         open.add(v);
@@ -121,35 +160,14 @@ export class Dictionary implements DictionaryLike {
           stack.pop();
         }
       }
-    };
-    const noteMap = (keys: Key[]): void => {
-      const id = keys.map(keyId).map((x) => x.length + ':' + x).join('');
-      let e = shapeCount.get(id);
-      if (!e) shapeCount.set(id, (e = { keys, n: 0, order: shapeCount.size }));
-      e.n++;
-      maps.push({ id, keys });
-    };
-    for (const s of samples) walk(s);
-    const shapes = [...shapeCount.values()]
-      .filter((e) => e.n >= minCount && e.keys.length > 0)
-      .sort((a, b) => b.n - a.n || a.order - b.order)
-      .slice(0, maxShapes);
-    const kept = new Set(shapes.map((e) => e.keys.map(keyId).map((x) => x.length + ':' + x).join('')));
-    const strCount = new Map<string, { n: number; order: number }>();
-    const note = (s: string): void => {
-      if (utf8Length(s) < 2) return;
-      let e = strCount.get(s);
-      if (!e) strCount.set(s, (e = { n: 0, order: strCount.size }));
-      e.n++;
-    };
-    for (const m of maps) if (!kept.has(m.id)) for (const k of m.keys) if (typeof k === 'string') note(k);
-    for (const s of strValues) note(s);
+    }
     const strings = [...strCount.entries()]
       .filter(([, e]) => e.n >= minCount)
-      .sort((a, b) => b[1].n - a[1].n || a[1].order - b[1].order)
+      .sort(([a, x], [b, y]) => y.n * y.len - x.n * x.len || x.len - y.len || compareUtf8(a, b))
       .slice(0, maxStrings)
       .map(([s]) => s);
-    return new Dictionary(strings, shapes.map((e) => e.keys));
+    const shapes = [...shapeCount.values()].filter((e) => e.n >= minCount).slice(0, maxShapes).map((e) => e.keys);
+    return new Dictionary(strings, shapes);
   }
 
   /** The serialization: the canonical encoding, without header, of ["pith-dictionary-v1", strings, shapes]. */

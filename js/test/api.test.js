@@ -325,6 +325,21 @@ test('dictionaries: id, serialize/parse, fromSamples, mismatch', () => {
   assert.deepEqual(decode(small, { dictionaries: [sd] }), one);
 });
 
+test('Dictionary.fromSamples builds what Ruby, Python and the CLI build from the same samples', () => {
+  // The samples of ruby/test/test_dictionary.rb and python/tests/test_dictionary.py.
+  const samples = [['AAPL', 'AAPL', 'AAPL', 'GOOG', 'GOOG'], { sym: 'AAPL', px: 1 }, { sym: 'MSFT', px: 2 },
+    new Map([['sym', 'MSFT'], [Symbol.for('note'), Symbol.for('active')]]), Symbol.for('active')];
+  const d = Dictionary.fromSamples(samples);
+  assert.deepEqual(d.strings, ['active', 'AAPL', 'MSFT']); // in two samples each, most bytes saved first
+  assert.deepEqual(d.shapes, [['sym', 'px']]);
+  assert.equal(d.id, 0x18b8a462e4507ce6n);
+  assert.equal(Dictionary.fromSamples(samples, { minCount: 1 }).strings.length, 4);
+  assert.deepEqual(Dictionary.fromSamples([samples[0]]).strings, ['AAPL', 'GOOG']); // one sample keeps everything
+  // Equal savings and lengths (5 bytes): UTF-8 byte order (EE < F0), not UTF-16 order (D800 < E000).
+  assert.deepEqual(Dictionary.fromSamples(['a\u{10000}', 'a\uE000b', 'a\u{10000}', 'a\uE000b']).strings,
+    ['a\uE000b', 'a\u{10000}']);
+});
+
 test('diag notation', () => {
   assert.equal(diag([1, 1.5, 'a"b', null, true, Uint8Array.of(1), Symbol.for('s'), new Float64(2100), new Map([[1, 2]])]),
     '[1, 1.5, "a\\"b", null, true, h\'01\', sym("s"), 2100.0, {1: 2}]');

@@ -592,9 +592,9 @@ test('diag and Dictionary.fromSamples take values of any nesting', () => {
   assert.equal(diag(v), '['.repeat(N) + '"deep"' + ']'.repeat(N));
   let o = { k: 'leaf', n: 1 };
   for (let i = 0; i < N; i++) o = { k: 'node', n: o };
-  const d = pith.Dictionary.fromSamples([o, v]);
+  const d = pith.Dictionary.fromSamples([o, o, v]);
   assert.deepEqual(d.shapes, [['k', 'n']]);
-  assert.deepEqual(d.strings, ['node']); // 'deep' and 'leaf' occur once
+  assert.deepEqual(d.strings, ['leaf', 'node']); // in two samples each; 'deep' in one
   // a container met again inside itself is skipped, as before
   const c = { k: 'a', self: null };
   c.self = c;
