@@ -85,7 +85,9 @@ module Bench
         emit("`#{@r.dig('sections', 'queue', 'parts', lang, 'command')}` · #{res['libraries'].map { |k, v| "#{k} #{v}" }.join(', ')} · " \
              "dictionary #{res.dig('dictionary', 'id')} (#{res.dig('dictionary', 'strings')} strings, #{res.dig('dictionary', 'shapes')} shapes, " \
              "#{res.dig('dictionary', 'bytes')} bytes serialized). Times: medians of #{res.dig('params', 'rounds')} round(s) of " \
-             "#{(res.dig('params', 'slice') * 1000).round} ms slices per codec and count, codecs shuffled in each round; ✗ marks an inexact round trip.", "")
+             "#{(res.dig('params', 'slice') * 1000).round} ms slices per codec and count, codecs shuffled in each round" +
+             (res.dig("params", "timed_max").to_i < res.dig("params", "max").to_i ? "; above #{commas(res.dig('params', 'timed_max'))} records bytes and exactness only" : "") +
+             "; ✗ marks an inexact round trip.", "")
         queue_keys(rows).each do |keys|
           emit("#### #{KEY_TITLES[keys]}", "")
           if lang == "ruby" || !queue_part("ruby")
