@@ -149,7 +149,7 @@ test-install-c: deps-c
 # --------------------------------------------------------------------------
 # Ruby gem
 # --------------------------------------------------------------------------
-RUBY_MEMCHECK_TESTS := vectors errors types streams sync dictionary extensions options coder property allocations robustness
+RUBY_MEMCHECK_TESTS := vectors errors types streams sync dictionary extensions options coder property allocations robustness declared_class
 
 ruby: deps-ruby
 	cd ruby && rake compile

@@ -169,6 +169,7 @@ class TestDeclaredClass < Minitest::Test
     assert_raises(TypeError) { Pith.register_class(Widget, attributes: :name) }
     assert_raises(TypeError) { Pith.register_class(Widget, attributes: [1]) }
     assert_raises(TypeError) { Pith.register_class(Comparable, attributes: []) }
+    assert_raises(ArgumentError) { Pith.register_class(Widget.new("x").singleton_class, attributes: %i[name]) }
     [Hash, Class.new(Array), String, Time, Integer, Pith::Map].each do |k|
       assert_raises(ArgumentError, k.inspect) { Pith.register_class(k, attributes: []) }
     end

@@ -184,6 +184,7 @@ static VALUE native_declare_class(VALUE mod, VALUE klass, VALUE keys, VALUE read
     for (long i = 0; i < n; i++) d->keys[i] = Qnil;
     d->readers = PITH_RB_ALLOC_N(ID, n ? n : 1);
     d->kbuf = PITH_RB_ALLOC_N(pith_key, n ? n : 1);
+    memset(d->kbuf, 0, sizeof(pith_key) * (size_t)(n ? n : 1)); /* memsize reads every entry, filled or not */
     d->n = n; /* marked from here on: every key is nil or set */
     size_t total = 0;
     for (long i = 0; i < n; i++) {

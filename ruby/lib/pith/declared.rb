@@ -14,6 +14,7 @@ module Pith
     # [keys, readers] for Native.declare_class, or ArgumentError/TypeError.
     def normalize(klass, attributes)
       raise TypeError, "expected a Class, got #{klass.class}" unless klass.is_a?(Class)
+      raise ArgumentError, "#{klass} is a singleton class: declare the object's class" if klass.singleton_class?
       if (base = VALUE_CLASSES.find { |c| klass <= c })
         what = base == klass ? "a class" : "a subclass of #{base}"
         raise ArgumentError, "#{klass} is #{what} whose instances Pith writes itself"
