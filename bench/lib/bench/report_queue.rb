@@ -176,7 +176,9 @@ module Bench
       %w[ruby python].each do |lang|
         next unless (res = queue_part(lang))
 
-        big = res["rows"].map { |x| x["count"] }.max
+        big = res["rows"].select { |x| x["ns_per_item"] }.map { |x| x["count"] }.max
+        next unless big
+
         rs = res["rows"].select { |x| x["keys"] == "named" && x["count"] == big }
         lines << "Queue #{lang}, #{commas(big)} named records, ns/item encode+decode: " +
                  queue_codecs(rs).map { |c| "#{c} #{sig(rs.find { |x| x['codec'] == c }['ns_per_item'])}" }.join(", ")
