@@ -154,19 +154,22 @@ class EShape {
 }
 
 /**
- * An Encoder's shapes, in a trie by key: finding a key sequence costs one Map
- * lookup per key (V8 keeps each string's hash), however many sequences share
- * a first key (sparse records, all starting with "id", took 41% of encoding
- * in a linear search).
+ * An Encoder's shapes, by first key: a short list is searched linearly (keys
+ * compare by pointer); a list past BUCKET_LINEAR shapes (sparse records, all
+ * starting with "id", took 41% of encoding searching one) also gets an index
+ * by the text of all its keys.
  */
-class ShapeNode {
-  shape: EShape | null = null;
-  next: Map<string | symbol, ShapeNode> | null = null;
+class ShapeBucket {
+  list: EShape[] = [];
+  byText: Map<string, EShape> | null = null;
 }
+
+const BUCKET_LINEAR = 16;
 
 /** @internal */
 export class ShapeRegistry {
-  root = new ShapeNode();
+  buckets = new Map<string | symbol, ShapeBucket>();
+  empty: EShape | null = null;
   count = 0;
 }
 
@@ -1302,24 +1305,66 @@ function sameKeys(a: (string | symbol)[], b: (string | symbol)[], n: number): bo
 /** The persistent shape for a key sequence (created if new). */
 function findShape(keys: (string | symbol)[]): EShape {
   const n = keys.length;
-  let node = registry.root;
-  for (let i = 0; i < n; i++) {
-    let next = node.next;
-    if (next === null) node.next = next = new Map();
-    const k = keys[i];
-    let child = next.get(k);
-    if (child === undefined) {
-      child = new ShapeNode();
-      next.set(k, child);
+  if (n === 0) return (registry.empty ??= newShape(keys));
+  const k0 = keys[0];
+  let bucket = registry.buckets.get(k0);
+  if (bucket === undefined) {
+    bucket = new ShapeBucket();
+    registry.buckets.set(k0, bucket);
+  }
+  const list = bucket.list;
+  const byText = bucket.byText;
+  if (byText === null) {
+    for (let i = 0; i < list.length; i++) {
+      const sh = list[i];
+      if (sh.n === n && sameKeys(sh.keys, keys, n)) return sh;
     }
-    node = child;
+    const sh = newShape(keys);
+    list.push(sh);
+    if (list.length > BUCKET_LINEAR) {
+      const index = new Map<string, EShape>();
+      for (const x of list) {
+        const t = keysText(x.keys);
+        if (t !== null) index.set(t, x);
+      }
+      bucket.byText = index;
+    }
+    return sh;
   }
-  let sh = node.shape;
-  if (sh === null) {
-    sh = node.shape = new EShape(keys.slice());
-    registry.count++;
+  const t = keysText(keys);
+  if (t !== null) {
+    let sh = byText.get(t);
+    if (sh === undefined) {
+      sh = newShape(keys);
+      byText.set(t, sh);
+      list.push(sh);
+    }
+    return sh;
   }
+  // symbol keys: not indexed
+  for (let i = 0; i < list.length; i++) {
+    const sh = list[i];
+    if (sh.n === n && sameKeys(sh.keys, keys, n)) return sh;
+  }
+  const sh = newShape(keys);
+  list.push(sh);
   return sh;
+}
+
+function newShape(keys: (string | symbol)[]): EShape {
+  registry.count++;
+  return new EShape(keys.slice());
+}
+
+/** The keys as one string (each length-prefixed), or null if one is a symbol. */
+function keysText(keys: (string | symbol)[]): string | null {
+  let t = '';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (typeof k !== 'string') return null;
+    t += k.length + ':' + k;
+  }
+  return t;
 }
 
 /** Writes the shape header (SHAPE ref or MAPDEF with keys); returns the slots for the values. */
@@ -1755,29 +1800,23 @@ export class Encoder {
 
   /** Drops every shape but the dictionary's (shapes still memoized in slots are marked evicted). */
   private _pruneRegistry(): void {
-    const keep: EShape[] = [];
-    const walk = (node: ShapeNode): void => {
-      if (node.shape !== null) {
-        if (node.shape.dictIdx >= 0) keep.push(node.shape);
-        else node.shape.evicted = true;
-      }
-      if (node.next !== null) for (const child of node.next.values()) walk(child);
-    };
-    walk(this._registry.root);
+    const old = this._registry;
     const fresh = new ShapeRegistry();
-    for (const sh of keep) {
-      // re-inserted as they are, dictionary index and all
-      let node = fresh.root;
-      for (const k of sh.keys) {
-        if (node.next === null) node.next = new Map();
-        let child = node.next.get(k);
-        if (child === undefined) node.next.set(k, (child = new ShapeNode()));
-        node = child;
-      }
-      node.shape = sh;
-      fresh.count++;
+    const keep = (sh: EShape): boolean => {
+      if (sh.dictIdx >= 0) return true;
+      sh.evicted = true;
+      return false;
+    };
+    if (old.empty !== null && keep(old.empty)) fresh.empty = old.empty;
+    for (const [k, bucket] of old.buckets) {
+      const list = bucket.list.filter(keep);
+      if (list.length === 0) continue;
+      const b = new ShapeBucket();
+      b.list = list;
+      fresh.buckets.set(k, b);
     }
-    if (registry === this._registry) registry = fresh;
+    fresh.count = this._dictShapes;
+    if (registry === old) registry = fresh;
     this._registry = fresh;
   }
 
