@@ -115,6 +115,27 @@ module Bench
       if queue_part("ruby") && queue_part("python")
         emit("Bytes are the same in Python for every codec and count#{queue_bytes_differ.empty? ? '' : ' except ' + queue_bytes_differ.join(', ')}.", "")
       end
+      queue_chart
+    end
+
+    # ns per item in each language and bytes per item against the count, int-like keys.
+    def queue_chart
+      series = lambda do |rows, key|
+        queue_codecs(rows).map do |c|
+          { name: c, points: rows.select { |x| x["codec"] == c && x["keys"] == "int" }.map { |x| [x["count"], x[key]&.then { |v| key == "bytes" ? v.to_f / x["count"] : v }] } }
+        end
+      end
+      panels = %w[ruby python].filter_map do |lang|
+        (res = queue_part(lang)) && { title: "#{lang == 'ruby' ? 'Ruby' : 'Python'}: encode + decode", y_label: "ns per item", series: series.(res["rows"], "ns_per_item") }
+      end
+      return if panels.empty?
+
+      base = queue_part("ruby") || queue_part("python")
+      panels << { title: "Size", y_label: "bytes per item", series: series.(base["rows"], "bytes") }
+      chart("queue_scaling", Charts.lines(title: "Stock records, integer-like keys: cost per record from 1 to #{commas(base['rows'].map { |x| x['count'] }.max)} (lower is better)",
+                                          subtitle: "log–log", series: [], x_label: "records in the array", y_label: "ns per item",
+                                          panels: panels, width: 1200, height: 440),
+            "ns and bytes per Stock record against array size")
     end
 
     def queue_bytes_differ
@@ -155,12 +176,33 @@ module Bench
         emit(queue_table(rows, keys, ->(v) { v }, ok: "correct") do |x|
           x["wire_bytes_sent"] && "#{sig(x['wire_bytes_sent'].to_f / x['count'])} / #{sig(x['wire_bytes_received'].to_f / x['count'])}"
         end)
+        queue_broker_chart(rows, keys)
         emit("", "CPU µs per message, producer / consumer (encode or decode included):", "")
         emit(queue_table(rows, keys, ->(v) { v }, ok: "correct") do |x|
           x["producer_cpu_us_per_msg"] && "#{sig(x['producer_cpu_us_per_msg'])} / #{sig(x['consumer_cpu_us_per_msg'])}"
         end)
         emit("")
       end
+    end
+
+    # Messages per second and wire bytes per message by count, one key style.
+    def queue_broker_chart(rows, keys)
+      rs = rows.select { |x| x["keys"] == keys }
+      counts = queue_counts(rs).select { |n| n >= 100 } # below, a run is its start-up
+      return if counts.empty?
+
+      get = ->(c, n, &f) { (x = rs.find { |r| r["codec"] == c && r["count"] == n }) && x["correct"] ? f.(x) : nil }
+      series = ->(&f) { queue_codecs(rs).map { |c| { name: c, values: counts.map { |n| get.(c, n, &f) } } } }
+      chart("queue_broker_#{keys}", Charts.columns(title: "Through NATS, #{keys == 'int' ? 'integer-like' : 'named'} keys: messages per second (higher is better)",
+                                                   subtitle: "producer and consumer processes, end to end, one record per message",
+                                                   categories: counts.map { |n| "#{count_head(n)} msgs" }, series: series.() { |x| x["msgs_per_s"] },
+                                                   y_label: "messages / s", value_labels: true, value_fmt: ->(v) { Util.short(v) }),
+            "messages per second through NATS, #{keys} keys")
+      chart("queue_wire_#{keys}", Charts.columns(title: "Through NATS, #{keys == 'int' ? 'integer-like' : 'named'} keys: bytes on the wire per message (lower is better)",
+                                                 subtitle: "producer → broker, TCP bytes with NATS framing (the subject line costs about 25 of them)",
+                                                 categories: counts.map { |n| "#{count_head(n)} msgs" }, series: series.() { |x| x["wire_bytes_sent"].to_f / x["count"] },
+                                                 y_label: "bytes / message", value_labels: true, value_fmt: ->(v) { sig(v) }),
+            "bytes on the wire per message through NATS, #{keys} keys")
     end
 
     def queue_text_summary
