@@ -727,6 +727,8 @@ let tsVariant = 0;
 let tsSec = 0;
 let tsFrac = 0;
 let tsOff = 0;
+let tsDateKey = -1;
+let tsDateDays = 0;
 
 function d2(s: string, i: number): number {
   const a = s.charCodeAt(i) - 48;
@@ -742,8 +744,17 @@ function tsParse(s: string): boolean {
   if (y1 < 0 || y2 < 0 || s.charCodeAt(7) !== 45) return false;
   const y = y1 * 100 + y2;
   const mo = d2(s, 5), d = d2(s, 8);
-  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return false;
-  const days = daysFromCivil(y, mo, d);
+  if (mo < 0 || d < 0) return false;
+  // timestamps of one document share dates: the last date's day number is kept
+  const key = y * 10000 + mo * 100 + d;
+  let days: number;
+  if (key === tsDateKey) days = tsDateDays;
+  else {
+    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return false;
+    days = daysFromCivil(y, mo, d);
+    tsDateKey = key;
+    tsDateDays = days;
+  }
   if (len === 10) {
     tsVariant = TSV_DATE_ONLY;
     tsSec = days * 86400;
