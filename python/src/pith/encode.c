@@ -304,6 +304,19 @@ NOINLINE static int enc_symbol(enc_ctx *e, PyObject *o) {
 }
 
 NOINLINE static int enc_bigint(enc_ctx *e, PyObject *o) {
+#if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
+    /* Three digits up to 2^64 (64-bit ids, hashes) without the calls below.
+     * Here rather than inline in enc_int: the loops that inline it stay as
+     * small as before. */
+    Py_ssize_t size = Py_SIZE(o);
+    if ((size == 3 || size == -3) && ((PyLongObject *)o)->ob_digit[2] < 16) {
+        const digit *dg = ((PyLongObject *)o)->ob_digit;
+        uint64_t a = (uint64_t)dg[0] | ((uint64_t)dg[1] << 30) | ((uint64_t)dg[2] << 60);
+        if (size > 0)
+            return (a >> 63 ? pith_write_uint(e->w, a) : pith_write_int(e->w, (int64_t)a)) ? 0 : enc_writer_fail(e);
+        if (a <= (uint64_t)1 << 63) return pith_write_int(e->w, (int64_t)(0 - a)) ? 0 : enc_writer_fail(e);
+    }
+#endif
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (v == -1 && PyErr_Occurred()) return -1;
@@ -359,17 +372,6 @@ ALWAYS_INLINE int enc_int(enc_ctx *e, PyObject *o) {
         int64_t v = (int64_t)dg[0] | ((int64_t)dg[1] << 30);
         if (size < 0) v = -v;
         return LIKELY(pith_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
-    }
-    /* Three digits up to 2^64 (64-bit ids, hashes): what enc_bigint would
-     * write through PyLong_AsLongLongAndOverflow, without its calls. */
-    if ((size == 3 || size == -3) && ((PyLongObject *)o)->ob_digit[2] < 16) {
-        const digit *dg = ((PyLongObject *)o)->ob_digit;
-        uint64_t a = (uint64_t)dg[0] | ((uint64_t)dg[1] << 30) | ((uint64_t)dg[2] << 60);
-        bool ok;
-        if (size > 0) ok = a >> 63 ? pith_write_uint(e->w, a) : pith_write_int(e->w, (int64_t)a);
-        else if (a <= (uint64_t)1 << 63) ok = pith_write_int(e->w, (int64_t)(0 - a));
-        else return enc_bigint(e, o);
-        return LIKELY(ok) ? 0 : enc_writer_fail(e);
     }
 #endif
 #else
