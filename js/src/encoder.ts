@@ -10,8 +10,6 @@ import {
   Float64,
   Timestamp,
   extByClass,
-  daysFromCivil,
-  daysInMonth,
   DEFAULT_MAX_DEPTH,
   MAX_EXT_TYPE,
   MAX_OFFSET,
@@ -27,12 +25,12 @@ import {
   INT64_MAX,
   INT64_MIN,
   UINT64_MAX,
-  TSV_DATE_ONLY,
   TSV_NUMERIC_OFFSET,
-  TSV_SPACE,
   FLAG_DICT,
 } from './common.js';
 import { locate, hasHiddenState } from './locate.js';
+import { shortestDecimal, decM, decE } from './decimal.js';
+import { tsParse, tsVariant, tsSec, tsFrac, tsOff } from './timestamp-text.js';
 import { KeyIdentities } from './key-identity.js';
 import { StreamEncoder } from './stream-encoder.js';
 export { StreamEncoder };
@@ -205,11 +203,9 @@ let failReason = '';
 
 const POW2: number[] = [];
 for (let i = 0; i <= 64; i++) POW2.push(Math.pow(2, i));
-const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
 const textEncoder = new TextEncoder();
 const scratch = new ArrayBuffer(8);
 const scratchU8 = new Uint8Array(scratch);
-const scratchF64 = new Float64Array(scratch);
 const scratchBig = new BigUint64Array(scratch);
 const scratchU32 = new Uint32Array(scratch);
 const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -723,91 +719,6 @@ function isTwoBytes(s: string): boolean {
 // Timestamp strings
 // ---------------------------------------------------------------------------
 
-let tsVariant = 0;
-let tsSec = 0;
-let tsFrac = 0;
-let tsOff = 0;
-let tsDateKey = -1;
-let tsDateDays = 0;
-
-function d2(s: string, i: number): number {
-  const a = s.charCodeAt(i) - 48;
-  const b = s.charCodeAt(i + 1) - 48;
-  if (a < 0 || a > 9 || b < 0 || b > 9) return -1;
-  return a * 10 + b;
-}
-
-/** Parses a timestamp-like string (SPEC 6) into tsVariant/tsSec/tsFrac/tsOff. */
-function tsParse(s: string): boolean {
-  const len = s.length;
-  const y1 = d2(s, 0), y2 = d2(s, 2);
-  if (y1 < 0 || y2 < 0 || s.charCodeAt(7) !== 45) return false;
-  const y = y1 * 100 + y2;
-  const mo = d2(s, 5), d = d2(s, 8);
-  if (mo < 0 || d < 0) return false;
-  // timestamps of one document share dates: the last date's day number is kept
-  const key = y * 10000 + mo * 100 + d;
-  let days: number;
-  if (key === tsDateKey) days = tsDateDays;
-  else {
-    if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysInMonth(y, mo)) return false;
-    days = daysFromCivil(y, mo, d);
-    tsDateKey = key;
-    tsDateDays = days;
-  }
-  if (len === 10) {
-    tsVariant = TSV_DATE_ONLY;
-    tsSec = days * 86400;
-    tsFrac = 0;
-    tsOff = 0;
-    return true; // years 0001..9999 are all in range
-  }
-  if (len < 20) return false;
-  const sep = s.charCodeAt(10);
-  let variant = 0;
-  if (sep === 32) variant = TSV_SPACE;
-  else if (sep !== 84) return false;
-  const hh = d2(s, 11), mi = d2(s, 14), ss = d2(s, 17);
-  if (s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || hh < 0 || mi < 0 || ss < 0 || hh > 23 || mi > 59 || ss > 59) return false;
-  let i = 19;
-  let frac = 0;
-  let digits = 0;
-  if (s.charCodeAt(i) === 46) {
-    i++;
-    while (i < len) {
-      const c = s.charCodeAt(i) - 48;
-      if (c < 0 || c > 9) break;
-      frac = frac * 10 + c;
-      digits++;
-      i++;
-    }
-    if (digits < 1 || digits > 9) return false;
-  }
-  variant |= digits;
-  let offset = 0;
-  const z = s.charCodeAt(i);
-  if (z === 90) {
-    if (i + 1 !== len) return false;
-  } else if (z === 43 || z === 45) {
-    if (i + 6 !== len || s.charCodeAt(i + 3) !== 58) return false;
-    const oh = d2(s, i + 1), om = d2(s, i + 4);
-    if (oh < 0 || om < 0 || oh > 23 || om > 59) return false;
-    offset = oh * 60 + om;
-    if (z === 45) {
-      if (offset === 0) return false;
-      offset = -offset;
-    }
-    variant |= TSV_NUMERIC_OFFSET;
-  } else return false;
-  const sec = days * 86400 + hh * 3600 + mi * 60 + ss - offset * 60;
-  if (sec < MIN_SECONDS || sec > MAX_SECONDS) return false;
-  tsVariant = variant;
-  tsSec = sec;
-  tsFrac = frac;
-  tsOff = offset;
-  return true;
-}
-
 function zz(d: number): number {
   return d >= 0 ? d * 2 : -d * 2 - 1;
 }
@@ -978,107 +889,6 @@ function writeBigInt(v: bigint, slot: ESlot): void {
   for (const b of bytes) buf[pos++] = b;
 }
 
-let decM = 0;
-let decE = 0;
-
-// P10[j + 8]: the double nearest 10^j, j = -8..38, to find a float's decimal exponent
-const P10: number[] = [];
-for (let j = -8; j <= 38; j++) P10.push(Number('1e' + j));
-
-/**
- * Shortest decimal (SPEC 7) of a finite non-zero double with at most 15
- * significant digits (|m| < 10^15) and -22 <= e <= 22, into decM/decE.
- * Integers and numbers of up to four decimals are tried directly (money,
- * percentages, short readings); the rest by the SPEC's one-multiplication
- * test at k = 14 - j, with j found from the binary exponent.
- */
-function shortestDecimal(d: number, guess: number): boolean {
-  const a = d < 0 ? -d : d;
-  if (guess > 0) {
-    // The slot's last decimal had `guess` decimals: if a * 10^guess rounds to
-    // an integer m < 10^15 that gives back a, m is the only such decimal of
-    // that scale, so m without its trailing zeros is the shortest.
-    const p = POW10[guess];
-    const m = Math.round(a * p);
-    if (m / p === a && m < 1e15) {
-      const q = m / 10;
-      if (Math.floor(q) !== q) {
-        decM = d < 0 ? -m : m;
-        decE = -guess;
-        return true;
-      }
-    }
-  }
-  if (a < 1e11 && a >= 1e-7) {
-    if (Number.isInteger(a)) {
-      let m = a;
-      let e = 0;
-      while (m % 10 === 0) {
-        m /= 10;
-        e++;
-      }
-      decM = d < 0 ? -m : m;
-      decE = e;
-      return true;
-    }
-    if (Math.round(a * 1e4) / 1e4 === a) {
-      const k = Math.round(a * 100) / 100 === a ? (Math.round(a * 10) / 10 === a ? 1 : 2) : Math.round(a * 1000) / 1000 === a ? 3 : 4;
-      const m = Math.round(a * POW10[k]);
-      decM = d < 0 ? -m : m;
-      decE = -k;
-      return true;
-    }
-  }
-  let k: number;
-  if (a < 1e-7) k = 22;
-  else {
-    if (a >= 1e37) return false;
-    scratchF64[0] = a;
-    // 10^j <= a < 10^(j+1): floor(E log10 2) for 2^E <= a is j or j - 1
-    let j = Math.floor(((scratchU32[littleEndian ? 1 : 0] >>> 20) - 1023) * 0.3010299956639812);
-    if (a >= P10[j + 9]) j++;
-    k = 14 - j;
-    if (k > 22) k = 22;
-  }
-  let m: number;
-  let back: number;
-  if (k >= 0) {
-    m = Math.round(a * POW10[k]);
-    back = m / POW10[k];
-  } else {
-    if (k < -22) return false;
-    m = Math.round(a / POW10[-k]);
-    back = m * POW10[-k];
-  }
-  if (back !== a || m > 1e15) return false;
-  // trailing zeros into the exponent (at most 15: 8 + 4 + 2 + 1)
-  let e = -k;
-  let q = m / 1e8;
-  if (Math.floor(q) === q) {
-    m = q;
-    e += 8;
-  }
-  q = m / 1e4;
-  if (Math.floor(q) === q) {
-    m = q;
-    e += 4;
-  }
-  q = m / 100;
-  if (Math.floor(q) === q) {
-    m = q;
-    e += 2;
-  }
-  q = m / 10;
-  if (Math.floor(q) === q) {
-    m = q;
-    e += 1;
-  }
-  if (e > 22) return false;
-  decM = d < 0 ? -m : m;
-  decE = e;
-  return true;
-}
-
 /**
  * Floats (SPEC 7). The slot's `bin` count (SPEC 4.3) says whether the decimal
  * form is a candidate at all: after four binary floats in a row only one float
@@ -1094,18 +904,16 @@ function writeFloat(d: number, slot: ESlot): void {
     return Math.fround(d) === d ? writeF32(d) : writeF64(d);
   }
   if (d === d && d !== Infinity && d !== -Infinity) {
-    let has: boolean;
-    if (d === 0) {
-      if (1 / d < 0) has = false;
-      else {
-        decM = 0;
-        decE = 0;
-        has = true;
-      }
-    } else has = shortestDecimal(d, slot.dk && slot.de < 0 && slot.de >= -22 ? -slot.de : 0);
+    let has = true;
+    let m = 0;
+    let e = 0;
+    if (d === 0) has = 1 / d > 0;
+    else {
+      has = shortestDecimal(d, slot.dk && slot.de < 0 && slot.de >= -22 ? -slot.de : 0);
+      m = decM;
+      e = decE;
+    }
     if (has) {
-      const m = decM;
-      const e = decE;
       const hasReg = slot.dk && slot.de === e;
       if (m >= 2251799813685248 || m <= -2251799813685248 || (hasReg && (slot.dm >= 2251799813685248 || slot.dm <= -2251799813685248))) {
         if (!hasReg) {
