@@ -876,12 +876,14 @@ PITH_NOINLINE static bool write_str_slow(pith_writer *w, pith_slot *slot, const 
 }
 
 /* Write one string item in `slot` (SPEC 7, strings); on success *stable
- * points at bytes that live as long as this buffer's encoding (shape keys). */
-PITH_INLINE bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable) {
+ * points at bytes that live as long as this buffer's encoding (shape keys).
+ * `known_hash`, if not NULL, is hash_bytes(p, n, w->seed), already computed. */
+PITH_INLINE bool write_str_item_h(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable,
+                                  const uint64_t *known_hash) {
     uint64_t h = 0, *islot = NULL;
     if (PITH_LIKELY(n >= MIN_TABLE_LEN)) {
         if (!strings_have_room(w)) return false;
-        h = hash_bytes(p, n, w->seed);
+        h = known_hash ? *known_hash : hash_bytes(p, n, w->seed);
         uint32_t found = str_find(w, p, n, h, &islot);
         if (found != PITH_NO_INDEX) {
             /* A reference is used unless it would be longer than the string. */
@@ -904,6 +906,10 @@ PITH_INLINE bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *
     put_byte(w, (uint8_t)(TAG_STR0 + n));
     put_bytes(w, p, n);
     return keep_string(w, slot, p, n, h, islot, stable);
+}
+
+PITH_INLINE bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable) {
+    return write_str_item_h(w, slot, p, n, stable, NULL);
 }
 
 static bool check_utf8(pith_writer *w, const char *ptr, size_t len, bool *ascii) {
@@ -1066,9 +1072,20 @@ static bool put_shape_ref(pith_writer *w, size_t id) {
     return push_frame(w, FRAME_MAP, w->shapes[id].slots, w->shapes[id].nkeys, PITH_KID_MAP, w->shapes[id].keys);
 }
 
+/* Keys hashed once: a new shape's keys go through the string table with the
+ * hashes its lookup computed (up to this many keys; more are hashed again). */
+#define MAP_KEY_HASHES 16
+
 static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool checked) {
     if (!next_slot(w) || !check_depth(w)) return false;
-    uint64_t h = hash_keys(keys, count, w->seed);
+    /* hash_keys, keeping each key's own hash. */
+    uint64_t key_hash[MAP_KEY_HASHES];
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)count;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t kh = hash_bytes(keys[i].ptr, keys[i].len, w->seed ^ keys[i].symbol);
+        if (i < MAP_KEY_HASHES) key_hash[i] = kh;
+        h = hash_mix(h ^ kh, HASH_K1);
+    }
     const hash_index *ix = &w->shape_index;
     if (ix->cap) {
         size_t mask = ix->cap - 1, i = (size_t)h & mask;
@@ -1102,7 +1119,9 @@ static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool c
             if (!reserve(w, 1)) return false;
             put_byte(w, TAG_SYMBOL);
         }
-        if (!write_str_item(w, &w->key_slot, (const uint8_t *)keys[i].ptr, keys[i].len, &stable))
+        /* A symbol's name is hashed with the plain seed by the string table. */
+        const uint64_t *known = i < MAP_KEY_HASHES && !keys[i].symbol ? &key_hash[i] : NULL;
+        if (!write_str_item_h(w, &w->key_slot, (const uint8_t *)keys[i].ptr, keys[i].len, &stable, known))
             return false;
         copy[i].ptr = (const char *)stable;
         copy[i].len = keys[i].len;
