@@ -34,7 +34,6 @@ import {
   DEFAULT_MAX_DEPTH,
   MAX_EXT_TYPE,
   INT64_MIN,
-  INT64_MAX,
   UINT64_MAX,
   Zone,
   HEX_BYTE,
@@ -86,9 +85,10 @@ export interface DecoderOptions {
 export class Slot {
   s: string | null = null; // str register
   sl = 0; // its UTF-8 length
-  ik = 0; // int register kind: 0 none, 1 number, 2 bigint
+  ik = 0; // int register kind: 0 none, 1 a safe integer in i, 2 an int64 beyond it as ih (signed) * 2^32 + il
   i = 0;
-  ib = 0n;
+  ih = 0;
+  il = 0;
   dk = false; // dec register present
   dm = 0;
   de = 0;
@@ -271,7 +271,9 @@ let mapsAlways = false;
 let datesAlways = false;
 let bigints = false;
 let binaryViews = false;
-let varBig = 0n; // exact value of the last varint when it was >= 2^53
+// the last varint, when it was >= 2^53, as unsigned 32-bit halves
+let varHi = 0;
+let varLo = 0;
 let lastExtType = 0; // the last extension value read, before any read() hook
 let lastExtData: Uint8Array = new Uint8Array(0);
 let active = false;
@@ -331,7 +333,8 @@ function varintLong(at: number, b: number): number {
     const hi = (src[p + 5] | (src[p + 6] << 8) | (src[p + 7] << 16) | (src[p + 8] << 24)) >>> 0;
     pos = p + 9;
     if (hi < 0x1000000) fail('invalid_varint', at, 'varint is not minimal');
-    varBig = (BigInt(hi) << 32n) | BigInt(lo);
+    varHi = hi;
+    varLo = lo;
     return hi * 4294967296 + lo;
   }
   const L = 31 - Math.clz32(b & -b) + 1; // 3..8
@@ -345,7 +348,10 @@ function varintLong(at: number, b: number): number {
     let hi = 0;
     for (let i = L - 1; i >= 4; i--) hi = hi * 256 + src[p + i];
     v = (lo >>> L) + hi * POW2[32 - L];
-    if (v >= TWO53) varBig = (BigInt(hi) << BigInt(32 - L)) + BigInt(lo >>> L);
+    if (v >= TWO53) {
+      varLo = ((hi << (32 - L)) | (lo >>> L)) >>> 0;
+      varHi = hi >>> L;
+    }
   }
   pos = p + L;
   if (v < POW2[7 * (L - 1)]) fail('invalid_varint', at, 'varint is not minimal');
@@ -867,18 +873,51 @@ function timestamp(at: number): Date | Timestamp {
 // Numbers
 // ---------------------------------------------------------------------------
 
-function bigResult(v: bigint): number | bigint {
-  if (!bigints && v >= -9007199254740991n && v <= 9007199254740991n) return Number(v);
-  return v;
+// Integers beyond 2^53 are handled as 32-bit halves (a signed high word),
+// with one BigInt made for the result: BigInt arithmetic allocates for every
+// operation (six per 64-bit id).
+const TWO32 = 4294967296;
+const int64Scratch = new BigInt64Array(1);
+const uint64Scratch = new BigUint64Array(int64Scratch.buffer);
+const halves = new Uint32Array(int64Scratch.buffer);
+const LO = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
+const HI = 1 - LO;
+
+/** The int64 h * 2^32 + l (h signed, l unsigned) as a BigInt. */
+function bigOf(h: number, l: number): bigint {
+  halves[LO] = l;
+  halves[HI] = h;
+  return int64Scratch[0];
 }
 
-function setIntBig(slot: Slot, v: bigint): void {
-  if (v >= -9007199254740991n && v <= 9007199254740991n) {
-    slot.ik = 1;
-    slot.i = Number(v);
-  } else {
-    slot.ik = 2;
-    slot.ib = v;
+function varBigOf(v: number): bigint {
+  if (v < TWO53) return BigInt(v);
+  halves[LO] = varLo;
+  halves[HI] = varHi;
+  return uint64Scratch[0];
+}
+
+/** Sets the slot's int register and returns the value of the int64 h * 2^32 + l. */
+function int64Result(slot: Slot, h: number, l: number): number | bigint {
+  if (h >= -2097152 && h < 2097152) {
+    const n = h * TWO32 + l;
+    if (n >= -9007199254740991 && n <= 9007199254740991) {
+      slot.ik = 1;
+      slot.i = n;
+      return bigints ? BigInt(n) : n;
+    }
+  }
+  slot.ik = 2;
+  slot.ih = h;
+  slot.il = l;
+  return bigOf(h, l);
+}
+
+/** The halves of the last varint v. */
+function splitVar(v: number): void {
+  if (v < TWO53) {
+    varHi = Math.floor(v / TWO32);
+    varLo = v - varHi * TWO32;
   }
 }
 
@@ -890,14 +929,19 @@ function intPos(at: number, slot: Slot): number | bigint {
     slot.i = n;
     return bigints ? BigInt(n) : n;
   }
-  const n = varBigOf(v) + 24n;
-  if (n > UINT64_MAX) fail('invalid_value', at, 'integer out of range');
-  if (n <= INT64_MAX) setIntBig(slot, n);
-  return bigResult(n);
-}
-
-function varBigOf(v: number): bigint {
-  return v >= TWO53 ? varBig : BigInt(v);
+  splitVar(v);
+  let l = varLo + 24;
+  let h = varHi;
+  if (l >= TWO32) {
+    l -= TWO32;
+    h++;
+  }
+  if (h >= TWO32) fail('invalid_value', at, 'integer out of range');
+  if (h < 0x80000000) return int64Result(slot, h, l);
+  // beyond int64: the register keeps its value
+  halves[LO] = l;
+  halves[HI] = h;
+  return uint64Scratch[0];
 }
 
 function intNeg(at: number, slot: Slot): number | bigint {
@@ -908,10 +952,16 @@ function intNeg(at: number, slot: Slot): number | bigint {
     slot.i = n;
     return bigints ? BigInt(n) : n;
   }
-  const n = -9n - varBigOf(v);
-  if (n < INT64_MIN) fail('invalid_value', at, 'integer out of range');
-  setIntBig(slot, n);
-  return bigResult(n);
+  splitVar(v);
+  // n = -(v + 9)
+  let l = varLo + 9;
+  let h = varHi;
+  if (l >= TWO32) {
+    l -= TWO32;
+    h++;
+  }
+  if (h > 0x80000000 || (h === 0x80000000 && l !== 0)) fail('invalid_value', at, 'integer out of range');
+  return l === 0 ? int64Result(slot, -h, 0) : int64Result(slot, -h - 1, TWO32 - l);
 }
 
 function intDelta(at: number, slot: Slot): number | bigint {
@@ -924,12 +974,34 @@ function intDelta(at: number, slot: Slot): number | bigint {
       return bigints ? BigInt(n) : n;
     }
   }
-  const zb = varBigOf(z);
-  const d = zb & 1n ? -((zb + 1n) >> 1n) : zb >> 1n;
-  const n = (slot.ik === 1 ? BigInt(slot.i) : slot.ib) + d;
-  if (n < INT64_MIN || n > INT64_MAX) fail('invalid_value', at, 'integer delta leaves int64');
-  setIntBig(slot, n);
-  return bigResult(n);
+  splitVar(z);
+  // d = unzigzag(z) as halves
+  const hh = varHi >>> 1;
+  const hl = ((varLo >>> 1) | ((varHi & 1) << 31)) >>> 0;
+  let dh: number, dl: number;
+  if (varLo & 1) {
+    dh = ~hh;
+    dl = ~hl >>> 0;
+  } else {
+    dh = hh;
+    dl = hl;
+  }
+  let rh: number, rl: number;
+  if (slot.ik === 1) {
+    rh = Math.floor(slot.i / TWO32);
+    rl = slot.i - rh * TWO32;
+  } else {
+    rh = slot.ih;
+    rl = slot.il;
+  }
+  let l = rl + dl;
+  let h = rh + dh;
+  if (l >= TWO32) {
+    l -= TWO32;
+    h++;
+  }
+  if (h < -2147483648 || h > 2147483647) fail('invalid_value', at, 'integer delta leaves int64');
+  return int64Result(slot, h, l);
 }
 
 function bigInteger(t: number, at: number): number | bigint {
@@ -982,8 +1054,9 @@ function decimal(t: number, at: number, slot: Slot): number | Float64 {
     else if (z < TWO53) m = unzigzag(z);
     else {
       // |m| < 2^53 means z <= 2^54 - 2
-      if (varBig > 18014398509481982n) fail('invalid_value', at, 'decimal mantissa out of range');
-      m = Number(varBig & 1n ? -((varBig + 1n) >> 1n) : varBig >> 1n);
+      const vb = varBigOf(z);
+      if (vb > 18014398509481982n) fail('invalid_value', at, 'decimal mantissa out of range');
+      m = Number(vb & 1n ? -((vb + 1n) >> 1n) : vb >> 1n);
     }
   }
   slot.dk = true;

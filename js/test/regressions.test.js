@@ -690,3 +690,19 @@ test('classInstances: "map" refuses objects whose contents are not properties', 
   }
   assert.throws(() => encode({ s: new Set() }, { classInstances: 'map' }), (e) => e.path === '$.s');
 });
+
+test('64-bit integers around 2^53, 2^63 and 2^64 in one slot (absolute and delta forms) decode to their values', () => {
+  const edges = [0n, 1n, -1n, 23n, 24n, -9n, -10n];
+  for (const b of [52n, 53n, 54n, 62n, 63n, 64n]) for (const d of [-2n, -1n, 0n, 1n]) edges.push((1n << b) + d, -((1n << b) + d));
+  const values = edges.filter((v) => v >= -(1n << 63n) && v < 1n << 64n);
+  const g = rng(7);
+  for (let i = 0; i < 400; i++) values.push(BigInt.asIntN(64, (BigInt(g.int(2 ** 30)) << 34n) ^ BigInt(g.int(2 ** 30))) * (i % 3 === 0 ? 1n : -1n));
+  const asJs = (v) => (v >= -9007199254740991n && v <= 9007199254740991n ? Number(v) : v);
+  const want = values.map(asJs);
+  for (const order of [want, [...want].reverse()]) {
+    const bytes = encode(order);
+    assert.deepEqual(decode(bytes), order);
+    assert.deepEqual(decode(bytes, { integers: 'bigint' }), order.map((v) => BigInt(v)));
+    assert.equal(bytesToHex(encode(decode(bytes))), bytesToHex(bytes));
+  }
+});
