@@ -367,6 +367,6 @@ def _pith_key(k) -> tuple:
 
 def _sample_buffers(samples) -> list:
     """Each sample's encoding, for the C core's dictionary builder (Dictionary.build)."""
-    from ._pith import dumps
+    from . import dumps  # the package's, at call time: _types loads first
 
     return [dumps(s) for s in samples]
