@@ -104,19 +104,6 @@ double pith_double_of_decimal(int64_t m, int e) {
     return e >= 0 ? x * pith_powers_of_ten[e] : x / pith_powers_of_ten[-e];
 }
 
-bool pith_f32_exact(double d) {
-    uint64_t bits;
-    memcpy(&bits, &d, 8);
-    /* A binary32 significand ends 29 bits above a binary64 one: with any of
-     * those low bits set, no float holds d. One test settles most doubles. */
-    if (bits & 0x1FFFFFFFu) return false;
-    if (d != d) return false;
-    if (isinf(d)) return true;
-    /* Converting an out-of-range double to float is undefined behaviour. */
-    if (d > FLT_MAX || d < -FLT_MAX) return false;
-    return (double)(float)d == d;
-}
-
 double pith_widen_f32(uint32_t bits) {
     if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu)) {
         /* By bits: hardware widening would quiet a signalling NaN. */

@@ -7,6 +7,7 @@
 #include "pith.h"
 #include "tags.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -408,7 +409,18 @@ uint64_t pith_shortest_decimal(double d, int *exp10);
 double pith_double_of_decimal(int64_t m, int e);
 
 /** True if `d` converts to binary32 and back unchanged (NaN: never). */
-bool pith_f32_exact(double d);
+PITH_INLINE bool pith_f32_exact(double d) {
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    /* A binary32 significand ends 29 bits above a binary64 one: with any of
+     * those low bits set, no float holds d. One test settles most doubles. */
+    if (bits & 0x1FFFFFFFu) return false;
+    if (d != d) return false;
+    if (isinf(d)) return true;
+    /* Converting an out-of-range double to float is undefined behaviour. */
+    if (d > FLT_MAX || d < -FLT_MAX) return false;
+    return (double)(float)d == d;
+}
 
 /** Widen binary32 bits to a double, keeping NaN payloads bit for bit. */
 double pith_widen_f32(uint32_t bits);
