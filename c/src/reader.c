@@ -604,18 +604,20 @@ static uint64_t string_hash(pith_reader *r, const char *ptr, size_t len, uint32_
     return e->hash;
 }
 
-/* Is keys[i] equal to an earlier key of the shape being read? hashes[] holds
- * each key's string hash; bytes are compared only when hashes agree. Small
- * shapes scan; large ones keep an open-addressing set of key indices
- * (cap = 2^k >= 2n). */
+/* Is keys[i] equal to an earlier key of a small shape (up to 16 keys)? */
+static bool key_seen_small(const pith_key *keys, size_t i) {
+    const pith_key *k = &keys[i];
+    for (size_t j = 0; j < i; j++)
+        if (keys[j].len == k->len && keys[j].symbol == k->symbol &&
+            (k->len == 0 || (keys[j].ptr[0] == k->ptr[0] && memcmp(keys[j].ptr, k->ptr, k->len) == 0)))
+            return true;
+    return false;
+}
+
+/* Is keys[i] equal to an earlier key of a large shape? hashes[] holds each
+ * key's string hash; bytes are compared only when hashes agree. The set holds
+ * key indices by open addressing (cap = 2^k >= 2n). */
 static bool key_seen(const pith_key *keys, const uint64_t *hashes, size_t i, uint32_t *set, size_t cap) {
-    if (!set) {
-        for (size_t j = 0; j < i; j++)
-            if (hashes[j] == hashes[i] && keys[j].len == keys[i].len && keys[j].symbol == keys[i].symbol &&
-                (keys[i].len == 0 || memcmp(keys[j].ptr, keys[i].ptr, keys[i].len) == 0))
-                return true;
-        return false;
-    }
     size_t mask = cap - 1, h = (size_t)hash_mix(hashes[i], keys[i].symbol ? HASH_K2 : HASH_K1) & mask;
     for (; set[h]; h = (h + 1) & mask) {
         size_t j = set[h] - 1;
@@ -638,11 +640,13 @@ static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
     if (n > (r->end - r->pos) / 2) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
     pith_key *keys = (pith_key *)pith_arena_alloc(&r->mem, n ? n * sizeof(pith_key) : 1);
     uint32_t *key_strings = (uint32_t *)pith_arena_alloc(&r->mem, n ? n * sizeof(uint32_t) : 1);
-    uint64_t *hashes = (uint64_t *)pith_arena_alloc(&r->mem, n ? n * sizeof(uint64_t) : 1);
-    if (!keys || !key_strings || !hashes) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+    if (!keys || !key_strings) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+    uint64_t *hashes = NULL;
     uint32_t *set = NULL;
     size_t set_cap = 0;
     if (n > 16) {
+        hashes = (uint64_t *)pith_arena_alloc(&r->mem, n * sizeof(uint64_t));
+        if (!hashes) FAIL(PITH_ERR_NOMEM, at, "out of memory");
         set_cap = 32;
         while (set_cap < 2 * n) set_cap *= 2;
         set = (uint32_t *)pith_arena_alloc(&r->mem, set_cap * sizeof(uint32_t));
@@ -667,8 +671,11 @@ static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
         keys[i].len = k.v.str.len;
         keys[i].symbol = symbol;
         key_strings[i] = k.v.str.index;
-        hashes[i] = string_hash(r, k.v.str.ptr, k.v.str.len, k.v.str.index);
-        if (key_seen(keys, hashes, i, set, set_cap)) FAIL(PITH_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
+        /* Small shapes compare their keys directly: hashing each key would
+         * cost more than comparing the few of equal length. */
+        if (set) hashes[i] = string_hash(r, k.v.str.ptr, k.v.str.len, k.v.str.index);
+        if (set ? key_seen(keys, hashes, i, set, set_cap) : key_seen_small(keys, i))
+            FAIL(PITH_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
     }
     pith_slot *slots = NULL;
     uint32_t index;
