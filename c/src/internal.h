@@ -136,6 +136,24 @@ PITH_INLINE unsigned varint_put(uint8_t *p, uint64_t v) {
     return n;
 }
 
+/** varint_put for a destination with room for 9 bytes whatever `v` is: the
+ *  short forms store 8 bytes at once; the bytes past the varint are left
+ *  undefined (for appends only). */
+PITH_INLINE unsigned varint_put_room9(uint8_t *p, uint64_t v) {
+    if (PITH_LIKELY(v < (1ull << 7))) {
+        p[0] = (uint8_t)((v << 1) | 1);
+        return 1;
+    }
+    unsigned n = varint_size(v);
+    if (n == 9) {
+        p[0] = 0;
+        store_le64(p + 1, v);
+        return 9;
+    }
+    store_le64(p, ((v << 1) | 1) << (n - 1));
+    return n;
+}
+
 PITH_INLINE uint64_t zigzag(int64_t s) {
     return ((uint64_t)s << 1) ^ (uint64_t)(s >> 63);
 }

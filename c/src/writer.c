@@ -137,7 +137,11 @@ PITH_INLINE bool reserve(pith_writer *w, size_t n) {
 
 PITH_INLINE void put_byte(pith_writer *w, uint8_t b) { w->buf[w->len++] = b; }
 
-PITH_INLINE void put_varint(pith_writer *w, uint64_t v) { w->len += varint_put(w->buf + w->len, v); }
+/* Appends a varint. The caller has reserved room for a whole 9-byte varint
+ * from here: the short forms store 8 bytes at once (what lies past the
+ * varint is overwritten by what follows), which avoids a copy of variable
+ * length. */
+PITH_INLINE void put_varint(pith_writer *w, uint64_t v) { w->len += varint_put_room9(w->buf + w->len, v); }
 
 PITH_INLINE void put_bytes(pith_writer *w, const void *p, size_t n) {
     copy_bytes(w->buf + w->len, (const uint8_t *)p, n);
@@ -836,7 +840,9 @@ PITH_INLINE bool prefix_candidate(const uint8_t *base, size_t base_len, const ui
 PITH_NOINLINE static bool write_str_slow(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, uint64_t h,
                                          uint64_t *islot, const uint8_t **stable) {
     size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
-    if (!reserve(w, 12 + n)) return false;
+    /* A timestamp form: tag, variant, three varints of which the last may
+     * start 16 bytes in; a prefix or inline form: 2 bytes, a varint, n bytes. */
+    if (!reserve(w, 25 + n)) return false;
     ts_parts ts;
     if (n >= 10 && n <= 35 && p[4] == '-' && pith_ts_parse(p, n, &ts)) {
         put_ts(w, &ts);
@@ -977,7 +983,7 @@ bool pith_write_timestamp(pith_writer *w, const pith_timestamp *ts) {
         if (local < PITH_MIN_SECONDS || local > PITH_MAX_SECONDS)
             return fail(w, PITH_ERR_UNREPRESENTABLE, "local time outside years 0001-9999");
     }
-    if (!next_slot(w) || !reserve(w, 2 + 9 + 5 + 3)) return false;
+    if (!next_slot(w) || !reserve(w, 2 + 9 + 5 + 9)) return false;
     put_byte(w, TAG_TIME);
     put_byte(w, (uint8_t)((ts->nanos ? 1 : 0) | (ts->zone << 1)));
     put_varint(w, zigzag(ts->seconds - w->last_ts));
