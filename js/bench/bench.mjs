@@ -7,6 +7,7 @@
 //   node bench/bench.mjs [--json OUT]
 //   env: ONLY=pith,json  EXCEPT=cbor-x  (codecs)  QUICK=1  SEED_ONLY=1  DOCS=api,twitter (documents)
 //        CLOCK=cpu: time slices by process CPU time instead of wall time (steadier on a shared machine)
+//        PITH_DIST=dir: the pith build to time (a dist directory with esm/index.js; default js/dist), to compare builds
 //
 //   node bench/bench.mjs --kinds [--json OUT]
 //   The kinds corpus (bench/corpus/kinds/manifest.json, with bench/corpus/large): the same codecs,
@@ -28,7 +29,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..', '..');
 let pith;
 try {
-  pith = await import('../dist/esm/index.js');
+  pith = await import(process.env.PITH_DIST ? path.resolve(process.env.PITH_DIST, 'esm', 'index.js') : '../dist/esm/index.js');
 } catch {
   console.error('js/dist is missing: run `npm run build` first');
   process.exit(1);
