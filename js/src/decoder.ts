@@ -1136,7 +1136,34 @@ function array(n: number, at: number, slot: Slot): unknown {
       break;
     default:
       a = [];
-      for (let i = 0; i < n; i++) a.push(read(slot));
+      for (let i = 0; i < n; i++) {
+        // Binary floats (embeddings, measurements) are read here: a call to
+        // read() per element returns each as a boxed number, which was half of
+        // decoding an array of F32s. NaN, infinities, exactFloats and short
+        // input take read()'s path.
+        const t = src[pos];
+        if (t === Tag.F32 && !exactFloats && pos + 5 <= end) {
+          const bits = (src[pos + 1] | (src[pos + 2] << 8) | (src[pos + 3] << 16) | (src[pos + 4] << 24)) >>> 0;
+          if ((bits & 0x7f800000) !== 0x7f800000) {
+            scratchU32[0] = bits;
+            a.push(scratchF32[0]);
+            pos += 5;
+            continue;
+          }
+        } else if (t === Tag.F64 && !exactFloats && pos + 9 <= end) {
+          if (dvSrc !== src) {
+            dvSrc = src;
+            dv = new DataView(src.buffer, src.byteOffset, src.byteLength);
+          }
+          const v = dv.getFloat64(pos + 1, true);
+          if (v - v === 0) {
+            a.push(v);
+            pos += 9;
+            continue;
+          }
+        }
+        a.push(read(slot));
+      }
   }
   depth--;
   return a;

@@ -706,3 +706,22 @@ test('64-bit integers around 2^53, 2^63 and 2^64 in one slot (absolute and delta
     assert.equal(bytesToHex(encode(decode(bytes))), bytesToHex(bytes));
   }
 });
+
+test('arrays of binary floats decode on the array fast path exactly as read() would', () => {
+  const f32s = [0.1875, -0.0, 3.4028234663852886e38, 1.401298464324817e-45, -2.5, 16777216];
+  const f64s = [0.1 + 0.2, -1e-300, 5e-324, 1.7976931348623157e308, 2 / 3];
+  const specials = [NaN, Infinity, -Infinity];
+  for (const arr of [[...f32s, ...f64s, ...specials, 7, 'x'], [...specials, ...f32s], Array.from({ length: 40 }, (_, i) => i / 3 + 0.5)]) {
+    const back = pith.decode(pith.encode(arr));
+    assert.equal(back.length, arr.length);
+    arr.forEach((x, i) => assert.ok(Object.is(back[i], x), `element ${i}: ${back[i]} vs ${x}`));
+  }
+  // exactFloats keeps integral binary floats apart from integers (read()'s path).
+  const exact = pith.decode(pith.encode([0.5, 3.4028234663852886e38, 0.25, 0.125, 1.5, 2.5]), { exactFloats: true });
+  assert.ok(exact[1] instanceof pith.Float64 && exact[1].value === 3.4028234663852886e38 && exact[0] === 0.5);
+  // A buffer cut inside a float of a long array is truncated where read() says.
+  const b = pith.encode(Array.from({ length: 20 }, (_, i) => i + 0.1));
+  for (let cut = b.length - 8; cut < b.length; cut++) {
+    assert.throws(() => pith.decode(b.subarray(0, cut)), (e) => e.code === 'truncated');
+  }
+});
