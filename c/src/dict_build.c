@@ -40,23 +40,28 @@ struct pith_dict_builder {
     size_t stack_cap;
 };
 
+/* Index `items` afresh, in a table of at least `min_slots` (a power of two,
+ * and at least twice the entries); after growth or reordering. */
+static bool counter_reindex(const pith_alloc *a, counter *c, size_t min_slots) {
+    size_t nslots = min_slots;
+    while (nslots < 2 * (c->n + 1)) nslots *= 2;
+    size_t *slots = (size_t *)mem_alloc(a, nslots * sizeof(size_t));
+    if (!slots) return false;
+    memset(slots, 0, nslots * sizeof(size_t));
+    for (size_t i = 0; i < c->n; i++) {
+        size_t at = (size_t)c->items[i].hash & (nslots - 1);
+        while (slots[at]) at = (at + 1) & (nslots - 1);
+        slots[at] = i + 1;
+    }
+    mem_free(a, c->slots, c->nslots * sizeof(size_t));
+    c->slots = slots;
+    c->nslots = nslots;
+    return true;
+}
+
 static bool counter_grow(const pith_alloc *a, counter *c) {
     if (c->n == c->cap && !pith_grow_array(a, (void **)&c->items, &c->cap, c->n + 1, sizeof(counted))) return false;
-    if (2 * (c->n + 1) > c->nslots) {
-        size_t nslots = c->nslots ? 2 * c->nslots : 512;
-        size_t *slots = (size_t *)mem_alloc(a, nslots * sizeof(size_t));
-        if (!slots) return false;
-        memset(slots, 0, nslots * sizeof(size_t));
-        for (size_t i = 0; i < c->n; i++) {
-            size_t at = (size_t)c->items[i].hash & (nslots - 1);
-            while (slots[at]) at = (at + 1) & (nslots - 1);
-            slots[at] = i + 1;
-        }
-        mem_free(a, c->slots, c->nslots * sizeof(size_t));
-        c->slots = slots;
-        c->nslots = nslots;
-    }
-    return true;
+    return 2 * (c->n + 1) <= c->nslots || counter_reindex(a, c, c->nslots ? 2 * c->nslots : 512);
 }
 
 /* Count p[0..n) once for sample `sample`; the entry (new ones copy the
@@ -82,24 +87,6 @@ static counted *count_one(const pith_alloc *a, counter *c, const uint8_t *p, siz
     counted *e = &c->items[c->n++];
     *e = (counted){copy, n, 1, sample, h, 0};
     return e;
-}
-
-/* Index `items` afresh (after they were reordered). */
-static bool counter_reindex(const pith_alloc *a, counter *c) {
-    size_t nslots = 512;
-    while (nslots < 2 * (c->n + 1)) nslots *= 2;
-    size_t *slots = (size_t *)mem_alloc(a, nslots * sizeof(size_t));
-    if (!slots) return false;
-    memset(slots, 0, nslots * sizeof(size_t));
-    for (size_t i = 0; i < c->n; i++) {
-        size_t at = (size_t)c->items[i].hash & (nslots - 1);
-        while (slots[at]) at = (at + 1) & (nslots - 1);
-        slots[at] = i + 1;
-    }
-    mem_free(a, c->slots, c->nslots * sizeof(size_t));
-    c->slots = slots;
-    c->nslots = nslots;
-    return true;
 }
 
 static void counter_free(const pith_alloc *a, counter *c) {
@@ -233,7 +220,7 @@ pith_dict *pith_dict_builder_finish(pith_dict_builder *b, const pith_dict_build_
      * for later samples. The order is total: finishing twice gives the same
      * dictionary. */
     if (strings->n) qsort(strings->items, strings->n, sizeof(counted), by_savings);
-    bool indexed = counter_reindex(a, strings);
+    bool indexed = counter_reindex(a, strings, 512);
     size_t nk_all = 0;
     for (size_t i = 0; i < shapes->n; i++) nk_all += shapes->items[i].nkeys;
     pith_key *skeys = (pith_key *)mem_alloc(a, (strings->n + 1) * sizeof(pith_key));

@@ -117,40 +117,34 @@ PITH_INLINE unsigned varint_size(uint64_t v) {
     return 9;
 }
 
+/** The prefix-varint word of `v` below 2^56 (its low varint_size(v) bytes,
+ *  little-endian, are the encoding). */
+PITH_INLINE uint64_t varint_word(uint64_t v, unsigned n) { return ((v << 1) | 1) << (n - 1); }
+
 /** Write `v` at `p` (room for 9 bytes needed); returns bytes written. */
 PITH_INLINE unsigned varint_put(uint8_t *p, uint64_t v) {
-    if (PITH_LIKELY(v < (1ull << 7))) {
-        p[0] = (uint8_t)((v << 1) | 1);
-        return 1;
-    }
     unsigned n = varint_size(v);
     if (n == 9) {
         p[0] = 0;
         store_le64(p + 1, v);
         return 9;
     }
-    uint64_t w = ((v << 1) | 1) << (n - 1);
     uint8_t tmp[8];
-    store_le64(tmp, w);
+    store_le64(tmp, varint_word(v, n));
     memcpy(p, tmp, n);
     return n;
 }
 
-/** varint_put for a destination with room for 9 bytes whatever `v` is: the
- *  short forms store 8 bytes at once; the bytes past the varint are left
- *  undefined (for appends only). */
+/** varint_put for appends, with room for 9 bytes whatever `v` is: the short
+ *  forms store 8 bytes at once, leaving those past the varint undefined. */
 PITH_INLINE unsigned varint_put_room9(uint8_t *p, uint64_t v) {
     if (PITH_LIKELY(v < (1ull << 7))) {
         p[0] = (uint8_t)((v << 1) | 1);
         return 1;
     }
     unsigned n = varint_size(v);
-    if (n == 9) {
-        p[0] = 0;
-        store_le64(p + 1, v);
-        return 9;
-    }
-    store_le64(p, ((v << 1) | 1) << (n - 1));
+    if (n == 9) return varint_put(p, v);
+    store_le64(p, varint_word(v, n));
     return n;
 }
 

@@ -544,6 +544,17 @@ static PyObject *Dictionary_serialize(DictionaryObject *self, PyObject *unused) 
     return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)len);
 }
 
+/* A Dictionary of class `cls` owning `d` (freed on failure). */
+static PyObject *dictionary_object(PyObject *cls, pith_dict *d) {
+    DictionaryObject *self = (DictionaryObject *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
+    if (!self) {
+        pith_dict_free(d);
+        return NULL;
+    }
+    self->dict = d;
+    return (PyObject *)self;
+}
+
 static PyObject *Dictionary_parse(PyObject *cls, PyObject *data) {
     Py_buffer view;
     if (PyUnicode_Check(data)) {
@@ -558,13 +569,7 @@ static PyObject *Dictionary_parse(PyObject *cls, PyObject *data) {
         raise_pith_error(&err);
         return NULL;
     }
-    DictionaryObject *self = (DictionaryObject *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
-    if (!self) {
-        pith_dict_free(d);
-        return NULL;
-    }
-    self->dict = d;
-    return (PyObject *)self;
+    return dictionary_object(cls, d);
 }
 
 /* The C core's builder over the samples' encodings (the one Ruby and the CLI
@@ -602,13 +607,7 @@ static PyObject *Dictionary_build(PyObject *cls, PyObject *args, PyObject *kwds)
     pith_dict_builder_free(b);
     Py_DECREF(buffers);
     if (!d) return NULL;
-    DictionaryObject *self = (DictionaryObject *)((PyTypeObject *)cls)->tp_alloc((PyTypeObject *)cls, 0);
-    if (!self) {
-        pith_dict_free(d);
-        return NULL;
-    }
-    self->dict = d;
-    return (PyObject *)self;
+    return dictionary_object(cls, d);
 }
 
 static PyObject *Dictionary_repr(DictionaryObject *self) {
