@@ -54,12 +54,21 @@ PITH_INLINE void slot_set_str(pith_slot *s, const uint8_t *p, size_t n) {
     s->has_str = 1;
 }
 
+/** Hash of a key sequence (kinds and bytes, in order); the first `nkept`
+ *  keys' own hashes go to kept[] (kept may be NULL when nkept is 0). */
+PITH_INLINE uint64_t hash_keys_keeping(const pith_key *keys, size_t n, uint64_t seed, uint64_t *kept, size_t nkept) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t kh = hash_bytes(keys[i].ptr, keys[i].len, seed ^ keys[i].symbol);
+        if (i < nkept) kept[i] = kh;
+        h = hash_mix(h ^ kh, HASH_K1);
+    }
+    return h;
+}
+
 /** Hash of a key sequence (kinds and bytes, in order). */
 PITH_INLINE uint64_t hash_keys(const pith_key *keys, size_t n, uint64_t seed) {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
-    for (size_t i = 0; i < n; i++)
-        h = hash_mix(h ^ hash_bytes(keys[i].ptr, keys[i].len, seed ^ keys[i].symbol), HASH_K1);
-    return h;
+    return hash_keys_keeping(keys, n, seed, NULL, 0);
 }
 
 PITH_INLINE bool keys_equal(const pith_key *a, const pith_key *b, size_t n) {

@@ -1084,14 +1084,8 @@ static bool put_shape_ref(pith_writer *w, size_t id) {
 
 static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool checked) {
     if (!next_slot(w) || !check_depth(w)) return false;
-    /* hash_keys, keeping each key's own hash. */
     uint64_t key_hash[MAP_KEY_HASHES];
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)count;
-    for (size_t i = 0; i < count; i++) {
-        uint64_t kh = hash_bytes(keys[i].ptr, keys[i].len, w->seed ^ keys[i].symbol);
-        if (i < MAP_KEY_HASHES) key_hash[i] = kh;
-        h = hash_mix(h ^ kh, HASH_K1);
-    }
+    uint64_t h = hash_keys_keeping(keys, count, w->seed, key_hash, MAP_KEY_HASHES);
     const hash_index *ix = &w->shape_index;
     if (ix->cap) {
         size_t mask = ix->cap - 1, i = (size_t)h & mask;
