@@ -1,10 +1,10 @@
-# Pith - top-level build.
+# Tersa - top-level build.
 #
 #   make test    install what is needed, build and run every implementation's tests
 #   make bench   the benchmark suite (see bench/)
 #   make bench-node  npm ci in bench/node (section 7: Redis and HTTP, Node.js)
-#   make c       build the C core, the pith CLI and the C benchmark (c/build)
-#   make ruby    compile the Ruby gem in place (ruby -Iruby/lib -e 'require "pith"')
+#   make c       build the C core, the tersa CLI and the C benchmark (c/build)
+#   make ruby    compile the Ruby gem in place (ruby -Iruby/lib -e 'require "tersa"')
 #   make memcheck  the Ruby tests under valgrind (part of make test)
 #   make js      install and build the TypeScript package (js/dist)
 #   make python  build the Python package into python/.venv
@@ -75,14 +75,14 @@ deps-ruby:
 # C core
 # --------------------------------------------------------------------------
 c: deps-c
-	cmake -S c -B $(C_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPITH_BUILD_TESTS=OFF >/dev/null
+	cmake -S c -B $(C_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTERSA_BUILD_TESTS=OFF >/dev/null
 	cmake --build $(C_BUILD) -j $(JOBS)
 
 test-c: deps-c
 	@# Both compilers must build the core warning-free; the tests run under ASan+UBSan.
 	cmake -S c -B c/build-clang -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build c/build-clang -j $(JOBS)
-	cmake -S c -B $(C_ASAN) -G Ninja -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DPITH_SANITIZE=ON >/dev/null
+	cmake -S c -B $(C_ASAN) -G Ninja -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DTERSA_SANITIZE=ON >/dev/null
 	cmake --build $(C_ASAN) -j $(JOBS)
 	cd $(C_ASAN) && ctest --output-on-failure
 
@@ -100,16 +100,16 @@ test-corpus:
 
 # Random values from the reference codec, re-encoded and printed by the C CLI.
 test-differential: c
-	$(PYTHON) spec/tools/differential.py --cli $(C_BUILD)/pith --count 3000
+	$(PYTHON) spec/tools/differential.py --cli $(C_BUILD)/tersa --count 3000
 
 test-fuzz: deps-c
-	cmake -S c -B $(C_FUZZ) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DPITH_FUZZ=ON \
-	  -DPITH_BUILD_TESTS=OFF -DPITH_BUILD_CLI=OFF -DPITH_BUILD_BENCH=OFF >/dev/null
+	cmake -S c -B $(C_FUZZ) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug -DTERSA_FUZZ=ON \
+	  -DTERSA_BUILD_TESTS=OFF -DTERSA_BUILD_CLI=OFF -DTERSA_BUILD_BENCH=OFF >/dev/null
 	cmake --build $(C_FUZZ) -j $(JOBS)
 	$(PYTHON) c/fuzz/seed_corpus.py $(C_FUZZ)/seeds
 	mkdir -p $(C_FUZZ)/corpus
-	$(C_FUZZ)/fuzz_decode c/fuzz/regressions/*.pith
-	$(C_FUZZ)/fuzz_decode -dict=c/fuzz/pith.dict -max_len=4096 -rss_limit_mb=2048 -artifact_prefix=$(C_FUZZ)/ \
+	$(C_FUZZ)/fuzz_decode c/fuzz/regressions/*.tersa
+	$(C_FUZZ)/fuzz_decode -dict=c/fuzz/tersa.dict -max_len=4096 -rss_limit_mb=2048 -artifact_prefix=$(C_FUZZ)/ \
 	  -max_total_time=$(FUZZ_TEST_SECONDS) -print_final_stats=1 $(C_FUZZ)/corpus $(C_FUZZ)/seeds c/fuzz/regressions
 
 # Everything is built first, so that the three runs only run: each then gets
@@ -124,26 +124,26 @@ test: test-c test-install-c test-tags test-vectors test-corpus test-differential
 
 # The C library as its users install it: cmake --install into a scratch
 # prefix, a program built against it through pkg-config (shared, then static),
-# the shared library exporting pith_* symbols only, and the installed CLI.
+# the shared library exporting tersa_* symbols only, and the installed CLI.
 test-install-c: deps-c
 	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
-	cmake -S c -B $$tmp/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPITH_BUILD_TESTS=OFF -DPITH_BUILD_BENCH=OFF \
+	cmake -S c -B $$tmp/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTERSA_BUILD_TESTS=OFF -DTERSA_BUILD_BENCH=OFF \
 	  -DCMAKE_INSTALL_PREFIX=$$tmp/prefix >/dev/null; \
 	cmake --build $$tmp/build -j $(JOBS) >/dev/null; \
 	cmake --install $$tmp/build >/dev/null; \
-	pc=$$(find $$tmp/prefix -name pith.pc); lib=$$(dirname $$(dirname $$pc)); \
+	pc=$$(find $$tmp/prefix -name tersa.pc); lib=$$(dirname $$(dirname $$pc)); \
 	export PKG_CONFIG_PATH=$$(dirname $$pc); \
-	cc -std=c11 -Wall -Wextra -Werror c/tests/install/consumer.c $$(pkg-config --cflags --libs pith) -o $$tmp/shared; \
+	cc -std=c11 -Wall -Wextra -Werror c/tests/install/consumer.c $$(pkg-config --cflags --libs tersa) -o $$tmp/shared; \
 	LD_LIBRARY_PATH=$$lib $$tmp/shared; \
-	LD_LIBRARY_PATH=$$lib ldd $$tmp/shared | grep -q "$$lib/libpith.so"; \
-	cc -std=c11 -Wall -Wextra -Werror c/tests/install/consumer.c $$(pkg-config --cflags pith) $$lib/libpith.a \
-	  $$(pkg-config --static --libs-only-l pith | sed 's/-lpith//') -o $$tmp/static; \
+	LD_LIBRARY_PATH=$$lib ldd $$tmp/shared | grep -q "$$lib/libtersa.so"; \
+	cc -std=c11 -Wall -Wextra -Werror c/tests/install/consumer.c $$(pkg-config --cflags tersa) $$lib/libtersa.a \
+	  $$(pkg-config --static --libs-only-l tersa | sed 's/-ltersa//') -o $$tmp/static; \
 	$$tmp/static; \
-	! ldd $$tmp/static | grep -q libpith; \
-	exported=$$(nm -D --defined-only $$lib/libpith.so | awk '{print $$3}' | grep -v '^pith_' || true); \
-	test -z "$$exported" || { echo "libpith.so exports non-pith symbols: $$exported"; exit 1; }; \
-	test -f $$tmp/prefix/include/pith.h; \
-	echo '{"a":[1,2.5,"x"]}' | $$tmp/prefix/bin/pith encode | $$tmp/prefix/bin/pith decode | grep -q '"a"'; \
+	! ldd $$tmp/static | grep -q libtersa; \
+	exported=$$(nm -D --defined-only $$lib/libtersa.so | awk '{print $$3}' | grep -v '^tersa_' || true); \
+	test -z "$$exported" || { echo "libtersa.so exports non-tersa symbols: $$exported"; exit 1; }; \
+	test -f $$tmp/prefix/include/tersa.h; \
+	echo '{"a":[1,2.5,"x"]}' | $$tmp/prefix/bin/tersa encode | $$tmp/prefix/bin/tersa decode | grep -q '"a"'; \
 	echo "C library: installed, found by pkg-config, linked shared and static, CLI runs"
 
 # --------------------------------------------------------------------------
@@ -164,12 +164,12 @@ test-ruby: ruby
 # a scratch GEM_HOME, then require it from outside the source tree.
 test-gem: deps-ruby
 	@tmp=$$(mktemp -d); \
-	cd ruby && rake build >/dev/null && gem=$$(ls -t pith-*.gem | head -1) && \
+	cd ruby && rake build >/dev/null && gem=$$(ls -t tersa-*.gem | head -1) && \
 	GEM_HOME=$$tmp gem install --local --no-document $$gem && \
-	(cd $$tmp && GEM_HOME=$$tmp GEM_PATH=$$tmp ruby -e 'require "pith"; \
-	  v = {"ok" => [1, 2.5, "x"]}; abort "gem round trip failed" unless Pith.load(Pith.dump(v)) == v; \
-	  puts "gem install: pith #{Pith::VERSION} from #{Gem.loaded_specs["pith"].full_gem_path}"') ; \
-	status=$$?; rm -rf $$tmp $$gem ext/pith/core; exit $$status
+	(cd $$tmp && GEM_HOME=$$tmp GEM_PATH=$$tmp ruby -e 'require "tersa"; \
+	  v = {"ok" => [1, 2.5, "x"]}; abort "gem round trip failed" unless Tersa.load(Tersa.dump(v)) == v; \
+	  puts "gem install: tersa #{Tersa::VERSION} from #{Gem.loaded_specs["tersa"].full_gem_path}"') ; \
+	status=$$?; rm -rf $$tmp $$gem ext/tersa/core; exit $$status
 
 memcheck: ruby
 	cd ruby && ruby test/memcheck.rb $(foreach t,$(RUBY_MEMCHECK_TESTS),test/test_$(t).rb)
@@ -180,9 +180,9 @@ memcheck: ruby
 js: deps-js
 	cd js && npm ci --no-audit --no-fund --loglevel=error && npm run build --silent
 
-# Includes the cross-language tests against the C CLI (c/build/pith).
+# Includes the cross-language tests against the C CLI (c/build/tersa).
 test-js: js c
-	cd js && PITH_CLI=$(ROOT)/$(C_BUILD)/pith npm test --silent
+	cd js && TERSA_CLI=$(ROOT)/$(C_BUILD)/tersa npm test --silent
 
 # --------------------------------------------------------------------------
 # Python
@@ -202,14 +202,14 @@ test-python: python
 # UBSan), Python, Ruby and TypeScript against the reference codec
 # --------------------------------------------------------------------------
 CROSSFUZZ := $(PYTHON) spec/tools/crossfuzz.py \
-	--impl c=$(C_ASAN)/pith_harness \
+	--impl c=$(C_ASAN)/tersa_harness \
 	--impl python="$(PY_VENV)/bin/python python/tests/support/harness.py" \
 	--impl ruby="ruby -Iruby/lib ruby/test/support/harness.rb" \
 	--impl js="node js/test/support/harness.mjs"
 
 crossfuzz-build: deps-c python ruby js
-	cmake -S c -B $(C_ASAN) -G Ninja -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DPITH_SANITIZE=ON >/dev/null
-	cmake --build $(C_ASAN) -j $(JOBS) --target pith_harness
+	cmake -S c -B $(C_ASAN) -G Ninja -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DTERSA_SANITIZE=ON >/dev/null
+	cmake --build $(C_ASAN) -j $(JOBS) --target tersa_harness
 
 # About 30 s on 2 cores; a disagreement fails with a shrunk reproducer.
 test-crossfuzz: crossfuzz-build
@@ -218,7 +218,7 @@ test-crossfuzz: crossfuzz-build
 crossfuzz-run:
 	$(CROSSFUZZ) --seconds $(FUZZ_TEST_SECONDS) --save $(C_FUZZ)/crossfuzz-findings
 
-# The Python extension under atheris (python/fuzz/fuzz_pith.py): a copy of
+# The Python extension under atheris (python/fuzz/fuzz_tersa.py): a copy of
 # python/ built outside the source tree with clang, ASan and libFuzzer's
 # coverage, into a venv of its own; atheris's libFuzzer and ASan runtime are
 # preloaded. Stops at the first finding (atheris has no fork mode).
@@ -232,9 +232,9 @@ fuzz-python-build: deps-c deps-python
 	rm -rf $(PY_FUZZ_SRC) && mkdir -p $(PY_FUZZ_SRC)
 	cp -r python/src python/setup.py python/pyproject.toml python/README.md python/MANIFEST.in $(PY_FUZZ_SRC)/
 	CC=clang LDSHARED="clang -shared" CFLAGS="-fsanitize=address,fuzzer-no-link -fno-omit-frame-pointer -g" \
-	  PITH_CORE_DIR=$(ROOT)/c $(PY_FUZZ_VENV)/bin/pip install -q --disable-pip-version-check --force-reinstall \
+	  TERSA_CORE_DIR=$(ROOT)/c $(PY_FUZZ_VENV)/bin/pip install -q --disable-pip-version-check --force-reinstall \
 	  --no-deps ./$(PY_FUZZ_SRC)
-	$(PY_FUZZ_VENV)/bin/python python/fuzz/fuzz_pith.py --write-seeds $(C_FUZZ)/py-seeds
+	$(PY_FUZZ_VENV)/bin/python python/fuzz/fuzz_tersa.py --write-seeds $(C_FUZZ)/py-seeds
 
 fuzz-python: fuzz-python-build
 	$(MAKE) --no-print-directory fuzz-python-run
@@ -242,7 +242,7 @@ fuzz-python: fuzz-python-build
 fuzz-python-run:
 	mkdir -p $(C_FUZZ)/py-corpus
 	LD_PRELOAD="$$($(PY_FUZZ_VENV)/bin/python -c 'import atheris, os; print(os.path.join(atheris.path(), "asan_with_fuzzer.so"))')" \
-	  ASAN_OPTIONS=detect_leaks=0 $(PY_FUZZ_VENV)/bin/python python/fuzz/fuzz_pith.py -max_len=4096 -rss_limit_mb=4096 \
+	  ASAN_OPTIONS=detect_leaks=0 $(PY_FUZZ_VENV)/bin/python python/fuzz/fuzz_tersa.py -max_len=4096 -rss_limit_mb=4096 \
 	  -artifact_prefix=$(C_FUZZ)/py- -max_total_time=$(FUZZ_TEST_SECONDS) -print_final_stats=1 \
 	  $(C_FUZZ)/py-corpus $(C_FUZZ)/py-seeds
 

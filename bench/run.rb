@@ -1,25 +1,25 @@
 #!/usr/bin/env ruby
 # frozen_string_literal: true
 #
-# bench/run.rb - the Pith benchmark suite (`make bench`). See bench/README.md.
+# bench/run.rb - the Tersa benchmark suite (`make bench`). See bench/README.md.
 #
 #   ruby bench/run.rb                  full run (< 20 min), report in bench/results/<date>/
 #   QUICK=1 ruby bench/run.rb          short run (< 6 min), bench/results/<date>-quick/
 #   SMOKE=1 ruby bench/run.rb          `make test`: two documents, every section, seconds;
 #                                      exits non-zero if a section breaks or a round trip is inexact
-#   ONLY=pith,msgpack / EXCEPT=bson    codec filters
+#   ONLY=tersa,msgpack / EXCEPT=bson    codec filters
 #   CORPUS=dir  DOCS=a,b               documents of section 1 (any folder of *.json / *.json.xz)
 #   SECTIONS=seed,types,scaling,large,kinds,c,python,js,redis,http,queue,serializers
 #   KINDS_DOCS=a,b  KINDS_LANGS=ruby,python,js   documents and languages of the kinds section
-#   OUT=dir  PUBLISH=1  YJIT=0  PITH_LIB=dir
+#   OUT=dir  PUBLISH=1  YJIT=0  TERSA_LIB=dir
 
 require "rbconfig"
 
 ROOT = File.expand_path("..", __dir__)
 
 # Measure under YJIT when this Ruby has it (Debian's 3.1 does): re-exec once.
-if ENV["YJIT"] != "0" && defined?(RubyVM::YJIT) && !RubyVM::YJIT.enabled? && ENV["PITH_BENCH_REEXEC"].nil?
-  ENV["PITH_BENCH_REEXEC"] = "1"
+if ENV["YJIT"] != "0" && defined?(RubyVM::YJIT) && !RubyVM::YJIT.enabled? && ENV["TERSA_BENCH_REEXEC"].nil?
+  ENV["TERSA_BENCH_REEXEC"] = "1"
   exec(RbConfig.ruby, "--yjit", __FILE__, *ARGV)
 end
 
@@ -28,18 +28,18 @@ require "fileutils"
 require "tmpdir"
 
 $LOAD_PATH.unshift(File.join(__dir__, "lib"))
-# The gem, compiled in place by `make ruby` (or PITH_LIB=dir for another build).
+# The gem, compiled in place by `make ruby` (or TERSA_LIB=dir for another build).
 # It is loaded from a copy taken now: rebuilding ruby/ during a long run would
-# otherwise rewrite the mapped pith.so under the running process (SIGBUS) or
+# otherwise rewrite the mapped tersa.so under the running process (SIGBUS) or
 # mix two builds in one report.
-PITH_LIB = File.expand_path(ENV["PITH_LIB"] || File.join(ROOT, "ruby/lib"))
-if File.exist?(File.join(PITH_LIB, "pith.rb"))
-  snapshot = Dir.mktmpdir("pith-bench-lib-")
-  FileUtils.cp_r(File.join(PITH_LIB, "."), snapshot)
+TERSA_LIB = File.expand_path(ENV["TERSA_LIB"] || File.join(ROOT, "ruby/lib"))
+if File.exist?(File.join(TERSA_LIB, "tersa.rb"))
+  snapshot = Dir.mktmpdir("tersa-bench-lib-")
+  FileUtils.cp_r(File.join(TERSA_LIB, "."), snapshot)
   at_exit { FileUtils.rm_rf(snapshot) }
   $LOAD_PATH.unshift(snapshot)
 else
-  $LOAD_PATH.unshift(PITH_LIB)
+  $LOAD_PATH.unshift(TERSA_LIB)
 end
 require "compress"
 require "bench/util"
@@ -74,15 +74,15 @@ module Bench
       end
       out = out_dir(ctx)
       FileUtils.mkdir_p(out)
-      $stderr.puts "Pith benchmark: #{ctx.mode} run, #{ctx.sections.join(' ')} → #{out.sub("#{ROOT}/", '')}"
+      $stderr.puts "Tersa benchmark: #{ctx.mode} run, #{ctx.sections.join(' ')} → #{out.sub("#{ROOT}/", '')}"
 
       codecs, unavailable = Codecs.load(ctx.codec_names)
       floor = nil
-      if ctx.codec_names.include?("pith")
+      if ctx.codec_names.include?("tersa")
         begin
           floor = Codecs::Floor.new
         rescue LoadError, StandardError => e
-          unavailable["floor"] = "#{e.class}: #{e.message.lines.first&.strip}" unless unavailable["pith"]
+          unavailable["floor"] = "#{e.class}: #{e.message.lines.first&.strip}" unless unavailable["tersa"]
         end
       end
       $stderr.puts "codecs: #{codecs.map(&:name).join(' ')}#{unavailable.empty? ? '' : "; unavailable: #{unavailable.keys.join(' ')}"}"
@@ -126,7 +126,7 @@ module Bench
 
     def out_dir(ctx)
       return File.expand_path(ctx.env["OUT"]) if ctx.env["OUT"] && !ctx.env["OUT"].empty?
-      return Dir.mktmpdir("pith-bench-smoke-") if ctx.smoke?
+      return Dir.mktmpdir("tersa-bench-smoke-") if ctx.smoke?
       name = Time.now.strftime("%Y-%m-%d")
       name += "-#{File.basename(ctx.corpus_dir)}" unless ctx.default_corpus?
       name += "-quick" if ctx.quick?
@@ -155,9 +155,9 @@ module Bench
         { "name" => c.name, "version" => c.version, "api" => c.api, "package" => c.package,
           "package_version" => c.package.start_with?("ruby-") ? Machine.dpkg_version(c.package) : nil }
       end
-      so = Dir[File.join(PITH_LIB, "pith", "*.so")].first
-      if so && (pith = libs.find { |l| l["name"] == "pith" })
-        pith["package_version"] = "(#{PITH_LIB.sub("#{ROOT}/", '')}, #{File.basename(so)} built #{File.mtime(so).utc.strftime('%Y-%m-%d %H:%M UTC')})"
+      so = Dir[File.join(TERSA_LIB, "tersa", "*.so")].first
+      if so && (tersa = libs.find { |l| l["name"] == "tersa" })
+        tersa["package_version"] = "(#{TERSA_LIB.sub("#{ROOT}/", '')}, #{File.basename(so)} built #{File.mtime(so).utc.strftime('%Y-%m-%d %H:%M UTC')})"
       end
       unavailable.each { |n, why| libs << { "name" => n, "version" => "unavailable", "api" => why } }
       libs << { "name" => "ffi", "version" => FFI::VERSION, "package" => "ruby-ffi", "package_version" => Machine.dpkg_version("ruby-ffi"),
@@ -215,16 +215,16 @@ module Bench
     # What makes the run fail (non-zero exit; the smoke test in `make test`).
     def failures(ctx, results)
       f = results["errors"].map { |e| "section #{e['section']} broke: #{e['message']}" }
-      if ctx.codec_names.include?("pith") && results["unavailable"]["pith"] && File.exist?(File.join(ROOT, "ruby/lib/pith.rb"))
-        f << "ruby/lib/pith.rb exists but the gem does not load (run `make ruby`): #{results['unavailable']['pith']}"
+      if ctx.codec_names.include?("tersa") && results["unavailable"]["tersa"] && File.exist?(File.join(ROOT, "ruby/lib/tersa.rb"))
+        f << "ruby/lib/tersa.rb exists but the gem does not load (run `make ruby`): #{results['unavailable']['tersa']}"
       end
       s = results["sections"]
       if (seed = s.dig("seed", "result"))
         seed["rows"].each do |c, row|
           row.each { |d, r| f << "seed #{d}: #{c} round trip not exact: #{r['error'] || r['diff']}" unless r["exact"] }
-          row.each { |d, r| f << "seed #{d}: pith bytes differ from spec/vectors/corpus/seed/#{d}.pith" if r["canonical"] == false }
+          row.each { |d, r| f << "seed #{d}: tersa bytes differ from spec/vectors/corpus/seed/#{d}.tersa" if r["canonical"] == false }
         end
-        seed["floor"]&.each { |d, r| f << "seed #{d}: Pith::Native.deep_copy result differs from its input" unless r["exact"] }
+        seed["floor"]&.each { |d, r| f << "seed #{d}: Tersa::Native.deep_copy result differs from its input" unless r["exact"] }
         seed.dig("published", "mismatches")&.each do |x|
           f << "seed #{x['document']}: #{x['codec']} gives #{x['measured']} bytes, the published seed table #{x['published']}"
         end
@@ -234,7 +234,7 @@ module Bench
           row.each do |ty, r|
             next unless r["supported"]
             f << "types #{ty}: #{c} raised #{r['error']}" if r["error"]
-            f << "types #{ty}: pith round trip not exact: #{r['diff']}" if c == "pith" && r["exact"] == false && !r["error"]
+            f << "types #{ty}: tersa round trip not exact: #{r['diff']}" if c == "tersa" && r["exact"] == false && !r["error"]
           end
         end
       end
@@ -244,7 +244,7 @@ module Bench
       if (l = s.dig("large", "result"))
         l["rows"].each do |c, row|
           row.each { |d, r| f << "large #{d}: #{c} round trip not exact: #{r['error'] || r['diff']}" unless r["exact"] }
-          row.each { |d, r| f << "large #{d}: pith bytes differ from the canonical encoding" if r["canonical"] == false }
+          row.each { |d, r| f << "large #{d}: tersa bytes differ from the canonical encoding" if r["canonical"] == false }
         end
       end
       if (k = s.dig("kinds", "result"))

@@ -1,4 +1,4 @@
-"""Build the pith extension: the binding (src/pith/_pith.c) plus the C core.
+"""Build the tersa extension: the binding (src/tersa/_tersa.c) plus the C core.
 
 Inside the repository the core's sources are copied from ../c into csrc/
 before building (so that an sdist made here is self-contained); an unpacked
@@ -13,23 +13,23 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The C core: ../c in the repository, or another checkout named by PITH_CORE_DIR.
-CORE = os.path.abspath(os.environ.get("PITH_CORE_DIR") or os.path.join(HERE, "..", "c"))
+# The C core: ../c in the repository, or another checkout named by TERSA_CORE_DIR.
+CORE = os.path.abspath(os.environ.get("TERSA_CORE_DIR") or os.path.join(HERE, "..", "c"))
 VENDOR = os.path.join(HERE, "csrc")
 
 
 def sync_core() -> None:
     src = os.path.join(CORE, "src")
-    header = os.path.join(CORE, "include", "pith.h")
+    header = os.path.join(CORE, "include", "tersa.h")
     if not (os.path.isdir(src) and os.path.isfile(header)):
-        if not os.path.isfile(os.path.join(VENDOR, "include", "pith.h")):
-            raise SystemExit("pith: the C core was not found (expected ../c or csrc/)")
+        if not os.path.isfile(os.path.join(VENDOR, "include", "tersa.h")):
+            raise SystemExit("tersa: the C core was not found (expected ../c or csrc/)")
         return
     wanted = {}
     for name in sorted(os.listdir(src)):
         if name.endswith((".c", ".h")):
             wanted[os.path.join("src", name)] = os.path.join(src, name)
-    wanted[os.path.join("include", "pith.h")] = header
+    wanted[os.path.join("include", "tersa.h")] = header
     for rel, origin in wanted.items():
         dest = os.path.join(VENDOR, rel)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
@@ -51,9 +51,9 @@ CORE_SOURCES = sorted(
 
 
 def core_allows_private_api() -> bool:
-    """Newer cores let an embedder define PITH_API (empty: the core's symbols stay private)."""
-    with open(os.path.join(VENDOR, "include", "pith.h"), encoding="utf-8") as f:
-        return "#ifndef PITH_API" in f.read()
+    """Newer cores let an embedder define TERSA_API (empty: the core's symbols stay private)."""
+    with open(os.path.join(VENDOR, "include", "tersa.h"), encoding="utf-8") as f:
+        return "#ifndef TERSA_API" in f.read()
 
 
 class BuildExt(build_ext):
@@ -62,25 +62,25 @@ class BuildExt(build_ext):
             flags = ["/O2", "/fp:precise"]
         else:
             # Decimal floats decode with exactly one IEEE operation: no fused multiply-add.
-            # -fno-semantic-interposition: the core's PITH_API functions are exported, which
+            # -fno-semantic-interposition: the core's TERSA_API functions are exported, which
             # would otherwise force calls between them (and from the binding) through the PLT.
             flags = ["-O3", "-ffp-contract=off", "-fvisibility=hidden", "-fno-semantic-interposition",
                      "-Wno-missing-field-initializers"]
         for ext in self.extensions:
             ext.extra_compile_args = flags + list(ext.extra_compile_args or [])
             if core_allows_private_api():
-                ext.define_macros = list(ext.define_macros or []) + [("PITH_API", "")]
+                ext.define_macros = list(ext.define_macros or []) + [("TERSA_API", "")]
         super().build_extensions()
 
 
 setup(
     ext_modules=[
         Extension(
-            "pith._pith",
-            # _pith.c includes the binding's other parts (one translation unit).
-            sources=[os.path.join("src", "pith", "_pith.c")] + CORE_SOURCES,
+            "tersa._tersa",
+            # _tersa.c includes the binding's other parts (one translation unit).
+            sources=[os.path.join("src", "tersa", "_tersa.c")] + CORE_SOURCES,
             depends=[
-                os.path.join("src", "pith", name)
+                os.path.join("src", "tersa", name)
                 for name in ("encode.c", "encode_shapes.c", "encode_other.c", "decode.c", "decode_keys.c",
                              "decode_generic.c", "streams.c")
             ],

@@ -136,7 +136,7 @@ async function main() {
       }
     }
     return {
-      schema: 'pith-bench/1',
+      schema: 'tersa-bench/1',
       runtime: `Node.js ${process.version}`,
       libraries: { ...versions(), 'redis-server': redis.version },
       mode: MODE,

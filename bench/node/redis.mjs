@@ -1,6 +1,6 @@
 // Section 7, Redis: arrays of user records (lib/users.mjs) at 10 ... 100k
 // items stored in a redis-server of our own as JSON, MessagePack (msgpackr,
-// plain and with records) and Pith: bytes per value, MEMORY USAGE per key,
+// plain and with records) and Tersa: bytes per value, MEMORY USAGE per key,
 // encode and decode time per array (from and to the bytes Redis holds).
 //
 //   node bench/node/redis.mjs [--json OUT]
@@ -99,7 +99,7 @@ async function measure(client, redis) {
   }
   const info = (await client.info('memory')).toString();
   return {
-    schema: 'pith-bench/1',
+    schema: 'tersa-bench/1',
     runtime: `Node.js ${process.version}`,
     libraries: { ...versions(), 'redis-server': redis.version },
     mode: MODE,

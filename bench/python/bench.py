@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Python section of `make bench`: pith beside orjson, ormsgpack, msgpack,
+"""Python section of `make bench`: tersa beside orjson, ormsgpack, msgpack,
 cbor2 and json on the seed and large documents.
 
 For every document and codec: bytes, encode and decode documents per second,
@@ -14,10 +14,10 @@ discarded). Compare ratios, not absolute rates: the machine may be shared.
     python bench/python/bench.py --kinds [--json OUT]   the kinds corpus (kinds.py)
 
 Environment: QUICK=1 (short run), SMOKE=1 (two documents, one round),
-ONLY=pith,orjson / EXCEPT=cbor2 (codec filters), CORPUS=dir (seed folder),
+ONLY=tersa,orjson / EXCEPT=cbor2 (codec filters), CORPUS=dir (seed folder),
 DOCS=api,time (keep some documents), BENCH_ROOT (repository root),
 BENCH_MODE=full|quick|smoke (set by bench/run.rb), KINDS_DOCS=a,b (--kinds). Writes schema
-`pith-bench/1` with --json (see bench/README.md).
+`tersa-bench/1` with --json (see bench/README.md).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ PLAN = {"full": (5, 0.06), "quick": (3, 0.02), "smoke": (1, 0.005)}[MODE]
 # Codecs
 # --------------------------------------------------------------------------
 
-CODECS = ["pith", "orjson", "ormsgpack", "msgpack", "cbor2", "json"]
+CODECS = ["tersa", "orjson", "ormsgpack", "msgpack", "cbor2", "json"]
 
 
 def load_codecs(wanted):
@@ -61,13 +61,13 @@ def load_codecs(wanted):
     out, notes = {}, []
     for name in wanted:
         try:
-            if name == "pith":
+            if name == "tersa":
                 try:
-                    import pith
+                    import tersa
                 except ImportError:
                     sys.path.insert(0, str(ROOT / "python" / "src"))
-                    import pith
-                out[name] = (pith.dumps, pith.loads, pith.__version__ + f" (core {pith.CORE_VERSION})")
+                    import tersa
+                out[name] = (tersa.dumps, tersa.loads, tersa.__version__ + f" (core {tersa.CORE_VERSION})")
             elif name == "orjson":
                 import orjson
 
@@ -191,7 +191,7 @@ def progress(msg):
 
 def run():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--json", metavar="OUT", help="write the results (schema pith-bench/1) to OUT")
+    parser.add_argument("--json", metavar="OUT", help="write the results (schema tersa-bench/1) to OUT")
     parser.add_argument("--kinds", action="store_true", help="measure the kinds corpus (bench/corpus/kinds) instead")
     args = parser.parse_args()
     if args.kinds:
@@ -244,7 +244,7 @@ def run():
         out_rows.append(row)
 
     result = {
-        "schema": "pith-bench/1",
+        "schema": "tersa-bench/1",
         "runtime": f"{platform.python_implementation()} {platform.python_version()}",
         "libraries": {c: v for c, (_, _, v) in codecs.items()},
         "machine": {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
@@ -262,7 +262,7 @@ def run():
     print_summary(result)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
-    bad = [r for r in out_rows if not r["correct"] and r["codec"] == "pith"]
+    bad = [r for r in out_rows if not r["correct"] and r["codec"] == "tersa"]
     return 1 if bad else 0
 
 
@@ -279,7 +279,7 @@ def summary_tables(rows, codecs):
             continue
         docs = list(dict.fromkeys(r["document"] for r in grp))
         by = {(r["document"], r["codec"]): r for r in grp}
-        pith_ok = all((d, "pith") in by for d in docs) and "pith" in codecs
+        tersa_ok = all((d, "tersa") in by for d in docs) and "tersa" in codecs
         table_rows = []
         for c in codecs:
             cr = [by[(d, c)] for d in docs if (d, c) in by]
@@ -288,16 +288,16 @@ def summary_tables(rows, codecs):
             sizes = [r["bytes"] for r in cr if "bytes" in r]
             enc = geomean([r.get("encode_per_s") for r in cr])
             dec = geomean([r.get("decode_per_s") for r in cr])
-            if pith_ok and c != "pith":
-                # pith's advantage: geometric mean over documents of pith rate / codec rate
-                enc_x = geomean([by[(d, "pith")].get("encode_per_s", 0) / by[(d, c)]["encode_per_s"]
+            if tersa_ok and c != "tersa":
+                # tersa's advantage: geometric mean over documents of tersa rate / codec rate
+                enc_x = geomean([by[(d, "tersa")].get("encode_per_s", 0) / by[(d, c)]["encode_per_s"]
                                  for d in docs if by[(d, c)].get("encode_per_s")])
-                dec_x = geomean([by[(d, "pith")].get("decode_per_s", 0) / by[(d, c)]["decode_per_s"]
+                dec_x = geomean([by[(d, "tersa")].get("decode_per_s", 0) / by[(d, c)]["decode_per_s"]
                                  for d in docs if by[(d, c)].get("decode_per_s")])
-                size_x = geomean([by[(d, "pith")]["bytes"] / by[(d, c)]["bytes"] for d in docs if by[(d, c)].get("bytes")])
+                size_x = geomean([by[(d, "tersa")]["bytes"] / by[(d, c)]["bytes"] for d in docs if by[(d, c)].get("bytes")])
                 ratios = [f"{size_x:.2f}", f"{enc_x:.2f}", f"{dec_x:.2f}"]
             else:
-                ratios = ["1.00", "1.00", "1.00"] if c == "pith" else ["", "", ""]
+                ratios = ["1.00", "1.00", "1.00"] if c == "tersa" else ["", "", ""]
             table_rows.append([
                 c,
                 f"{sum(sizes) / len(sizes):,.0f}" if sizes else "",
@@ -306,9 +306,9 @@ def summary_tables(rows, codecs):
             ])
         tables.append({
             "title": f"Python, {group} documents: averages and geometric means "
-                     f"(pith ÷ codec: size smaller is better, rates larger is better)",
+                     f"(tersa ÷ codec: size smaller is better, rates larger is better)",
             "columns": ["codec", "avg bytes", "encode docs/s (geomean)", "decode docs/s (geomean)",
-                        "pith size ÷", "pith encode ×", "pith decode ×", "exact"],
+                        "tersa size ÷", "tersa encode ×", "tersa decode ×", "exact"],
             "rows": table_rows,
         })
     return tables
@@ -348,10 +348,10 @@ def print_summary(result):
     seed = {(r["document"], r["codec"]): r for r in rows if r.get("group", "seed") == "seed"}
     docs = list(dict.fromkeys(d for d, _ in seed))
     for peer, op, target in (("orjson", "encode_per_s", 1.1), ("ormsgpack", "decode_per_s", 1.3)):
-        if all((d, peer) in seed and (d, "pith") in seed for d in docs):
-            x = geomean([seed[(d, "pith")].get(op, 0) / seed[(d, peer)][op] for d in docs if seed[(d, peer)].get(op)])
+        if all((d, peer) in seed and (d, "tersa") in seed for d in docs):
+            x = geomean([seed[(d, "tersa")].get(op, 0) / seed[(d, peer)][op] for d in docs if seed[(d, peer)].get(op)])
             ok = "met" if x >= target else "NOT met"
-            print(f"\ntarget: pith {op.split('_')[0]} ≥ {target}× {peer}: {x:.2f}× ({ok})")
+            print(f"\ntarget: tersa {op.split('_')[0]} ≥ {target}× {peer}: {x:.2f}× ({ok})")
     wrong = [f"{r['document']}/{r['codec']}" for r in rows if not r["correct"]]
     print("\nexact round trips: " + ("all" if not wrong else "NOT for " + ", ".join(wrong)))
 

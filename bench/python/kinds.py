@@ -1,5 +1,5 @@
 """The kinds section in Python (`bench.py --kinds`): every document of
-bench/corpus/kinds and bench/corpus/large, pith beside each peer: bytes,
+bench/corpus/kinds and bench/corpus/large, tersa beside each peer: bytes,
 encode and decode rates, exactness. Per document, a warm-up round then
 rounds in which every (codec, operation) pair runs once in a shuffled order
 for a fixed time slice; the rate is the median over the rounds. A per-record
@@ -8,7 +8,7 @@ own buffer and decoded from it.
 
 Environment: KINDS_DOCS=a,b (documents), ONLY/EXCEPT (codecs), QUICK=1,
 SMOKE=1 or BENCH_MODE (plan). Exit status 1 when a round trip is not exact
-and no known limit of the peer explains it (Pith is never excused).
+and no known limit of the peer explains it (Tersa is never excused).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ LIMITS = {
 
 
 def excuse(codec, features):
-    if codec == "pith":
+    if codec == "tersa":
         return None
     why = [reason for f, reason in LIMITS.get(codec, {}).items() if f in features]
     return "; ".join(dict.fromkeys(why)) or None
@@ -163,7 +163,7 @@ def run(json_out):
         rows.extend(doc_rows)
         bench.progress(f"  {entry['name']} ({time.perf_counter() - t0:.0f} s)")
     result = {
-        "schema": "pith-bench/1",
+        "schema": "tersa-bench/1",
         "runtime": f"{platform.python_implementation()} {platform.python_version()}",
         "libraries": {c: v for c, (_, _, v) in codecs.items()},
         "mode": mode,
@@ -179,7 +179,7 @@ def run(json_out):
     print_summary(rows, list(codecs))
     if json_out:
         Path(json_out).write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    bad = [r for r in rows if not r["correct"] and (r["codec"] == "pith" or not r.get("expected"))]
+    bad = [r for r in rows if not r["correct"] and (r["codec"] == "tersa" or not r.get("expected"))]
     for r in bad:
         print(f"NOT EXACT: {r['document']} {r['codec']}: {r.get('error') or r.get('diff')}", file=sys.stderr)
     bench.progress(f"python kinds: {time.perf_counter() - t0:.0f} s")
@@ -189,11 +189,11 @@ def run(json_out):
 def print_summary(rows, codecs):
     by = {(r["document"], r["codec"]): r for r in rows}
     docs = list(dict.fromkeys(r["document"] for r in rows))
-    peers = [c for c in codecs if c != "pith"]
-    print("\nkinds: pith ÷ peer, encode / decode rate (above 1: pith is faster); ✗ inexact (limit: a known limit of the peer)")
+    peers = [c for c in codecs if c != "tersa"]
+    print("\nkinds: tersa ÷ peer, encode / decode rate (above 1: tersa is faster); ✗ inexact (limit: a known limit of the peer)")
     print("  " + "document".ljust(16) + "".join(p[:15].rjust(16) for p in peers))
     for d in docs:
-        p = by.get((d, "pith"), {})
+        p = by.get((d, "tersa"), {})
         cells = []
         for c in peers:
             r = by.get((d, c))

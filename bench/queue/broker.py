@@ -8,10 +8,10 @@ the consumer's TCP sockets sent and received during the run, from the
 kernel's TCP_INFO, NATS framing included; and the payload bytes the broker
 counted), and each side's CPU per message.
 
-Pith with a dictionary goes through the dictionary registry: the producer
+Tersa with a dictionary goes through the dictionary registry: the producer
 publishes the dictionary to Redis under its id, and the consumer, meeting that
-id in the first message, fetches it from Redis (pith.DictionaryRegistry).
-pith-stream sends one stream: each message is one frame (sync every 1,000),
+id in the first message, fetches it from Redis (tersa.DictionaryRegistry).
+tersa-stream sends one stream: each message is one frame (sync every 1,000),
 so keys and repeated tickers cost nothing after the first frames.
 
 NATS, not RabbitMQ: nats-server is one Go binary that starts in milliseconds
@@ -46,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import stock  # noqa: E402
 
-CODECS = ["json", "msgpack", "pith", "pith-dict", "pith-stream"]
+CODECS = ["json", "msgpack", "tersa", "tersa-dict", "tersa-stream"]
 WINDOW = 10_000  # messages the producer may have unacknowledged
 ACK_EVERY = 1_000
 SYNC_FRAMES = 1_000
@@ -61,24 +61,24 @@ PLANS = {
 
 
 def codec_pair(name, registry=None):
-    """(encode, decode) of one message; pith-dict decodes through the registry."""
+    """(encode, decode) of one message; tersa-dict decodes through the registry."""
     import orjson
     import ormsgpack
-    import pith
+    import tersa
 
     strings, shapes = stock.dictionary_parts()
-    d = pith.Dictionary(strings=strings, shapes=shapes)
+    d = tersa.Dictionary(strings=strings, shapes=shapes)
     if name == "json":
         return orjson.dumps, orjson.loads
     if name == "msgpack":
         return ormsgpack.packb, ormsgpack.unpackb
-    if name == "pith":
-        return pith.dumps, pith.loads
-    if name == "pith-dict":
-        return (lambda v: pith.dumps(v, dictionary=d)), (registry.loads if registry else None)
-    if name == "pith-stream":
-        enc = pith.Encoder(sync_frames=SYNC_FRAMES)
-        dec = pith.Decoder()
+    if name == "tersa":
+        return tersa.dumps, tersa.loads
+    if name == "tersa-dict":
+        return (lambda v: tersa.dumps(v, dictionary=d)), (registry.loads if registry else None)
+    if name == "tersa-stream":
+        enc = tersa.Encoder(sync_frames=SYNC_FRAMES)
+        dec = tersa.Decoder()
 
         def decode(data):
             dec.feed(data)
@@ -106,14 +106,14 @@ def tcp_bytes(nc):
 
 async def produce(a):
     import nats
-    import pith
+    import tersa
     import redis
 
     records = stock.records(a.count, a.keys)
-    if a.codec == "pith-dict":
+    if a.codec == "tersa-dict":
         strings, shapes = stock.dictionary_parts()
-        d = pith.Dictionary(strings=strings, shapes=shapes)
-        pith.DictionaryRegistry(redis.Redis(host="127.0.0.1", port=a.redis)).publish(d)
+        d = tersa.Dictionary(strings=strings, shapes=shapes)
+        tersa.DictionaryRegistry(redis.Redis(host="127.0.0.1", port=a.redis)).publish(d)
     encode, _ = codec_pair(a.codec)
     nc = await nats.connect(f"nats://127.0.0.1:{a.port}", allow_reconnect=False)
     acked = 0
@@ -152,12 +152,12 @@ async def produce(a):
 
 async def consume(a):
     import nats
-    import pith
+    import tersa
     import redis
 
     expected = stock.records(a.count, a.keys)
     store = CountingStore(redis.Redis(host="127.0.0.1", port=a.redis))
-    registry = pith.DictionaryRegistry(store)
+    registry = tersa.DictionaryRegistry(store)
     _, decode = codec_pair(a.codec, registry)
     nc = await nats.connect(f"nats://127.0.0.1:{a.port}", allow_reconnect=False)
     done = asyncio.Event()
@@ -236,7 +236,7 @@ def wait_port(port, proc, what, limit=15.0):
 
 class Servers:
     def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="pith-bench-queue-")
+        self.dir = tempfile.mkdtemp(prefix="tersa-bench-queue-")
         self.procs = []
 
     def start(self):
@@ -373,11 +373,11 @@ def orchestrate(mode):
                     f"{r['codec']} {r.get('msgs_per_s') or 0:,.0f} msg/s {r.get('payload_bytes', 0)} B"
                     + ("" if r["correct"] else f" FAILED {r.get('error')}") for r in rows[-len(CODECS):]), file=sys.stderr)
         return {
-            "schema": "pith-bench-queue/1", "language": "python", "part": "broker",
+            "schema": "tersa-bench-queue/1", "language": "python", "part": "broker",
             "runtime": f"CPython {sys.version.split()[0]}",
             "broker": f"nats-server {srv.nats_version} (core publish/subscribe, loopback)",
             "broker_start_ms": round(srv.nats_start_ms, 1),
-            "libraries": {n: metadata.version(n) for n in ("nats-py", "redis", "orjson", "ormsgpack", "pith")},
+            "libraries": {n: metadata.version(n) for n in ("nats-py", "redis", "orjson", "ormsgpack", "tersa")},
             "params": {**plan, "window": WINDOW, "ack_every": ACK_EVERY, "sync_frames": SYNC_FRAMES},
             "rows": rows,
         }

@@ -1,6 +1,6 @@
 """The message-queue section's record benchmark in Python (bench/README.md):
 arrays of 1 to 1,000,000 Stock records (stock.py) with named and with
-integer-like keys, through orjson, ormsgpack, Pith and Pith with the
+integer-like keys, through orjson, ormsgpack, Tersa and Tersa with the
 pre-shared dictionary: bytes, ns per item for encode and decode, memory per
 encode + decode (tracemalloc's peak bytes, and the memory blocks the bytes
 and the decoded value hold), exactness; and one record alone (the write-up's 26 bytes).
@@ -26,7 +26,7 @@ from importlib import metadata
 import orjson
 import ormsgpack
 
-import pith
+import tersa
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stock  # noqa: E402
@@ -45,8 +45,8 @@ def codecs(d):
     return [
         ("json", orjson.dumps, orjson.loads),
         ("msgpack", ormsgpack.packb, ormsgpack.unpackb),
-        ("pith", pith.dumps, pith.loads),
-        ("pith-dict", lambda v: pith.dumps(v, dictionary=d), lambda b: pith.loads(b, dictionary=d)),
+        ("tersa", tersa.dumps, tersa.loads),
+        ("tersa-dict", lambda v: tersa.dumps(v, dictionary=d), lambda b: tersa.loads(b, dictionary=d)),
     ]
 
 
@@ -93,7 +93,7 @@ def counts(top):
 def run(mode):
     plan = PLANS[mode]
     strings, shapes = stock.dictionary_parts()
-    d = pith.Dictionary(strings=strings, shapes=shapes)
+    d = tersa.Dictionary(strings=strings, shapes=shapes)
     cs = codecs(d)
     rows, single = [], []
     for keys in stock.KEYS:
@@ -136,9 +136,9 @@ def run(mode):
             del value, cases
             gc.collect()
     return {
-        "schema": "pith-bench-queue/1", "language": "python",
+        "schema": "tersa-bench-queue/1", "language": "python",
         "runtime": f"{platform.python_implementation()} {platform.python_version()}",
-        "libraries": {n: metadata.version(n) for n in ("orjson", "ormsgpack", "pith")},
+        "libraries": {n: metadata.version(n) for n in ("orjson", "ormsgpack", "tersa")},
         "dictionary": {"id": f"{d.id:016x}", "strings": len(d.strings), "shapes": len(d.shapes), "bytes": len(d.serialize())},
         "params": plan,
         "allocations": "one encode + decode: tracemalloc's peak bytes; blocks held by the bytes and the decoded value (sys.getallocatedblocks)",

@@ -3,7 +3,7 @@
 #
 # The message-queue section's record benchmark in Ruby (bench/README.md): arrays
 # of 1 to 1,000,000 Stock records (stock.rb) with named and with integer-like
-# keys, through JSON, MessagePack, Pith and Pith with the pre-shared
+# keys, through JSON, MessagePack, Tersa and Tersa with the pre-shared
 # dictionary: bytes, ns per item for encode and decode, objects allocated per
 # encode + decode, exactness; and one record alone (the write-up's 26 bytes).
 #
@@ -15,8 +15,8 @@ require "msgpack"
 require "optparse"
 
 ROOT = File.expand_path("../..", __dir__)
-$LOAD_PATH.unshift(ENV["PITH_LIB"] || File.join(ROOT, "ruby/lib"))
-require "pith"
+$LOAD_PATH.unshift(ENV["TERSA_LIB"] || File.join(ROOT, "ruby/lib"))
+require "tersa"
 require_relative "stock"
 
 module QueueRecords
@@ -36,15 +36,15 @@ module QueueRecords
   def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
   def codecs(dict)
-    enc = Pith::Encoder.new
-    dec = Pith::Decoder.new
-    denc = Pith::Encoder.new(dictionary: dict)
-    ddec = Pith::Decoder.new(dictionary: dict)
+    enc = Tersa::Encoder.new
+    dec = Tersa::Decoder.new
+    denc = Tersa::Encoder.new(dictionary: dict)
+    ddec = Tersa::Decoder.new(dictionary: dict)
     [
       Codec.new("json", ->(v) { JSON.generate(v) }, ->(s) { JSON.parse(s) }),
       Codec.new("msgpack", ->(v) { MessagePack.pack(v) }, ->(s) { MessagePack.unpack(s) }),
-      Codec.new("pith", ->(v) { enc.encode(v) }, ->(s) { dec.decode(s) }),
-      Codec.new("pith-dict", ->(v) { denc.encode(v) }, ->(s) { ddec.decode(s) })
+      Codec.new("tersa", ->(v) { enc.encode(v) }, ->(s) { dec.decode(s) }),
+      Codec.new("tersa-dict", ->(v) { denc.encode(v) }, ->(s) { ddec.decode(s) })
     ]
   end
 
@@ -77,7 +77,7 @@ module QueueRecords
   def run(mode)
     plan = PLANS.fetch(mode)
     strings, shapes = Stock.dictionary_parts
-    dict = Pith::Dictionary.new(strings: strings, shapes: shapes)
+    dict = Tersa::Dictionary.new(strings: strings, shapes: shapes)
     cs = codecs(dict)
     rows = []
     single = []
@@ -126,9 +126,9 @@ module QueueRecords
       end
     end
     {
-      "schema" => "pith-bench-queue/1", "language" => "ruby",
+      "schema" => "tersa-bench-queue/1", "language" => "ruby",
       "runtime" => "ruby #{RUBY_VERSION}#{defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? ' +YJIT' : ''}",
-      "libraries" => { "json" => JSON::VERSION, "msgpack" => MessagePack::VERSION, "pith" => Pith::VERSION },
+      "libraries" => { "json" => JSON::VERSION, "msgpack" => MessagePack::VERSION, "tersa" => Tersa::VERSION },
       "dictionary" => { "id" => format("%016x", dict.id), "strings" => dict.strings.size, "shapes" => dict.shapes.size,
                         "bytes" => dict.to_s.bytesize },
       "params" => plan.transform_keys(&:to_s), "allocations" => "GC.stat(:total_allocated_objects) over one encode + decode",

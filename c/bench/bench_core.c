@@ -1,22 +1,22 @@
 /*
  * bench_core.c - throughput of the C core on the seed and large documents.
  *
- * Usage: pith_bench REPO_ROOT [SECONDS_PER_CASE]
+ * Usage: tersa_bench REPO_ROOT [SECONDS_PER_CASE]
  *
  * Documents: bench/corpus/seed, bench/corpus/large and bench/corpus/kinds.
  * ONLY=name,name limits the run to those documents.
  *
  * For each document (parsed once from JSON into a value tree):
- *   encode   pith_writer_start + pith_write_value (what a binding does)
- *   pull     pith_reader_start + pith_skip: every item decoded and validated,
+ *   encode   tersa_writer_start + tersa_write_value (what a binding does)
+ *   pull     tersa_reader_start + tersa_skip: every item decoded and validated,
  *            no objects built (the floor under a binding's decoder)
- *   tree     pith_decode into a value tree (allocation included)
- * Rates are documents per second and MB/s of the Pith bytes and of the
+ *   tree     tersa_decode into a value tree (allocation included)
+ * Rates are documents per second and MB/s of the Tersa bytes and of the
  * compact-JSON-equivalent bytes (JSON size / time), so that formats of
  * different sizes compare on the same data.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "pith.h"
+#include "tersa.h"
 
 #include "fileio.h"
 #include "json.h"
@@ -36,7 +36,7 @@ static double now(void) {
 
 typedef struct doc_case {
     char name[64];
-    pith_doc *doc;
+    tersa_doc *doc;
     uint8_t *bytes;
     size_t len;
     size_t json_len; /* compact JSON */
@@ -67,18 +67,18 @@ static bool load(doc_case *c, const char *path, const char *name) {
     free(text);
     if (!c->doc) return false;
     snprintf(c->name, sizeof c->name, "%s", name);
-    pith_buf compact;
-    pith_buf_init(&compact, NULL);
-    json_write(pith_doc_root(c->doc, 0), NULL, &compact, &jerr);
+    tersa_buf compact;
+    tersa_buf_init(&compact, NULL);
+    json_write(tersa_doc_root(c->doc, 0), NULL, &compact, &jerr);
     c->json_len = compact.len;
-    pith_buf_free(&compact);
-    pith_writer *w = pith_writer_new(NULL);
-    pith_writer_start(w, NULL, 0);
-    pith_write_value(w, pith_doc_root(c->doc, 0));
-    const uint8_t *data = pith_writer_data(w, &c->len);
+    tersa_buf_free(&compact);
+    tersa_writer *w = tersa_writer_new(NULL);
+    tersa_writer_start(w, NULL, 0);
+    tersa_write_value(w, tersa_doc_root(c->doc, 0));
+    const uint8_t *data = tersa_writer_data(w, &c->len);
     c->bytes = (uint8_t *)malloc(c->len);
     memcpy(c->bytes, data, c->len);
-    pith_writer_free(w);
+    tersa_writer_free(w);
     return true;
 }
 
@@ -141,32 +141,32 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    pith_writer *w = pith_writer_new(NULL);
-    pith_reader *r = pith_reader_new(NULL);
-    printf("%-14s %8s %8s | %11s %9s %9s | %11s %9s %9s | %11s %9s\n", "document", "json B", "pith B", "encode/s",
+    tersa_writer *w = tersa_writer_new(NULL);
+    tersa_reader *r = tersa_reader_new(NULL);
+    printf("%-14s %8s %8s | %11s %9s %9s | %11s %9s %9s | %11s %9s\n", "document", "json B", "tersa B", "encode/s",
            "MB/s", "json MB/s", "pull/s", "MB/s", "json MB/s", "tree/s", "json MB/s");
     double gm_enc = 0, gm_pull = 0, gm_tree = 0;
     size_t seed_bytes = 0, seed_json = 0;
     for (size_t i = 0; i < ncases; i++) {
         doc_case *c = &cases[i];
-        const pith_value *root_value = pith_doc_root(c->doc, 0);
+        const tersa_value *root_value = tersa_doc_root(c->doc, 0);
         double enc = MEASURE(seconds, {
-            pith_writer_start(w, NULL, 0);
-            pith_write_value(w, root_value);
+            tersa_writer_start(w, NULL, 0);
+            tersa_write_value(w, root_value);
             size_t l;
-            pith_writer_data(w, &l);
+            tersa_writer_data(w, &l);
             sink += l;
         });
         double pull = MEASURE(seconds, {
-            pith_reader_start(r, c->bytes, c->len, NULL, 0, 0);
-            pith_skip(r);
-            sink += pith_reader_finish(r);
+            tersa_reader_start(r, c->bytes, c->len, NULL, 0, 0);
+            tersa_skip(r);
+            sink += tersa_reader_finish(r);
         });
         double tree = MEASURE(seconds, {
-            pith_error err;
-            pith_doc *d = pith_decode(NULL, c->bytes, c->len, NULL, &err);
-            sink += pith_doc_count(d);
-            pith_doc_free(d);
+            tersa_error err;
+            tersa_doc *d = tersa_decode(NULL, c->bytes, c->len, NULL, &err);
+            sink += tersa_doc_count(d);
+            tersa_doc_free(d);
         });
         printf("%-14s %8zu %8zu | %11.0f %9.1f %9.1f | %11.0f %9.1f %9.1f | %11.0f %9.1f\n", c->name, c->json_len,
                c->len, enc, enc * (double)c->len / 1e6, enc * (double)c->json_len / 1e6, pull,
@@ -186,10 +186,10 @@ int main(int argc, char **argv) {
                    exp(gm_tree / k));
         }
     }
-    pith_writer_free(w);
-    pith_reader_free(r);
+    tersa_writer_free(w);
+    tersa_reader_free(r);
     for (size_t i = 0; i < ncases; i++) {
-        pith_doc_free(cases[i].doc);
+        tersa_doc_free(cases[i].doc);
         free(cases[i].bytes);
     }
     return 0;

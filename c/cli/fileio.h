@@ -2,8 +2,8 @@
  * fileio.h - whole-file reading and size-limited writing for the CLI, tests
  * and benchmark.
  */
-#ifndef PITH_FILEIO_H
-#define PITH_FILEIO_H
+#ifndef TERSA_FILEIO_H
+#define TERSA_FILEIO_H
 
 #include <stdbool.h>
 #include <stddef.h>

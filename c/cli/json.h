@@ -1,27 +1,27 @@
 /*
- * json.h - the JSON layer of the `pith` command-line tool.
+ * json.h - the JSON layer of the `tersa` command-line tool.
  *
- * json_read parses RFC 8259 JSON into a pith_doc; json_write renders a
- * pith_value as JSON. Neither keeps global state: both are safe to call from
+ * json_read parses RFC 8259 JSON into a tersa_doc; json_write renders a
+ * tersa_value as JSON. Neither keeps global state: both are safe to call from
  * any number of threads on distinct documents and buffers.
  *
- * Mapping (JSON -> Pith):
- *   integer syntax (no '.', no exponent)  PITH_INT if it fits int64, PITH_UINT if
- *                                        it fits uint64, else PITH_BIGINT (exact);
- *                                        -0 is PITH_INT 0
- *   any other number                     PITH_FLOAT, correctly rounded; a number
+ * Mapping (JSON -> Tersa):
+ *   integer syntax (no '.', no exponent)  TERSA_INT if it fits int64, TERSA_UINT if
+ *                                        it fits uint64, else TERSA_BIGINT (exact);
+ *                                        -0 is TERSA_INT 0
+ *   any other number                     TERSA_FLOAT, correctly rounded; a number
  *                                        beyond the double range is an error
- *   string                               PITH_STRING (strict UTF-8, escapes decoded)
- *   object                               PITH_MAP, string keys in document order;
+ *   string                               TERSA_STRING (strict UTF-8, escapes decoded)
+ *   object                               TERSA_MAP, string keys in document order;
  *                                        a repeated key is an error
- *   array / true / false / null          PITH_ARRAY / PITH_TRUE / PITH_FALSE / PITH_NULL
+ *   array / true / false / null          TERSA_ARRAY / TERSA_TRUE / TERSA_FALSE / TERSA_NULL
  *
- * Mapping (Pith -> JSON): see json_write_options for the types JSON cannot hold.
+ * Mapping (Tersa -> JSON): see json_write_options for the types JSON cannot hold.
  */
-#ifndef PITH_CLI_JSON_H
-#define PITH_CLI_JSON_H
+#ifndef TERSA_CLI_JSON_H
+#define TERSA_CLI_JSON_H
 
-#include "pith.h"
+#include "tersa.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -59,7 +59,7 @@ typedef struct json_error {
 typedef struct json_read_options {
     /** Containers may nest this deep (the top level is depth 0; a container
      *  at depth >= max_depth is an error, as in SPEC 5.7). 0 means
-     *  PITH_DEFAULT_MAX_DEPTH. */
+     *  TERSA_DEFAULT_MAX_DEPTH. */
     uint32_t max_depth;
 } json_read_options;
 
@@ -77,9 +77,9 @@ static inline json_read_options json_read_options_defaults(void) {
  * its own copy of every string. `alloc` (NULL: malloc) serves the document and
  * the parser's temporary memory. `opts` may be NULL. Returns NULL and fills
  * *err (which must not be NULL) on failure; free the result with
- * pith_doc_free.
+ * tersa_doc_free.
  */
-pith_doc *json_read(const pith_alloc *alloc, const char *text, size_t len,
+tersa_doc *json_read(const tersa_alloc *alloc, const char *text, size_t len,
                     const json_read_options *opts, json_error *err);
 
 /**
@@ -88,7 +88,7 @@ pith_doc *json_read(const pith_alloc *alloc, const char *text, size_t len,
  * document, in order. Empty input (or only whitespace) gives a document with
  * no roots.
  */
-pith_doc *json_read_seq(const pith_alloc *alloc, const char *text, size_t len,
+tersa_doc *json_read_seq(const tersa_alloc *alloc, const char *text, size_t len,
                         const json_read_options *opts, json_error *err);
 
 /* ==========================================================================
@@ -118,7 +118,7 @@ typedef enum json_symbol_mode {
 /** Timestamps. */
 typedef enum json_time_mode {
     JSON_TIME_ERROR = 0,
-    JSON_TIME_ISO /**< a string from pith_timestamp_iso */
+    JSON_TIME_ISO /**< a string from tersa_timestamp_iso */
 } json_time_mode;
 
 /** Extension values. */
@@ -170,13 +170,13 @@ static inline json_write_options json_write_options_defaults(void) {
  * as it was; on allocation failure `out->failed` is also set. `opts` may be
  * NULL. Temporary memory comes from `out`'s allocator.
  */
-bool json_write(const pith_value *v, const json_write_options *opts, pith_buf *out,
+bool json_write(const tersa_value *v, const json_write_options *opts, tersa_buf *out,
                 json_error *err);
 
 /**
  * Where json_write_to hands text it has written: `write` gets each chunk in
  * order and returns false to stop (json_write_to then fails with "write
- * failed"). A value's JSON can be far larger than its Pith bytes (a
+ * failed"). A value's JSON can be far larger than its Tersa bytes (a
  * reference repeats a long string), so large output leaves as it is made.
  */
 typedef struct json_sink {
@@ -192,7 +192,7 @@ typedef struct json_sink {
  * reports the error after partial output); before any flush, `out` is left
  * as it was.
  */
-bool json_write_to(const pith_value *v, const json_write_options *opts, pith_buf *out, const json_sink *sink,
+bool json_write_to(const tersa_value *v, const json_write_options *opts, tersa_buf *out, const json_sink *sink,
                    json_error *err);
 
 /* ==========================================================================
@@ -200,14 +200,14 @@ bool json_write_to(const pith_value *v, const json_write_options *opts, pith_buf
  * ========================================================================== */
 
 /**
- * The index of the first of `keys` (PITH_STRING values) that repeats an
+ * The index of the first of `keys` (TERSA_STRING values) that repeats an
  * earlier one, `n` if all differ, or SIZE_MAX if temporary memory from
  * `alloc` (not NULL) ran out. Linear time on average.
  */
-size_t json_first_duplicate(const pith_value *keys, size_t n, const pith_alloc *alloc);
+size_t json_first_duplicate(const tersa_value *keys, size_t n, const tersa_alloc *alloc);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* PITH_CLI_JSON_H */
+#endif /* TERSA_CLI_JSON_H */

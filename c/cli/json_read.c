@@ -1,5 +1,5 @@
 /*
- * json_read.c - RFC 8259 JSON to a pith_doc.
+ * json_read.c - RFC 8259 JSON to a tersa_doc.
  *
  * The text is copied once into the document, NUL-padded. Every scanning loop
  * then runs without bounds checks: the NUL stops them all (it is neither
@@ -54,10 +54,10 @@ static void std_free(void *ctx, void *ptr, size_t size) {
     (void)size;
     free(ptr);
 }
-static const pith_alloc std_alloc = {std_malloc, std_realloc, std_free, NULL};
+static const tersa_alloc std_alloc = {std_malloc, std_realloc, std_free, NULL};
 
 /* Grow *ptr (cap elements of elem bytes) to hold at least need elements. */
-static bool grow(const pith_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem) {
+static bool grow(const tersa_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return true;
     size_t ncap = *cap ? *cap : 64;
     while (ncap < need) {
@@ -165,15 +165,15 @@ typedef struct jr_frame {
 } jr_frame;
 
 typedef struct jr {
-    const pith_alloc *alloc;
-    pith_doc *doc;
+    const tersa_alloc *alloc;
+    tersa_doc *doc;
     const char *text;   /* the caller's text, for line and column */
     const char *base;   /* the document's NUL-padded copy of the text */
     const char *end;    /* base + len */
     uint32_t max_depth;
     json_error *err;
 
-    pith_value *vals; /* finished values of open containers (objects: key, value, ...) */
+    tersa_value *vals; /* finished values of open containers (objects: key, value, ...) */
     size_t nvals, cvals;
     size_t *koffs;    /* offsets of the keys of open objects, for duplicate errors */
     size_t nkoffs, ckoffs;
@@ -229,7 +229,7 @@ JR_INLINE const char *skip_ws(const char *p) {
 
 /* Decode in place from the first escape at p (inside a string that began
  * at s); returns the position after the closing quote. */
-static JR_NOINLINE const char *parse_escaped(jr *r, const char *s, const char *p, pith_value *v) {
+static JR_NOINLINE const char *parse_escaped(jr *r, const char *s, const char *p, tersa_value *v) {
     char *d = (char *)(uintptr_t)p; /* our own copy: writable */
     for (;;) {
         uint64_t w;
@@ -247,7 +247,7 @@ static JR_NOINLINE const char *parse_escaped(jr *r, const char *s, const char *p
             continue;
         }
         if (c == '"') {
-            v->type = PITH_STRING;
+            v->type = TERSA_STRING;
             v->v.str.ptr = s;
             v->v.str.len = (size_t)(d - s);
             return p + 1;
@@ -309,7 +309,7 @@ static JR_NOINLINE const char *parse_escaped(jr *r, const char *s, const char *p
 }
 
 /* p is at the opening quote. */
-JR_INLINE const char *parse_string(jr *r, const char *p, pith_value *v) {
+JR_INLINE const char *parse_string(jr *r, const char *p, tersa_value *v) {
     const char *s = ++p;
     for (;;) {
         uint64_t w;
@@ -321,7 +321,7 @@ JR_INLINE const char *parse_string(jr *r, const char *p, pith_value *v) {
         while (!str_special[(unsigned char)*p]) p++;
         unsigned char c = (unsigned char)*p;
         if (JR_LIKELY(c == '"')) {
-            v->type = PITH_STRING;
+            v->type = TERSA_STRING;
             v->v.str.ptr = s;
             v->v.str.len = (size_t)(p - s);
             return p + 1;
@@ -341,14 +341,14 @@ JR_INLINE const char *parse_string(jr *r, const char *p, pith_value *v) {
  * Numbers
  * ========================================================================== */
 
-/* The digits of the largest magnitude of PITH_MAX_DECIMAL_BYTES bytes: 65,536 bits. */
-#define PITH_MAX_DECIMAL_DIGITS 19729
+/* The digits of the largest magnitude of TERSA_MAX_DECIMAL_BYTES bytes: 65,536 bits. */
+#define TERSA_MAX_DECIMAL_DIGITS 19729
 
-/* An integer of nd > 19 decimal digits at ds: PITH_UINT if it fits 64 bits
- * (and is positive), else PITH_BIGINT with its little-endian magnitude.
+/* An integer of nd > 19 decimal digits at ds: TERSA_UINT if it fits 64 bits
+ * (and is positive), else TERSA_BIGINT with its little-endian magnitude.
  * Schoolbook base-10^9 conversion: quadratic in the digit count, so callers
- * stop at PITH_MAX_DECIMAL_DIGITS. */
-static JR_NOINLINE bool parse_big(jr *r, const char *ds, size_t nd, bool neg, pith_value *v) {
+ * stop at TERSA_MAX_DECIMAL_DIGITS. */
+static JR_NOINLINE bool parse_big(jr *r, const char *ds, size_t nd, bool neg, tersa_value *v) {
     size_t maxl = nd / 9 + 2;
     if (!grow(r->alloc, (void **)&r->limbs, &r->climbs, maxl, sizeof(uint32_t))) return false;
     uint32_t *l = r->limbs;
@@ -382,13 +382,13 @@ static JR_NOINLINE bool parse_big(jr *r, const char *ds, size_t nd, bool neg, pi
     if (!neg && nbytes <= 8) { /* 10^19 <= value < 2^64 */
         uint64_t u = 0;
         for (size_t k = nbytes; k-- > 0;) u = (u << 8) | r->magbuf[k];
-        v->type = PITH_UINT;
+        v->type = TERSA_UINT;
         v->v.u = u;
         return true;
     }
-    uint8_t *mag = (uint8_t *)pith_doc_bytes(r->doc, r->magbuf, nbytes);
+    uint8_t *mag = (uint8_t *)tersa_doc_bytes(r->doc, r->magbuf, nbytes);
     if (!mag) return false;
-    v->type = PITH_BIGINT;
+    v->type = TERSA_BIGINT;
     v->v.big.negative = neg;
     v->v.big.mag = mag;
     v->v.big.len = nbytes;
@@ -396,7 +396,7 @@ static JR_NOINLINE bool parse_big(jr *r, const char *ds, size_t nd, bool neg, pi
 }
 
 /* p is at '-' or a digit. */
-JR_INLINE const char *parse_number(jr *r, const char *p, pith_value *v) {
+JR_INLINE const char *parse_number(jr *r, const char *p, tersa_value *v) {
     const char *s = p;
     bool neg = *p == '-';
     p += neg;
@@ -415,44 +415,44 @@ JR_INLINE const char *parse_number(jr *r, const char *p, pith_value *v) {
     size_t nd = (size_t)(p - ds);
     if (*p == '.' || *p == 'e' || *p == 'E') {
         double d;
-        const char *q = pith_parse_double(s, r->end, &d);
+        const char *q = tersa_parse_double(s, r->end, &d);
         if (!q) return fail(r, s, "invalid number");
         uint64_t bits;
         memcpy(&bits, &d, 8);
         if ((bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull)
             return fail(r, s, "number out of range");
-        v->type = PITH_FLOAT;
+        v->type = TERSA_FLOAT;
         v->v.f = d;
         p = q;
     } else if (JR_LIKELY(nd <= 19)) { /* u is exact */
         if (!neg) {
             if (u <= (uint64_t)INT64_MAX) {
-                v->type = PITH_INT;
+                v->type = TERSA_INT;
                 v->v.i = (int64_t)u;
             } else {
-                v->type = PITH_UINT;
+                v->type = TERSA_UINT;
                 v->v.u = u;
             }
         } else if (u <= (uint64_t)INT64_MAX) {
-            v->type = PITH_INT;
+            v->type = TERSA_INT;
             v->v.i = -(int64_t)u; /* -0 is 0 */
         } else if (u == (uint64_t)INT64_MAX + 1) {
-            v->type = PITH_INT;
+            v->type = TERSA_INT;
             v->v.i = INT64_MIN;
         } else {
             uint8_t mag[8];
             size_t n = 0;
             for (uint64_t t = u; t; t >>= 8) mag[n++] = (uint8_t)t;
-            uint8_t *m = (uint8_t *)pith_doc_bytes(r->doc, mag, n);
+            uint8_t *m = (uint8_t *)tersa_doc_bytes(r->doc, mag, n);
             if (!m) return nomem(r, s);
-            v->type = PITH_BIGINT;
+            v->type = TERSA_BIGINT;
             v->v.big.negative = true;
             v->v.big.mag = m;
             v->v.big.len = n;
         }
-    } else if (nd > PITH_MAX_DECIMAL_DIGITS) {
+    } else if (nd > TERSA_MAX_DECIMAL_DIGITS) {
         /* decimal to binary is quadratic in the digits: the limit that
-         * pith_format_bigint keeps for the way back */
+         * tersa_format_bigint keeps for the way back */
         return fail(r, s, "integer too long (over 19,729 digits)");
     } else if (!parse_big(r, ds, nd, neg, v)) {
         return nomem(r, s);
@@ -486,12 +486,12 @@ static uint64_t key_hash(const char *p, size_t n) {
     return h ^ (h >> 31);
 }
 
-JR_INLINE bool key_eq(const pith_value *a, const pith_value *b) {
+JR_INLINE bool key_eq(const tersa_value *a, const tersa_value *b) {
     return a->v.str.len == b->v.str.len &&
            (a->v.str.len == 0 || memcmp(a->v.str.ptr, b->v.str.ptr, a->v.str.len) == 0);
 }
 
-size_t json_first_duplicate(const pith_value *keys, size_t n, const pith_alloc *alloc) {
+size_t json_first_duplicate(const tersa_value *keys, size_t n, const tersa_alloc *alloc) {
     if (n <= 16) {
         /* Pairwise is cheaper than hashing at this size; lengths rarely match. */
         for (size_t j = 1; j < n; j++)
@@ -524,21 +524,21 @@ size_t json_first_duplicate(const pith_value *keys, size_t n, const pith_alloc *
 }
 
 /* Move the open container's items from the value stack into the document. */
-static bool close_container(jr *r, const char *p, pith_value *v) {
+static bool close_container(jr *r, const char *p, tersa_value *v) {
     jr_frame *f = &r->frames[r->nframes - 1];
     size_t n = r->nvals - f->start;
-    const pith_value *items = n ? r->vals + f->start : NULL; /* vals is NULL until first used */
+    const tersa_value *items = n ? r->vals + f->start : NULL; /* vals is NULL until first used */
     if (!f->object) {
-        pith_value *a = pith_doc_values(r->doc, n);
+        tersa_value *a = tersa_doc_values(r->doc, n);
         if (!a) return nomem(r, p), false;
-        if (n) memcpy(a, items, n * sizeof(pith_value));
-        v->type = PITH_ARRAY;
+        if (n) memcpy(a, items, n * sizeof(tersa_value));
+        v->type = TERSA_ARRAY;
         v->v.array.items = a;
         v->v.array.count = n;
     } else {
         n /= 2;
-        pith_value *keys = pith_doc_values(r->doc, n);
-        pith_value *values = pith_doc_values(r->doc, n);
+        tersa_value *keys = tersa_doc_values(r->doc, n);
+        tersa_value *values = tersa_doc_values(r->doc, n);
         if (!keys || !values) return nomem(r, p), false;
         for (size_t i = 0; i < n; i++) {
             keys[i] = items[2 * i];
@@ -552,7 +552,7 @@ static bool close_container(jr *r, const char *p, pith_value *v) {
                 return false;
             }
         }
-        v->type = PITH_MAP;
+        v->type = TERSA_MAP;
         v->v.map.keys = keys;
         v->v.map.values = values;
         v->v.map.count = n;
@@ -563,9 +563,9 @@ static bool close_container(jr *r, const char *p, pith_value *v) {
     return true;
 }
 
-JR_INLINE bool push_value(jr *r, const pith_value *v) {
+JR_INLINE bool push_value(jr *r, const tersa_value *v) {
     if (JR_UNLIKELY(r->nvals == r->cvals) &&
-        !grow(r->alloc, (void **)&r->vals, &r->cvals, r->nvals + 1, sizeof(pith_value)))
+        !grow(r->alloc, (void **)&r->vals, &r->cvals, r->nvals + 1, sizeof(tersa_value)))
         return false;
     r->vals[r->nvals++] = *v;
     return true;
@@ -589,8 +589,8 @@ static bool open_container(jr *r, const char *p, bool object) {
 
 /* Parse one JSON value starting at (or after whitespace before) p into *out;
  * returns the position after it. */
-static const char *parse_value(jr *r, const char *p, pith_value *out) {
-    pith_value v;
+static const char *parse_value(jr *r, const char *p, tersa_value *out) {
+    tersa_value v;
     memset(&v, 0, sizeof v);
 
 value:
@@ -625,17 +625,17 @@ value:
         goto value;
     case 't':
         if (memcmp(p, "true", 4) != 0) return fail(r, p, "invalid literal");
-        v.type = PITH_TRUE;
+        v.type = TERSA_TRUE;
         p += 4;
         goto literal;
     case 'f':
         if (memcmp(p, "false", 5) != 0) return fail(r, p, "invalid literal");
-        v.type = PITH_FALSE;
+        v.type = TERSA_FALSE;
         p += 5;
         goto literal;
     case 'n':
         if (memcmp(p, "null", 4) != 0) return fail(r, p, "invalid literal");
-        v.type = PITH_NULL;
+        v.type = TERSA_NULL;
         p += 4;
         goto literal;
     default:
@@ -646,7 +646,7 @@ value:
 literal:
     /* "truex" is one bad token, not "true" followed by junk. */
     if ((unsigned char)((*p | 0x20) - 'a') < 26 || is_digit(*p))
-        return fail(r, p - (v.type == PITH_FALSE ? 5 : 4), "invalid literal");
+        return fail(r, p - (v.type == TERSA_FALSE ? 5 : 4), "invalid literal");
 
 have_value:
     if (r->nframes == 0) {
@@ -704,7 +704,7 @@ key:
  * Entry points
  * ========================================================================== */
 
-static pith_doc *read_any(const pith_alloc *alloc, const char *text, size_t len,
+static tersa_doc *read_any(const tersa_alloc *alloc, const char *text, size_t len,
                           const json_read_options *opts, json_error *err, bool seq) {
     jr r;
     memset(&r, 0, sizeof r);
@@ -712,9 +712,9 @@ static pith_doc *read_any(const pith_alloc *alloc, const char *text, size_t len,
     r.alloc = alloc ? alloc : &std_alloc;
     r.err = err;
     r.text = text;
-    r.max_depth = opts && opts->max_depth ? opts->max_depth : PITH_DEFAULT_MAX_DEPTH;
+    r.max_depth = opts && opts->max_depth ? opts->max_depth : TERSA_DEFAULT_MAX_DEPTH;
 
-    pith_doc *doc = pith_doc_new(alloc);
+    tersa_doc *doc = tersa_doc_new(alloc);
     if (!doc) {
         err->message = "out of memory";
         err->line = err->column = 1;
@@ -724,8 +724,8 @@ static pith_doc *read_any(const pith_alloc *alloc, const char *text, size_t len,
 
     /* The copy is carved out of value storage because that is the document
      * allocation that comes zeroed: the padding must be NUL. */
-    if (len > SIZE_MAX - PAD - sizeof(pith_value)) goto oom;
-    char *base = (char *)pith_doc_values(doc, (len + PAD + sizeof(pith_value) - 1) / sizeof(pith_value));
+    if (len > SIZE_MAX - PAD - sizeof(tersa_value)) goto oom;
+    char *base = (char *)tersa_doc_values(doc, (len + PAD + sizeof(tersa_value) - 1) / sizeof(tersa_value));
     if (!base) goto oom;
     if (len) memcpy(base, text, len);
     r.base = base;
@@ -740,13 +740,13 @@ static pith_doc *read_any(const pith_alloc *alloc, const char *text, size_t len,
     for (;;) {
         p = skip_ws(p);
         if (seq && p >= r.end) break;
-        pith_value v;
+        tersa_value v;
         p = parse_value(&r, p, &v);
         if (!p) {
             ok = false;
             break;
         }
-        if (!pith_doc_push(doc, &v)) {
+        if (!tersa_doc_push(doc, &v)) {
             nomem(&r, p);
             ok = false;
             break;
@@ -761,31 +761,31 @@ static pith_doc *read_any(const pith_alloc *alloc, const char *text, size_t len,
         }
     }
 
-    const pith_alloc *a = r.alloc;
-    if (r.vals) a->free(a->ctx, r.vals, r.cvals * sizeof(pith_value));
+    const tersa_alloc *a = r.alloc;
+    if (r.vals) a->free(a->ctx, r.vals, r.cvals * sizeof(tersa_value));
     if (r.koffs) a->free(a->ctx, r.koffs, r.ckoffs * sizeof(size_t));
     if (r.frames) a->free(a->ctx, r.frames, r.cframes * sizeof(jr_frame));
     if (r.limbs) a->free(a->ctx, r.limbs, r.climbs * sizeof(uint32_t));
     if (r.magbuf) a->free(a->ctx, r.magbuf, r.cmagbuf);
     if (!ok) {
-        pith_doc_free(doc);
+        tersa_doc_free(doc);
         return NULL;
     }
     return doc;
 
 oom:
-    pith_doc_free(doc);
+    tersa_doc_free(doc);
     err->message = "out of memory";
     err->line = err->column = 1;
     return NULL;
 }
 
-pith_doc *json_read(const pith_alloc *alloc, const char *text, size_t len,
+tersa_doc *json_read(const tersa_alloc *alloc, const char *text, size_t len,
                     const json_read_options *opts, json_error *err) {
     return read_any(alloc, text, len, opts, err, false);
 }
 
-pith_doc *json_read_seq(const pith_alloc *alloc, const char *text, size_t len,
+tersa_doc *json_read_seq(const tersa_alloc *alloc, const char *text, size_t len,
                         const json_read_options *opts, json_error *err) {
     return read_any(alloc, text, len, opts, err, true);
 }

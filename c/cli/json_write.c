@@ -1,12 +1,12 @@
 /*
- * json_write.c - a pith_value as JSON text.
+ * json_write.c - a tersa_value as JSON text.
  *
  * The tree is walked with an explicit stack rather than recursion: documents
  * may be deeper than the C stack is safe for (a reader's depth limit is the
  * application's choice), and the stack doubles as the JSON path that error
  * messages print.
  *
- * Output goes straight into the pith_buf's memory after one capacity check
+ * Output goes straight into the tersa_buf's memory after one capacity check
  * per token (the buffer's fields are public); the byte loops never call
  * functions.
  */
@@ -32,17 +32,17 @@
  * ========================================================================== */
 
 typedef struct jw_frame {
-    const pith_value *v; /* an array or map being written */
+    const tersa_value *v; /* an array or map being written */
     size_t i;            /* items started so far; the current one is i - 1 */
 } jw_frame;
 
 typedef struct jw {
-    pith_buf *out;
+    tersa_buf *out;
     json_write_options o;
     json_error *err;
-    const pith_alloc *alloc; /* out's allocator, also for temporary memory */
+    const tersa_alloc *alloc; /* out's allocator, also for temporary memory */
     const json_sink *sink;   /* NULL, or where `out` empties (never a scratch buffer) */
-    pith_buf *sink_buf;      /* the buffer that empties into sink */
+    tersa_buf *sink_buf;      /* the buffer that empties into sink */
     bool flushed;            /* some text already went to the sink */
     jw_frame *stack;
     size_t depth, cap;
@@ -54,9 +54,9 @@ static JW_NOINLINE bool out_of_memory(jw *w) {
     return false;
 }
 
-/* Make room for n more bytes plus the NUL that pith_buf keeps after len. */
+/* Make room for n more bytes plus the NUL that tersa_buf keeps after len. */
 static JW_NOINLINE bool grow_out(jw *w, size_t n) {
-    pith_buf *b = w->out;
+    tersa_buf *b = w->out;
     if (b->failed) return out_of_memory(w);
     if (w->sink && b == w->sink_buf && b->len >= w->sink->threshold) {
         if (!w->sink->write(w->sink->ctx, b->ptr, b->len)) {
@@ -83,7 +83,7 @@ static JW_NOINLINE bool grow_out(jw *w, size_t n) {
 }
 
 JW_INLINE bool reserve(jw *w, size_t n) {
-    pith_buf *b = w->out;
+    tersa_buf *b = w->out;
     if (JW_LIKELY(b->ptr && b->cap - b->len > n)) return true;
     return grow_out(w, n);
 }
@@ -150,16 +150,16 @@ static JW_NOINLINE bool fail(jw *w, const char *what) {
     sputs(&s, what);
     sputs(&s, " at $");
     for (size_t d = 0; d < w->depth; d++) {
-        const pith_value *c = w->stack[d].v;
+        const tersa_value *c = w->stack[d].v;
         size_t i = w->stack[d].i - 1;
         char num[32];
-        if (c->type == PITH_ARRAY) {
+        if (c->type == TERSA_ARRAY) {
             snprintf(num, sizeof num, "[%zu]", i);
             sputs(&s, num);
             continue;
         }
-        const pith_value *k = &c->v.map.keys[i];
-        if (k->type == PITH_STRING || k->type == PITH_SYMBOL) {
+        const tersa_value *k = &c->v.map.keys[i];
+        if (k->type == TERSA_STRING || k->type == TERSA_SYMBOL) {
             if (is_identifier(k->v.str.ptr, k->v.str.len)) {
                 sputs(&s, ".");
                 sput(&s, k->v.str.ptr, k->v.str.len);
@@ -172,10 +172,10 @@ static JW_NOINLINE bool fail(jw *w, const char *what) {
                 }
                 sputs(&s, "\"]");
             }
-        } else if (k->type == PITH_INT) {
+        } else if (k->type == TERSA_INT) {
             snprintf(num, sizeof num, "[%lld]", (long long)k->v.i);
             sputs(&s, num);
-        } else if (k->type == PITH_UINT) {
+        } else if (k->type == TERSA_UINT) {
             snprintf(num, sizeof num, "[%llu]", (unsigned long long)k->v.u);
             sputs(&s, num);
         } else {
@@ -224,10 +224,10 @@ static bool write_u64(jw *w, uint64_t u, bool neg) {
     return append(w, p, (size_t)(buf + sizeof buf - p));
 }
 
-/* A magnitude of any length up to PITH_MAX_DECIMAL_BYTES, exactly, by the
+/* A magnitude of any length up to TERSA_MAX_DECIMAL_BYTES, exactly, by the
  * core's conversion (quadratic in the length, hence its limit). */
 static bool write_bigint(jw *w, bool neg, const uint8_t *mag, size_t len) {
-    if (pith_format_bigint(neg, mag, len, w->out)) return true;
+    if (tersa_format_bigint(neg, mag, len, w->out)) return true;
     return w->out->failed ? out_of_memory(w) : fail(w, "integer too long to write in decimal (over 8192 bytes)");
 }
 
@@ -388,7 +388,7 @@ static bool write_float(jw *w, double d) {
     if ((bits & 0x7FF0000000000000ull) != 0x7FF0000000000000ull) {
         /* The diagnostic layout is valid JSON and always reads back as a
          * float: a '.' or an exponent in every finite value. */
-        if (!pith_diag_double(d, w->out)) return out_of_memory(w);
+        if (!tersa_diag_double(d, w->out)) return out_of_memory(w);
         return true;
     }
     bool nan = (bits & 0x000FFFFFFFFFFFFFull) != 0;
@@ -404,42 +404,42 @@ static bool write_float(jw *w, double d) {
     }
 }
 
-static bool write_ext_object(jw *w, const pith_value *v);
+static bool write_ext_object(jw *w, const tersa_value *v);
 
 /* Any value but an array or map. */
-static bool write_scalar(jw *w, const pith_value *v) {
+static bool write_scalar(jw *w, const tersa_value *v) {
     switch (v->type) {
-    case PITH_NULL:
+    case TERSA_NULL:
         return APPEND_LIT(w, "null");
-    case PITH_FALSE:
+    case TERSA_FALSE:
         return APPEND_LIT(w, "false");
-    case PITH_TRUE:
+    case TERSA_TRUE:
         return APPEND_LIT(w, "true");
-    case PITH_INT:
+    case TERSA_INT:
         return v->v.i < 0 ? write_u64(w, 0 - (uint64_t)v->v.i, true) : write_u64(w, (uint64_t)v->v.i, false);
-    case PITH_UINT:
+    case TERSA_UINT:
         return write_u64(w, v->v.u, false);
-    case PITH_BIGINT:
+    case TERSA_BIGINT:
         return write_bigint(w, v->v.big.negative, v->v.big.mag, v->v.big.len);
-    case PITH_FLOAT:
+    case TERSA_FLOAT:
         return write_float(w, v->v.f);
-    case PITH_STRING:
+    case TERSA_STRING:
         return write_string(w, v->v.str.ptr, v->v.str.len);
-    case PITH_SYMBOL:
+    case TERSA_SYMBOL:
         if (w->o.symbol != JSON_SYMBOL_STRING) return fail(w, "symbol has no JSON form");
         return write_string(w, v->v.str.ptr, v->v.str.len);
-    case PITH_BINARY:
+    case TERSA_BINARY:
         if (w->o.binary == JSON_BINARY_BASE64) return write_base64(w, v->v.bin.ptr, v->v.bin.len);
         if (w->o.binary == JSON_BINARY_HEX) return write_hex(w, v->v.bin.ptr, v->v.bin.len);
         return fail(w, "binary value has no JSON form");
-    case PITH_TIME: {
+    case TERSA_TIME: {
         if (w->o.time != JSON_TIME_ISO) return fail(w, "timestamp has no JSON form");
         char iso[40];
-        size_t n = pith_timestamp_iso(&v->v.time, iso);
+        size_t n = tersa_timestamp_iso(&v->v.time, iso);
         if (!n) return fail(w, "timestamp out of range");
         return append(w, "\"", 1) && append(w, iso, n) && append(w, "\"", 1);
     }
-    case PITH_EXT:
+    case TERSA_EXT:
         if (w->o.ext != JSON_EXT_OBJECT) return fail(w, "extension value has no JSON form");
         return write_ext_object(w, v);
     default:
@@ -448,7 +448,7 @@ static bool write_scalar(jw *w, const pith_value *v) {
 }
 
 /* {"$ext": {"type": n, "data": "<base64>"}}, laid out like any object. */
-static bool write_ext_object(jw *w, const pith_value *v) {
+static bool write_ext_object(jw *w, const tersa_value *v) {
     const char *colon = w->o.indent ? ": " : ":";
     size_t cl = strlen(colon);
     size_t d = w->depth;
@@ -466,17 +466,17 @@ static bool write_ext_object(jw *w, const pith_value *v) {
 
 /* Whether a key of this type can be written under the options; sets the
  * error if not. */
-static bool key_allowed(jw *w, const pith_value *k) {
+static bool key_allowed(jw *w, const tersa_value *k) {
     switch (k->type) {
-    case PITH_STRING:
+    case TERSA_STRING:
         return true;
-    case PITH_ARRAY:
-    case PITH_MAP:
-    case PITH_GENERIC_MAP:
+    case TERSA_ARRAY:
+    case TERSA_MAP:
+    case TERSA_GENERIC_MAP:
         return fail(w, "a container cannot be a JSON object key");
-    case PITH_EXT:
+    case TERSA_EXT:
         return fail(w, "an extension value cannot be a JSON object key");
-    case PITH_SYMBOL:
+    case TERSA_SYMBOL:
         if (w->o.keys != JSON_KEYS_STRING || w->o.symbol != JSON_SYMBOL_STRING)
             return fail(w, "symbol map key has no JSON form");
         return true;
@@ -487,8 +487,8 @@ static bool key_allowed(jw *w, const pith_value *k) {
 }
 
 /* A key as a JSON string (key_allowed said yes). */
-static bool write_key(jw *w, const pith_value *k) {
-    if (k->type == PITH_STRING || k->type == PITH_SYMBOL) return write_string(w, k->v.str.ptr, k->v.str.len);
+static bool write_key(jw *w, const tersa_value *k) {
+    if (k->type == TERSA_STRING || k->type == TERSA_SYMBOL) return write_string(w, k->v.str.ptr, k->v.str.len);
     size_t mark = w->out->len;
     if (!write_scalar(w, k)) return false;
     if (w->out->ptr[mark] == '"') return true; /* binary, time, "NaN": already a string */
@@ -506,12 +506,12 @@ static bool write_key(jw *w, const pith_value *k) {
  * and keys converted to strings must not collide. */
 static bool check_keys(jw *w) {
     jw_frame *f = &w->stack[w->depth - 1];
-    const pith_value *m = f->v;
+    const tersa_value *m = f->v;
     size_t n = m->v.map.count;
     bool converted = false;
     for (size_t i = 0; i < n; i++) {
-        const pith_value *k = &m->v.map.keys[i];
-        if (JW_LIKELY(k->type == PITH_STRING)) continue;
+        const tersa_value *k = &m->v.map.keys[i];
+        if (JW_LIKELY(k->type == TERSA_STRING)) continue;
         f->i = i + 1; /* so that an error names this entry */
         if (!key_allowed(w, k)) return false;
         converted = true;
@@ -520,11 +520,11 @@ static bool check_keys(jw *w) {
     if (!converted || n < 2) return true;
 
     /* Render every key as it will be written and look for repeats. */
-    pith_buf scratch;
-    pith_buf_init(&scratch, w->alloc);
-    pith_buf *saved = w->out;
+    tersa_buf scratch;
+    tersa_buf_init(&scratch, w->alloc);
+    tersa_buf *saved = w->out;
     size_t *ends = (size_t *)w->alloc->malloc(w->alloc->ctx, n * sizeof(size_t));
-    pith_value *keys = (pith_value *)w->alloc->malloc(w->alloc->ctx, n * sizeof(pith_value));
+    tersa_value *keys = (tersa_value *)w->alloc->malloc(w->alloc->ctx, n * sizeof(tersa_value));
     bool ok = ends && keys;
     w->out = &scratch;
     for (size_t i = 0; ok && i < n; i++) {
@@ -537,7 +537,7 @@ static bool check_keys(jw *w) {
         for (size_t i = 0; i < n; i++) {
             size_t start = i ? ends[i - 1] : 0;
             memset(&keys[i], 0, sizeof keys[i]);
-            keys[i].type = PITH_STRING;
+            keys[i].type = TERSA_STRING;
             keys[i].v.str.ptr = scratch.ptr + start;
             keys[i].v.str.len = ends[i] - start;
         }
@@ -552,8 +552,8 @@ static bool check_keys(jw *w) {
         ok = out_of_memory(w);
     }
     if (ends) w->alloc->free(w->alloc->ctx, ends, n * sizeof(size_t));
-    if (keys) w->alloc->free(w->alloc->ctx, keys, n * sizeof(pith_value));
-    pith_buf_free(&scratch);
+    if (keys) w->alloc->free(w->alloc->ctx, keys, n * sizeof(tersa_value));
+    tersa_buf_free(&scratch);
     f->i = 0;
     return ok;
 }
@@ -562,7 +562,7 @@ static bool check_keys(jw *w) {
  * Tree walk
  * ========================================================================== */
 
-static bool push(jw *w, const pith_value *v) {
+static bool push(jw *w, const tersa_value *v) {
     if (w->depth == w->cap) {
         size_t ncap = w->cap ? w->cap * 2 : 32;
         if (ncap > SIZE_MAX / sizeof(jw_frame)) return out_of_memory(w);
@@ -580,21 +580,21 @@ static bool push(jw *w, const pith_value *v) {
     return true;
 }
 
-static bool write_tree(jw *w, const pith_value *v) {
+static bool write_tree(jw *w, const tersa_value *v) {
     const char *colon = w->o.indent ? ": " : ":";
     size_t colon_len = w->o.indent ? 2 : 1;
     for (;;) {
         /* Write v, or open it. */
         switch (v->type) {
-        case PITH_ARRAY:
+        case TERSA_ARRAY:
             if (v->v.array.count == 0) {
                 if (!APPEND_LIT(w, "[]")) return false;
                 break;
             }
             if (!push(w, v) || !APPEND_LIT(w, "[")) return false;
             break;
-        case PITH_MAP:
-        case PITH_GENERIC_MAP:
+        case TERSA_MAP:
+        case TERSA_GENERIC_MAP:
             if (v->v.map.count == 0) {
                 if (!APPEND_LIT(w, "{}")) return false;
                 break;
@@ -611,8 +611,8 @@ static bool write_tree(jw *w, const pith_value *v) {
         for (;;) {
             if (w->depth == 0) return true;
             jw_frame *f = &w->stack[w->depth - 1];
-            const pith_value *c = f->v;
-            bool array = c->type == PITH_ARRAY;
+            const tersa_value *c = f->v;
+            bool array = c->type == TERSA_ARRAY;
             size_t count = array ? c->v.array.count : c->v.map.count;
             if (f->i == count) {
                 w->depth--;
@@ -633,12 +633,12 @@ static bool write_tree(jw *w, const pith_value *v) {
     }
 }
 
-bool json_write(const pith_value *v, const json_write_options *opts, pith_buf *out,
+bool json_write(const tersa_value *v, const json_write_options *opts, tersa_buf *out,
                 json_error *err) {
     return json_write_to(v, opts, out, NULL, err);
 }
 
-bool json_write_to(const pith_value *v, const json_write_options *opts, pith_buf *out, const json_sink *sink,
+bool json_write_to(const tersa_value *v, const json_write_options *opts, tersa_buf *out, const json_sink *sink,
                    json_error *err) {
     jw w;
     memset(&w, 0, sizeof w);

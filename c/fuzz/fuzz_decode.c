@@ -12,7 +12,7 @@
  * included; and its frames are read by a joining reader from every frame
  * boundary, which must decode a tail of the whole stream's values or fail.
  */
-#include "pith.h"
+#include "tersa.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +40,7 @@ static void c_free(void *ctx, void *p, size_t n) {
     free(p);
 }
 
-static pith_dict *dictionary;
+static tersa_dict *dictionary;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -49,11 +49,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc;
     (void)argv;
     /* The "users" dictionary of spec/vectors, so dictionary paths are reachable. */
-    pith_key strings[4] = {{"admin", 5, false}, {"user", 4, false}, {"en-US", 5, false}, {"usr_", 4, false}};
-    pith_key keys[5] = {{"id", 2, false}, {"name", 4, false}, {"role", 4, false}, {"id", 2, true}, {"name", 4, true}};
+    tersa_key strings[4] = {{"admin", 5, false}, {"user", 4, false}, {"en-US", 5, false}, {"usr_", 4, false}};
+    tersa_key keys[5] = {{"id", 2, false}, {"name", 4, false}, {"role", 4, false}, {"id", 2, true}, {"name", 4, true}};
     size_t lens[2] = {3, 2};
-    pith_error err;
-    dictionary = pith_dict_new(NULL, strings, 4, keys, lens, 2, &err);
+    tersa_error err;
+    dictionary = tersa_dict_new(NULL, strings, 4, keys, lens, 2, &err);
     if (!dictionary) abort();
     return 0;
 }
@@ -61,172 +61,172 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 /* Whether a generic map somewhere in v has two equal container keys: SPEC 1
  * lets decoders accept those (hosts compare container keys themselves), while
  * the writer refuses to write them. */
-static bool equal_container_keys(const pith_value *v) {
-    if (v->type == PITH_ARRAY) {
+static bool equal_container_keys(const tersa_value *v) {
+    if (v->type == TERSA_ARRAY) {
         for (size_t i = 0; i < v->v.array.count; i++)
             if (equal_container_keys(&v->v.array.items[i])) return true;
         return false;
     }
-    if (v->type != PITH_MAP && v->type != PITH_GENERIC_MAP) return false;
+    if (v->type != TERSA_MAP && v->type != TERSA_GENERIC_MAP) return false;
     for (size_t i = 0; i < v->v.map.count; i++) {
         if (equal_container_keys(&v->v.map.values[i])) return true;
-        if (v->type != PITH_GENERIC_MAP) continue;
-        const pith_value *k = &v->v.map.keys[i];
+        if (v->type != TERSA_GENERIC_MAP) continue;
+        const tersa_value *k = &v->v.map.keys[i];
         if (equal_container_keys(k)) return true;
-        if (k->type != PITH_ARRAY && k->type != PITH_MAP && k->type != PITH_GENERIC_MAP) continue;
+        if (k->type != TERSA_ARRAY && k->type != TERSA_MAP && k->type != TERSA_GENERIC_MAP) continue;
         for (size_t j = 0; j < i; j++)
-            if (pith_value_equal(k, &v->v.map.keys[j])) return true;
+            if (tersa_value_equal(k, &v->v.map.keys[j])) return true;
     }
     return false;
 }
 
-static bool doc_has_equal_container_keys(const pith_doc *doc) {
-    for (size_t i = 0; i < pith_doc_count(doc); i++)
-        if (equal_container_keys(pith_doc_root(doc, i))) return true;
+static bool doc_has_equal_container_keys(const tersa_doc *doc) {
+    for (size_t i = 0; i < tersa_doc_count(doc); i++)
+        if (equal_container_keys(tersa_doc_root(doc, i))) return true;
     return false;
 }
 
-static uint8_t *encode_doc(const pith_doc *doc, bool stream, const pith_dict *dict, size_t *len) {
-    pith_writer *w = pith_writer_new(NULL);
+static uint8_t *encode_doc(const tersa_doc *doc, bool stream, const tersa_dict *dict, size_t *len) {
+    tersa_writer *w = tersa_writer_new(NULL);
     if (!w) abort();
-    bool ok = pith_writer_start(w, dict, stream ? PITH_WRITE_STREAM : 0);
-    for (size_t i = 0; ok && i < pith_doc_count(doc); i++) {
-        if (stream) ok = pith_write_frame_begin(w);
-        ok = ok && pith_write_value(w, pith_doc_root(doc, i));
-        if (stream) ok = ok && pith_write_frame_end(w);
+    bool ok = tersa_writer_start(w, dict, stream ? TERSA_WRITE_STREAM : 0);
+    for (size_t i = 0; ok && i < tersa_doc_count(doc); i++) {
+        if (stream) ok = tersa_write_frame_begin(w);
+        ok = ok && tersa_write_value(w, tersa_doc_root(doc, i));
+        if (stream) ok = ok && tersa_write_frame_end(w);
     }
     if (!ok) {
-        fprintf(stderr, "re-encoding a decoded value failed: %s\n", pith_writer_error(w)->message);
+        fprintf(stderr, "re-encoding a decoded value failed: %s\n", tersa_writer_error(w)->message);
         abort();
     }
-    const uint8_t *out = pith_writer_data(w, len);
+    const uint8_t *out = tersa_writer_data(w, len);
     uint8_t *copy = (uint8_t *)malloc(*len ? *len : 1);
     memcpy(copy, out, *len);
-    pith_writer_free(w);
+    tersa_writer_free(w);
     return copy;
 }
 
-static bool docs_equal(const pith_doc *a, const pith_doc *b) {
-    if (pith_doc_count(a) != pith_doc_count(b)) return false;
-    for (size_t i = 0; i < pith_doc_count(a); i++)
-        if (!pith_value_equal(pith_doc_root(a, i), pith_doc_root(b, i))) return false;
+static bool docs_equal(const tersa_doc *a, const tersa_doc *b) {
+    if (tersa_doc_count(a) != tersa_doc_count(b)) return false;
+    for (size_t i = 0; i < tersa_doc_count(a); i++)
+        if (!tersa_value_equal(tersa_doc_root(a, i), tersa_doc_root(b, i))) return false;
     return true;
 }
 
 /* Drive the pull reader alone; true if the whole buffer decodes, else *err. */
-static bool pull_only(const uint8_t *data, size_t size, bool stream, const pith_dict *const *dicts,
-                      pith_error *err) {
-    pith_reader *r = pith_reader_new(NULL);
+static bool pull_only(const uint8_t *data, size_t size, bool stream, const tersa_dict *const *dicts,
+                      tersa_error *err) {
+    tersa_reader *r = tersa_reader_new(NULL);
     if (!r) abort();
-    bool ok = pith_reader_start(r, data, size, dicts, 1, stream ? PITH_READ_STREAM : 0);
+    bool ok = tersa_reader_start(r, data, size, dicts, 1, stream ? TERSA_READ_STREAM : 0);
     if (ok && stream) {
         bool more = true;
-        while (ok && (ok = pith_reader_frame_begin(r, &more)) && more)
-            ok = pith_skip(r) && pith_reader_frame_end(r);
+        while (ok && (ok = tersa_reader_frame_begin(r, &more)) && more)
+            ok = tersa_skip(r) && tersa_reader_frame_end(r);
     } else if (ok) {
-        ok = pith_skip(r) && pith_reader_finish(r);
+        ok = tersa_skip(r) && tersa_reader_finish(r);
     }
-    if (!ok) *err = *pith_reader_error(r);
-    pith_reader_free(r);
+    if (!ok) *err = *tersa_reader_error(r);
+    tersa_reader_free(r);
     return ok;
 }
 
 /* What a whole-buffer reader says about input that ends inside the frame
  * that starts at `at`: the varint itself is cut (truncated) or its length
  * claims more than remains. */
-static void cut_short(const uint8_t *data, size_t size, size_t at, pith_error *err) {
+static void cut_short(const uint8_t *data, size_t size, size_t at, tersa_error *err) {
     err->offset = at;
     unsigned n = data[at] ? (unsigned)__builtin_ctz(data[at]) + 1 : 9;
-    err->code = size - at < n ? PITH_ERR_TRUNCATED : PITH_ERR_LENGTH_EXCEEDS_INPUT;
+    err->code = size - at < n ? TERSA_ERR_TRUNCATED : TERSA_ERR_LENGTH_EXCEEDS_INPUT;
 }
 
 /* A stream fed frame by frame from `start` (0: with its header; else a joining
  * reader at a frame boundary). Returns whether it decoded; *values counts the
  * values read, *joined the joining reader's start (SIZE_MAX if none). */
-static bool fed(const uint8_t *data, size_t size, size_t start, const pith_dict *const *dicts, pith_error *err,
+static bool fed(const uint8_t *data, size_t size, size_t start, const tersa_dict *const *dicts, tersa_error *err,
                 size_t *values, size_t *joined) {
-    pith_reader *r = pith_reader_new(NULL);
+    tersa_reader *r = tersa_reader_new(NULL);
     if (!r) abort();
     size_t pos = start, piece;
     bool ok = true;
     *values = 0;
     *joined = SIZE_MAX;
     if (start == 0) {
-        pith_scan sc = pith_stream_scan(data, size, true, &piece, err);
-        if (sc == PITH_SCAN_NEED_MORE) {
+        tersa_scan sc = tersa_stream_scan(data, size, true, &piece, err);
+        if (sc == TERSA_SCAN_NEED_MORE) {
             /* All there is of the header: a binding checks it when the input ends. */
-            pith_reader_start(r, data, size, dicts, 1, PITH_READ_STREAM);
-            *err = *pith_reader_error(r);
-            pith_reader_free(r);
+            tersa_reader_start(r, data, size, dicts, 1, TERSA_READ_STREAM);
+            *err = *tersa_reader_error(r);
+            tersa_reader_free(r);
             return false;
         }
-        if (sc != PITH_SCAN_READY) {
-            pith_reader_free(r);
+        if (sc != TERSA_SCAN_READY) {
+            tersa_reader_free(r);
             return false;
         }
-        ok = pith_reader_start(r, data, piece, dicts, 1, PITH_READ_STREAM);
+        ok = tersa_reader_start(r, data, piece, dicts, 1, TERSA_READ_STREAM);
         pos = piece;
     } else {
-        ok = pith_reader_start(r, "", 0, dicts, 1, PITH_READ_JOIN);
+        ok = tersa_reader_start(r, "", 0, dicts, 1, TERSA_READ_JOIN);
     }
     while (ok && pos < size) {
-        pith_scan sc = pith_stream_scan(data + pos, size - pos, false, &piece, err);
-        if (sc != PITH_SCAN_READY) {
-            if (sc == PITH_SCAN_NEED_MORE) cut_short(data, size, pos, err);
+        tersa_scan sc = tersa_stream_scan(data + pos, size - pos, false, &piece, err);
+        if (sc != TERSA_SCAN_READY) {
+            if (sc == TERSA_SCAN_NEED_MORE) cut_short(data, size, pos, err);
             else err->offset += pos - start;
-            pith_reader_free(r);
+            tersa_reader_free(r);
             return false;
         }
         uint8_t *frame = (uint8_t *)malloc(piece);
         memcpy(frame, data + pos, piece);
         bool has_value = false;
-        ok = pith_reader_feed_frame(r, frame, piece, pos - start, &has_value);
+        ok = tersa_reader_feed_frame(r, frame, piece, pos - start, &has_value);
         if (ok && has_value) {
-            ok = pith_skip(r) && pith_reader_frame_end(r);
+            ok = tersa_skip(r) && tersa_reader_frame_end(r);
             ++*values;
         }
         memset(frame, 0xEE, piece);
         free(frame);
         pos += piece;
     }
-    if (!ok) *err = *pith_reader_error(r);
-    pith_reader_joined(r, joined);
-    pith_reader_free(r);
+    if (!ok) *err = *tersa_reader_error(r);
+    tersa_reader_joined(r, joined);
+    tersa_reader_free(r);
     return ok;
 }
 
-static void check_error(const pith_error *err, size_t size) {
-    if (err->code < PITH_ERR_TRUNCATED || err->code > PITH_ERR_BAD_SYNC || err->offset > size) {
-        fprintf(stderr, "bad error %s at %zu\n", pith_code_name(err->code), err->offset);
+static void check_error(const tersa_error *err, size_t size) {
+    if (err->code < TERSA_ERR_TRUNCATED || err->code > TERSA_ERR_BAD_SYNC || err->offset > size) {
+        fprintf(stderr, "bad error %s at %zu\n", tersa_code_name(err->code), err->offset);
         abort();
     }
 }
 
 /* Feed-style and joining reads of a stream agree with the whole-buffer read. */
-static void check_stream_paths(const uint8_t *data, size_t size, const pith_dict *const *dicts, const pith_doc *doc,
-                               const pith_error *whole_err) {
-    pith_error err = {PITH_OK, 0, NULL};
+static void check_stream_paths(const uint8_t *data, size_t size, const tersa_dict *const *dicts, const tersa_doc *doc,
+                               const tersa_error *whole_err) {
+    tersa_error err = {TERSA_OK, 0, NULL};
     size_t values, joined;
     bool ok = fed(data, size, 0, dicts, &err, &values, &joined);
-    if (ok != (doc != NULL) || (doc && values != pith_doc_count(doc)) ||
+    if (ok != (doc != NULL) || (doc && values != tersa_doc_count(doc)) ||
         (!ok && (err.code != whole_err->code || err.offset != whole_err->offset))) {
-        fprintf(stderr, "fed stream: %s@%zu, whole: %s@%zu\n", ok ? "ok" : pith_code_name(err.code), err.offset,
-                doc ? "ok" : pith_code_name(whole_err->code), whole_err->offset);
+        fprintf(stderr, "fed stream: %s@%zu, whole: %s@%zu\n", ok ? "ok" : tersa_code_name(err.code), err.offset,
+                doc ? "ok" : tersa_code_name(whole_err->code), whole_err->offset);
         abort();
     }
     if (!doc) return;
     /* Every frame boundary of a valid stream: a joining reader decodes a tail. */
     size_t hdr = (size >= 3 && (data[2] & 0x01)) ? 11 : 3, pos = hdr, k = 0;
-    while (pos <= size && k <= pith_doc_count(doc)) {
+    while (pos <= size && k <= tersa_doc_count(doc)) {
         size_t tail = size - pos;
-        pith_decode_options jo = {dicts, 1, 0, false, true};
-        pith_doc *j = pith_decode(NULL, tail ? data + pos : (const uint8_t *)"", tail, &jo, &err);
-        size_t n = pith_doc_count(doc), got = j ? pith_doc_count(j) : 0;
+        tersa_decode_options jo = {dicts, 1, 0, false, true};
+        tersa_doc *j = tersa_decode(NULL, tail ? data + pos : (const uint8_t *)"", tail, &jo, &err);
+        size_t n = tersa_doc_count(doc), got = j ? tersa_doc_count(j) : 0;
         bool tail_ok = j && got <= n - k;
         for (size_t i = 0; tail_ok && i < got; i++)
-            tail_ok = pith_value_equal(pith_doc_root(j, i), pith_doc_root(doc, n - got + i));
+            tail_ok = tersa_value_equal(tersa_doc_root(j, i), tersa_doc_root(doc, n - got + i));
         if (!tail_ok || (k == 0 && got != n)) {
-            fprintf(stderr, "join at frame %zu: %s\n", k, j ? "not a tail of the stream" : pith_code_name(err.code));
+            fprintf(stderr, "join at frame %zu: %s\n", k, j ? "not a tail of the stream" : tersa_code_name(err.code));
             abort();
         }
         bool fok = fed(data, size, pos, dicts, &err, &values, &joined) || tail == 0;
@@ -235,10 +235,10 @@ static void check_stream_paths(const uint8_t *data, size_t size, const pith_dict
             fprintf(stderr, "fed join at frame %zu disagrees\n", k);
             abort();
         }
-        pith_doc_free(j);
+        tersa_doc_free(j);
         if (pos == size) break;
         size_t piece;
-        if (pith_stream_scan(data + pos, size - pos, false, &piece, &err) != PITH_SCAN_READY) abort();
+        if (tersa_stream_scan(data + pos, size - pos, false, &piece, &err) != TERSA_SCAN_READY) abort();
         pos += piece;
         k++;
     }
@@ -246,16 +246,16 @@ static void check_stream_paths(const uint8_t *data, size_t size, const pith_dict
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     bool stream = size >= 3 && (data[2] & 0x02);
-    const pith_dict *dicts[1] = {dictionary};
-    pith_decode_options opts = {dicts, 1, 0, stream, false};
+    const tersa_dict *dicts[1] = {dictionary};
+    tersa_decode_options opts = {dicts, 1, 0, stream, false};
     counting cnt = {0, 0};
-    pith_alloc alloc = {c_malloc, c_realloc, c_free, &cnt};
-    pith_error err;
-    pith_doc *doc = pith_decode(&alloc, data, size, &opts, &err);
-    pith_error pull_err = {PITH_OK, 0, NULL};
+    tersa_alloc alloc = {c_malloc, c_realloc, c_free, &cnt};
+    tersa_error err;
+    tersa_doc *doc = tersa_decode(&alloc, data, size, &opts, &err);
+    tersa_error pull_err = {TERSA_OK, 0, NULL};
     bool pulled = pull_only(data, size, stream, dicts, &pull_err);
     if (pulled != (doc != NULL) || (!doc && (pull_err.code != err.code || pull_err.offset != err.offset))) {
-        fprintf(stderr, "pull reader and tree decoder disagree (%s)\n", doc ? "tree ok" : pith_code_name(err.code));
+        fprintf(stderr, "pull reader and tree decoder disagree (%s)\n", doc ? "tree ok" : tersa_code_name(err.code));
         abort();
     }
     /* Bound: strings a decoder builds grow at most 64x (SPEC 9), plus tree
@@ -267,14 +267,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!doc) check_error(&err, size);
     if (stream) check_stream_paths(data, size, dicts, doc, &err);
     if (!doc) return 0;
-    const pith_dict *dict = (size >= 3 && (data[2] & 0x01)) ? dictionary : NULL;
+    const tersa_dict *dict = (size >= 3 && (data[2] & 0x01)) ? dictionary : NULL;
     if (doc_has_equal_container_keys(doc)) { /* decodable, but not a value the writer may write */
-        pith_doc_free(doc);
+        tersa_doc_free(doc);
         return 0;
     }
     size_t len1, len2;
     uint8_t *once = encode_doc(doc, stream, dict, &len1);
-    pith_doc *again = pith_decode(NULL, once, len1, &opts, &err);
+    tersa_doc *again = tersa_decode(NULL, once, len1, &opts, &err);
     if (!again || !docs_equal(doc, again)) {
         fprintf(stderr, "decode -> encode -> decode disagrees\n");
         abort();
@@ -286,8 +286,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     free(once);
     free(twice);
-    pith_doc_free(again);
-    pith_doc_free(doc);
+    tersa_doc_free(again);
+    tersa_doc_free(doc);
     if (cnt.live != 0) {
         fprintf(stderr, "leaked %zu bytes\n", cnt.live);
         abort();

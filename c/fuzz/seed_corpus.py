@@ -16,7 +16,7 @@ for f in sorted((root / "spec" / "vectors").glob("*valid/*.json")):
         if len(data) <= 4096:
             (out / hashlib.sha1(data).hexdigest()).write_bytes(data)
             count += 1
-for f in sorted((root / "spec" / "vectors" / "corpus" / "seed").glob("*.pith")):
+for f in sorted((root / "spec" / "vectors" / "corpus" / "seed").glob("*.tersa")):
     (out / f.name).write_bytes(f.read_bytes())
     count += 1
 print(f"{count} seeds in {out}")

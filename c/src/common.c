@@ -10,10 +10,10 @@
 #include <time.h>
 #if defined(__linux__) || defined(__FreeBSD__) || defined(__OpenBSD__)
 #include <unistd.h>
-#define PITH_HAVE_GETENTROPY 1
+#define TERSA_HAVE_GETENTROPY 1
 #elif defined(__APPLE__)
 #include <sys/random.h>
-#define PITH_HAVE_GETENTROPY 1
+#define TERSA_HAVE_GETENTROPY 1
 #endif
 
 /* ==========================================================================
@@ -37,9 +37,9 @@ static void default_free(void *ctx, void *ptr, size_t size) {
     free(ptr);
 }
 
-const pith_alloc pith_default_alloc = {default_malloc, default_realloc, default_free, NULL};
+const tersa_alloc tersa_default_alloc = {default_malloc, default_realloc, default_free, NULL};
 
-bool pith_grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem) {
+bool tersa_grow_array(const tersa_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem) {
     if (need <= *cap) return true;
     size_t ncap = *cap ? *cap : 8;
     while (ncap < need) {
@@ -61,14 +61,14 @@ bool pith_grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, 
 #define ARENA_MAX_CHUNK (1u << 20)
 #define ARENA_RETAIN (4u << 20)
 
-void pith_arena_init(arena *a, const pith_alloc *alloc) {
+void tersa_arena_init(arena *a, const tersa_alloc *alloc) {
     a->alloc = alloc;
     a->head = NULL;
     a->free = NULL;
     a->total = 0;
 }
 
-void *pith_arena_alloc_slow(arena *a, size_t size) {
+void *tersa_arena_alloc_slow(arena *a, size_t size) {
     /* A kept chunk first, if one is large enough. */
     for (arena_chunk **pp = &a->free; *pp; pp = &(*pp)->next) {
         arena_chunk *c = *pp;
@@ -96,7 +96,7 @@ void *pith_arena_alloc_slow(arena *a, size_t size) {
     return c + 1;
 }
 
-void pith_arena_reset(arena *a) {
+void tersa_arena_reset(arena *a) {
     size_t kept = 0;
     for (arena_chunk *c = a->free; c; c = c->next) kept += c->size;
     arena_chunk *c = a->head;
@@ -116,7 +116,7 @@ void pith_arena_reset(arena *a) {
     a->head = NULL;
 }
 
-void pith_arena_free(arena *a) {
+void tersa_arena_free(arena *a) {
     arena_chunk *lists[2] = {a->head, a->free};
     for (int i = 0; i < 2; i++) {
         arena_chunk *c = lists[i];
@@ -134,7 +134,7 @@ void pith_arena_free(arena *a) {
  * Hashing
  * ========================================================================== */
 
-uint64_t pith_hash_long(const uint8_t *p, size_t n, uint64_t seed) {
+uint64_t tersa_hash_long(const uint8_t *p, size_t n, uint64_t seed) {
     uint64_t h = seed ^ HASH_K0 ^ (uint64_t)n;
     size_t i = 0;
     for (; i + 16 <= n; i += 16)
@@ -147,7 +147,7 @@ static _Atomic uint64_t seed_value;
 
 static uint64_t seed_entropy(void) {
     uint64_t x = 0;
-#ifdef PITH_HAVE_GETENTROPY
+#ifdef TERSA_HAVE_GETENTROPY
     if (getentropy(&x, sizeof(x)) != 0) x = 0;
 #endif
     /* Without an entropy source: addresses (ASLR) and the clock. */
@@ -157,9 +157,9 @@ static uint64_t seed_entropy(void) {
     return hash_mix(x ^ HASH_K0, HASH_K1) | 1;
 }
 
-uint64_t pith_seed(void) {
+uint64_t tersa_seed(void) {
     uint64_t s = atomic_load_explicit(&seed_value, memory_order_relaxed);
-    if (PITH_LIKELY(s)) return s;
+    if (TERSA_LIKELY(s)) return s;
     uint64_t fresh = seed_entropy(), expected = 0;
     /* Racing threads agree on whichever seed was stored first. */
     if (!atomic_compare_exchange_strong(&seed_value, &expected, fresh)) return expected;
@@ -170,7 +170,7 @@ uint64_t pith_seed(void) {
  * UTF-8 validation
  * ========================================================================== */
 
-bool pith_utf8_valid(const uint8_t *p, size_t n, bool *ascii) {
+bool tersa_utf8_valid(const uint8_t *p, size_t n, bool *ascii) {
     size_t i = 0;
     /* Fast path: eight bytes at a time while they are ASCII. */
     while (i + 8 <= n) {
@@ -221,7 +221,7 @@ bool pith_utf8_valid(const uint8_t *p, size_t n, bool *ascii) {
     return true;
 }
 
-const uint8_t pith_single_bytes[256] = {
+const uint8_t tersa_single_bytes[256] = {
 #define R16(b) b+0,b+1,b+2,b+3,b+4,b+5,b+6,b+7,b+8,b+9,b+10,b+11,b+12,b+13,b+14,b+15
     R16(0), R16(16), R16(32), R16(48), R16(64), R16(80), R16(96), R16(112),
     R16(128), R16(144), R16(160), R16(176), R16(192), R16(208), R16(224), R16(240)
@@ -239,35 +239,35 @@ static const char *const code_names[] = {
     "trailing_bytes", "unknown_dictionary", "out_of_sequence", "bad_sync", "nomem", "unrepresentable", "usage",
 };
 
-const char *pith_code_name(pith_code code) {
+const char *tersa_code_name(tersa_code code) {
     if ((unsigned)code < sizeof(code_names) / sizeof(code_names[0])) return code_names[code];
     return "unknown";
 }
 
-pith_code pith_code_from_name(const char *name, size_t len) {
+tersa_code tersa_code_from_name(const char *name, size_t len) {
     for (size_t i = 1; i < sizeof(code_names) / sizeof(code_names[0]); i++)
-        if (strlen(code_names[i]) == len && memcmp(code_names[i], name, len) == 0) return (pith_code)i;
-    return PITH_OK;
+        if (strlen(code_names[i]) == len && memcmp(code_names[i], name, len) == 0) return (tersa_code)i;
+    return TERSA_OK;
 }
 
 /* ==========================================================================
  * Output buffer
  * ========================================================================== */
 
-void pith_buf_init(pith_buf *b, const pith_alloc *alloc) {
+void tersa_buf_init(tersa_buf *b, const tersa_alloc *alloc) {
     b->ptr = NULL;
     b->len = b->cap = 0;
     b->alloc = alloc_or_default(alloc);
     b->failed = false;
 }
 
-void pith_buf_free(pith_buf *b) {
+void tersa_buf_free(tersa_buf *b) {
     mem_free(b->alloc, b->ptr, b->cap);
     b->ptr = NULL;
     b->len = b->cap = 0;
 }
 
-bool pith_buf_append(pith_buf *b, const void *data, size_t len) {
+bool tersa_buf_append(tersa_buf *b, const void *data, size_t len) {
     if (b->failed) return false;
     if (b->cap - b->len < len + 1) {
         size_t ncap = b->cap ? b->cap : 64;

@@ -12,7 +12,7 @@
  * division by ten and trailing-zero removal; no bignums and no digit-by-digit
  * generation.
  */
-#include "pith.h"
+#include "tersa.h"
 
 #include <string.h>
 
@@ -21,11 +21,11 @@
 /* Only the public header: the number conversions need nothing else from the
  * library, so tools and tests can build them on their own. */
 #if defined(__GNUC__) || defined(__clang__)
-#  define PITH_INLINE static inline __attribute__((always_inline))
-#  define PITH_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define TERSA_INLINE static inline __attribute__((always_inline))
+#  define TERSA_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
-#  define PITH_INLINE static inline
-#  define PITH_UNLIKELY(x) (x)
+#  define TERSA_INLINE static inline
+#  define TERSA_UNLIKELY(x) (x)
 #endif
 
 /* The fixed-point logarithms below shift negative products right and need
@@ -41,13 +41,13 @@ _Static_assert((-1 >> 1) == -1, "signed right shift must be arithmetic");
 __extension__ typedef unsigned __int128 dtoa_u128;
 
 /* High and low halves of a * b. */
-PITH_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
+TERSA_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
     dtoa_u128 p = (dtoa_u128)a * b;
     *lo = (uint64_t)p;
     return (uint64_t)(p >> 64);
 }
 #else
-PITH_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
+TERSA_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
     /* Four 32x32 products; the middle sum cannot overflow 64 bits because
      * each term is below 2^64 - 2^33 + 1 and the carries are 32-bit. */
     uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
@@ -64,7 +64,7 @@ PITH_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
  * bounds exact even though the low 128 bits of the 192-bit product are
  * dropped (Giulietti, section 9).
  */
-PITH_INLINE uint64_t round_to_odd(const pith_u128_pair *g, uint64_t cp) {
+TERSA_INLINE uint64_t round_to_odd(const tersa_u128_pair *g, uint64_t cp) {
     uint64_t x_lo, y_lo;
     uint64_t x_hi = mul_64x64(g->lo, cp, &x_lo);
     uint64_t y_hi = mul_64x64(g->hi, cp, &y_lo);
@@ -80,7 +80,7 @@ PITH_INLINE uint64_t round_to_odd(const pith_u128_pair *g, uint64_t cp) {
 
 /* Remove trailing decimal zeros from s (non-zero); returns how many. Big
  * steps first: a short decimal such as 37.7749 arrives as 3777490000000000. */
-PITH_INLINE int strip_zeros(uint64_t *s) {
+TERSA_INLINE int strip_zeros(uint64_t *s) {
     uint64_t v = *s;
     int n = 0;
     if (v % 100000000u == 0) {
@@ -116,7 +116,7 @@ static const char digit_pairs[200] = {
 };
 
 /* Number of decimal digits of v, 1 <= v < 10^17. */
-PITH_INLINE int decimal_length17(uint64_t v) {
+TERSA_INLINE int decimal_length17(uint64_t v) {
     if (v >= 10000000000000000u) return 17;
     if (v >= 1000000000000000u) return 16;
     if (v >= 100000000000000u) return 15;
@@ -137,7 +137,7 @@ PITH_INLINE int decimal_length17(uint64_t v) {
 }
 
 /* Write v (1 <= v < 10^17, no trailing zeros) into digits; returns the count. */
-PITH_INLINE int write_digits(uint64_t v, char *digits) {
+TERSA_INLINE int write_digits(uint64_t v, char *digits) {
     int n = decimal_length17(v);
     char *p = digits + n;
     if (v >= 100000000u) {
@@ -169,9 +169,9 @@ PITH_INLINE int write_digits(uint64_t v, char *digits) {
 }
 
 /* Also declared in internal.h, which this file does not include (see above). */
-uint64_t pith_shortest_decimal(double d, int *exp10);
+uint64_t tersa_shortest_decimal(double d, int *exp10);
 
-uint64_t pith_shortest_decimal(double d, int *exp10) {
+uint64_t tersa_shortest_decimal(double d, int *exp10) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     uint64_t fraction = bits & ((1ull << 52) - 1);
@@ -180,7 +180,7 @@ uint64_t pith_shortest_decimal(double d, int *exp10) {
     /* Outside the contract, but cheap to make harmless: zero gives "0"
      * (infinities and NaNs give meaningless digits, without reading out of
      * bounds). */
-    if (PITH_UNLIKELY((bits << 1) == 0)) {
+    if (TERSA_UNLIKELY((bits << 1) == 0)) {
         *exp10 = 0;
         return 0;
     }
@@ -221,10 +221,10 @@ uint64_t pith_shortest_decimal(double d, int *exp10) {
 
     /* k is chosen so that the interval holds at most one multiple of
      * 10^(k+1) and at least one of 10^k (Giulietti, section 8). */
-    int k = closer ? (q * PITH_LOG10_2_MUL - PITH_LOG10_34_SUB) >> PITH_LOG10_2_SHIFT
-                   : (q * PITH_LOG10_2_MUL) >> PITH_LOG10_2_SHIFT;
-    int h = q + ((-k * PITH_LOG2_10_MUL) >> PITH_LOG2_10_SHIFT) + 1; /* 1..4 */
-    const pith_u128_pair *g = &pith_pow10_schubfach[-k - PITH_SF_MIN];
+    int k = closer ? (q * TERSA_LOG10_2_MUL - TERSA_LOG10_34_SUB) >> TERSA_LOG10_2_SHIFT
+                   : (q * TERSA_LOG10_2_MUL) >> TERSA_LOG10_2_SHIFT;
+    int h = q + ((-k * TERSA_LOG2_10_MUL) >> TERSA_LOG2_10_SHIFT) + 1; /* 1..4 */
+    const tersa_u128_pair *g = &tersa_pow10_schubfach[-k - TERSA_SF_MIN];
 
     /* 4 * d * 10^-k and the scaled bounds, rounded to odd. */
     uint64_t vbl = round_to_odd(g, cbl << h);
@@ -265,8 +265,8 @@ done:
     return s;
 }
 
-int pith_shortest_digits(double d, char digits[17], int *exp10) {
-    uint64_t s = pith_shortest_decimal(d, exp10);
+int tersa_shortest_digits(double d, char digits[17], int *exp10) {
+    uint64_t s = tersa_shortest_decimal(d, exp10);
     if (s == 0) {
         digits[0] = '0';
         return 1;
@@ -278,26 +278,26 @@ int pith_shortest_digits(double d, char digits[17], int *exp10) {
  * Diagnostic notation of a float (spec/vectors/README.md)
  * ========================================================================== */
 
-bool pith_diag_double(double d, pith_buf *out) {
+bool tersa_diag_double(double d, tersa_buf *out) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     if ((bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull) {
         if ((bits & 0x000FFFFFFFFFFFFFull) == 0)
-            return (bits >> 63) ? pith_buf_append(out, "-Infinity", 9)
-                                : pith_buf_append(out, "Infinity", 8);
-        if (bits == 0x7FF8000000000000ull) return pith_buf_append(out, "NaN", 3);
+            return (bits >> 63) ? tersa_buf_append(out, "-Infinity", 9)
+                                : tersa_buf_append(out, "Infinity", 8);
+        if (bits == 0x7FF8000000000000ull) return tersa_buf_append(out, "NaN", 3);
         char nan[24] = "NaN(0x";
         static const char hex[] = "0123456789abcdef";
         for (int i = 0; i < 16; i++) nan[6 + i] = hex[(bits >> (60 - 4 * i)) & 15];
         nan[22] = ')';
-        return pith_buf_append(out, nan, 23);
+        return tersa_buf_append(out, nan, 23);
     }
-    if ((bits << 1) == 0) return (bits >> 63) ? pith_buf_append(out, "-0.0", 4)
-                                              : pith_buf_append(out, "0.0", 3);
+    if ((bits << 1) == 0) return (bits >> 63) ? tersa_buf_append(out, "-0.0", 4)
+                                              : tersa_buf_append(out, "0.0", 3);
 
     char digits[17];
     int e;
-    int n = pith_shortest_digits(d, digits, &e);
+    int n = tersa_shortest_digits(d, digits, &e);
     int point = n + e; /* |d| = 0.DIGITS * 10^point */
 
     /* Longest outputs: "-0.0000" + 17 digits, "-" + 17 digits + "e-324". */
@@ -349,5 +349,5 @@ bool pith_diag_double(double d, pith_buf *out) {
             *p++ = (char)('0' + x);
         }
     }
-    return pith_buf_append(out, text, (size_t)(p - text));
+    return tersa_buf_append(out, text, (size_t)(p - text));
 }

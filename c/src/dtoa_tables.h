@@ -5,31 +5,31 @@
  * computes every entry with exact integer arithmetic and checks the ranges and
  * fixed-point logarithm constants below over every exponent they are used on.
  */
-#ifndef PITH_DTOA_TABLES_H
-#define PITH_DTOA_TABLES_H
+#ifndef TERSA_DTOA_TABLES_H
+#define TERSA_DTOA_TABLES_H
 
 #include <stdint.h>
 
 /** A 128-bit value as {high 64 bits, low 64 bits}. */
-typedef struct pith_u128_pair {
+typedef struct tersa_u128_pair {
     uint64_t hi;
     uint64_t lo;
-} pith_u128_pair;
+} tersa_u128_pair;
 
 /* floor(log10(2^q)) = (q * LOG10_2_MUL) >> LOG10_2_SHIFT for q in -1074..971;
  * floor(log10(3/4 * 2^q)) = (q * LOG10_2_MUL - LOG10_34_SUB) >> LOG10_2_SHIFT;
  * floor(log2(10^k)) = (k * LOG2_10_MUL) >> LOG2_10_SHIFT for k in -292..324. */
-#define PITH_LOG10_2_MUL 1262611
-#define PITH_LOG10_2_SHIFT 22
-#define PITH_LOG10_34_SUB 524031
-#define PITH_LOG2_10_MUL 1741647
-#define PITH_LOG2_10_SHIFT 19
+#define TERSA_LOG10_2_MUL 1262611
+#define TERSA_LOG10_2_SHIFT 22
+#define TERSA_LOG10_34_SUB 524031
+#define TERSA_LOG2_10_MUL 1741647
+#define TERSA_LOG2_10_SHIFT 19
 
 /* Schubfach: g(k) = floor(10^k * 2^(127 - floor(log2 10^k))) + 1 for k in
- * PITH_SF_MIN..PITH_SF_MAX. */
-#define PITH_SF_MIN (-292)
-#define PITH_SF_MAX 324
-static const pith_u128_pair pith_pow10_schubfach[617] = {
+ * TERSA_SF_MIN..TERSA_SF_MAX. */
+#define TERSA_SF_MIN (-292)
+#define TERSA_SF_MAX 324
+static const tersa_u128_pair tersa_pow10_schubfach[617] = {
     {0xff77b1fcbebcdc4fu, 0x25e8e89c13bb0f7bu}, /* -292 */
     {0x9faacf3df73609b1u, 0x77b191618c54e9adu}, /* -291 */
     {0xc795830d75038c1du, 0xd59df5b9ef6a2418u}, /* -290 */
@@ -650,15 +650,15 @@ static const pith_u128_pair pith_pow10_schubfach[617] = {
 };
 
 /* floor(log2(10^q)) = (q * LOG2_10_EL_MUL) >> LOG2_10_EL_SHIFT for q in -342..308. */
-#define PITH_LOG2_10_EL_MUL 217706
-#define PITH_LOG2_10_EL_SHIFT 16
+#define TERSA_LOG2_10_EL_MUL 217706
+#define TERSA_LOG2_10_EL_SHIFT 16
 
 /* Eisel-Lemire: floor(10^q * 2^(127 - floor(log2 10^q))) for q in
- * PITH_EL_MIN..PITH_EL_MAX (w * 10^q is 0 below and infinite above for any
+ * TERSA_EL_MIN..TERSA_EL_MAX (w * 10^q is 0 below and infinite above for any
  * 64-bit w). */
-#define PITH_EL_MIN (-342)
-#define PITH_EL_MAX 308
-static const pith_u128_pair pith_pow10_lemire[651] = {
+#define TERSA_EL_MIN (-342)
+#define TERSA_EL_MAX 308
+static const tersa_u128_pair tersa_pow10_lemire[651] = {
     {0xeef453d6923bd65au, 0x113faa2906a13b3fu}, /* -342 */
     {0x9558b4661b6565f8u, 0x4ac7ca59a424c507u}, /* -341 */
     {0xbaaee17fa23ebf76u, 0x5d79bcf00d2df649u}, /* -340 */
@@ -1312,4 +1312,4 @@ static const pith_u128_pair pith_pow10_lemire[651] = {
     {0x8e679c2f5e44ff8fu, 0x570f09eaa7ea7648u}, /* 308 */
 };
 
-#endif /* PITH_DTOA_TABLES_H */
+#endif /* TERSA_DTOA_TABLES_H */

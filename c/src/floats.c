@@ -19,14 +19,14 @@
 #include <float.h>
 #include <math.h>
 
-const double pith_powers_of_ten[23] = {
+const double tersa_powers_of_ten[23] = {
     1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 };
 
 /* d * 10^k for |k| <= 22: one correctly rounded operation on exact operands. */
-#define scale pith_scale_by_ten
-#define unscale pith_unscale_by_ten
+#define scale tersa_scale_by_ten
+#define unscale tersa_unscale_by_ten
 
 /* 10^n for n in [-8, 38] as the nearest doubles: floor(log10 a) then takes
  * one comparison with the next power of ten. The inexact negative powers can
@@ -39,7 +39,7 @@ static const double next_powers[47] = {
     1e28, 1e29, 1e30, 1e31, 1e32, 1e33, 1e34, 1e35, 1e36, 1e37, 1e38,
 };
 
-PITH_INLINE uint64_t rotr64(uint64_t x, int r) { return (x >> r) | (x << (64 - r)); }
+TERSA_INLINE uint64_t rotr64(uint64_t x, int r) { return (x >> r) | (x << (64 - r)); }
 
 /* u / 10^n if 10^n divides u: u times the inverse of 5^n modulo 2^64,
  * rotated right by n, is at most max / 10^n exactly for the multiples of
@@ -55,7 +55,7 @@ PITH_INLINE uint64_t rotr64(uint64_t x, int r) { return (x >> r) | (x << (64 - r
         }                                         \
     } while (0)
 
-bool pith_decimal_of_double(double d, int64_t *m, int *e) {
+bool tersa_decimal_of_double(double d, int64_t *m, int *e) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     int biased = (int)((bits >> 52) & 0x7FF);
@@ -99,12 +99,12 @@ bool pith_decimal_of_double(double d, int64_t *m, int *e) {
     return true;
 }
 
-double pith_double_of_decimal(int64_t m, int e) {
+double tersa_double_of_decimal(int64_t m, int e) {
     double x = (double)m;
-    return e >= 0 ? x * pith_powers_of_ten[e] : x / pith_powers_of_ten[-e];
+    return e >= 0 ? x * tersa_powers_of_ten[e] : x / tersa_powers_of_ten[-e];
 }
 
-double pith_widen_f32(uint32_t bits) {
+double tersa_widen_f32(uint32_t bits) {
     if ((bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu)) {
         /* By bits: hardware widening would quiet a signalling NaN. */
         uint64_t wide = ((uint64_t)(bits & 0x80000000u) << 32) | (0x7FFull << 52) |

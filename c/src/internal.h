@@ -1,10 +1,10 @@
 /*
- * internal.h - shared internals of the Pith C core (not installed).
+ * internal.h - shared internals of the Tersa C core (not installed).
  */
-#ifndef PITH_INTERNAL_H
-#define PITH_INTERNAL_H
+#ifndef TERSA_INTERNAL_H
+#define TERSA_INTERNAL_H
 
-#include "pith.h"
+#include "tersa.h"
 #include "tags.h"
 
 #include <float.h>
@@ -13,15 +13,15 @@
 #include <string.h>
 
 #if defined(__GNUC__) || defined(__clang__)
-#  define PITH_LIKELY(x) __builtin_expect(!!(x), 1)
-#  define PITH_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#  define PITH_INLINE static inline __attribute__((always_inline))
-#  define PITH_NOINLINE __attribute__((noinline))
+#  define TERSA_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define TERSA_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#  define TERSA_INLINE static inline __attribute__((always_inline))
+#  define TERSA_NOINLINE __attribute__((noinline))
 #else
-#  define PITH_LIKELY(x) (x)
-#  define PITH_UNLIKELY(x) (x)
-#  define PITH_INLINE static inline
-#  define PITH_NOINLINE
+#  define TERSA_LIKELY(x) (x)
+#  define TERSA_UNLIKELY(x) (x)
+#  define TERSA_INLINE static inline
+#  define TERSA_NOINLINE
 #endif
 
 /* ==========================================================================
@@ -58,7 +58,7 @@ enum {
  * Little-endian loads and stores
  * ========================================================================== */
 
-PITH_INLINE uint64_t load_le64(const uint8_t *p) {
+TERSA_INLINE uint64_t load_le64(const uint8_t *p) {
     uint64_t v;
     memcpy(&v, p, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -67,7 +67,7 @@ PITH_INLINE uint64_t load_le64(const uint8_t *p) {
     return v;
 }
 
-PITH_INLINE uint32_t load_le32(const uint8_t *p) {
+TERSA_INLINE uint32_t load_le32(const uint8_t *p) {
     uint32_t v;
     memcpy(&v, p, 4);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -76,21 +76,21 @@ PITH_INLINE uint32_t load_le32(const uint8_t *p) {
     return v;
 }
 
-PITH_INLINE void store_le64(uint8_t *p, uint64_t v) {
+TERSA_INLINE void store_le64(uint8_t *p, uint64_t v) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     v = __builtin_bswap64(v);
 #endif
     memcpy(p, &v, 8);
 }
 
-PITH_INLINE void store_le32(uint8_t *p, uint32_t v) {
+TERSA_INLINE void store_le32(uint8_t *p, uint32_t v) {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     v = __builtin_bswap32(v);
 #endif
     memcpy(p, &v, 4);
 }
 
-PITH_INLINE unsigned ctz32(uint32_t x) {
+TERSA_INLINE unsigned ctz32(uint32_t x) {
 #if defined(__GNUC__) || defined(__clang__)
     return (unsigned)__builtin_ctz(x);
 #else
@@ -105,7 +105,7 @@ PITH_INLINE unsigned ctz32(uint32_t x) {
  * ========================================================================== */
 
 /** Bytes needed for `v`. */
-PITH_INLINE unsigned varint_size(uint64_t v) {
+TERSA_INLINE unsigned varint_size(uint64_t v) {
     if (v < (1ull << 7)) return 1;
     if (v < (1ull << 14)) return 2;
     if (v < (1ull << 21)) return 3;
@@ -119,10 +119,10 @@ PITH_INLINE unsigned varint_size(uint64_t v) {
 
 /** The prefix-varint word of `v` below 2^56 (its low varint_size(v) bytes,
  *  little-endian, are the encoding). */
-PITH_INLINE uint64_t varint_word(uint64_t v, unsigned n) { return ((v << 1) | 1) << (n - 1); }
+TERSA_INLINE uint64_t varint_word(uint64_t v, unsigned n) { return ((v << 1) | 1) << (n - 1); }
 
 /** Write `v` at `p` (room for 9 bytes needed); returns bytes written. */
-PITH_INLINE unsigned varint_put(uint8_t *p, uint64_t v) {
+TERSA_INLINE unsigned varint_put(uint8_t *p, uint64_t v) {
     unsigned n = varint_size(v);
     if (n == 9) {
         p[0] = 0;
@@ -137,8 +137,8 @@ PITH_INLINE unsigned varint_put(uint8_t *p, uint64_t v) {
 
 /** varint_put for appends, with room for 9 bytes whatever `v` is: the short
  *  forms store 8 bytes at once, leaving those past the varint undefined. */
-PITH_INLINE unsigned varint_put_room9(uint8_t *p, uint64_t v) {
-    if (PITH_LIKELY(v < (1ull << 7))) {
+TERSA_INLINE unsigned varint_put_room9(uint8_t *p, uint64_t v) {
+    if (TERSA_LIKELY(v < (1ull << 7))) {
         p[0] = (uint8_t)((v << 1) | 1);
         return 1;
     }
@@ -148,11 +148,11 @@ PITH_INLINE unsigned varint_put_room9(uint8_t *p, uint64_t v) {
     return n;
 }
 
-PITH_INLINE uint64_t zigzag(int64_t s) {
+TERSA_INLINE uint64_t zigzag(int64_t s) {
     return ((uint64_t)s << 1) ^ (uint64_t)(s >> 63);
 }
 
-PITH_INLINE int64_t unzigzag(uint64_t z) {
+TERSA_INLINE int64_t unzigzag(uint64_t z) {
     return (int64_t)(z >> 1) ^ -(int64_t)(z & 1);
 }
 
@@ -167,34 +167,34 @@ typedef struct arena_chunk {
 } arena_chunk;
 
 typedef struct arena {
-    const pith_alloc *alloc;
+    const tersa_alloc *alloc;
     arena_chunk *head;   /* current chunk (a list of used chunks, newest first) */
     arena_chunk *free;   /* emptied chunks kept for reuse after a reset */
     size_t total;        /* bytes held from the allocator */
 } arena;
 
-void pith_arena_init(arena *a, const pith_alloc *alloc);
+void tersa_arena_init(arena *a, const tersa_alloc *alloc);
 /** Empty the arena, keeping up to a few MiB of chunks for reuse (so a
  *  reused writer or reader allocates nothing in the steady state). */
-void pith_arena_reset(arena *a);
-void pith_arena_free(arena *a);
-void *pith_arena_alloc_slow(arena *a, size_t size);
+void tersa_arena_reset(arena *a);
+void tersa_arena_free(arena *a);
+void *tersa_arena_alloc_slow(arena *a, size_t size);
 
-PITH_INLINE void *pith_arena_alloc(arena *a, size_t size) {
+TERSA_INLINE void *tersa_arena_alloc(arena *a, size_t size) {
     size = (size + 7) & ~(size_t)7;
     arena_chunk *c = a->head;
-    if (PITH_LIKELY(c && c->size - c->used >= size)) {
+    if (TERSA_LIKELY(c && c->size - c->used >= size)) {
         void *p = (char *)(c + 1) + c->used;
         c->used += size;
         return p;
     }
-    return pith_arena_alloc_slow(a, size);
+    return tersa_arena_alloc_slow(a, size);
 }
 
-PITH_INLINE void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n);
+TERSA_INLINE void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n);
 
-PITH_INLINE void *pith_arena_copy(arena *a, const void *src, size_t len) {
-    void *p = pith_arena_alloc(a, len ? len : 1);
+TERSA_INLINE void *tersa_arena_copy(arena *a, const void *src, size_t len) {
+    void *p = tersa_arena_alloc(a, len ? len : 1);
     if (p) copy_bytes((uint8_t *)p, (const uint8_t *)src, len);
     return p;
 }
@@ -203,22 +203,22 @@ PITH_INLINE void *pith_arena_copy(arena *a, const void *src, size_t len) {
  * Allocator helpers
  * ========================================================================== */
 
-extern const pith_alloc pith_default_alloc;
+extern const tersa_alloc tersa_default_alloc;
 
-PITH_INLINE const pith_alloc *alloc_or_default(const pith_alloc *a) {
-    return a ? a : &pith_default_alloc;
+TERSA_INLINE const tersa_alloc *alloc_or_default(const tersa_alloc *a) {
+    return a ? a : &tersa_default_alloc;
 }
 
-PITH_INLINE void *mem_alloc(const pith_alloc *a, size_t n) { return a->malloc(a->ctx, n); }
-PITH_INLINE void *mem_realloc(const pith_alloc *a, void *p, size_t o, size_t n) {
+TERSA_INLINE void *mem_alloc(const tersa_alloc *a, size_t n) { return a->malloc(a->ctx, n); }
+TERSA_INLINE void *mem_realloc(const tersa_alloc *a, void *p, size_t o, size_t n) {
     return a->realloc(a->ctx, p, o, n);
 }
-PITH_INLINE void mem_free(const pith_alloc *a, void *p, size_t n) {
+TERSA_INLINE void mem_free(const tersa_alloc *a, void *p, size_t n) {
     if (p) a->free(a->ctx, p, n);
 }
 
 /** Grow an array so it holds at least `need` elements of `elem` bytes. */
-bool pith_grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem);
+bool tersa_grow_array(const tersa_alloc *a, void **ptr, size_t *cap, size_t need, size_t elem);
 
 /* ==========================================================================
  * Hashing (table lookups compare bytes afterwards; the hash only spreads)
@@ -226,12 +226,12 @@ bool pith_grow_array(const pith_alloc *a, void **ptr, size_t *cap, size_t need, 
 
 #if defined(__SIZEOF_INT128__)
 /* __extension__ keeps -Wpedantic quiet about the GNU 128-bit type. */
-__extension__ typedef unsigned __int128 pith_u128;
+__extension__ typedef unsigned __int128 tersa_u128;
 #endif
 
-PITH_INLINE uint64_t hash_mix(uint64_t a, uint64_t b) {
+TERSA_INLINE uint64_t hash_mix(uint64_t a, uint64_t b) {
 #if defined(__SIZEOF_INT128__)
-    pith_u128 r = (pith_u128)a * b;
+    tersa_u128 r = (tersa_u128)a * b;
     return (uint64_t)r ^ (uint64_t)(r >> 64);
 #else
     uint64_t x = (a ^ (b >> 29)) * 0xbf58476d1ce4e5b9ull;
@@ -243,17 +243,17 @@ PITH_INLINE uint64_t hash_mix(uint64_t a, uint64_t b) {
 #define HASH_K1 0xe7037ed1a0b428dbull
 #define HASH_K2 0x8ebc6af09c88c6e3ull
 
-uint64_t pith_hash_long(const uint8_t *p, size_t n, uint64_t seed);
+uint64_t tersa_hash_long(const uint8_t *p, size_t n, uint64_t seed);
 
 /** A per-process random seed (never 0) for the hashes of tables whose keys
  *  come from outside: strings, shapes and map keys. Output never depends on
  *  it; it makes inputs that collide on purpose impractical to build. */
-uint64_t pith_seed(void);
+uint64_t tersa_seed(void);
 
-PITH_INLINE uint64_t hash_bytes(const void *data, size_t n, uint64_t seed) {
+TERSA_INLINE uint64_t hash_bytes(const void *data, size_t n, uint64_t seed) {
     const uint8_t *p = (const uint8_t *)data;
     uint64_t a, b;
-    if (PITH_LIKELY(n <= 16)) {
+    if (TERSA_LIKELY(n <= 16)) {
         if (n >= 8) {
             a = load_le64(p);
             b = load_le64(p + n - 8);
@@ -272,11 +272,11 @@ PITH_INLINE uint64_t hash_bytes(const void *data, size_t n, uint64_t seed) {
         uint64_t h = hash_mix(load_le64(p) ^ HASH_K1, load_le64(p + 8) ^ seed ^ (uint64_t)n * HASH_K2);
         return hash_mix(load_le64(p + n - 16) ^ HASH_K2, load_le64(p + n - 8) ^ h);
     }
-    return pith_hash_long(p, n, seed);
+    return tersa_hash_long(p, n, seed);
 }
 
 /* Equality of two byte strings of length n, without a call for short ones. */
-PITH_INLINE bool bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+TERSA_INLINE bool bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
     if (n <= 16) {
         if (n >= 8) {
             uint64_t a0, b0, a1, b1;
@@ -295,7 +295,7 @@ PITH_INLINE bool bytes_equal(const uint8_t *a, const uint8_t *b, size_t n) {
 
 /* Copy n bytes; short copies (n <= 32, the common string) without a call,
  * using overlapping fixed-size moves that never read outside [src, src + n). */
-PITH_INLINE void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n) {
+TERSA_INLINE void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n) {
     if (n > 32) {
         memcpy(dst, src, n);
     } else if (n >= 16) {
@@ -330,9 +330,9 @@ PITH_INLINE void copy_bytes(uint8_t *dst, const uint8_t *src, size_t n) {
  * ========================================================================== */
 
 /** Validate UTF-8 (RFC 3629). Sets *ascii when all bytes are < 0x80. */
-bool pith_utf8_valid(const uint8_t *p, size_t n, bool *ascii);
+bool tersa_utf8_valid(const uint8_t *p, size_t n, bool *ascii);
 
-PITH_INLINE bool utf8_boundary(const uint8_t *s, size_t len, size_t i) {
+TERSA_INLINE bool utf8_boundary(const uint8_t *s, size_t len, size_t i) {
     return i == len || (s[i] & 0xC0) != 0x80;
 }
 
@@ -340,7 +340,7 @@ PITH_INLINE bool utf8_boundary(const uint8_t *s, size_t len, size_t i) {
  * Slots and registers (SPEC section 4.3)
  * ========================================================================== */
 
-typedef struct pith_slot {
+typedef struct tersa_slot {
     const uint8_t *str;   /* bytes of the last string item, stable for the buffer */
     uint32_t str_len;
     uint8_t has_str;
@@ -351,7 +351,7 @@ typedef struct pith_slot {
     int64_t dec_m;
     uint8_t bin;          /* writers only: binary floats since the last decimal (SPEC 4.3) */
     int8_t dec_hint;      /* writers only: exponent of the last non-zero decimal, tried first */
-} pith_slot;
+} tersa_slot;
 
 /* The bin count (SPEC 4.3, 7): a slot tests floats for a decimal form while
  * its count is below BIN_TRUSTED or equal to BIN_RETEST; BIN_TRUSTED follows
@@ -359,7 +359,7 @@ typedef struct pith_slot {
 enum { BIN_TRUSTED = 4, BIN_RETEST = 19 };
 
 /** Bytes of the 256 one-byte strings (registers point here for short strings). */
-extern const uint8_t pith_single_bytes[256];
+extern const uint8_t tersa_single_bytes[256];
 
 /* ==========================================================================
  * Decimal floats and timestamps
@@ -367,22 +367,22 @@ extern const uint8_t pith_single_bytes[256];
 
 /** If `d` has a decimal form (SPEC 7: shortest digits, at most 15, |e| <= 22),
  *  store it and return true. -0.0, NaN and infinities have none. */
-bool pith_decimal_of_double(double d, int64_t *m, int *e);
+bool tersa_decimal_of_double(double d, int64_t *m, int *e);
 
 /** 10^0 .. 10^22, every one exact in binary64. */
-extern const double pith_powers_of_ten[23];
+extern const double tersa_powers_of_ten[23];
 
 /** d * 10^k for |k| <= 22: one correctly rounded operation on exact operands. */
-PITH_INLINE double pith_scale_by_ten(double d, int k) {
-    return k >= 0 ? d * pith_powers_of_ten[k] : d / pith_powers_of_ten[-k];
+TERSA_INLINE double tersa_scale_by_ten(double d, int k) {
+    return k >= 0 ? d * tersa_powers_of_ten[k] : d / tersa_powers_of_ten[-k];
 }
 
 /** d / 10^k for |k| <= 22, likewise. */
-PITH_INLINE double pith_unscale_by_ten(double n, int k) {
-    return k >= 0 ? n / pith_powers_of_ten[k] : n * pith_powers_of_ten[-k];
+TERSA_INLINE double tersa_unscale_by_ten(double n, int k) {
+    return k >= 0 ? n / tersa_powers_of_ten[k] : n * tersa_powers_of_ten[-k];
 }
 
-/** The decimal form of d (as pith_decimal_of_double) if it has at most -*e
+/** The decimal form of d (as tersa_decimal_of_double) if it has at most -*e
  * decimals (-22 <= *e <= 22): then true, with *m and *e set; false when it
  * needs more, or when d has no decimal form. One scaling and one check: the
  * cheap first try when a slot's floats have (at most) the same number of
@@ -392,16 +392,16 @@ PITH_INLINE double pith_unscale_by_ten(double n, int k) {
  * once the trailing zeros of N move into e: any other decimal that rounds to d
  * and has no more digits is a multiple of 10^e, so it differs from N * 10^e by
  * at least 10^e, more than an ulp of d (at most 0.23 * 10^e here). */
-PITH_INLINE bool pith_decimal_at_exponent(double d, int *e, int64_t *m) {
+TERSA_INLINE bool tersa_decimal_at_exponent(double d, int *e, int64_t *m) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     int ex = *e;
     double a = fabs(d);
-    double x = pith_scale_by_ten(a, -ex);
+    double x = tersa_scale_by_ten(a, -ex);
     /* Also false for NaN and infinities; zeros fail below (v = 0). */
     if (!(x < 1e15)) return false;
     int64_t v = (int64_t)(x + 0.5);
-    if (v == 0 || pith_unscale_by_ten((double)v, -ex) != a) return false;
+    if (v == 0 || tersa_unscale_by_ten((double)v, -ex) != a) return false;
     while (v % 10 == 0) {
         v /= 10;
         ex++;
@@ -415,13 +415,13 @@ PITH_INLINE bool pith_decimal_at_exponent(double d, int *e, int64_t *m) {
 
 /** The shortest decimal of a finite double as an integer significand without
  *  trailing zeros (0 for +-0.0) and *exp10: |d| = s * 10^exp10. */
-uint64_t pith_shortest_decimal(double d, int *exp10);
+uint64_t tersa_shortest_decimal(double d, int *exp10);
 
 /** The value of a decimal (|m| < 2^53, |e| <= 22): one correctly rounded operation. */
-double pith_double_of_decimal(int64_t m, int e);
+double tersa_double_of_decimal(int64_t m, int e);
 
 /** True if `d` converts to binary32 and back unchanged (NaN: never). */
-PITH_INLINE bool pith_f32_exact(double d) {
+TERSA_INLINE bool tersa_f32_exact(double d) {
     uint64_t bits;
     memcpy(&bits, &d, 8);
     /* A binary32 significand ends 29 bits above a binary64 one: with any of
@@ -435,7 +435,7 @@ PITH_INLINE bool pith_f32_exact(double d) {
 }
 
 /** Widen binary32 bits to a double, keeping NaN payloads bit for bit. */
-double pith_widen_f32(uint32_t bits);
+double tersa_widen_f32(uint32_t bits);
 
 /** A parsed timestamp string (SPEC section 6). */
 typedef struct ts_parts {
@@ -446,11 +446,11 @@ typedef struct ts_parts {
 } ts_parts;
 
 /** Parse a timestamp-like string; false if it is not one (SPEC 6 grammar and ranges). */
-bool pith_ts_parse(const uint8_t *s, size_t n, ts_parts *out);
+bool tersa_ts_parse(const uint8_t *s, size_t n, ts_parts *out);
 
 /** Render; returns the length written to `out` (at most 35 bytes), or 0 if
  *  the local time is outside years 0001-9999. */
-size_t pith_ts_render(const ts_parts *p, uint8_t out[40]);
+size_t tersa_ts_render(const ts_parts *p, uint8_t out[40]);
 
 /** Days since 1970-01-01 of a Gregorian date, and back. */
 int64_t days_from_civil(int64_t y, unsigned m, unsigned d);
@@ -460,12 +460,12 @@ void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
  * Dictionaries
  * ========================================================================== */
 
-struct pith_dict {
-    const pith_alloc *alloc;
+struct tersa_dict {
+    const tersa_alloc *alloc;
     arena mem;
-    pith_key *strings;
+    tersa_key *strings;
     size_t nstrings;
-    pith_key *shape_keys;
+    tersa_key *shape_keys;
     size_t *shape_offsets; /* nshapes + 1 entries into shape_keys */
     size_t nshapes;
     uint8_t *serialized;
@@ -479,16 +479,16 @@ struct pith_dict {
 };
 
 /** A new dictionary serial (thread-safe). */
-uint64_t pith_dict_next_serial(void);
+uint64_t tersa_dict_next_serial(void);
 
 /* ==========================================================================
  * Errors
  * ========================================================================== */
 
-PITH_INLINE void set_error(pith_error *e, pith_code code, size_t offset, const char *message) {
+TERSA_INLINE void set_error(tersa_error *e, tersa_code code, size_t offset, const char *message) {
     e->code = code;
     e->offset = offset;
     e->message = message;
 }
 
-#endif /* PITH_INTERNAL_H */
+#endif /* TERSA_INTERNAL_H */

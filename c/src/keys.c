@@ -6,22 +6,22 @@
 /* Maps with up to this many keys compare against each earlier key. */
 #define KID_SCAN_MAX 8
 
-void pith_kid_init(pith_kid_stack *k, const pith_alloc *alloc) {
+void tersa_kid_init(tersa_kid_stack *k, const tersa_alloc *alloc) {
     memset(k, 0, sizeof(*k));
     k->alloc = alloc;
 }
 
-void pith_kid_free(pith_kid_stack *k) {
+void tersa_kid_free(tersa_kid_stack *k) {
     mem_free(k->alloc, k->bytes, k->cap);
-    mem_free(k->alloc, k->ents, k->ents_cap * sizeof(pith_kid_entry));
+    mem_free(k->alloc, k->ents, k->ents_cap * sizeof(tersa_kid_entry));
     k->bytes = NULL;
     k->ents = NULL;
     k->len = k->cap = k->nents = k->ents_cap = 0;
 }
 
-void pith_kid_reset(pith_kid_stack *k) { k->len = k->nents = 0; }
+void tersa_kid_reset(tersa_kid_stack *k) { k->len = k->nents = 0; }
 
-bool pith_kid_append(pith_kid_stack *k, const void *p, size_t n) {
+bool tersa_kid_append(tersa_kid_stack *k, const void *p, size_t n) {
     if (k->cap - k->len < n) {
         size_t ncap = k->cap ? k->cap : 256;
         while (ncap - k->len < n) {
@@ -38,30 +38,30 @@ bool pith_kid_append(pith_kid_stack *k, const void *p, size_t n) {
     return true;
 }
 
-bool pith_kid_append_word(pith_kid_stack *k, uint8_t type, uint64_t word) {
+bool tersa_kid_append_word(tersa_kid_stack *k, uint8_t type, uint64_t word) {
     uint8_t b[9];
     b[0] = type;
     store_le64(b + 1, word);
-    return pith_kid_append(k, b, 9);
+    return tersa_kid_append(k, b, 9);
 }
 
-bool pith_kid_append_bytes(pith_kid_stack *k, uint8_t type, const void *p, size_t n) {
-    return pith_kid_append_word(k, type, (uint64_t)n) && pith_kid_append(k, p, n);
+bool tersa_kid_append_bytes(tersa_kid_stack *k, uint8_t type, const void *p, size_t n) {
+    return tersa_kid_append_word(k, type, (uint64_t)n) && tersa_kid_append(k, p, n);
 }
 
-void pith_kid_open(const pith_kid_stack *k, pith_kid_map *m) {
+void tersa_kid_open(const tersa_kid_stack *k, tersa_kid_map *m) {
     m->bytes_base = k->len;
     m->ents_base = k->nents;
     m->index = NULL;
     m->index_cap = 0;
 }
 
-static bool kid_equal(const pith_kid_stack *k, const pith_kid_entry *a, const pith_kid_entry *b) {
+static bool kid_equal(const tersa_kid_stack *k, const tersa_kid_entry *a, const tersa_kid_entry *b) {
     return a->hash == b->hash && a->len == b->len && memcmp(k->bytes + a->off, k->bytes + b->off, a->len) == 0;
 }
 
 /* Rebuild m's index for at least `need` keys (load <= 1/2). */
-static bool kid_reindex(pith_kid_stack *k, pith_kid_map *m, size_t need) {
+static bool kid_reindex(tersa_kid_stack *k, tersa_kid_map *m, size_t need) {
     size_t cap = 32;
     while (cap < need * 2) {
         if (cap > SIZE_MAX / 2 / sizeof(uint32_t)) return false;
@@ -81,12 +81,12 @@ static bool kid_reindex(pith_kid_stack *k, pith_kid_map *m, size_t need) {
     return true;
 }
 
-int pith_kid_insert(pith_kid_stack *k, pith_kid_map *m, size_t off) {
-    pith_kid_entry e;
+int tersa_kid_insert(tersa_kid_stack *k, tersa_kid_map *m, size_t off) {
+    tersa_kid_entry e;
     e.off = off;
     e.len = k->len - off;
     /* Seeded: the keys may come from whoever supplied the data. */
-    e.hash = hash_bytes(k->bytes + off, e.len, pith_seed());
+    e.hash = hash_bytes(k->bytes + off, e.len, tersa_seed());
     size_t count = k->nents - m->ents_base;
     if (count > UINT32_MAX - 2) return -1;
     if (count < KID_SCAN_MAX) {
@@ -99,12 +99,12 @@ int pith_kid_insert(pith_kid_stack *k, pith_kid_map *m, size_t off) {
             if (kid_equal(k, &k->ents[m->ents_base + m->index[i] - 1], &e)) return 0;
         m->index[i] = (uint32_t)(count + 1);
     }
-    if (!pith_grow_array(k->alloc, (void **)&k->ents, &k->ents_cap, k->nents + 1, sizeof(pith_kid_entry))) return -1;
+    if (!tersa_grow_array(k->alloc, (void **)&k->ents, &k->ents_cap, k->nents + 1, sizeof(tersa_kid_entry))) return -1;
     k->ents[k->nents++] = e;
     return 1;
 }
 
-void pith_kid_close(pith_kid_stack *k, pith_kid_map *m, bool keep_bytes) {
+void tersa_kid_close(tersa_kid_stack *k, tersa_kid_map *m, bool keep_bytes) {
     mem_free(k->alloc, m->index, m->index_cap * sizeof(uint32_t));
     m->index = NULL;
     m->index_cap = 0;

@@ -26,7 +26,7 @@ typedef struct gkey {
 
 typedef struct rframe {
     uint8_t kind;
-    pith_slot *slot;     /* ARRAY, GENERIC: the container's slot; MAP: first slot of the shape */
+    tersa_slot *slot;     /* ARRAY, GENERIC: the container's slot; MAP: first slot of the shape */
     size_t remaining;
     size_t next;         /* MAP: index of the next value */
     size_t tag_offset;   /* GENERIC: for duplicate_key */
@@ -35,13 +35,13 @@ typedef struct rframe {
     size_t keys_cap, keys_used;
 } rframe;
 
-struct pith_reader {
-    const pith_alloc *alloc;
+struct tersa_reader {
+    const tersa_alloc *alloc;
     const uint8_t *data;  /* current window */
     size_t pos, end;      /* read position and end of the window */
     size_t base;          /* offset of data[0] in the whole buffer */
     size_t total;         /* length of the whole buffer (single-buffer mode) */
-    pith_error err;
+    tersa_error err;
 
     arena mem;
     str_entry *strs;
@@ -49,7 +49,7 @@ struct pith_reader {
     shape *shapes;
     size_t nshapes, shapes_cap;
 
-    pith_slot root, key_slot;
+    tersa_slot root, key_slot;
     const uint8_t *last;
     uint32_t last_len;
     bool has_last;
@@ -58,7 +58,7 @@ struct pith_reader {
     rframe *stack;
     size_t depth, stack_cap;
     uint32_t max_depth;
-    uint64_t seed;        /* pith_seed(): keys and strings come from the input */
+    uint64_t seed;        /* tersa_seed(): keys and strings come from the input */
 
     uint32_t flags;
     bool started;
@@ -68,7 +68,7 @@ struct pith_reader {
 
     /* Streams (SPEC 2.3). Sync frames repeat the header's VF byte and
      * dictionary id; a joining reader takes them from its first sync frame. */
-    const pith_dict *const *dicts;
+    const tersa_dict *const *dicts;
     size_t ndicts;
     uint8_t stream_vf;
     uint64_t stream_dict_id;
@@ -82,7 +82,7 @@ struct pith_reader {
      * another buffer that names it only resets the slots. */
     uint64_t dict_serial; /* 0: none loaded */
     size_t dict_nstrs, dict_nshapes;
-    pith_slot *dict_slots;
+    tersa_slot *dict_slots;
     size_t dict_slots_n, dict_slots_cap;
 };
 
@@ -90,8 +90,8 @@ struct pith_reader {
  * Errors
  * ========================================================================== */
 
-PITH_NOINLINE static bool fail_at(pith_reader *r, pith_code code, size_t at, const char *message) {
-    if (r->err.code == PITH_OK) set_error(&r->err, code, r->base + at, message);
+TERSA_NOINLINE static bool fail_at(tersa_reader *r, tersa_code code, size_t at, const char *message) {
+    if (r->err.code == TERSA_OK) set_error(&r->err, code, r->base + at, message);
     return false;
 }
 
@@ -101,48 +101,48 @@ PITH_NOINLINE static bool fail_at(pith_reader *r, pith_code code, size_t at, con
  * Lifecycle
  * ========================================================================== */
 
-pith_reader *pith_reader_new(const pith_alloc *alloc) {
+tersa_reader *tersa_reader_new(const tersa_alloc *alloc) {
     alloc = alloc_or_default(alloc);
-    pith_reader *r = (pith_reader *)mem_alloc(alloc, sizeof(pith_reader));
+    tersa_reader *r = (tersa_reader *)mem_alloc(alloc, sizeof(tersa_reader));
     if (!r) return NULL;
     memset(r, 0, sizeof(*r));
     r->alloc = alloc;
-    r->max_depth = PITH_DEFAULT_MAX_DEPTH;
+    r->max_depth = TERSA_DEFAULT_MAX_DEPTH;
     r->joined_at = SIZE_MAX;
-    r->seed = pith_seed();
-    pith_arena_init(&r->mem, alloc);
+    r->seed = tersa_seed();
+    tersa_arena_init(&r->mem, alloc);
     return r;
 }
 
-static void pop_all(pith_reader *r);
+static void pop_all(tersa_reader *r);
 
-void pith_reader_free(pith_reader *r) {
+void tersa_reader_free(tersa_reader *r) {
     if (!r) return;
-    const pith_alloc *a = r->alloc;
+    const tersa_alloc *a = r->alloc;
     pop_all(r);
-    pith_arena_free(&r->mem);
+    tersa_arena_free(&r->mem);
     mem_free(a, r->strs, r->strs_cap * sizeof(str_entry));
     mem_free(a, r->shapes, r->shapes_cap * sizeof(shape));
     mem_free(a, r->stack, r->stack_cap * sizeof(rframe));
-    mem_free(a, r->dict_slots, r->dict_slots_cap * sizeof(pith_slot));
+    mem_free(a, r->dict_slots, r->dict_slots_cap * sizeof(tersa_slot));
     mem_free(a, r, sizeof(*r));
 }
 
-void pith_reader_set_max_depth(pith_reader *r, uint32_t max_depth) { r->max_depth = max_depth; }
+void tersa_reader_set_max_depth(tersa_reader *r, uint32_t max_depth) { r->max_depth = max_depth; }
 
-const pith_error *pith_reader_error(const pith_reader *r) { return &r->err; }
+const tersa_error *tersa_reader_error(const tersa_reader *r) { return &r->err; }
 
-size_t pith_reader_offset(const pith_reader *r) { return r->base + r->pos; }
+size_t tersa_reader_offset(const tersa_reader *r) { return r->base + r->pos; }
 
-PITH_NOINLINE static bool grow_strings(pith_reader *r) {
-    if (!pith_grow_array(r->alloc, (void **)&r->strs, &r->strs_cap, r->nstrs + 1, sizeof(str_entry)))
-        return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
+TERSA_NOINLINE static bool grow_strings(tersa_reader *r) {
+    if (!tersa_grow_array(r->alloc, (void **)&r->strs, &r->strs_cap, r->nstrs + 1, sizeof(str_entry)))
+        return fail_at(r, TERSA_ERR_NOMEM, r->pos, "out of memory");
     return true;
 }
 
-PITH_INLINE bool add_string(pith_reader *r, const uint8_t *p, size_t n, bool ascii) {
-    if (PITH_UNLIKELY(r->nstrs >= PITH_MAX_STRINGS)) return true;
-    if (PITH_UNLIKELY(r->nstrs == r->strs_cap) && !grow_strings(r)) return false;
+TERSA_INLINE bool add_string(tersa_reader *r, const uint8_t *p, size_t n, bool ascii) {
+    if (TERSA_UNLIKELY(r->nstrs >= TERSA_MAX_STRINGS)) return true;
+    if (TERSA_UNLIKELY(r->nstrs == r->strs_cap) && !grow_strings(r)) return false;
     str_entry *e = &r->strs[r->nstrs++];
     e->ptr = p;
     e->len = n;
@@ -152,17 +152,17 @@ PITH_INLINE bool add_string(pith_reader *r, const uint8_t *p, size_t n, bool asc
 }
 
 /* Append a shape (if the table has room) with fresh slots; *index is its
- * table index or PITH_NO_INDEX. */
-static bool add_shape(pith_reader *r, const pith_key *keys, const uint32_t *key_strings, size_t n, pith_slot **slots,
+ * table index or TERSA_NO_INDEX. */
+static bool add_shape(tersa_reader *r, const tersa_key *keys, const uint32_t *key_strings, size_t n, tersa_slot **slots,
                       uint32_t *index) {
-    pith_slot *s = (pith_slot *)pith_arena_alloc(&r->mem, n ? n * sizeof(pith_slot) : 1);
-    if (!s) return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
-    if (n) memset(s, 0, n * sizeof(pith_slot));
+    tersa_slot *s = (tersa_slot *)tersa_arena_alloc(&r->mem, n ? n * sizeof(tersa_slot) : 1);
+    if (!s) return fail_at(r, TERSA_ERR_NOMEM, r->pos, "out of memory");
+    if (n) memset(s, 0, n * sizeof(tersa_slot));
     *slots = s;
-    *index = PITH_NO_INDEX;
-    if (r->nshapes >= PITH_MAX_SHAPES) return true;
-    if (!pith_grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, r->nshapes + 1, sizeof(shape)))
-        return fail_at(r, PITH_ERR_NOMEM, r->pos, "out of memory");
+    *index = TERSA_NO_INDEX;
+    if (r->nshapes >= TERSA_MAX_SHAPES) return true;
+    if (!tersa_grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, r->nshapes + 1, sizeof(shape)))
+        return fail_at(r, TERSA_ERR_NOMEM, r->pos, "out of memory");
     r->shapes[r->nshapes].keys = keys;
     r->shapes[r->nshapes].key_strings = key_strings;
     r->shapes[r->nshapes].slots = s;
@@ -171,10 +171,10 @@ static bool add_shape(pith_reader *r, const pith_key *keys, const uint32_t *key_
     return true;
 }
 
-static void reset_state(pith_reader *r) {
+static void reset_state(tersa_reader *r) {
     pop_all(r);
-    pith_arena_reset(&r->mem);
-    r->err.code = PITH_OK;
+    tersa_arena_reset(&r->mem);
+    r->err.code = TERSA_OK;
     r->err.offset = 0;
     r->err.message = NULL;
     r->nstrs = 0;
@@ -191,16 +191,16 @@ static void reset_state(pith_reader *r) {
 
 /* Load a dictionary's strings and shapes as the first table entries, to
  * stay there for every buffer that names it. */
-static bool load_dictionary(pith_reader *r, const pith_dict *dict) {
+static bool load_dictionary(tersa_reader *r, const tersa_dict *dict) {
     r->dict_serial = 0;
     r->nstrs = r->nshapes = 0;
     size_t ns = dict->nshapes, nslots = dict->shape_offsets[ns];
-    if (!pith_grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, ns, sizeof(shape)) ||
-        !pith_grow_array(r->alloc, (void **)&r->dict_slots, &r->dict_slots_cap, nslots, sizeof(pith_slot)))
-        FAIL(PITH_ERR_NOMEM, 3, "out of memory");
+    if (!tersa_grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, ns, sizeof(shape)) ||
+        !tersa_grow_array(r->alloc, (void **)&r->dict_slots, &r->dict_slots_cap, nslots, sizeof(tersa_slot)))
+        FAIL(TERSA_ERR_NOMEM, 3, "out of memory");
     for (size_t i = 0; i < dict->nstrings; i++) {
         bool ascii;
-        pith_utf8_valid((const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, &ascii);
+        tersa_utf8_valid((const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, &ascii);
         if (!add_string(r, (const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, ascii)) return false;
     }
     for (size_t i = 0; i < ns; i++) {
@@ -221,43 +221,43 @@ static bool load_dictionary(pith_reader *r, const pith_dict *dict) {
  * joining reader's first sync frame's): checks them as SPEC 2.1 says and
  * loads the dictionary they name. `loaded` is the serial of the dictionary
  * whose tables the reader still holds. */
-static bool take_header_fields(pith_reader *r, size_t at, bool stream, uint64_t loaded) {
-    if (at >= r->end) FAIL(PITH_ERR_TRUNCATED, at, "input ends inside the header");
+static bool take_header_fields(tersa_reader *r, size_t at, bool stream, uint64_t loaded) {
+    if (at >= r->end) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside the header");
     uint8_t vf = r->data[at];
-    if (vf >> 4 != PITH_FORMAT_VERSION) FAIL(PITH_ERR_UNSUPPORTED_VERSION, at, "unsupported format version");
+    if (vf >> 4 != TERSA_FORMAT_VERSION) FAIL(TERSA_ERR_UNSUPPORTED_VERSION, at, "unsupported format version");
     uint8_t hf = vf & 0x0F;
-    if (hf & ~(FLAG_DICT | FLAG_STREAM)) FAIL(PITH_ERR_BAD_FLAGS, at, "reserved header flag set");
+    if (hf & ~(FLAG_DICT | FLAG_STREAM)) FAIL(TERSA_ERR_BAD_FLAGS, at, "reserved header flag set");
     if (((hf & FLAG_STREAM) != 0) != stream)
-        FAIL(PITH_ERR_BAD_FLAGS, at, (hf & FLAG_STREAM) ? "buffer is a stream" : "buffer is not a stream");
+        FAIL(TERSA_ERR_BAD_FLAGS, at, (hf & FLAG_STREAM) ? "buffer is a stream" : "buffer is not a stream");
     r->pos = at + 1;
     r->stream_vf = vf;
     r->stream_dict_id = 0;
     if (hf & FLAG_DICT) {
-        if (r->end - r->pos < 8) FAIL(PITH_ERR_TRUNCATED, at + 1, "input ends inside the dictionary id");
+        if (r->end - r->pos < 8) FAIL(TERSA_ERR_TRUNCATED, at + 1, "input ends inside the dictionary id");
         uint64_t id = load_le64(r->data + r->pos);
-        const pith_dict *dict = NULL;
+        const tersa_dict *dict = NULL;
         for (size_t i = 0; i < r->ndicts; i++)
             if (r->dicts[i] && r->dicts[i]->id == id) dict = r->dicts[i];
-        if (!dict) FAIL(PITH_ERR_UNKNOWN_DICTIONARY, at + 1, "buffer names a dictionary that was not supplied");
+        if (!dict) FAIL(TERSA_ERR_UNKNOWN_DICTIONARY, at + 1, "buffer names a dictionary that was not supplied");
         r->pos += 8;
         r->stream_dict_id = id;
         if (loaded == dict->serial) r->dict_serial = loaded;
         else if (!load_dictionary(r, dict)) return false;
         r->nstrs = r->dict_nstrs;
         r->nshapes = r->dict_nshapes;
-        if (r->dict_slots_n) memset(r->dict_slots, 0, r->dict_slots_n * sizeof(pith_slot));
+        if (r->dict_slots_n) memset(r->dict_slots, 0, r->dict_slots_n * sizeof(tersa_slot));
     }
     r->have_header = true;
     return true;
 }
 
-bool pith_reader_start(pith_reader *r, const void *data, size_t len, const pith_dict *const *dicts,
+bool tersa_reader_start(tersa_reader *r, const void *data, size_t len, const tersa_dict *const *dicts,
                        size_t ndicts, uint32_t flags) {
     reset_state(r);
     r->data = (const uint8_t *)data;
     r->pos = 0;
     r->end = r->total = len;
-    if (flags & PITH_READ_JOIN) flags |= PITH_READ_STREAM;
+    if (flags & TERSA_READ_JOIN) flags |= TERSA_READ_STREAM;
     r->flags = flags;
     r->started = false;
     r->copy_strings = false;
@@ -270,17 +270,17 @@ bool pith_reader_start(pith_reader *r, const void *data, size_t len, const pith_
     /* Unless this buffer names the loaded dictionary, its entries will be overwritten. */
     uint64_t loaded = r->dict_serial;
     r->dict_serial = 0;
-    if (flags & (PITH_READ_NO_HEADER | PITH_READ_JOIN)) {
+    if (flags & (TERSA_READ_NO_HEADER | TERSA_READ_JOIN)) {
         /* A joining reader keeps the loaded dictionary's serial for its first sync frame. */
-        if (flags & PITH_READ_JOIN) r->dict_serial = loaded;
+        if (flags & TERSA_READ_JOIN) r->dict_serial = loaded;
         r->started = true;
         return true;
     }
     const uint8_t *p = r->data;
     if ((len >= 1 && p[0] != HEADER_MAGIC0) || (len >= 2 && p[1] != HEADER_MAGIC1))
-        FAIL(PITH_ERR_BAD_MAGIC, 0, "not a Pith buffer");
-    if (len < 3) FAIL(PITH_ERR_TRUNCATED, 0, "input ends inside the header");
-    if (!take_header_fields(r, 2, (flags & PITH_READ_STREAM) != 0, loaded)) return false;
+        FAIL(TERSA_ERR_BAD_MAGIC, 0, "not a Tersa buffer");
+    if (len < 3) FAIL(TERSA_ERR_TRUNCATED, 0, "input ends inside the header");
+    if (!take_header_fields(r, 2, (flags & TERSA_READ_STREAM) != 0, loaded)) return false;
     r->started = true;
     return true;
 }
@@ -289,21 +289,21 @@ bool pith_reader_start(pith_reader *r, const void *data, size_t len, const pith_
  * Primitive fields
  * ========================================================================== */
 
-PITH_NOINLINE static bool read_varint_slow(pith_reader *r, size_t at, uint64_t *out) {
+TERSA_NOINLINE static bool read_varint_slow(tersa_reader *r, size_t at, uint64_t *out) {
     const uint8_t *p = r->data + r->pos;
     size_t avail = r->end - r->pos;
-    if (avail == 0) FAIL(PITH_ERR_TRUNCATED, at, "input ends inside a varint");
+    if (avail == 0) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside a varint");
     unsigned n = p[0] ? ctz32(p[0]) + 1 : 9;
-    if (avail < n) FAIL(PITH_ERR_TRUNCATED, at, "input ends inside a varint");
+    if (avail < n) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside a varint");
     uint64_t v;
     if (n == 9) {
         v = load_le64(p + 1);
-        if (v < (1ull << 56)) FAIL(PITH_ERR_INVALID_VARINT, at, "varint is not minimal");
+        if (v < (1ull << 56)) FAIL(TERSA_ERR_INVALID_VARINT, at, "varint is not minimal");
     } else {
         uint8_t tmp[8] = {0};
         memcpy(tmp, p, n);
         v = load_le64(tmp) >> n;
-        if (n > 1 && v < (1ull << (7 * (n - 1)))) FAIL(PITH_ERR_INVALID_VARINT, at, "varint is not minimal");
+        if (n > 1 && v < (1ull << (7 * (n - 1)))) FAIL(TERSA_ERR_INVALID_VARINT, at, "varint is not minimal");
     }
     r->pos += n;
     *out = v;
@@ -311,11 +311,11 @@ PITH_NOINLINE static bool read_varint_slow(pith_reader *r, size_t at, uint64_t *
 }
 
 /* Read a varint belonging to the item whose tag is at `at`. */
-PITH_INLINE bool read_varint(pith_reader *r, size_t at, uint64_t *out) {
-    if (PITH_LIKELY(r->end - r->pos >= 8)) {
+TERSA_INLINE bool read_varint(tersa_reader *r, size_t at, uint64_t *out) {
+    if (TERSA_LIKELY(r->end - r->pos >= 8)) {
         const uint8_t *p = r->data + r->pos;
         uint8_t b = p[0];
-        if (PITH_LIKELY(b & 1)) {
+        if (TERSA_LIKELY(b & 1)) {
             *out = b >> 1;
             r->pos++;
             return true;
@@ -324,8 +324,8 @@ PITH_INLINE bool read_varint(pith_reader *r, size_t at, uint64_t *out) {
             unsigned n = ctz32(b) + 1;
             uint64_t w = load_le64(p);
             uint64_t v = n == 8 ? w >> 8 : (w & ((1ull << (8 * n)) - 1)) >> n;
-            if (PITH_UNLIKELY(v < (1ull << (7 * (n - 1)))))
-                FAIL(PITH_ERR_INVALID_VARINT, at, "varint is not minimal");
+            if (TERSA_UNLIKELY(v < (1ull << (7 * (n - 1)))))
+                FAIL(TERSA_ERR_INVALID_VARINT, at, "varint is not minimal");
             r->pos += n;
             *out = v;
             return true;
@@ -335,19 +335,19 @@ PITH_INLINE bool read_varint(pith_reader *r, size_t at, uint64_t *out) {
 }
 
 /* A length or count (plus `bias`) that must not exceed the remaining input. */
-PITH_INLINE bool read_length(pith_reader *r, size_t at, uint64_t bias, size_t *out) {
+TERSA_INLINE bool read_length(tersa_reader *r, size_t at, uint64_t bias, size_t *out) {
     uint64_t v;
     if (!read_varint(r, at, &v)) return false;
     uint64_t remaining = r->end - r->pos;
-    if (PITH_UNLIKELY(v > remaining || v + bias > remaining))
-        FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "length exceeds the remaining input");
+    if (TERSA_UNLIKELY(v > remaining || v + bias > remaining))
+        FAIL(TERSA_ERR_LENGTH_EXCEEDS_INPUT, at, "length exceeds the remaining input");
     *out = (size_t)(v + bias);
     return true;
 }
 
-PITH_INLINE bool need(pith_reader *r, size_t n, size_t at) {
-    if (PITH_LIKELY(r->end - r->pos >= n)) return true;
-    FAIL(PITH_ERR_TRUNCATED, at, "input ends inside an item");
+TERSA_INLINE bool need(tersa_reader *r, size_t n, size_t at) {
+    if (TERSA_LIKELY(r->end - r->pos >= n)) return true;
+    FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside an item");
 }
 
 /* ==========================================================================
@@ -355,7 +355,7 @@ PITH_INLINE bool need(pith_reader *r, size_t n, size_t at) {
  * ========================================================================== */
 
 /* True for an all-ASCII string of at most 16 bytes, without a call. */
-PITH_INLINE bool short_ascii(const uint8_t *s, size_t n) {
+TERSA_INLINE bool short_ascii(const uint8_t *s, size_t n) {
     uint64_t a, b;
     if (n >= 8) {
         if (n > 16) return false;
@@ -374,36 +374,36 @@ PITH_INLINE bool short_ascii(const uint8_t *s, size_t n) {
     return ((a | b) & 0x8080808080808080ull) == 0;
 }
 
-PITH_INLINE bool is_string_tag(uint8_t t) {
+TERSA_INLINE bool is_string_tag(uint8_t t) {
     return t < TAG_SHAPE0 || (t >= TAG_PFX0 && t < TAG_DEC0) || t == TAG_STR_LONG || t == TAG_REF8 || t == TAG_REF16 ||
            t == TAG_REF24 || t == TAG_PFX_LONG || t == TAG_TS_STR || t == TAG_TS_Z0 || t == TAG_TS_Z3;
 }
 
-PITH_INLINE void note_string(pith_reader *r, pith_slot *slot, const uint8_t *s, size_t n) {
+TERSA_INLINE void note_string(tersa_reader *r, tersa_slot *slot, const uint8_t *s, size_t n) {
     slot_set_str(slot, s, n);
     r->last = s;
     r->last_len = slot->str_len;
     r->has_last = true;
 }
 
-static bool ts_seconds(pith_reader *r, size_t at, int64_t *out) {
+static bool ts_seconds(tersa_reader *r, size_t at, int64_t *out) {
     uint64_t z;
     if (!read_varint(r, at, &z)) return false;
     int64_t d = unzigzag(z);
     /* The register is within the range, so an out-of-range delta cannot wrap. */
-    if (d < PITH_MIN_SECONDS - PITH_MAX_SECONDS || d > PITH_MAX_SECONDS - PITH_MIN_SECONDS)
-        FAIL(PITH_ERR_INVALID_VALUE, at, "timestamp out of range");
+    if (d < TERSA_MIN_SECONDS - TERSA_MAX_SECONDS || d > TERSA_MAX_SECONDS - TERSA_MIN_SECONDS)
+        FAIL(TERSA_ERR_INVALID_VALUE, at, "timestamp out of range");
     int64_t s = r->last_ts + d;
-    if (s < PITH_MIN_SECONDS || s > PITH_MAX_SECONDS) FAIL(PITH_ERR_INVALID_VALUE, at, "timestamp out of range");
+    if (s < TERSA_MIN_SECONDS || s > TERSA_MAX_SECONDS) FAIL(TERSA_ERR_INVALID_VALUE, at, "timestamp out of range");
     r->last_ts = s;
     *out = s;
     return true;
 }
 
-static bool read_offset(pith_reader *r, size_t at, int32_t *out) {
+static bool read_offset(tersa_reader *r, size_t at, int32_t *out) {
     uint64_t z;
     if (!read_varint(r, at, &z)) return false;
-    if (z > 2u * PITH_MAX_OFFSET) FAIL(PITH_ERR_INVALID_VALUE, at, "UTC offset out of range");
+    if (z > 2u * TERSA_MAX_OFFSET) FAIL(TERSA_ERR_INVALID_VALUE, at, "UTC offset out of range");
     *out = (int32_t)unzigzag(z);
     return true;
 }
@@ -411,7 +411,7 @@ static bool read_offset(pith_reader *r, size_t at, int32_t *out) {
 static const uint32_t pow10_u32[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
                                        1000000000};
 
-static bool read_ts_string(pith_reader *r, uint8_t t, size_t at, const uint8_t **out, size_t *outlen) {
+static bool read_ts_string(tersa_reader *r, uint8_t t, size_t at, const uint8_t **out, size_t *outlen) {
     ts_parts ts;
     if (t == TAG_TS_Z0) {
         ts.variant = 0;
@@ -421,7 +421,7 @@ static bool read_ts_string(pith_reader *r, uint8_t t, size_t at, const uint8_t *
         if (!need(r, 1, at)) return false;
         uint8_t v = r->data[r->pos++];
         if ((v & 0x80) || (v & TSV_DIGITS) > 9 || v == 0 || v == 3 || ((v & TSV_DATE_ONLY) && v != TSV_DATE_ONLY))
-            FAIL(PITH_ERR_INVALID_VALUE, at, "invalid timestamp-string variant");
+            FAIL(TERSA_ERR_INVALID_VALUE, at, "invalid timestamp-string variant");
         ts.variant = v;
     }
     if (!ts_seconds(r, at, &ts.seconds)) return false;
@@ -430,24 +430,24 @@ static bool read_ts_string(pith_reader *r, uint8_t t, size_t at, const uint8_t *
     if (digits) {
         uint64_t f;
         if (!read_varint(r, at, &f)) return false;
-        if (f >= pow10_u32[digits]) FAIL(PITH_ERR_INVALID_VALUE, at, "fraction has too many digits");
+        if (f >= pow10_u32[digits]) FAIL(TERSA_ERR_INVALID_VALUE, at, "fraction has too many digits");
         ts.frac = (uint32_t)f;
     }
     ts.offset = 0;
     if ((ts.variant & TSV_NUMERIC_OFFSET) && !read_offset(r, at, &ts.offset)) return false;
     if ((ts.variant & TSV_DATE_ONLY) && ts.seconds % 86400 != 0)
-        FAIL(PITH_ERR_INVALID_VALUE, at, "date is not at midnight");
-    uint8_t *buf = (uint8_t *)pith_arena_alloc(&r->mem, 40);
-    if (!buf) FAIL(PITH_ERR_NOMEM, at, "out of memory");
-    size_t n = pith_ts_render(&ts, buf);
-    if (!n) FAIL(PITH_ERR_INVALID_VALUE, at, "local time outside years 0001-9999");
+        FAIL(TERSA_ERR_INVALID_VALUE, at, "date is not at midnight");
+    uint8_t *buf = (uint8_t *)tersa_arena_alloc(&r->mem, 40);
+    if (!buf) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
+    size_t n = tersa_ts_render(&ts, buf);
+    if (!n) FAIL(TERSA_ERR_INVALID_VALUE, at, "local time outside years 0001-9999");
     *out = buf;
     *outlen = n;
     return true;
 }
 
 /* Decode the string item with tag `t` at `at` (tag already consumed). */
-static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, pith_item *item) {
+static bool read_string(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
     const uint8_t *s = NULL;
     size_t n = 0;
     bool ascii;
@@ -469,13 +469,13 @@ static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, p
                               ((size_t)r->data[r->pos + 2] << 16));
             r->pos += 3;
         }
-        if (PITH_UNLIKELY(i >= r->nstrs)) FAIL(PITH_ERR_BAD_REFERENCE, at, "string reference beyond the table");
+        if (TERSA_UNLIKELY(i >= r->nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
         const str_entry *e = &r->strs[i];
         note_string(r, slot, e->ptr, e->len);
         item->v.str.ptr = (const char *)e->ptr;
         item->v.str.len = e->len;
         item->v.str.index = (uint32_t)i;
-        item->flags = e->ascii ? PITH_ITEM_ASCII : 0;
+        item->flags = e->ascii ? TERSA_ITEM_ASCII : 0;
         return true;
     }
     if ((t >= TAG_STR0 && t < TAG_SHAPE0) || t == TAG_STR_LONG) {
@@ -487,13 +487,13 @@ static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, p
         }
         s = r->data + r->pos;
         r->pos += n;
-        if (PITH_LIKELY(short_ascii(s, n)))
+        if (TERSA_LIKELY(short_ascii(s, n)))
             ascii = true;
-        else if (PITH_UNLIKELY(!pith_utf8_valid(s, n, &ascii)))
-            FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+        else if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii)))
+            FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
         if (r->copy_strings) {
-            s = (const uint8_t *)pith_arena_copy(&r->mem, s, n);
-            if (!s) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+            s = (const uint8_t *)tersa_arena_copy(&r->mem, s, n);
+            if (!s) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
         }
     } else if ((t >= TAG_PFX0 && t < TAG_DEC0) || t == TAG_PFX_LONG) {
         if (!need(r, 1, at)) return false;
@@ -517,22 +517,22 @@ static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, p
         }
         size_t L = pb & 0x7F;
         if (!have || L == 0 || L > base_len || (L < base_len && (base[L] & 0xC0) == 0x80))
-            FAIL(PITH_ERR_BAD_REFERENCE, at, "prefix does not fit its base string");
+            FAIL(TERSA_ERR_BAD_REFERENCE, at, "prefix does not fit its base string");
         if (!need(r, n, at)) return false;
-        uint8_t *buf = (uint8_t *)pith_arena_alloc(&r->mem, L + n);
-        if (!buf) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+        uint8_t *buf = (uint8_t *)tersa_arena_alloc(&r->mem, L + n);
+        if (!buf) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
         memcpy(buf, base, L);
         if (n) memcpy(buf + L, r->data + r->pos, n);
         r->pos += n;
         n += L;
         s = buf;
-        if (PITH_UNLIKELY(!pith_utf8_valid(s, n, &ascii))) FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+        if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii))) FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
     } else {
         if (!read_ts_string(r, t, at, &s, &n)) return false;
         ascii = true;
     }
-    uint32_t index = PITH_NO_INDEX;
-    if (n >= MIN_TABLE_LEN && r->nstrs < PITH_MAX_STRINGS) {
+    uint32_t index = TERSA_NO_INDEX;
+    if (n >= MIN_TABLE_LEN && r->nstrs < TERSA_MAX_STRINGS) {
         index = (uint32_t)r->nstrs;
         if (!add_string(r, s, n, ascii)) return false;
     }
@@ -540,16 +540,16 @@ static bool read_string(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, p
     item->v.str.ptr = (const char *)s;
     item->v.str.len = n;
     item->v.str.index = index;
-    item->flags = ascii ? PITH_ITEM_ASCII : 0;
+    item->flags = ascii ? TERSA_ITEM_ASCII : 0;
     return true;
 }
 
 /* A string item required at the current position (symbol names, map keys). */
-static bool read_required_string(pith_reader *r, pith_slot *slot, pith_item *item) {
+static bool read_required_string(tersa_reader *r, tersa_slot *slot, tersa_item *item) {
     size_t at = r->pos;
-    if (at >= r->end) FAIL(PITH_ERR_TRUNCATED, at, "input ends before an item");
+    if (at >= r->end) FAIL(TERSA_ERR_TRUNCATED, at, "input ends before an item");
     uint8_t t = r->data[at];
-    if (!is_string_tag(t)) FAIL(PITH_ERR_EXPECTED_STRING, at, "a string item is required here");
+    if (!is_string_tag(t)) FAIL(TERSA_ERR_EXPECTED_STRING, at, "a string item is required here");
     r->pos++;
     return read_string(r, t, at, slot, item);
 }
@@ -558,14 +558,14 @@ static bool read_required_string(pith_reader *r, pith_slot *slot, pith_item *ite
  * Containers
  * ========================================================================== */
 
-PITH_NOINLINE static bool grow_stack(pith_reader *r, size_t at) {
-    if (!pith_grow_array(r->alloc, (void **)&r->stack, &r->stack_cap, r->depth + 1, sizeof(rframe)))
-        FAIL(PITH_ERR_NOMEM, at, "out of memory");
+TERSA_NOINLINE static bool grow_stack(tersa_reader *r, size_t at) {
+    if (!tersa_grow_array(r->alloc, (void **)&r->stack, &r->stack_cap, r->depth + 1, sizeof(rframe)))
+        FAIL(TERSA_ERR_NOMEM, at, "out of memory");
     return true;
 }
 
-PITH_INLINE bool push_frame(pith_reader *r, uint8_t kind, pith_slot *slot, size_t remaining, size_t at) {
-    if (PITH_UNLIKELY(r->depth == r->stack_cap) && !grow_stack(r, at)) return false;
+TERSA_INLINE bool push_frame(tersa_reader *r, uint8_t kind, tersa_slot *slot, size_t remaining, size_t at) {
+    if (TERSA_UNLIKELY(r->depth == r->stack_cap) && !grow_stack(r, at)) return false;
     rframe *f = &r->stack[r->depth++];
     f->kind = kind;
     f->slot = slot;
@@ -577,7 +577,7 @@ PITH_INLINE bool push_frame(pith_reader *r, uint8_t kind, pith_slot *slot, size_
     return true;
 }
 
-PITH_INLINE void pop_frame(pith_reader *r) {
+TERSA_INLINE void pop_frame(tersa_reader *r) {
     rframe *f = &r->stack[--r->depth];
     if (f->keys) {
         mem_free(r->alloc, f->keys, f->keys_cap * sizeof(gkey));
@@ -585,28 +585,28 @@ PITH_INLINE void pop_frame(pith_reader *r) {
     }
 }
 
-static void pop_all(pith_reader *r) {
+static void pop_all(tersa_reader *r) {
     while (r->depth) pop_frame(r);
 }
 
-PITH_INLINE bool check_depth(pith_reader *r, size_t at) {
-    if (PITH_LIKELY(r->depth < r->max_depth)) return true;
-    FAIL(PITH_ERR_DEPTH_EXCEEDED, at, "nesting deeper than the limit");
+TERSA_INLINE bool check_depth(tersa_reader *r, size_t at) {
+    if (TERSA_LIKELY(r->depth < r->max_depth)) return true;
+    FAIL(TERSA_ERR_DEPTH_EXCEEDED, at, "nesting deeper than the limit");
 }
 
 /* The hash of a string that may be a table entry, each entry hashed once:
  * a one-byte reference can repeat a long string as a key at every map, and
  * hashing it anew each time would make small inputs cost quadratic time. */
-static uint64_t string_hash(pith_reader *r, const char *ptr, size_t len, uint32_t index) {
-    if (index == PITH_NO_INDEX || index >= r->nstrs) return hash_bytes(ptr, len, r->seed) | 1;
+static uint64_t string_hash(tersa_reader *r, const char *ptr, size_t len, uint32_t index) {
+    if (index == TERSA_NO_INDEX || index >= r->nstrs) return hash_bytes(ptr, len, r->seed) | 1;
     str_entry *e = &r->strs[index];
     if (!e->hash) e->hash = hash_bytes(e->ptr, e->len, r->seed) | 1;
     return e->hash;
 }
 
 /* Is keys[i] equal to an earlier key of a small shape (up to 16 keys)? */
-static bool key_seen_small(const pith_key *keys, size_t i) {
-    const pith_key *k = &keys[i];
+static bool key_seen_small(const tersa_key *keys, size_t i) {
+    const tersa_key *k = &keys[i];
     for (size_t j = 0; j < i; j++)
         if (keys[j].len == k->len && keys[j].symbol == k->symbol &&
             (k->len == 0 || (keys[j].ptr[0] == k->ptr[0] && memcmp(keys[j].ptr, k->ptr, k->len) == 0)))
@@ -617,11 +617,11 @@ static bool key_seen_small(const pith_key *keys, size_t i) {
 /* Is keys[i] equal to an earlier key of a large shape? hashes[] holds each
  * key's string hash; bytes are compared only when hashes agree. The set holds
  * key indices by open addressing (cap = 2^k >= 2n). */
-static bool key_seen(const pith_key *keys, const uint64_t *hashes, size_t i, uint32_t *set, size_t cap) {
+static bool key_seen(const tersa_key *keys, const uint64_t *hashes, size_t i, uint32_t *set, size_t cap) {
     size_t mask = cap - 1, h = (size_t)hash_mix(hashes[i], keys[i].symbol ? HASH_K2 : HASH_K1) & mask;
     for (; set[h]; h = (h + 1) & mask) {
         size_t j = set[h] - 1;
-        const pith_key *k = &keys[j];
+        const tersa_key *k = &keys[j];
         if (hashes[j] == hashes[i] && k->len == keys[i].len && k->symbol == keys[i].symbol &&
             (k->len == 0 || memcmp(k->ptr, keys[i].ptr, k->len) == 0))
             return true;
@@ -630,40 +630,40 @@ static bool key_seen(const pith_key *keys, const uint64_t *hashes, size_t i, uin
     return false;
 }
 
-static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
+static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item) {
     size_t n = 0;
     if (t == TAG_MAPDEF_LONG) {
         if (!read_length(r, at, N_MAPDEF0, &n)) return false;
     } else {
         n = (size_t)(t - TAG_MAPDEF0);
     }
-    if (n > (r->end - r->pos) / 2) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
-    pith_key *keys = (pith_key *)pith_arena_alloc(&r->mem, n ? n * sizeof(pith_key) : 1);
-    uint32_t *key_strings = (uint32_t *)pith_arena_alloc(&r->mem, n ? n * sizeof(uint32_t) : 1);
-    if (!keys || !key_strings) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+    if (n > (r->end - r->pos) / 2) FAIL(TERSA_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
+    tersa_key *keys = (tersa_key *)tersa_arena_alloc(&r->mem, n ? n * sizeof(tersa_key) : 1);
+    uint32_t *key_strings = (uint32_t *)tersa_arena_alloc(&r->mem, n ? n * sizeof(uint32_t) : 1);
+    if (!keys || !key_strings) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
     uint64_t *hashes = NULL;
     uint32_t *set = NULL;
     size_t set_cap = 0;
     if (n > 16) {
-        hashes = (uint64_t *)pith_arena_alloc(&r->mem, n * sizeof(uint64_t));
-        if (!hashes) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+        hashes = (uint64_t *)tersa_arena_alloc(&r->mem, n * sizeof(uint64_t));
+        if (!hashes) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
         set_cap = 32;
         while (set_cap < 2 * n) set_cap *= 2;
-        set = (uint32_t *)pith_arena_alloc(&r->mem, set_cap * sizeof(uint32_t));
-        if (!set) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+        set = (uint32_t *)tersa_arena_alloc(&r->mem, set_cap * sizeof(uint32_t));
+        if (!set) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
         memset(set, 0, set_cap * sizeof(uint32_t));
     }
     for (size_t i = 0; i < n; i++) {
         size_t kat = r->pos;
-        if (kat >= r->end) FAIL(PITH_ERR_TRUNCATED, kat, "input ends before an item");
+        if (kat >= r->end) FAIL(TERSA_ERR_TRUNCATED, kat, "input ends before an item");
         bool symbol = r->data[kat] == TAG_SYMBOL;
-        pith_item k;
+        tersa_item k;
         if (symbol) {
             r->pos++;
             if (!read_required_string(r, &r->key_slot, &k)) return false;
         } else {
             uint8_t kt = r->data[kat];
-            if (!is_string_tag(kt)) FAIL(PITH_ERR_EXPECTED_STRING, kat, "a map key must be a string or symbol");
+            if (!is_string_tag(kt)) FAIL(TERSA_ERR_EXPECTED_STRING, kat, "a map key must be a string or symbol");
             r->pos++;
             if (!read_string(r, kt, kat, &r->key_slot, &k)) return false;
         }
@@ -675,13 +675,13 @@ static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
          * cost more than comparing the few of equal length. */
         if (set) hashes[i] = string_hash(r, k.v.str.ptr, k.v.str.len, k.v.str.index);
         if (set ? key_seen(keys, hashes, i, set, set_cap) : key_seen_small(keys, i))
-            FAIL(PITH_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
+            FAIL(TERSA_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
     }
-    pith_slot *slots = NULL;
+    tersa_slot *slots = NULL;
     uint32_t index;
     if (!add_shape(r, keys, key_strings, n, &slots, &index)) return false;
-    item->type = PITH_MAP;
-    item->flags = PITH_ITEM_NEW_SHAPE;
+    item->type = TERSA_MAP;
+    item->flags = TERSA_ITEM_NEW_SHAPE;
     item->v.map.count = n;
     item->v.map.shape = index;
     item->v.map.keys = keys;
@@ -690,11 +690,11 @@ static bool read_mapdef(pith_reader *r, uint8_t t, size_t at, pith_item *item) {
 }
 
 /* A shape reference to index i (tag and index bytes consumed). */
-static bool read_shape_ref(pith_reader *r, size_t i, size_t at, pith_item *item) {
-    if (PITH_UNLIKELY(i >= r->nshapes)) FAIL(PITH_ERR_BAD_REFERENCE, at, "shape reference beyond the table");
+static bool read_shape_ref(tersa_reader *r, size_t i, size_t at, tersa_item *item) {
+    if (TERSA_UNLIKELY(i >= r->nshapes)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "shape reference beyond the table");
     const shape *sh = &r->shapes[i];
-    if (sh->nkeys > r->end - r->pos) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "shape has more values than bytes remain");
-    item->type = PITH_MAP;
+    if (sh->nkeys > r->end - r->pos) FAIL(TERSA_ERR_LENGTH_EXCEEDS_INPUT, at, "shape has more values than bytes remain");
+    item->type = TERSA_MAP;
     item->v.map.count = sh->nkeys;
     item->v.map.shape = (uint32_t)i;
     item->v.map.keys = sh->keys;
@@ -712,60 +712,60 @@ static bool gkey_equal(const gkey *a, const gkey *b) {
 }
 
 /* Record the key `item` of generic-map frame `f`; false with duplicate_key if seen. */
-static bool note_generic_key(pith_reader *r, rframe *f, const pith_item *item) {
+static bool note_generic_key(tersa_reader *r, rframe *f, const tersa_item *item) {
     gkey k;
     memset(&k, 0, sizeof(k));
     k.type = (uint8_t)item->type;
     switch (item->type) {
-    case PITH_ARRAY:
-    case PITH_MAP:
-    case PITH_GENERIC_MAP:
+    case TERSA_ARRAY:
+    case TERSA_MAP:
+    case TERSA_GENERIC_MAP:
         return true; /* container keys: hosts compare those themselves (SPEC 1, MAY) */
-    case PITH_INT:
+    case TERSA_INT:
         k.word = (uint64_t)item->v.i;
         break;
-    case PITH_UINT:
+    case TERSA_UINT:
         k.word = item->v.u;
         break;
-    case PITH_FLOAT:
+    case TERSA_FLOAT:
         memcpy(&k.word, &item->v.f, 8);
         break;
-    case PITH_STRING:
-    case PITH_SYMBOL:
+    case TERSA_STRING:
+    case TERSA_SYMBOL:
         k.ptr = (const uint8_t *)item->v.str.ptr;
         k.len = item->v.str.len;
         k.word = string_hash(r, item->v.str.ptr, item->v.str.len, item->v.str.index);
         break;
-    case PITH_BINARY:
+    case TERSA_BINARY:
         k.ptr = item->v.bin.ptr;
         k.len = item->v.bin.len;
         break;
-    case PITH_BIGINT:
+    case TERSA_BIGINT:
         k.ptr = item->v.big.mag;
         k.len = item->v.big.len;
         k.word2 = item->v.big.negative;
         break;
-    case PITH_EXT:
+    case TERSA_EXT:
         k.ptr = item->v.ext.ptr;
         k.len = item->v.ext.len;
         k.word2 = item->v.ext.type;
         break;
-    case PITH_TIME:
+    case TERSA_TIME:
         k.word = (uint64_t)item->v.time.seconds;
         k.word2 = ((uint64_t)item->v.time.nanos << 32) | ((uint64_t)item->v.time.zone << 16) |
-                  (uint16_t)(item->v.time.zone == PITH_ZONE_OFFSET ? item->v.time.offset : 0);
+                  (uint16_t)(item->v.time.zone == TERSA_ZONE_OFFSET ? item->v.time.offset : 0);
         break;
     default:
         break;
     }
     /* Strings carry their (cached) hash in word; other kinds are hashed here. */
-    uint64_t bytes_hash = item->type == PITH_STRING || item->type == PITH_SYMBOL ? k.word : hash_bytes(k.ptr, k.len, k.word ^ r->seed);
+    uint64_t bytes_hash = item->type == TERSA_STRING || item->type == TERSA_SYMBOL ? k.word : hash_bytes(k.ptr, k.len, k.word ^ r->seed);
     k.hash = hash_mix(bytes_hash ^ k.type, k.word2 ^ HASH_K2);
     k.used = 1;
     if ((f->keys_used + 1) * 2 > f->keys_cap) {
         size_t cap = f->keys_cap ? f->keys_cap * 2 : 4;
         gkey *t = (gkey *)mem_alloc(r->alloc, cap * sizeof(gkey));
-        if (!t) FAIL(PITH_ERR_NOMEM, f->tag_offset, "out of memory");
+        if (!t) FAIL(TERSA_ERR_NOMEM, f->tag_offset, "out of memory");
         memset(t, 0, cap * sizeof(gkey));
         for (size_t j = 0; j < f->keys_cap; j++) {
             if (!f->keys[j].used) continue;
@@ -779,7 +779,7 @@ static bool note_generic_key(pith_reader *r, rframe *f, const pith_item *item) {
     }
     size_t mask = f->keys_cap - 1, i = (size_t)k.hash & mask;
     for (; f->keys[i].used; i = (i + 1) & mask)
-        if (gkey_equal(&f->keys[i], &k)) FAIL(PITH_ERR_DUPLICATE_KEY, f->tag_offset, "key repeated in a map");
+        if (gkey_equal(&f->keys[i], &k)) FAIL(TERSA_ERR_DUPLICATE_KEY, f->tag_offset, "key repeated in a map");
     f->keys[i] = k;
     f->keys_used++;
     return true;
@@ -792,10 +792,10 @@ static bool note_generic_key(pith_reader *r, rframe *f, const pith_item *item) {
 /* The slot of the next item, after closing finished containers. *parent is
  * the index of the enclosing frame (an index: reading the item may grow the
  * stack and move it), or SIZE_MAX at the top level. */
-PITH_INLINE pith_slot *claim_slot(pith_reader *r, size_t *parent) {
-    if (PITH_LIKELY(r->depth)) {
+TERSA_INLINE tersa_slot *claim_slot(tersa_reader *r, size_t *parent) {
+    if (TERSA_LIKELY(r->depth)) {
         rframe *f = &r->stack[r->depth - 1];
-        if (PITH_LIKELY(f->remaining)) {
+        if (TERSA_LIKELY(f->remaining)) {
             f->remaining--;
             if (f->kind == RFRAME_MAP) {
                 *parent = SIZE_MAX; /* only generic maps need their frame back */
@@ -806,7 +806,7 @@ PITH_INLINE pith_slot *claim_slot(pith_reader *r, size_t *parent) {
         }
     }
     while (r->depth && r->stack[r->depth - 1].remaining == 0) pop_frame(r);
-    if (PITH_LIKELY(r->depth)) {
+    if (TERSA_LIKELY(r->depth)) {
         rframe *f = &r->stack[r->depth - 1];
         f->remaining--;
         *parent = f->kind == RFRAME_GENERIC ? r->depth - 1 : SIZE_MAX;
@@ -819,13 +819,13 @@ PITH_INLINE pith_slot *claim_slot(pith_reader *r, size_t *parent) {
     return &r->root;
 }
 
-/* Every item but the commonest few (pith_read handles those inline). */
-PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_slot *slot, pith_item *item) {
+/* Every item but the commonest few (tersa_read handles those inline). */
+TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
     switch (t >> 4) {
     case 0x0: case 0x1: case 0x2: case 0x3: /* REF */
     case 0x4: case 0x5:                     /* STR */
     case 0xC:                               /* PFX */
-        item->type = PITH_STRING;
+        item->type = TERSA_STRING;
         if (!read_string(r, t, at, slot, item)) return false;
         break;
     case 0x6: case 0x7: /* SHAPE */
@@ -834,8 +834,8 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
     case 0x8: { /* ARR */
         if (!check_depth(r, at)) return false;
         size_t n = (size_t)(t - TAG_ARR0);
-        if (n > r->end - r->pos) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
-        item->type = PITH_ARRAY;
+        if (n > r->end - r->pos) FAIL(TERSA_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
+        item->type = TERSA_ARRAY;
         item->v.array.count = n;
         if (n && !push_frame(r, RFRAME_ARRAY, slot, n, at)) return false;
         break;
@@ -848,7 +848,7 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
         int64_t v = (int64_t)t - TAG_INT0 + INT_MIN_SMALL;
         slot->int_val = v;
         slot->has_int = 1;
-        item->type = PITH_INT;
+        item->type = TERSA_INT;
         item->v.i = v;
         break;
     }
@@ -856,52 +856,52 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
         uint64_t z;
         if (!read_varint(r, at, &z)) return false;
         int64_t m = unzigzag(z);
-        if (m >= (1LL << 53) || m <= -(1LL << 53)) FAIL(PITH_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
+        if (m >= (1LL << 53) || m <= -(1LL << 53)) FAIL(TERSA_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
         int e = (int)(t - TAG_DEC0) + DEC_EMIN;
         slot->dec_m = m;
         slot->dec_e = (int8_t)e;
         slot->has_dec = 1;
-        item->type = PITH_FLOAT;
-        item->v.f = pith_double_of_decimal(m, e);
+        item->type = TERSA_FLOAT;
+        item->v.f = tersa_double_of_decimal(m, e);
         break;
     }
     default:
         switch (t) {
         case TAG_NULL:
-            item->type = PITH_NULL;
+            item->type = TERSA_NULL;
             break;
         case TAG_FALSE:
-            item->type = PITH_FALSE;
+            item->type = TERSA_FALSE;
             break;
         case TAG_TRUE:
-            item->type = PITH_TRUE;
+            item->type = TERSA_TRUE;
             break;
         case TAG_F32:
             if (!need(r, 4, at)) return false;
-            item->type = PITH_FLOAT;
-            item->v.f = pith_widen_f32(load_le32(r->data + r->pos));
+            item->type = TERSA_FLOAT;
+            item->v.f = tersa_widen_f32(load_le32(r->data + r->pos));
             r->pos += 4;
             break;
         case TAG_F64: {
             if (!need(r, 8, at)) return false;
             uint64_t bits = load_le64(r->data + r->pos);
             r->pos += 8;
-            item->type = PITH_FLOAT;
+            item->type = TERSA_FLOAT;
             memcpy(&item->v.f, &bits, 8);
             break;
         }
         case TAG_INT_POS: {
             uint64_t v;
             if (!read_varint(r, at, &v)) return false;
-            if (v > UINT64_MAX - (INT_MAX_SMALL + 1)) FAIL(PITH_ERR_INVALID_VALUE, at, "integer out of range");
+            if (v > UINT64_MAX - (INT_MAX_SMALL + 1)) FAIL(TERSA_ERR_INVALID_VALUE, at, "integer out of range");
             v += INT_MAX_SMALL + 1;
             if (v <= (uint64_t)INT64_MAX) {
-                item->type = PITH_INT;
+                item->type = TERSA_INT;
                 item->v.i = (int64_t)v;
                 slot->int_val = (int64_t)v;
                 slot->has_int = 1;
             } else {
-                item->type = PITH_UINT;
+                item->type = TERSA_UINT;
                 item->v.u = v;
             }
             break;
@@ -910,22 +910,22 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             uint64_t v;
             if (!read_varint(r, at, &v)) return false;
             if (v > (1ull << 63) + (INT_MIN_SMALL - 1)) /* -9 - v must stay >= -2^63 */
-                FAIL(PITH_ERR_INVALID_VALUE, at, "integer out of range");
+                FAIL(TERSA_ERR_INVALID_VALUE, at, "integer out of range");
             int64_t n = (int64_t)(INT_MIN_SMALL - 1) - (int64_t)v;
-            item->type = PITH_INT;
+            item->type = TERSA_INT;
             item->v.i = n;
             slot->int_val = n;
             slot->has_int = 1;
             break;
         }
         case TAG_INT_DELTA: {
-            if (!slot->has_int) FAIL(PITH_ERR_BAD_REFERENCE, at, "integer delta without a previous integer");
+            if (!slot->has_int) FAIL(TERSA_ERR_BAD_REFERENCE, at, "integer delta without a previous integer");
             uint64_t z;
             if (!read_varint(r, at, &z)) return false;
             int64_t d = unzigzag(z), reg = slot->int_val;
             if ((d > 0 && reg > INT64_MAX - d) || (d < 0 && reg < INT64_MIN - d))
-                FAIL(PITH_ERR_INVALID_VALUE, at, "integer delta overflows int64");
-            item->type = PITH_INT;
+                FAIL(TERSA_ERR_INVALID_VALUE, at, "integer delta overflows int64");
+            item->type = TERSA_INT;
             item->v.i = reg + d;
             slot->int_val = reg + d;
             break;
@@ -935,27 +935,27 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             int64_t m;
             uint64_t z;
             if (t == TAG_DEC_DELTA) {
-                if (!slot->has_dec) FAIL(PITH_ERR_BAD_REFERENCE, at, "decimal delta without a previous decimal");
+                if (!slot->has_dec) FAIL(TERSA_ERR_BAD_REFERENCE, at, "decimal delta without a previous decimal");
                 if (!read_varint(r, at, &z)) return false;
                 int64_t d = unzigzag(z);
                 /* |dec_m| < 2^53, so a delta beyond 2^54 leaves the range and a smaller one cannot overflow. */
-                if (d > (1LL << 54) || d < -(1LL << 54)) FAIL(PITH_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
+                if (d > (1LL << 54) || d < -(1LL << 54)) FAIL(TERSA_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
                 m = slot->dec_m + d;
                 e = slot->dec_e;
             } else {
                 if (!need(r, 1, at)) return false;
                 e = (int8_t)r->data[r->pos++];
                 if (e < -22 || e > 22 || (e >= DEC_EMIN && e <= DEC_EMAX))
-                    FAIL(PITH_ERR_INVALID_VALUE, at, "decimal exponent out of range");
+                    FAIL(TERSA_ERR_INVALID_VALUE, at, "decimal exponent out of range");
                 if (!read_varint(r, at, &z)) return false;
                 m = unzigzag(z);
             }
-            if (m >= (1LL << 53) || m <= -(1LL << 53)) FAIL(PITH_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
+            if (m >= (1LL << 53) || m <= -(1LL << 53)) FAIL(TERSA_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
             slot->dec_m = m;
             slot->dec_e = (int8_t)e;
             slot->has_dec = 1;
-            item->type = PITH_FLOAT;
-            item->v.f = pith_double_of_decimal(m, e);
+            item->type = TERSA_FLOAT;
+            item->v.f = tersa_double_of_decimal(m, e);
             break;
         }
         case TAG_BIGINT_POS: case TAG_BIGINT_NEG: {
@@ -963,19 +963,19 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             if (!read_length(r, at, 0, &n)) return false;
             const uint8_t *mag = r->data + r->pos;
             r->pos += n;
-            if (n == 0 || mag[n - 1] == 0) FAIL(PITH_ERR_INVALID_VALUE, at, "big integer magnitude not minimal");
+            if (n == 0 || mag[n - 1] == 0) FAIL(TERSA_ERR_INVALID_VALUE, at, "big integer magnitude not minimal");
             bool negative = t == TAG_BIGINT_NEG;
             /* Positive must need more than 8 bytes; negative must exceed 2^63. */
             if (n <= 8) {
                 uint64_t u = 0;
                 for (size_t i = n; i > 0; i--) u = (u << 8) | mag[i - 1];
-                if (!negative || u <= (1ull << 63)) FAIL(PITH_ERR_INVALID_VALUE, at, "big integer fits a native form");
+                if (!negative || u <= (1ull << 63)) FAIL(TERSA_ERR_INVALID_VALUE, at, "big integer fits a native form");
             }
             if (r->copy_strings) {
-                mag = (const uint8_t *)pith_arena_copy(&r->mem, mag, n);
-                if (!mag) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+                mag = (const uint8_t *)tersa_arena_copy(&r->mem, mag, n);
+                if (!mag) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
             }
-            item->type = PITH_BIGINT;
+            item->type = TERSA_BIGINT;
             item->v.big.negative = negative;
             item->v.big.mag = mag;
             item->v.big.len = n;
@@ -995,14 +995,14 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             break;
         case TAG_STR_LONG: case TAG_REF8: case TAG_REF16: case TAG_REF24: case TAG_PFX_LONG:
         case TAG_TS_STR: case TAG_TS_Z0: case TAG_TS_Z3:
-            item->type = PITH_STRING;
+            item->type = TERSA_STRING;
             if (!read_string(r, t, at, slot, item)) return false;
             break;
         case TAG_ARR_LONG: {
             if (!check_depth(r, at)) return false;
             size_t n = 0;
             if (!read_length(r, at, N_ARR0, &n)) return false;
-            item->type = PITH_ARRAY;
+            item->type = TERSA_ARRAY;
             item->v.array.count = n;
             if (!push_frame(r, RFRAME_ARRAY, slot, n, at)) return false;
             break;
@@ -1015,10 +1015,10 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             if (!check_depth(r, at)) return false;
             size_t n = 0;
             if (!read_length(r, at, 0, &n)) return false;
-            if (n > (r->end - r->pos) / 2) FAIL(PITH_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
-            item->type = PITH_GENERIC_MAP;
+            if (n > (r->end - r->pos) / 2) FAIL(TERSA_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
+            item->type = TERSA_GENERIC_MAP;
             item->v.map.count = n;
-            item->v.map.shape = PITH_NO_INDEX;
+            item->v.map.shape = TERSA_NO_INDEX;
             item->v.map.keys = NULL;
             item->v.map.key_strings = NULL;
             if (n && !push_frame(r, RFRAME_GENERIC, slot, 2 * n, at)) return false;
@@ -1030,10 +1030,10 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             const uint8_t *p = r->data + r->pos;
             r->pos += n;
             if (r->copy_strings) {
-                p = (const uint8_t *)pith_arena_copy(&r->mem, p, n);
-                if (!p) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+                p = (const uint8_t *)tersa_arena_copy(&r->mem, p, n);
+                if (!p) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
             }
-            item->type = PITH_BINARY;
+            item->type = TERSA_BINARY;
             item->v.bin.ptr = p;
             item->v.bin.len = n;
             break;
@@ -1041,16 +1041,16 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
         case TAG_EXT: {
             uint64_t type;
             if (!read_varint(r, at, &type)) return false;
-            if (type > PITH_MAX_EXT_TYPE) FAIL(PITH_ERR_INVALID_VALUE, at, "extension type out of range");
+            if (type > TERSA_MAX_EXT_TYPE) FAIL(TERSA_ERR_INVALID_VALUE, at, "extension type out of range");
             size_t n = 0;
             if (!read_length(r, at, 0, &n)) return false;
             const uint8_t *p = r->data + r->pos;
             r->pos += n;
             if (r->copy_strings) {
-                p = (const uint8_t *)pith_arena_copy(&r->mem, p, n);
-                if (!p) FAIL(PITH_ERR_NOMEM, at, "out of memory");
+                p = (const uint8_t *)tersa_arena_copy(&r->mem, p, n);
+                if (!p) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
             }
-            item->type = PITH_EXT;
+            item->type = TERSA_EXT;
             item->v.ext.type = (uint32_t)type;
             item->v.ext.ptr = p;
             item->v.ext.len = n;
@@ -1058,7 +1058,7 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
         }
         case TAG_SYMBOL:
             if (!read_required_string(r, slot, item)) return false;
-            item->type = PITH_SYMBOL;
+            item->type = TERSA_SYMBOL;
             item->tag = t;
             item->offset = r->base + at;
             break;
@@ -1066,46 +1066,46 @@ PITH_NOINLINE static bool read_item(pith_reader *r, uint8_t t, size_t at, pith_s
             if (!need(r, 1, at)) return false;
             uint8_t f = r->data[r->pos++];
             unsigned zone = f >> 1;
-            if (zone > PITH_ZONE_FLOATING) FAIL(PITH_ERR_INVALID_VALUE, at, "invalid timestamp flags");
-            pith_timestamp *ts = &item->v.time;
+            if (zone > TERSA_ZONE_FLOATING) FAIL(TERSA_ERR_INVALID_VALUE, at, "invalid timestamp flags");
+            tersa_timestamp *ts = &item->v.time;
             if (!ts_seconds(r, at, &ts->seconds)) return false;
             ts->nanos = 0;
             if (f & 1) {
                 uint64_t ns;
                 if (!read_varint(r, at, &ns)) return false;
-                if (ns == 0 || ns > 999999999u) FAIL(PITH_ERR_INVALID_VALUE, at, "nanoseconds out of range");
+                if (ns == 0 || ns > 999999999u) FAIL(TERSA_ERR_INVALID_VALUE, at, "nanoseconds out of range");
                 ts->nanos = (uint32_t)ns;
             }
             ts->offset = 0;
             ts->zone = (uint8_t)zone;
-            if (zone == PITH_ZONE_OFFSET) {
+            if (zone == TERSA_ZONE_OFFSET) {
                 int32_t off;
                 if (!read_offset(r, at, &off)) return false;
                 int64_t local = ts->seconds + (int64_t)off * 60;
-                if (local < PITH_MIN_SECONDS || local > PITH_MAX_SECONDS)
-                    FAIL(PITH_ERR_INVALID_VALUE, at, "local time outside years 0001-9999");
+                if (local < TERSA_MIN_SECONDS || local > TERSA_MAX_SECONDS)
+                    FAIL(TERSA_ERR_INVALID_VALUE, at, "local time outside years 0001-9999");
                 ts->offset = (int16_t)off;
             }
-            item->type = PITH_TIME;
+            item->type = TERSA_TIME;
             break;
         }
         default:
-            FAIL(PITH_ERR_INVALID_TAG, at, "reserved tag");
+            FAIL(TERSA_ERR_INVALID_TAG, at, "reserved tag");
         }
     }
     return true;
 }
 
-bool pith_read(pith_reader *r, pith_item *item) {
-    if (PITH_UNLIKELY(!r->started || r->err.code != PITH_OK)) {
-        if (r->err.code != PITH_OK) return false;
-        return fail_at(r, PITH_ERR_USAGE, r->pos, "reader not started");
+bool tersa_read(tersa_reader *r, tersa_item *item) {
+    if (TERSA_UNLIKELY(!r->started || r->err.code != TERSA_OK)) {
+        if (r->err.code != TERSA_OK) return false;
+        return fail_at(r, TERSA_ERR_USAGE, r->pos, "reader not started");
     }
     size_t parent;
-    pith_slot *slot = claim_slot(r, &parent);
-    if (PITH_UNLIKELY(!slot)) return fail_at(r, PITH_ERR_USAGE, r->pos, "the value has been read completely");
+    tersa_slot *slot = claim_slot(r, &parent);
+    if (TERSA_UNLIKELY(!slot)) return fail_at(r, TERSA_ERR_USAGE, r->pos, "the value has been read completely");
     size_t at = r->pos;
-    if (PITH_UNLIKELY(at >= r->end)) FAIL(PITH_ERR_TRUNCATED, at, "input ends before an item");
+    if (TERSA_UNLIKELY(at >= r->end)) FAIL(TERSA_ERR_TRUNCATED, at, "input ends before an item");
     uint8_t t = r->data[at];
     r->pos = at + 1;
     item->tag = t;
@@ -1113,69 +1113,69 @@ bool pith_read(pith_reader *r, pith_item *item) {
     item->flags = 0;
     /* The commonest items inline: short references, short strings, small ints. */
     if (t < TAG_STR0) {
-        if (PITH_UNLIKELY(t >= r->nstrs)) FAIL(PITH_ERR_BAD_REFERENCE, at, "string reference beyond the table");
+        if (TERSA_UNLIKELY(t >= r->nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
         const str_entry *e = &r->strs[t];
         note_string(r, slot, e->ptr, e->len);
-        item->type = PITH_STRING;
+        item->type = TERSA_STRING;
         item->v.str.ptr = (const char *)e->ptr;
         item->v.str.len = e->len;
         item->v.str.index = t;
-        item->flags = e->ascii ? PITH_ITEM_ASCII : 0;
+        item->flags = e->ascii ? TERSA_ITEM_ASCII : 0;
     } else if (t < TAG_SHAPE0 && !r->copy_strings) {
         size_t n = (size_t)(t - TAG_STR0);
-        if (PITH_UNLIKELY(r->end - r->pos < n)) FAIL(PITH_ERR_TRUNCATED, at, "input ends inside an item");
+        if (TERSA_UNLIKELY(r->end - r->pos < n)) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside an item");
         const uint8_t *s = r->data + r->pos;
         r->pos += n;
         bool ascii;
-        if (PITH_LIKELY(short_ascii(s, n)))
+        if (TERSA_LIKELY(short_ascii(s, n)))
             ascii = true;
-        else if (PITH_UNLIKELY(!pith_utf8_valid(s, n, &ascii)))
-            FAIL(PITH_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
-        uint32_t index = PITH_NO_INDEX;
-        if (n >= MIN_TABLE_LEN && PITH_LIKELY(r->nstrs < PITH_MAX_STRINGS)) {
+        else if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii)))
+            FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+        uint32_t index = TERSA_NO_INDEX;
+        if (n >= MIN_TABLE_LEN && TERSA_LIKELY(r->nstrs < TERSA_MAX_STRINGS)) {
             index = (uint32_t)r->nstrs;
             if (!add_string(r, s, n, ascii)) return false;
         }
         note_string(r, slot, s, n);
-        item->type = PITH_STRING;
+        item->type = TERSA_STRING;
         item->v.str.ptr = (const char *)s;
         item->v.str.len = n;
         item->v.str.index = index;
-        item->flags = ascii ? PITH_ITEM_ASCII : 0;
+        item->flags = ascii ? TERSA_ITEM_ASCII : 0;
     } else if (t >= TAG_INT0 && t < TAG_PFX0) {
         int64_t v = (int64_t)t - TAG_INT0 + INT_MIN_SMALL;
         slot->int_val = v;
         slot->has_int = 1;
-        item->type = PITH_INT;
+        item->type = TERSA_INT;
         item->v.i = v;
-    } else if (t == TAG_F64 && PITH_LIKELY(r->end - r->pos >= 8)) {
+    } else if (t == TAG_F64 && TERSA_LIKELY(r->end - r->pos >= 8)) {
         /* Raw doubles are most items of float-dense data (canada.json). */
         uint64_t bits = load_le64(r->data + r->pos);
         r->pos += 8;
-        item->type = PITH_FLOAT;
+        item->type = TERSA_FLOAT;
         memcpy(&item->v.f, &bits, 8);
     } else if (!read_item(r, t, at, slot, item)) {
         return false;
     }
     /* A generic map's keys sit at odd remaining counts; its last key cannot
      * repeat a later one, so a one-pair map (or the last pair) records nothing. */
-    if (PITH_UNLIKELY(parent != SIZE_MAX) && (r->stack[parent].remaining & 1) &&
+    if (TERSA_UNLIKELY(parent != SIZE_MAX) && (r->stack[parent].remaining & 1) &&
         (r->stack[parent].remaining > 1 || r->stack[parent].keys_used))
         return note_generic_key(r, &r->stack[parent], item);
     return true;
 }
 
-bool pith_skip(pith_reader *r) {
+bool tersa_skip(tersa_reader *r) {
     size_t pending = 1;
-    pith_item item;
+    tersa_item item;
     while (pending) {
-        if (!pith_read(r, &item)) return false;
+        if (!tersa_read(r, &item)) return false;
         pending--;
-        if (item.type == PITH_ARRAY)
+        if (item.type == TERSA_ARRAY)
             pending += item.v.array.count;
-        else if (item.type == PITH_MAP)
+        else if (item.type == TERSA_MAP)
             pending += item.v.map.count;
-        else if (item.type == PITH_GENERIC_MAP)
+        else if (item.type == TERSA_GENERIC_MAP)
             pending += 2 * item.v.map.count;
     }
     return true;
@@ -1185,27 +1185,27 @@ bool pith_skip(pith_reader *r) {
  * Ends and frames
  * ========================================================================== */
 
-static bool value_complete(pith_reader *r) {
+static bool value_complete(tersa_reader *r) {
     while (r->depth && r->stack[r->depth - 1].remaining == 0) pop_frame(r);
     return r->depth == 0 && r->top_read;
 }
 
-bool pith_reader_finish(pith_reader *r) {
-    if (r->err.code != PITH_OK) return false;
-    if (!value_complete(r)) return fail_at(r, PITH_ERR_USAGE, r->pos, "the value has not been read completely");
-    if (r->pos != r->end) FAIL(PITH_ERR_TRAILING_BYTES, r->pos, "bytes after the value");
+bool tersa_reader_finish(tersa_reader *r) {
+    if (r->err.code != TERSA_OK) return false;
+    if (!value_complete(r)) return fail_at(r, TERSA_ERR_USAGE, r->pos, "the value has not been read completely");
+    if (r->pos != r->end) FAIL(TERSA_ERR_TRAILING_BYTES, r->pos, "bytes after the value");
     return true;
 }
 
 /* The state at a sync frame: as at the start of the buffer (SPEC 2.3). What
  * the arena holds (copied strings, shape keys, slots) belongs to the tables
  * being dropped, so it goes too: a long stream with sync frames stays bounded. */
-static void reset_tables(pith_reader *r) {
-    pith_arena_reset(&r->mem);
+static void reset_tables(tersa_reader *r) {
+    tersa_arena_reset(&r->mem);
     bool dict = r->dict_serial != 0;
     r->nstrs = dict ? r->dict_nstrs : 0;
     r->nshapes = dict ? r->dict_nshapes : 0;
-    if (dict && r->dict_slots_n) memset(r->dict_slots, 0, r->dict_slots_n * sizeof(pith_slot));
+    if (dict && r->dict_slots_n) memset(r->dict_slots, 0, r->dict_slots_n * sizeof(tersa_slot));
     memset(&r->root, 0, sizeof(r->root));
     memset(&r->key_slot, 0, sizeof(r->key_slot));
     r->has_last = false;
@@ -1213,19 +1213,19 @@ static void reset_tables(pith_reader *r) {
 }
 
 /* The fields of a sync frame whose SYNC byte is at `at`, then the reset. */
-static bool take_sync(pith_reader *r, size_t at) {
+static bool take_sync(tersa_reader *r, size_t at) {
     if (!r->have_header) {
         uint64_t loaded = r->dict_serial;
         r->dict_serial = 0;
         if (!take_header_fields(r, at + 1, true, loaded)) return false;
     } else {
-        if (at + 1 >= r->end) FAIL(PITH_ERR_TRUNCATED, at + 1, "input ends inside the sync frame");
-        if (r->data[at + 1] != r->stream_vf) FAIL(PITH_ERR_BAD_SYNC, at + 1, "sync frame flags differ from the stream's");
+        if (at + 1 >= r->end) FAIL(TERSA_ERR_TRUNCATED, at + 1, "input ends inside the sync frame");
+        if (r->data[at + 1] != r->stream_vf) FAIL(TERSA_ERR_BAD_SYNC, at + 1, "sync frame flags differ from the stream's");
         r->pos = at + 2;
         if (r->stream_vf & FLAG_DICT) {
-            if (r->end - r->pos < 8) FAIL(PITH_ERR_TRUNCATED, at + 2, "input ends inside the dictionary id");
+            if (r->end - r->pos < 8) FAIL(TERSA_ERR_TRUNCATED, at + 2, "input ends inside the dictionary id");
             if (load_le64(r->data + r->pos) != r->stream_dict_id)
-                FAIL(PITH_ERR_BAD_SYNC, at + 2, "sync frame names another dictionary");
+                FAIL(TERSA_ERR_BAD_SYNC, at + 2, "sync frame names another dictionary");
             r->pos += 8;
         }
     }
@@ -1233,10 +1233,10 @@ static bool take_sync(pith_reader *r, size_t at) {
     return true;
 }
 
-bool pith_reader_frame_begin(pith_reader *r, bool *more) {
-    if (r->err.code != PITH_OK) return false;
-    if (!r->started || !(r->flags & PITH_READ_STREAM) || r->in_frame)
-        return fail_at(r, PITH_ERR_USAGE, r->pos, "not between frames of a stream");
+bool tersa_reader_frame_begin(tersa_reader *r, bool *more) {
+    if (r->err.code != TERSA_OK) return false;
+    if (!r->started || !(r->flags & TERSA_READ_STREAM) || r->in_frame)
+        return fail_at(r, TERSA_ERR_USAGE, r->pos, "not between frames of a stream");
     for (;;) {
         if (r->pos == r->total) {
             *more = false;
@@ -1245,7 +1245,7 @@ bool pith_reader_frame_begin(pith_reader *r, bool *more) {
         size_t at = r->pos;
         size_t n = 0;
         if (!read_length(r, at, 0, &n)) return false;
-        if (n == 0) FAIL(PITH_ERR_INVALID_VALUE, at, "empty stream frame");
+        if (n == 0) FAIL(TERSA_ERR_INVALID_VALUE, at, "empty stream frame");
         r->end = r->pos + n;
         r->frame_synced = r->data[r->pos] == TAG_SYNC;
         if (r->frame_synced) {
@@ -1257,7 +1257,7 @@ bool pith_reader_frame_begin(pith_reader *r, bool *more) {
             r->end = r->total;
             continue;
         } else if (!r->seen_frame) {
-            FAIL(PITH_ERR_OUT_OF_SEQUENCE, r->pos, "the stream's first frame is not a sync frame");
+            FAIL(TERSA_ERR_OUT_OF_SEQUENCE, r->pos, "the stream's first frame is not a sync frame");
         }
         r->seen_frame = true;
         r->in_frame = true;
@@ -1267,38 +1267,38 @@ bool pith_reader_frame_begin(pith_reader *r, bool *more) {
     }
 }
 
-bool pith_reader_frame_synced(const pith_reader *r) { return r->frame_synced; }
+bool tersa_reader_frame_synced(const tersa_reader *r) { return r->frame_synced; }
 
-bool pith_reader_joined(const pith_reader *r, size_t *offset) {
+bool tersa_reader_joined(const tersa_reader *r, size_t *offset) {
     if (offset) *offset = r->joined_at;
     return r->joined_at != SIZE_MAX;
 }
 
-bool pith_reader_frame_end(pith_reader *r) {
-    if (r->err.code != PITH_OK) return false;
+bool tersa_reader_frame_end(tersa_reader *r) {
+    if (r->err.code != TERSA_OK) return false;
     if (!r->in_frame || !value_complete(r))
-        return fail_at(r, PITH_ERR_USAGE, r->pos, "the frame's value has not been read completely");
-    if (r->pos != r->end) FAIL(PITH_ERR_TRAILING_BYTES, r->pos, "bytes after the value in its frame");
+        return fail_at(r, TERSA_ERR_USAGE, r->pos, "the frame's value has not been read completely");
+    if (r->pos != r->end) FAIL(TERSA_ERR_TRAILING_BYTES, r->pos, "bytes after the value in its frame");
     r->in_frame = false;
     r->end = r->total;
     return true;
 }
 
-bool pith_reader_feed_frame(pith_reader *r, const void *frame, size_t len, size_t base, bool *has_value) {
-    if (r->err.code != PITH_OK) return false;
-    if (!r->started || !(r->flags & PITH_READ_STREAM) || r->in_frame)
-        return fail_at(r, PITH_ERR_USAGE, r->pos, "not between frames of a stream");
+bool tersa_reader_feed_frame(tersa_reader *r, const void *frame, size_t len, size_t base, bool *has_value) {
+    if (r->err.code != TERSA_OK) return false;
+    if (!r->started || !(r->flags & TERSA_READ_STREAM) || r->in_frame)
+        return fail_at(r, TERSA_ERR_USAGE, r->pos, "not between frames of a stream");
     /* Frames come from transient buffers: keep copies of what later frames use. */
     r->copy_strings = true;
     r->data = (const uint8_t *)frame;
     r->base = base;
     r->pos = 0;
     r->end = r->total = len;
-    if (len == 0) return fail_at(r, PITH_ERR_USAGE, 0, "empty frame data");
+    if (len == 0) return fail_at(r, TERSA_ERR_USAGE, 0, "empty frame data");
     bool more;
-    if (!pith_reader_frame_begin(r, &more)) return false;
+    if (!tersa_reader_frame_begin(r, &more)) return false;
     *has_value = more;
-    if (more && r->end != len) FAIL(PITH_ERR_TRAILING_BYTES, r->end, "bytes after the frame");
+    if (more && r->end != len) FAIL(TERSA_ERR_TRAILING_BYTES, r->end, "bytes after the frame");
     return true;
 }
 
@@ -1306,44 +1306,44 @@ bool pith_reader_feed_frame(pith_reader *r, const void *frame, size_t len, size_
  * Incremental stream scanning
  * ========================================================================== */
 
-pith_scan pith_stream_scan(const void *data, size_t len, bool header, size_t *size, pith_error *err) {
+tersa_scan tersa_stream_scan(const void *data, size_t len, bool header, size_t *size, tersa_error *err) {
     const uint8_t *p = (const uint8_t *)data;
     if (header) {
         if ((len >= 1 && p[0] != HEADER_MAGIC0) || (len >= 2 && p[1] != HEADER_MAGIC1)) {
-            set_error(err, PITH_ERR_BAD_MAGIC, 0, "not a Pith buffer");
-            return PITH_SCAN_ERROR;
+            set_error(err, TERSA_ERR_BAD_MAGIC, 0, "not a Tersa buffer");
+            return TERSA_SCAN_ERROR;
         }
-        if (len < 3) return PITH_SCAN_NEED_MORE;
+        if (len < 3) return TERSA_SCAN_NEED_MORE;
         *size = (p[2] & FLAG_DICT) ? 11 : 3;
-        return len >= *size ? PITH_SCAN_READY : PITH_SCAN_NEED_MORE;
+        return len >= *size ? TERSA_SCAN_READY : TERSA_SCAN_NEED_MORE;
     }
-    if (len == 0) return PITH_SCAN_NEED_MORE;
+    if (len == 0) return TERSA_SCAN_NEED_MORE;
     unsigned n = p[0] ? ctz32(p[0]) + 1 : 9;
-    if (len < n) return PITH_SCAN_NEED_MORE;
+    if (len < n) return TERSA_SCAN_NEED_MORE;
     uint64_t v;
     if (n == 9) {
         v = load_le64(p + 1);
         if (v < (1ull << 56)) {
-            set_error(err, PITH_ERR_INVALID_VARINT, 0, "varint is not minimal");
-            return PITH_SCAN_ERROR;
+            set_error(err, TERSA_ERR_INVALID_VARINT, 0, "varint is not minimal");
+            return TERSA_SCAN_ERROR;
         }
     } else {
         uint8_t tmp[8] = {0};
         memcpy(tmp, p, n);
         v = load_le64(tmp) >> n;
         if (n > 1 && v < (1ull << (7 * (n - 1)))) {
-            set_error(err, PITH_ERR_INVALID_VARINT, 0, "varint is not minimal");
-            return PITH_SCAN_ERROR;
+            set_error(err, TERSA_ERR_INVALID_VARINT, 0, "varint is not minimal");
+            return TERSA_SCAN_ERROR;
         }
     }
     if (v == 0) {
-        set_error(err, PITH_ERR_INVALID_VALUE, 0, "empty stream frame");
-        return PITH_SCAN_ERROR;
+        set_error(err, TERSA_ERR_INVALID_VALUE, 0, "empty stream frame");
+        return TERSA_SCAN_ERROR;
     }
     if (v > SIZE_MAX - n) {
-        set_error(err, PITH_ERR_LENGTH_EXCEEDS_INPUT, 0, "frame too large");
-        return PITH_SCAN_ERROR;
+        set_error(err, TERSA_ERR_LENGTH_EXCEEDS_INPUT, 0, "frame too large");
+        return TERSA_SCAN_ERROR;
     }
     *size = n + (size_t)v;
-    return len >= *size ? PITH_SCAN_READY : PITH_SCAN_NEED_MORE;
+    return len >= *size ? TERSA_SCAN_READY : TERSA_SCAN_NEED_MORE;
 }

@@ -19,7 +19,7 @@
  * The C library's strtod is not used: it depends on the locale's decimal point
  * and not every libc rounds correctly.
  */
-#include "pith.h"
+#include "tersa.h"
 
 #include <float.h>
 #include <string.h>
@@ -27,13 +27,13 @@
 #include "dtoa_tables.h"
 
 #if defined(__GNUC__) || defined(__clang__)
-#  define PITH_INLINE static inline __attribute__((always_inline))
-#  define PITH_NOINLINE __attribute__((noinline))
-#  define PITH_LIKELY(x) __builtin_expect(!!(x), 1)
+#  define TERSA_INLINE static inline __attribute__((always_inline))
+#  define TERSA_NOINLINE __attribute__((noinline))
+#  define TERSA_LIKELY(x) __builtin_expect(!!(x), 1)
 #else
-#  define PITH_INLINE static inline
-#  define PITH_NOINLINE
-#  define PITH_LIKELY(x) (x)
+#  define TERSA_INLINE static inline
+#  define TERSA_NOINLINE
+#  define TERSA_LIKELY(x) (x)
 #endif
 
 /* The exponent estimate shifts negative products right; see dtoa.c. */
@@ -46,13 +46,13 @@ _Static_assert((-1 >> 1) == -1, "signed right shift must be arithmetic");
 #if defined(__SIZEOF_INT128__)
 __extension__ typedef unsigned __int128 strtod_u128;
 
-PITH_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
+TERSA_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
     strtod_u128 p = (strtod_u128)a * b;
     *lo = (uint64_t)p;
     return (uint64_t)(p >> 64);
 }
 #else
-PITH_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
+TERSA_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
     uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
     uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
     uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
@@ -61,7 +61,7 @@ PITH_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
 }
 #endif
 
-PITH_INLINE int clz64(uint64_t x) { /* x != 0 */
+TERSA_INLINE int clz64(uint64_t x) { /* x != 0 */
 #if defined(__GNUC__) || defined(__clang__)
     return __builtin_clzll(x);
 #else
@@ -74,11 +74,11 @@ PITH_INLINE int clz64(uint64_t x) { /* x != 0 */
 #endif
 }
 
-PITH_INLINE bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+TERSA_INLINE bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
 
 /* Eight bytes as a little-endian word (the digit tricks below assume the
  * first character in the low byte). */
-PITH_INLINE uint64_t load_le64(const char *p) {
+TERSA_INLINE uint64_t load_le64(const char *p) {
     uint64_t v;
     memcpy(&v, p, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -89,14 +89,14 @@ PITH_INLINE uint64_t load_le64(const char *p) {
 
 /* True if all eight bytes are ASCII digits: each byte's high nibble is 3
  * and adding 6 does not carry out of its low nibble. */
-PITH_INLINE bool is_eight_digits(uint64_t v) {
+TERSA_INLINE bool is_eight_digits(uint64_t v) {
     return ((v & 0xF0F0F0F0F0F0F0F0ull) |
             (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) == 0x3333333333333333ull;
 }
 
 /* The value of eight ASCII digits (first digit in the low byte) with three
  * multiplications: pairs, then quads, then the whole (Lemire's SWAR trick). */
-PITH_INLINE uint32_t eight_digits(uint64_t v) {
+TERSA_INLINE uint32_t eight_digits(uint64_t v) {
     v -= 0x3030303030303030ull;
     v = v * 10 + (v >> 8);
     v = (((v & 0x000000FF000000FFull) * 0x000F424000000064ull) +
@@ -104,7 +104,7 @@ PITH_INLINE uint32_t eight_digits(uint64_t v) {
     return (uint32_t)v;
 }
 
-PITH_INLINE double double_from_bits(uint64_t bits) {
+TERSA_INLINE double double_from_bits(uint64_t bits) {
     double d;
     memcpy(&d, &bits, 8);
     return d;
@@ -145,16 +145,16 @@ static const uint64_t int_pow10[20] = {
 
 /*
  * w * 10^q rounded to the nearest double, as IEEE bits in *out, for w != 0
- * and PITH_EL_MIN <= q <= PITH_EL_MAX. Returns false when undecided (the
+ * and TERSA_EL_MIN <= q <= TERSA_EL_MAX. Returns false when undecided (the
  * truncated power of ten leaves the rounding open, or the result would be
  * subnormal or overflow); the caller then uses the exact path.
  */
-PITH_INLINE bool eisel_lemire(uint64_t w, int q, uint64_t *out) {
-    const pith_u128_pair *t = &pith_pow10_lemire[q - PITH_EL_MIN];
+TERSA_INLINE bool eisel_lemire(uint64_t w, int q, uint64_t *out) {
+    const tersa_u128_pair *t = &tersa_pow10_lemire[q - TERSA_EL_MIN];
     int lz = clz64(w);
     w <<= lz;
     /* 10^q = t * 2^(floor(log2 10^q) - 127); 1087 = 1023 + 64. */
-    int e2 = ((q * PITH_LOG2_10_EL_MUL) >> PITH_LOG2_10_EL_SHIFT) + 1087 - lz;
+    int e2 = ((q * TERSA_LOG2_10_EL_MUL) >> TERSA_LOG2_10_EL_SHIFT) + 1087 - lz;
 
     uint64_t x_lo;
     uint64_t x_hi = mul_64x64(w, t->hi, &x_lo);
@@ -378,7 +378,7 @@ static void decimal_load(decimal *a, const char *ip, size_t int_len, const char 
     decimal_trim(a);
 }
 
-static PITH_NOINLINE uint64_t slow_path(const char *ip, size_t int_len, const char *fp,
+static TERSA_NOINLINE uint64_t slow_path(const char *ip, size_t int_len, const char *fp,
                                         size_t frac_len, int64_t exp) {
     decimal a;
     decimal_load(&a, ip, int_len, fp, frac_len, exp);
@@ -393,7 +393,7 @@ static PITH_NOINLINE uint64_t slow_path(const char *ip, size_t int_len, const ch
  * whatever the digits, and adding the digit count cannot overflow int64. */
 #define EXP_LIMIT 100000000000000000ll
 
-const char *pith_parse_double(const char *p, const char *end, double *out) {
+const char *tersa_parse_double(const char *p, const char *end, double *out) {
     bool neg = false;
     if (p >= end) return NULL;
     if (*p == '-') {
@@ -496,15 +496,15 @@ const char *pith_parse_double(const char *p, const char *end, double *out) {
         bits = 0;
         goto done;
     }
-    if (e10 < PITH_EL_MIN) { /* below half the smallest subnormal */
+    if (e10 < TERSA_EL_MIN) { /* below half the smallest subnormal */
         bits = 0;
         goto done;
     }
-    if (e10 > PITH_EL_MAX) {
+    if (e10 > TERSA_EL_MAX) {
         bits = EXP_INF;
         goto done;
     }
-    if (PITH_LIKELY(!trunc)) {
+    if (TERSA_LIKELY(!trunc)) {
 #if HAVE_CLINGER
         if (w <= (1ull << 53)) {
             if (e10 >= -22 && e10 <= 22) {

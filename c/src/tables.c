@@ -3,7 +3,7 @@
  */
 #include "tables.h"
 
-bool pith_hash_index_grow(const pith_alloc *a, hash_index *h, size_t need) {
+bool tersa_hash_index_grow(const tersa_alloc *a, hash_index *h, size_t need) {
     /* Keep the load factor at or below 1/2 so probes stay short. */
     if (need * 2 <= h->cap) return true;
     size_t ncap = h->cap ? h->cap : 64;
@@ -25,17 +25,17 @@ bool pith_hash_index_grow(const pith_alloc *a, hash_index *h, size_t need) {
     h->cap = ncap;
     h->used = 0;
     for (size_t i = 0; i < old.cap; i++)
-        if (old.positions[i]) pith_hash_index_put(h, old.hashes[i], old.positions[i] - 1);
-    pith_hash_index_free(a, &old);
+        if (old.positions[i]) tersa_hash_index_put(h, old.hashes[i], old.positions[i] - 1);
+    tersa_hash_index_free(a, &old);
     return true;
 }
 
-void pith_hash_index_clear(hash_index *h) {
+void tersa_hash_index_clear(hash_index *h) {
     if (h->cap) memset(h->positions, 0, h->cap * sizeof(uint32_t));
     h->used = 0;
 }
 
-void pith_hash_index_free(const pith_alloc *a, hash_index *h) {
+void tersa_hash_index_free(const tersa_alloc *a, hash_index *h) {
     mem_free(a, h->hashes, h->cap * sizeof(uint64_t));
     mem_free(a, h->positions, h->cap * sizeof(uint32_t));
     h->hashes = NULL;
@@ -43,11 +43,11 @@ void pith_hash_index_free(const pith_alloc *a, hash_index *h) {
     h->cap = h->used = 0;
 }
 
-static bool key_equal(const pith_key *a, const pith_key *b) {
+static bool key_equal(const tersa_key *a, const tersa_key *b) {
     return a->len == b->len && a->symbol == b->symbol && (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
 }
 
-bool pith_keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t n, size_t *second) {
+bool tersa_keys_have_duplicate(const tersa_alloc *a, const tersa_key *keys, size_t n, size_t *second) {
     if (n <= 16) {
         for (size_t j = 1; j < n; j++)
             for (size_t i = 0; i < j; i++)
@@ -58,7 +58,7 @@ bool pith_keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t 
         return false;
     }
     hash_index h = {NULL, NULL, 0, 0};
-    if (!pith_hash_index_grow(a, &h, n)) {
+    if (!tersa_hash_index_grow(a, &h, n)) {
         /* Out of memory for the check: fall back to the quadratic scan. */
         for (size_t j = 1; j < n; j++)
             for (size_t i = 0; i < j; i++)
@@ -70,7 +70,7 @@ bool pith_keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t 
     }
     bool dup = false;
     for (size_t j = 0; j < n && !dup; j++) {
-        uint64_t hv = hash_bytes(keys[j].ptr, keys[j].len, pith_seed() ^ keys[j].symbol);
+        uint64_t hv = hash_bytes(keys[j].ptr, keys[j].len, tersa_seed() ^ keys[j].symbol);
         size_t mask = h.cap - 1, i = (size_t)hv & mask;
         while (h.positions[i]) {
             if (h.hashes[i] == hv && key_equal(&keys[h.positions[i] - 1], &keys[j])) {
@@ -80,8 +80,8 @@ bool pith_keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t 
             }
             i = (i + 1) & mask;
         }
-        if (!dup) pith_hash_index_put(&h, hv, (uint32_t)j);
+        if (!dup) tersa_hash_index_put(&h, hv, (uint32_t)j);
     }
-    pith_hash_index_free(a, &h);
+    tersa_hash_index_free(a, &h);
     return dup;
 }

@@ -1,8 +1,8 @@
 /*
  * tables.h - string and shape tables shared by the writer and the reader.
  */
-#ifndef PITH_TABLES_H
-#define PITH_TABLES_H
+#ifndef TERSA_TABLES_H
+#define TERSA_TABLES_H
 
 #include "internal.h"
 
@@ -16,9 +16,9 @@ typedef struct str_entry {
 
 /** One shape: its keys and its slots (both in an arena or a dictionary). */
 typedef struct shape {
-    const pith_key *keys;
+    const tersa_key *keys;
     const uint32_t *key_strings; /* per key string-table index; NULL for a dictionary's */
-    pith_slot *slots;
+    tersa_slot *slots;
     size_t nkeys;
     uint64_t hash; /* writers: hash_keys of the keys, to find its index bucket again */
 } shape;
@@ -31,12 +31,12 @@ typedef struct hash_index {
     size_t used;
 } hash_index;
 
-bool pith_hash_index_grow(const pith_alloc *a, hash_index *h, size_t need);
-void pith_hash_index_clear(hash_index *h);
-void pith_hash_index_free(const pith_alloc *a, hash_index *h);
+bool tersa_hash_index_grow(const tersa_alloc *a, hash_index *h, size_t need);
+void tersa_hash_index_clear(hash_index *h);
+void tersa_hash_index_free(const tersa_alloc *a, hash_index *h);
 
 /** Insert (position + 1 stored); the caller has checked the key is absent. */
-PITH_INLINE void pith_hash_index_put(hash_index *h, uint64_t hash, uint32_t position) {
+TERSA_INLINE void tersa_hash_index_put(hash_index *h, uint64_t hash, uint32_t position) {
     size_t mask = h->cap - 1, i = (size_t)hash & mask;
     while (h->positions[i]) i = (i + 1) & mask;
     h->hashes[i] = hash;
@@ -48,7 +48,7 @@ PITH_INLINE void pith_hash_index_put(hash_index *h, uint64_t hash, uint32_t posi
  *  128 of them (127 to copy and one to check the UTF-8 boundary). */
 #define REG_BYTES 128u
 
-PITH_INLINE void slot_set_str(pith_slot *s, const uint8_t *p, size_t n) {
+TERSA_INLINE void slot_set_str(tersa_slot *s, const uint8_t *p, size_t n) {
     s->str = p;
     s->str_len = n < REG_BYTES ? (uint32_t)n : REG_BYTES;
     s->has_str = 1;
@@ -56,7 +56,7 @@ PITH_INLINE void slot_set_str(pith_slot *s, const uint8_t *p, size_t n) {
 
 /** Hash of a key sequence (kinds and bytes, in order); the first `nkept`
  *  keys' own hashes go to kept[] (kept may be NULL when nkept is 0). */
-PITH_INLINE uint64_t hash_keys_keeping(const pith_key *keys, size_t n, uint64_t seed, uint64_t *kept, size_t nkept) {
+TERSA_INLINE uint64_t hash_keys_keeping(const tersa_key *keys, size_t n, uint64_t seed, uint64_t *kept, size_t nkept) {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
     for (size_t i = 0; i < n; i++) {
         uint64_t kh = hash_bytes(keys[i].ptr, keys[i].len, seed ^ keys[i].symbol);
@@ -67,11 +67,11 @@ PITH_INLINE uint64_t hash_keys_keeping(const pith_key *keys, size_t n, uint64_t 
 }
 
 /** Hash of a key sequence (kinds and bytes, in order). */
-PITH_INLINE uint64_t hash_keys(const pith_key *keys, size_t n, uint64_t seed) {
+TERSA_INLINE uint64_t hash_keys(const tersa_key *keys, size_t n, uint64_t seed) {
     return hash_keys_keeping(keys, n, seed, NULL, 0);
 }
 
-PITH_INLINE bool keys_equal(const pith_key *a, const pith_key *b, size_t n) {
+TERSA_INLINE bool keys_equal(const tersa_key *a, const tersa_key *b, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (a[i].len != b[i].len || a[i].symbol != b[i].symbol ||
             (a[i].len && memcmp(a[i].ptr, b[i].ptr, a[i].len) != 0))
@@ -81,6 +81,6 @@ PITH_INLINE bool keys_equal(const pith_key *a, const pith_key *b, size_t n) {
 }
 
 /** True if two keys of a shape are equal (O(n^2) for small shapes, hashed for large). */
-bool pith_keys_have_duplicate(const pith_alloc *a, const pith_key *keys, size_t n, size_t *second);
+bool tersa_keys_have_duplicate(const tersa_alloc *a, const tersa_key *keys, size_t n, size_t *second);
 
-#endif /* PITH_TABLES_H */
+#endif /* TERSA_TABLES_H */

@@ -5,8 +5,8 @@
  * short forms (the count in the tag) has TAG_<NAME>0, its first byte, and
  * N_<NAME>0, its number of bytes.
  */
-#ifndef PITH_TAGS_H
-#define PITH_TAGS_H
+#ifndef TERSA_TAGS_H
+#define TERSA_TAGS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,7 +53,7 @@ enum {
 };
 
 /* The form name of a tag byte, as SPEC 5.1 names it; "reserved" otherwise. */
-static inline const char *pith_tag_name(uint8_t t) {
+static inline const char *tersa_tag_name(uint8_t t) {
     if (t <= 0x3F) return "REF";
     if (t >= 0x40 && t <= 0x5F) return "STR";
     if (t >= 0x60 && t <= 0x7F) return "SHAPE";
@@ -96,7 +96,7 @@ static inline const char *pith_tag_name(uint8_t t) {
 }
 
 /* Whether a tag byte starts a string item (SPEC 5.1). */
-static inline bool pith_tag_is_string(uint8_t t) {
+static inline bool tersa_tag_is_string(uint8_t t) {
     return t <= 0x3F ||
            (t >= 0x40 && t <= 0x5F) ||
            (t >= 0xC0 && t <= 0xCF) ||
@@ -110,4 +110,4 @@ static inline bool pith_tag_is_string(uint8_t t) {
            t == 0xFC;
 }
 
-#endif /* PITH_TAGS_H */
+#endif /* TERSA_TAGS_H */

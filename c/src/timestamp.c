@@ -40,15 +40,15 @@ static unsigned days_in_month(int64_t y, unsigned m) {
  * Timestamp strings
  * ========================================================================== */
 
-PITH_INLINE bool is_digit(uint8_t c) { return (unsigned)(c - '0') < 10; }
+TERSA_INLINE bool is_digit(uint8_t c) { return (unsigned)(c - '0') < 10; }
 
 /* Two ASCII digits, or -1. */
-PITH_INLINE int two_digits(const uint8_t *s) {
+TERSA_INLINE int two_digits(const uint8_t *s) {
     if (!is_digit(s[0]) || !is_digit(s[1])) return -1;
     return (s[0] - '0') * 10 + (s[1] - '0');
 }
 
-bool pith_ts_parse(const uint8_t *s, size_t n, ts_parts *out) {
+bool tersa_ts_parse(const uint8_t *s, size_t n, ts_parts *out) {
     /* Shortest form "YYYY-MM-DD" (10), longest "YYYY-MM-DDThh:mm:ss.fffffffff+hh:mm" (35). */
     if (n < 10 || n > 35 || s[4] != '-' || s[7] != '-') return false;
     int y_hi = two_digits(s), y_lo = two_digits(s + 2), mo = two_digits(s + 5), d = two_digits(s + 8);
@@ -92,7 +92,7 @@ bool pith_ts_parse(const uint8_t *s, size_t n, ts_parts *out) {
         return false;
     }
     int64_t seconds = days * 86400 + hh * 3600 + mi * 60 + ss - (int64_t)offset * 60;
-    if (seconds < PITH_MIN_SECONDS || seconds > PITH_MAX_SECONDS) return false;
+    if (seconds < TERSA_MIN_SECONDS || seconds > TERSA_MAX_SECONDS) return false;
     out->variant = variant;
     out->seconds = seconds;
     out->frac = frac;
@@ -100,7 +100,7 @@ bool pith_ts_parse(const uint8_t *s, size_t n, ts_parts *out) {
     return true;
 }
 
-PITH_INLINE uint8_t *put2(uint8_t *p, unsigned v) {
+TERSA_INLINE uint8_t *put2(uint8_t *p, unsigned v) {
     p[0] = (uint8_t)('0' + v / 10);
     p[1] = (uint8_t)('0' + v % 10);
     return p + 2;
@@ -142,7 +142,7 @@ static uint8_t *put_offset(uint8_t *p, int32_t offset) {
     return put2(p, a % 60);
 }
 
-size_t pith_ts_render(const ts_parts *t, uint8_t out[40]) {
+size_t tersa_ts_render(const ts_parts *t, uint8_t out[40]) {
     int64_t y;
     unsigned mo, d, sod;
     if (!local_civil(t->seconds + (int64_t)t->offset * 60, &y, &mo, &d, &sod)) return 0;
@@ -165,11 +165,11 @@ size_t pith_ts_render(const ts_parts *t, uint8_t out[40]) {
     return (size_t)(p - out);
 }
 
-size_t pith_timestamp_iso(const pith_timestamp *ts, char out[40]) {
-    if (ts->seconds < PITH_MIN_SECONDS || ts->seconds > PITH_MAX_SECONDS || ts->nanos > 999999999u ||
-        ts->zone > PITH_ZONE_FLOATING)
+size_t tersa_timestamp_iso(const tersa_timestamp *ts, char out[40]) {
+    if (ts->seconds < TERSA_MIN_SECONDS || ts->seconds > TERSA_MAX_SECONDS || ts->nanos > 999999999u ||
+        ts->zone > TERSA_ZONE_FLOATING)
         return 0;
-    int32_t offset = ts->zone == PITH_ZONE_OFFSET ? ts->offset : 0;
+    int32_t offset = ts->zone == TERSA_ZONE_OFFSET ? ts->offset : 0;
     int64_t y;
     unsigned mo, d, sod;
     if (!local_civil(ts->seconds + (int64_t)offset * 60, &y, &mo, &d, &sod)) return 0;
@@ -188,9 +188,9 @@ size_t pith_timestamp_iso(const pith_timestamp *ts, char out[40]) {
         memcpy(p, frac, digits);
         p += digits;
     }
-    if (ts->zone == PITH_ZONE_UTC)
+    if (ts->zone == TERSA_ZONE_UTC)
         *p++ = 'Z';
-    else if (ts->zone == PITH_ZONE_OFFSET)
+    else if (ts->zone == TERSA_ZONE_OFFSET)
         p = put_offset(p, offset);
     *p = '\0';
     return (size_t)(p - o);

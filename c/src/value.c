@@ -3,10 +3,10 @@
  */
 #include "internal.h"
 
-struct pith_doc {
-    const pith_alloc *alloc;
+struct tersa_doc {
+    const tersa_alloc *alloc;
     arena mem;
-    pith_value *roots;
+    tersa_value *roots;
     size_t count;
     size_t cap;
     size_t joined_at;     /* SIZE_MAX unless a joining decode met a sync frame */
@@ -16,49 +16,49 @@ struct pith_doc {
  * Documents
  * ========================================================================== */
 
-pith_doc *pith_doc_new(const pith_alloc *alloc) {
+tersa_doc *tersa_doc_new(const tersa_alloc *alloc) {
     alloc = alloc_or_default(alloc);
-    pith_doc *doc = (pith_doc *)mem_alloc(alloc, sizeof(pith_doc));
+    tersa_doc *doc = (tersa_doc *)mem_alloc(alloc, sizeof(tersa_doc));
     if (!doc) return NULL;
     doc->alloc = alloc;
-    pith_arena_init(&doc->mem, alloc);
+    tersa_arena_init(&doc->mem, alloc);
     doc->roots = NULL;
     doc->count = doc->cap = 0;
     doc->joined_at = SIZE_MAX;
     return doc;
 }
 
-bool pith_doc_joined(const pith_doc *doc, size_t *offset) {
+bool tersa_doc_joined(const tersa_doc *doc, size_t *offset) {
     if (offset) *offset = doc->joined_at;
     return doc->joined_at != SIZE_MAX;
 }
 
-void pith_doc_free(pith_doc *doc) {
+void tersa_doc_free(tersa_doc *doc) {
     if (!doc) return;
-    pith_arena_free(&doc->mem);
-    mem_free(doc->alloc, doc->roots, doc->cap * sizeof(pith_value));
-    mem_free(doc->alloc, doc, sizeof(pith_doc));
+    tersa_arena_free(&doc->mem);
+    mem_free(doc->alloc, doc->roots, doc->cap * sizeof(tersa_value));
+    mem_free(doc->alloc, doc, sizeof(tersa_doc));
 }
 
-pith_value *pith_doc_values(pith_doc *doc, size_t n) {
-    if (n > SIZE_MAX / sizeof(pith_value)) return NULL;
-    pith_value *v = (pith_value *)pith_arena_alloc(&doc->mem, n ? n * sizeof(pith_value) : 1);
-    if (v && n) memset(v, 0, n * sizeof(pith_value));
+tersa_value *tersa_doc_values(tersa_doc *doc, size_t n) {
+    if (n > SIZE_MAX / sizeof(tersa_value)) return NULL;
+    tersa_value *v = (tersa_value *)tersa_arena_alloc(&doc->mem, n ? n * sizeof(tersa_value) : 1);
+    if (v && n) memset(v, 0, n * sizeof(tersa_value));
     return v;
 }
 
-void *pith_doc_bytes(pith_doc *doc, const void *src, size_t len) {
-    return pith_arena_copy(&doc->mem, src, len);
+void *tersa_doc_bytes(tersa_doc *doc, const void *src, size_t len) {
+    return tersa_arena_copy(&doc->mem, src, len);
 }
 
-size_t pith_doc_count(const pith_doc *doc) { return doc->count; }
+size_t tersa_doc_count(const tersa_doc *doc) { return doc->count; }
 
-pith_value *pith_doc_root(const pith_doc *doc, size_t i) {
+tersa_value *tersa_doc_root(const tersa_doc *doc, size_t i) {
     return i < doc->count ? &doc->roots[i] : NULL;
 }
 
-bool pith_doc_push(pith_doc *doc, const pith_value *value) {
-    if (!pith_grow_array(doc->alloc, (void **)&doc->roots, &doc->cap, doc->count + 1, sizeof(pith_value)))
+bool tersa_doc_push(tersa_doc *doc, const tersa_value *value) {
+    if (!tersa_grow_array(doc->alloc, (void **)&doc->roots, &doc->cap, doc->count + 1, sizeof(tersa_value)))
         return false;
     doc->roots[doc->count++] = *value;
     return true;
@@ -72,48 +72,48 @@ static bool same_bytes(const void *a, size_t alen, const void *b, size_t blen) {
     return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
 }
 
-static bool is_container(pith_type t) { return t == PITH_ARRAY || t == PITH_MAP || t == PITH_GENERIC_MAP; }
+static bool is_container(tersa_type t) { return t == TERSA_ARRAY || t == TERSA_MAP || t == TERSA_GENERIC_MAP; }
 
 /* Equality of everything but the elements of containers (their counts only). */
-static bool shallow_equal(const pith_value *a, const pith_value *b) {
-    pith_type ta = a->type, tb = b->type;
+static bool shallow_equal(const tersa_value *a, const tersa_value *b) {
+    tersa_type ta = a->type, tb = b->type;
     /* A generic map and a shaped map holding the same pairs are the same value. */
-    if (ta == PITH_GENERIC_MAP) ta = PITH_MAP;
-    if (tb == PITH_GENERIC_MAP) tb = PITH_MAP;
+    if (ta == TERSA_GENERIC_MAP) ta = TERSA_MAP;
+    if (tb == TERSA_GENERIC_MAP) tb = TERSA_MAP;
     if (ta != tb) return false;
     switch (ta) {
-    case PITH_NULL:
-    case PITH_FALSE:
-    case PITH_TRUE:
+    case TERSA_NULL:
+    case TERSA_FALSE:
+    case TERSA_TRUE:
         return true;
-    case PITH_INT:
+    case TERSA_INT:
         return a->v.i == b->v.i;
-    case PITH_UINT:
+    case TERSA_UINT:
         return a->v.u == b->v.u;
-    case PITH_FLOAT: {
+    case TERSA_FLOAT: {
         uint64_t x, y;
         memcpy(&x, &a->v.f, 8);
         memcpy(&y, &b->v.f, 8);
         return x == y;
     }
-    case PITH_BIGINT:
+    case TERSA_BIGINT:
         return a->v.big.negative == b->v.big.negative &&
                same_bytes(a->v.big.mag, a->v.big.len, b->v.big.mag, b->v.big.len);
-    case PITH_STRING:
-    case PITH_SYMBOL:
+    case TERSA_STRING:
+    case TERSA_SYMBOL:
         return same_bytes(a->v.str.ptr, a->v.str.len, b->v.str.ptr, b->v.str.len);
-    case PITH_BINARY:
+    case TERSA_BINARY:
         return same_bytes(a->v.bin.ptr, a->v.bin.len, b->v.bin.ptr, b->v.bin.len);
-    case PITH_EXT:
+    case TERSA_EXT:
         return a->v.ext.type == b->v.ext.type &&
                same_bytes(a->v.ext.ptr, a->v.ext.len, b->v.ext.ptr, b->v.ext.len);
-    case PITH_TIME:
+    case TERSA_TIME:
         return a->v.time.seconds == b->v.time.seconds && a->v.time.nanos == b->v.time.nanos &&
                a->v.time.zone == b->v.time.zone &&
-               (a->v.time.zone != PITH_ZONE_OFFSET || a->v.time.offset == b->v.time.offset);
-    case PITH_ARRAY:
+               (a->v.time.zone != TERSA_ZONE_OFFSET || a->v.time.offset == b->v.time.offset);
+    case TERSA_ARRAY:
         return a->v.array.count == b->v.array.count;
-    case PITH_MAP:
+    case TERSA_MAP:
         return a->v.map.count == b->v.map.count;
     default:
         return false;
@@ -121,15 +121,15 @@ static bool shallow_equal(const pith_value *a, const pith_value *b) {
 }
 
 typedef struct eq_step {
-    const pith_value *a, *b; /* containers of equal counts */
+    const tersa_value *a, *b; /* containers of equal counts */
     size_t next, count;      /* maps: keys and values interleaved */
 } eq_step;
 
-/* Iterative, like pith_write_value: trees are as deep as their decoder
+/* Iterative, like tersa_write_value: trees are as deep as their decoder
  * allowed. If memory for the stack runs out the trees are reported unequal,
  * as equality could not be shown. */
-bool pith_value_equal(const pith_value *a, const pith_value *b) {
-    const pith_alloc *al = &pith_default_alloc;
+bool tersa_value_equal(const tersa_value *a, const tersa_value *b) {
+    const tersa_alloc *al = &tersa_default_alloc;
     eq_step local[32];
     eq_step *stack = local;
     size_t depth = 0, cap = 32;
@@ -140,7 +140,7 @@ bool pith_value_equal(const pith_value *a, const pith_value *b) {
             break;
         }
         if (is_container(a->type)) {
-            size_t count = a->type == PITH_ARRAY ? a->v.array.count : 2 * a->v.map.count;
+            size_t count = a->type == TERSA_ARRAY ? a->v.array.count : 2 * a->v.map.count;
             if (depth == cap) {
                 eq_step *bigger = (eq_step *)mem_alloc(al, 2 * cap * sizeof(eq_step));
                 if (!bigger) {
@@ -163,7 +163,7 @@ bool pith_value_equal(const pith_value *a, const pith_value *b) {
                 continue;
             }
             size_t i = top->next++;
-            if (top->a->type == PITH_ARRAY) {
+            if (top->a->type == TERSA_ARRAY) {
                 a = &top->a->v.array.items[i];
                 b = &top->b->v.array.items[i];
             } else if (i % 2 == 0) {
@@ -197,46 +197,46 @@ typedef struct bframe {
 } bframe;
 
 typedef struct tree_builder {
-    pith_reader *r;
-    pith_doc *doc;
+    tersa_reader *r;
+    tersa_doc *doc;
     const char **copies;   /* per string-table index: the doc's copy (shared by references) */
     size_t ncopies;
     size_t copies_hi;      /* copies[copies_hi..] are empty: what a sync frame must clear */
     /* Per shape-table index: the key nodes every map of that shape shares.
      * Sharing is what keeps a one-byte SHAPE item from costing a fresh copy
      * of all its keys, which would let small inputs demand large trees. */
-    pith_value **shape_keys;
+    tersa_value **shape_keys;
     size_t shape_keys_cap;
     size_t shape_keys_hi;  /* shape_keys[shape_keys_hi..] are empty */
-    pith_value *scratch;
+    tersa_value *scratch;
     size_t nscratch, scratch_cap;
     bframe *frames;
     size_t nframes, frames_cap;
 } tree_builder;
 
 static const char *copy_indexed(tree_builder *b, const char *ptr, size_t len, uint32_t i) {
-    if (i != PITH_NO_INDEX && i < b->ncopies && b->copies[i]) return b->copies[i];
-    const char *p = (const char *)pith_arena_copy(&b->doc->mem, ptr, len);
-    if (p && i != PITH_NO_INDEX && i < b->ncopies) {
+    if (i != TERSA_NO_INDEX && i < b->ncopies && b->copies[i]) return b->copies[i];
+    const char *p = (const char *)tersa_arena_copy(&b->doc->mem, ptr, len);
+    if (p && i != TERSA_NO_INDEX && i < b->ncopies) {
         b->copies[i] = p;
         if (i >= b->copies_hi) b->copies_hi = (size_t)i + 1;
     }
     return p;
 }
 
-static const char *copy_string(tree_builder *b, const pith_item *it) {
+static const char *copy_string(tree_builder *b, const tersa_item *it) {
     return copy_indexed(b, it->v.str.ptr, it->v.str.len, it->v.str.index);
 }
 
-static pith_value *copy_keys(tree_builder *b, const pith_item *it) {
+static tersa_value *copy_keys(tree_builder *b, const tersa_item *it) {
     size_t n = it->v.map.count;
-    pith_value *keys = pith_doc_values(b->doc, n);
+    tersa_value *keys = tersa_doc_values(b->doc, n);
     if (!keys) return NULL;
     for (size_t i = 0; i < n; i++) {
-        const pith_key *k = &it->v.map.keys[i];
-        keys[i].type = k->symbol ? PITH_SYMBOL : PITH_STRING;
+        const tersa_key *k = &it->v.map.keys[i];
+        keys[i].type = k->symbol ? TERSA_SYMBOL : TERSA_STRING;
         /* Keys share the copy of their table string, as references do. */
-        uint32_t index = it->v.map.key_strings ? it->v.map.key_strings[i] : PITH_NO_INDEX;
+        uint32_t index = it->v.map.key_strings ? it->v.map.key_strings[i] : TERSA_NO_INDEX;
         keys[i].v.str.ptr = copy_indexed(b, k->ptr, k->len, index);
         keys[i].v.str.len = k->len;
         if (!keys[i].v.str.ptr) return NULL;
@@ -245,16 +245,16 @@ static pith_value *copy_keys(tree_builder *b, const pith_item *it) {
 }
 
 /* The key nodes of a shaped map: built once per shape, then shared. */
-static pith_value *shared_shape_keys(tree_builder *b, const pith_item *it) {
+static tersa_value *shared_shape_keys(tree_builder *b, const tersa_item *it) {
     uint32_t s = it->v.map.shape;
     /* A shape the full table did not take was spelled out in the input. */
-    if (s == PITH_NO_INDEX || it->v.map.count == 0) return copy_keys(b, it);
+    if (s == TERSA_NO_INDEX || it->v.map.count == 0) return copy_keys(b, it);
     if (s >= b->shape_keys_cap) {
         size_t old = b->shape_keys_cap;
-        if (!pith_grow_array(b->doc->alloc, (void **)&b->shape_keys, &b->shape_keys_cap, (size_t)s + 1,
-                        sizeof(pith_value *)))
+        if (!tersa_grow_array(b->doc->alloc, (void **)&b->shape_keys, &b->shape_keys_cap, (size_t)s + 1,
+                        sizeof(tersa_value *)))
             return NULL;
-        memset(b->shape_keys + old, 0, (b->shape_keys_cap - old) * sizeof(pith_value *));
+        memset(b->shape_keys + old, 0, (b->shape_keys_cap - old) * sizeof(tersa_value *));
     }
     if (!b->shape_keys[s]) {
         b->shape_keys[s] = copy_keys(b, it);
@@ -264,59 +264,59 @@ static pith_value *shared_shape_keys(tree_builder *b, const pith_item *it) {
 }
 
 /* Turn an item into a node; containers get their children later. */
-static bool node_of(tree_builder *b, const pith_item *it, pith_value *out, size_t *children) {
+static bool node_of(tree_builder *b, const tersa_item *it, tersa_value *out, size_t *children) {
     out->type = it->type;
     *children = 0;
     switch (it->type) {
-    case PITH_NULL:
-    case PITH_FALSE:
-    case PITH_TRUE:
+    case TERSA_NULL:
+    case TERSA_FALSE:
+    case TERSA_TRUE:
         return true;
-    case PITH_INT:
+    case TERSA_INT:
         out->v.i = it->v.i;
         return true;
-    case PITH_UINT:
+    case TERSA_UINT:
         out->v.u = it->v.u;
         return true;
-    case PITH_FLOAT:
+    case TERSA_FLOAT:
         out->v.f = it->v.f;
         return true;
-    case PITH_STRING:
-    case PITH_SYMBOL:
+    case TERSA_STRING:
+    case TERSA_SYMBOL:
         out->v.str.ptr = copy_string(b, it);
         out->v.str.len = it->v.str.len;
         return out->v.str.ptr != NULL;
-    case PITH_BINARY:
-        out->v.bin.ptr = (const uint8_t *)pith_arena_copy(&b->doc->mem, it->v.bin.ptr, it->v.bin.len);
+    case TERSA_BINARY:
+        out->v.bin.ptr = (const uint8_t *)tersa_arena_copy(&b->doc->mem, it->v.bin.ptr, it->v.bin.len);
         out->v.bin.len = it->v.bin.len;
         return out->v.bin.ptr != NULL;
-    case PITH_BIGINT:
+    case TERSA_BIGINT:
         out->v.big.negative = it->v.big.negative;
-        out->v.big.mag = (const uint8_t *)pith_arena_copy(&b->doc->mem, it->v.big.mag, it->v.big.len);
+        out->v.big.mag = (const uint8_t *)tersa_arena_copy(&b->doc->mem, it->v.big.mag, it->v.big.len);
         out->v.big.len = it->v.big.len;
         return out->v.big.mag != NULL;
-    case PITH_EXT:
+    case TERSA_EXT:
         out->v.ext.type = it->v.ext.type;
-        out->v.ext.ptr = (const uint8_t *)pith_arena_copy(&b->doc->mem, it->v.ext.ptr, it->v.ext.len);
+        out->v.ext.ptr = (const uint8_t *)tersa_arena_copy(&b->doc->mem, it->v.ext.ptr, it->v.ext.len);
         out->v.ext.len = it->v.ext.len;
         return out->v.ext.ptr != NULL;
-    case PITH_TIME:
+    case TERSA_TIME:
         out->v.time = it->v.time;
         return true;
-    case PITH_ARRAY:
+    case TERSA_ARRAY:
         out->v.array.items = NULL;
         out->v.array.count = *children = it->v.array.count;
         return true;
-    case PITH_MAP: {
+    case TERSA_MAP: {
         size_t n = it->v.map.count;
-        pith_value *keys = shared_shape_keys(b, it);
+        tersa_value *keys = shared_shape_keys(b, it);
         if (!keys) return false;
         out->v.map.keys = keys;
         out->v.map.values = NULL;
         out->v.map.count = *children = n;
         return true;
     }
-    case PITH_GENERIC_MAP:
+    case TERSA_GENERIC_MAP:
         out->v.map.keys = out->v.map.values = NULL;
         out->v.map.count = it->v.map.count;
         *children = 2 * it->v.map.count;
@@ -327,21 +327,21 @@ static bool node_of(tree_builder *b, const pith_item *it, pith_value *out, size_
 
 /* Move a complete container's children from the scratch stack to the arena. */
 static bool close_container(tree_builder *b, const bframe *f) {
-    pith_value *node = &b->scratch[f->node];
-    const pith_value *kids = b->scratch + f->start;
+    tersa_value *node = &b->scratch[f->node];
+    const tersa_value *kids = b->scratch + f->start;
     size_t n = f->need;
-    if (node->type == PITH_ARRAY) {
-        node->v.array.items = pith_doc_values(b->doc, n);
+    if (node->type == TERSA_ARRAY) {
+        node->v.array.items = tersa_doc_values(b->doc, n);
         if (!node->v.array.items) return false;
-        memcpy(node->v.array.items, kids, n * sizeof(pith_value));
-    } else if (node->type == PITH_MAP) {
-        node->v.map.values = pith_doc_values(b->doc, n);
+        memcpy(node->v.array.items, kids, n * sizeof(tersa_value));
+    } else if (node->type == TERSA_MAP) {
+        node->v.map.values = tersa_doc_values(b->doc, n);
         if (!node->v.map.values) return false;
-        memcpy(node->v.map.values, kids, n * sizeof(pith_value));
+        memcpy(node->v.map.values, kids, n * sizeof(tersa_value));
     } else {
         size_t pairs = n / 2;
-        node->v.map.keys = pith_doc_values(b->doc, pairs);
-        node->v.map.values = pith_doc_values(b->doc, pairs);
+        node->v.map.keys = tersa_doc_values(b->doc, pairs);
+        node->v.map.values = tersa_doc_values(b->doc, pairs);
         if (!node->v.map.keys || !node->v.map.values) return false;
         for (size_t i = 0; i < pairs; i++) {
             node->v.map.keys[i] = kids[2 * i];
@@ -353,14 +353,14 @@ static bool close_container(tree_builder *b, const bframe *f) {
 }
 
 /* Read one whole value into *out. */
-static bool build(tree_builder *b, pith_value *out) {
-    const pith_alloc *a = b->doc->alloc;
+static bool build(tree_builder *b, tersa_value *out) {
+    const tersa_alloc *a = b->doc->alloc;
     size_t base = b->nscratch, base_frames = b->nframes;
     do {
-        pith_item it;
-        if (!pith_read(b->r, &it)) return false;
+        tersa_item it;
+        if (!tersa_read(b->r, &it)) return false;
         if (b->nscratch == b->scratch_cap &&
-            !pith_grow_array(a, (void **)&b->scratch, &b->scratch_cap, b->nscratch + 1, sizeof(pith_value)))
+            !tersa_grow_array(a, (void **)&b->scratch, &b->scratch_cap, b->nscratch + 1, sizeof(tersa_value)))
             return false;
         size_t children;
         size_t index = b->nscratch;
@@ -368,7 +368,7 @@ static bool build(tree_builder *b, pith_value *out) {
         b->nscratch++;
         if (children) {
             if (b->nframes == b->frames_cap &&
-                !pith_grow_array(a, (void **)&b->frames, &b->frames_cap, b->nframes + 1, sizeof(bframe)))
+                !tersa_grow_array(a, (void **)&b->frames, &b->frames_cap, b->nframes + 1, sizeof(bframe)))
                 return false;
             b->frames[b->nframes++] = (bframe){index, index + 1, children};
         }
@@ -384,59 +384,59 @@ static bool build(tree_builder *b, pith_value *out) {
     return true;
 }
 
-pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, const pith_decode_options *opts,
-                      pith_error *err) {
-    pith_decode_options none = {NULL, 0, 0, false, false};
+tersa_doc *tersa_decode(const tersa_alloc *alloc, const void *data, size_t len, const tersa_decode_options *opts,
+                      tersa_error *err) {
+    tersa_decode_options none = {NULL, 0, 0, false, false};
     if (!opts) opts = &none;
     alloc = alloc_or_default(alloc);
-    set_error(err, PITH_OK, 0, NULL);
-    pith_doc *doc = pith_doc_new(alloc);
-    pith_reader *r = pith_reader_new(alloc);
+    set_error(err, TERSA_OK, 0, NULL);
+    tersa_doc *doc = tersa_doc_new(alloc);
+    tersa_reader *r = tersa_reader_new(alloc);
     /* References share their first copy: at most one slot per possible string. */
     size_t ncopies = len / 3 + 1;
-    if (ncopies > PITH_MAX_STRINGS) ncopies = PITH_MAX_STRINGS;
+    if (ncopies > TERSA_MAX_STRINGS) ncopies = TERSA_MAX_STRINGS;
     const char **copies = (const char **)mem_alloc(alloc, ncopies * sizeof(char *));
     bool ok = doc && r && copies;
     if (!ok) {
-        set_error(err, PITH_ERR_NOMEM, 0, "out of memory");
+        set_error(err, TERSA_ERR_NOMEM, 0, "out of memory");
     } else {
         memset(copies, 0, ncopies * sizeof(char *));
-        if (opts->max_depth) pith_reader_set_max_depth(r, opts->max_depth);
+        if (opts->max_depth) tersa_reader_set_max_depth(r, opts->max_depth);
         tree_builder b = {r, doc, copies, ncopies, 0, NULL, 0, 0, NULL, 0, 0, NULL, 0, 0};
-        uint32_t flags = opts->join ? PITH_READ_JOIN : opts->stream ? PITH_READ_STREAM : 0;
-        ok = pith_reader_start(r, data, len, opts->dicts, opts->ndicts, flags);
+        uint32_t flags = opts->join ? TERSA_READ_JOIN : opts->stream ? TERSA_READ_STREAM : 0;
+        ok = tersa_reader_start(r, data, len, opts->dicts, opts->ndicts, flags);
         if (ok && (opts->stream || opts->join)) {
             bool more = true;
             while (ok) {
-                ok = pith_reader_frame_begin(r, &more);
+                ok = tersa_reader_frame_begin(r, &more);
                 if (!ok || !more) break;
-                if (pith_reader_frame_synced(r)) {
+                if (tersa_reader_frame_synced(r)) {
                     /* The table indices these caches are keyed by name other entries now. */
                     memset(b.copies, 0, b.copies_hi * sizeof(char *));
                     b.copies_hi = 0;
-                    if (b.shape_keys_hi) memset(b.shape_keys, 0, b.shape_keys_hi * sizeof(pith_value *));
+                    if (b.shape_keys_hi) memset(b.shape_keys, 0, b.shape_keys_hi * sizeof(tersa_value *));
                     b.shape_keys_hi = 0;
                 }
-                pith_value v;
-                ok = build(&b, &v) && pith_reader_frame_end(r) && pith_doc_push(doc, &v);
+                tersa_value v;
+                ok = build(&b, &v) && tersa_reader_frame_end(r) && tersa_doc_push(doc, &v);
             }
         } else if (ok) {
-            pith_value v;
-            ok = build(&b, &v) && pith_reader_finish(r) && pith_doc_push(doc, &v);
+            tersa_value v;
+            ok = build(&b, &v) && tersa_reader_finish(r) && tersa_doc_push(doc, &v);
         }
-        if (ok) pith_reader_joined(r, &doc->joined_at);
+        if (ok) tersa_reader_joined(r, &doc->joined_at);
         if (!ok) {
-            *err = *pith_reader_error(r);
-            if (err->code == PITH_OK) set_error(err, PITH_ERR_NOMEM, 0, "out of memory");
+            *err = *tersa_reader_error(r);
+            if (err->code == TERSA_OK) set_error(err, TERSA_ERR_NOMEM, 0, "out of memory");
         }
-        mem_free(alloc, b.scratch, b.scratch_cap * sizeof(pith_value));
+        mem_free(alloc, b.scratch, b.scratch_cap * sizeof(tersa_value));
         mem_free(alloc, b.frames, b.frames_cap * sizeof(bframe));
-        mem_free(alloc, b.shape_keys, b.shape_keys_cap * sizeof(pith_value *));
+        mem_free(alloc, b.shape_keys, b.shape_keys_cap * sizeof(tersa_value *));
     }
     mem_free(alloc, copies, ncopies * sizeof(char *));
-    pith_reader_free(r);
+    tersa_reader_free(r);
     if (!ok) {
-        pith_doc_free(doc);
+        tersa_doc_free(doc);
         return NULL;
     }
     return doc;
@@ -446,38 +446,38 @@ pith_doc *pith_decode(const pith_alloc *alloc, const void *data, size_t len, con
  * Writing a tree
  * ========================================================================== */
 
-static bool all_keys_textual(const pith_value *v) {
+static bool all_keys_textual(const tersa_value *v) {
     for (size_t i = 0; i < v->v.map.count; i++)
-        if (v->v.map.keys[i].type != PITH_STRING && v->v.map.keys[i].type != PITH_SYMBOL) return false;
+        if (v->v.map.keys[i].type != TERSA_STRING && v->v.map.keys[i].type != TERSA_SYMBOL) return false;
     return true;
 }
 
-static bool write_scalar(pith_writer *w, const pith_value *v) {
+static bool write_scalar(tersa_writer *w, const tersa_value *v) {
     switch (v->type) {
-    case PITH_NULL:
-        return pith_write_null(w);
-    case PITH_FALSE:
-        return pith_write_bool(w, false);
-    case PITH_TRUE:
-        return pith_write_bool(w, true);
-    case PITH_INT:
-        return pith_write_int(w, v->v.i);
-    case PITH_UINT:
-        return pith_write_uint(w, v->v.u);
-    case PITH_BIGINT:
-        return pith_write_bigint(w, v->v.big.negative, v->v.big.mag, v->v.big.len);
-    case PITH_FLOAT:
-        return pith_write_double(w, v->v.f);
-    case PITH_STRING:
-        return pith_write_string(w, v->v.str.ptr, v->v.str.len);
-    case PITH_SYMBOL:
-        return pith_write_symbol(w, v->v.str.ptr, v->v.str.len);
-    case PITH_BINARY:
-        return pith_write_binary(w, v->v.bin.ptr, v->v.bin.len);
-    case PITH_EXT:
-        return pith_write_ext(w, v->v.ext.type, v->v.ext.ptr, v->v.ext.len);
-    case PITH_TIME:
-        return pith_write_timestamp(w, &v->v.time);
+    case TERSA_NULL:
+        return tersa_write_null(w);
+    case TERSA_FALSE:
+        return tersa_write_bool(w, false);
+    case TERSA_TRUE:
+        return tersa_write_bool(w, true);
+    case TERSA_INT:
+        return tersa_write_int(w, v->v.i);
+    case TERSA_UINT:
+        return tersa_write_uint(w, v->v.u);
+    case TERSA_BIGINT:
+        return tersa_write_bigint(w, v->v.big.negative, v->v.big.mag, v->v.big.len);
+    case TERSA_FLOAT:
+        return tersa_write_double(w, v->v.f);
+    case TERSA_STRING:
+        return tersa_write_string(w, v->v.str.ptr, v->v.str.len);
+    case TERSA_SYMBOL:
+        return tersa_write_symbol(w, v->v.str.ptr, v->v.str.len);
+    case TERSA_BINARY:
+        return tersa_write_binary(w, v->v.bin.ptr, v->v.bin.len);
+    case TERSA_EXT:
+        return tersa_write_ext(w, v->v.ext.type, v->v.ext.ptr, v->v.ext.len);
+    case TERSA_TIME:
+        return tersa_write_timestamp(w, &v->v.time);
     default:
         return false;
     }
@@ -485,64 +485,64 @@ static bool write_scalar(pith_writer *w, const pith_value *v) {
 
 /* Open a container; *children is how many values follow (generic maps: keys
  * and values interleaved). */
-static bool open_container(pith_writer *w, const pith_value *v, size_t *children) {
-    if (v->type == PITH_ARRAY) {
+static bool open_container(tersa_writer *w, const tersa_value *v, size_t *children) {
+    if (v->type == TERSA_ARRAY) {
         *children = v->v.array.count;
-        return pith_write_array_begin(w, v->v.array.count);
+        return tersa_write_array_begin(w, v->v.array.count);
     }
     size_t n = v->v.map.count;
     if (!all_keys_textual(v)) {
         *children = 2 * n;
-        return pith_write_generic_map_begin(w, n);
+        return tersa_write_generic_map_begin(w, n);
     }
-    pith_key stack_keys[16] = {{NULL, 0, false}};
-    pith_key *keys = stack_keys;
-    const pith_alloc *a = &pith_default_alloc;
-    if (n > 16 && !(keys = (pith_key *)mem_alloc(a, n * sizeof(pith_key)))) return false;
+    tersa_key stack_keys[16] = {{NULL, 0, false}};
+    tersa_key *keys = stack_keys;
+    const tersa_alloc *a = &tersa_default_alloc;
+    if (n > 16 && !(keys = (tersa_key *)mem_alloc(a, n * sizeof(tersa_key)))) return false;
     for (size_t i = 0; i < n; i++) {
         keys[i].ptr = v->v.map.keys[i].v.str.ptr;
         keys[i].len = v->v.map.keys[i].v.str.len;
-        keys[i].symbol = v->v.map.keys[i].type == PITH_SYMBOL;
+        keys[i].symbol = v->v.map.keys[i].type == TERSA_SYMBOL;
     }
-    bool ok = pith_write_map_begin(w, keys, n);
-    if (keys != stack_keys) mem_free(a, keys, n * sizeof(pith_key));
+    bool ok = tersa_write_map_begin(w, keys, n);
+    if (keys != stack_keys) mem_free(a, keys, n * sizeof(tersa_key));
     *children = n;
     return ok;
 }
 
 /* The i-th value to write inside container v. */
-static const pith_value *child(const pith_value *v, size_t i, bool shaped) {
-    if (v->type == PITH_ARRAY) return &v->v.array.items[i];
+static const tersa_value *child(const tersa_value *v, size_t i, bool shaped) {
+    if (v->type == TERSA_ARRAY) return &v->v.array.items[i];
     if (shaped) return &v->v.map.values[i];
     return (i & 1) ? &v->v.map.values[i / 2] : &v->v.map.keys[i / 2];
 }
 
 typedef struct wstep {
-    const pith_value *v;
+    const tersa_value *v;
     size_t next, count;
     bool shaped;
 } wstep;
 
 /* Iterative for the same reason as decoding: the writer bounds the depth,
  * nothing bounds a stack frame's size. */
-bool pith_write_value(pith_writer *w, const pith_value *v) {
+bool tersa_write_value(tersa_writer *w, const tersa_value *v) {
     if (!is_container(v->type)) return write_scalar(w, v);
-    const pith_alloc *a = &pith_default_alloc;
+    const tersa_alloc *a = &tersa_default_alloc;
     wstep local[32];
     wstep *stack = local;
     size_t depth = 0, cap = 32;
     bool ok = true;
     size_t count;
     ok = open_container(w, v, &count);
-    if (ok) stack[depth++] = (wstep){v, 0, count, v->type != PITH_ARRAY && all_keys_textual(v)};
+    if (ok) stack[depth++] = (wstep){v, 0, count, v->type != TERSA_ARRAY && all_keys_textual(v)};
     while (ok && depth) {
         wstep *top = &stack[depth - 1];
         if (top->next == top->count) {
-            ok = top->v->type == PITH_ARRAY ? pith_write_array_end(w) : pith_write_map_end(w);
+            ok = top->v->type == TERSA_ARRAY ? tersa_write_array_end(w) : tersa_write_map_end(w);
             depth--;
             continue;
         }
-        const pith_value *c = child(top->v, top->next++, top->shaped);
+        const tersa_value *c = child(top->v, top->next++, top->shaped);
         if (!is_container(c->type)) {
             ok = write_scalar(w, c);
             continue;
@@ -559,7 +559,7 @@ bool pith_write_value(pith_writer *w, const pith_value *v) {
             cap *= 2;
         }
         ok = open_container(w, c, &count);
-        if (ok) stack[depth++] = (wstep){c, 0, count, c->type != PITH_ARRAY && all_keys_textual(c)};
+        if (ok) stack[depth++] = (wstep){c, 0, count, c->type != TERSA_ARRAY && all_keys_textual(c)};
     }
     if (stack != local) mem_free(a, stack, cap * sizeof(wstep));
     return ok;

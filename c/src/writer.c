@@ -15,10 +15,10 @@ enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
 typedef struct wframe {
     uint8_t kind;
     bool ends_key;     /* this container is a generic-map key: its identity completes at its end */
-    pith_slot *cur;    /* slot of the next item: ARRAY, GENERIC: the container's; MAP: the next value's */
+    tersa_slot *cur;    /* slot of the next item: ARRAY, GENERIC: the container's; MAP: the next value's */
     size_t left;       /* items still to write */
     size_t key_start;  /* ends_key: where its identity starts in w->kids */
-    pith_kid_map kids; /* GENERIC: the identities of its keys */
+    tersa_kid_map kids; /* GENERIC: the identities of its keys */
 } wframe;
 
 /* A string-table entry: stable bytes (arena or dictionary), and their hash,
@@ -39,11 +39,11 @@ typedef struct wstr {
 /* The generation of a loaded dictionary's entries: live across buffers. */
 #define SIDX_DICT_GEN SIDX_GEN_MASK
 
-struct pith_writer {
-    const pith_alloc *alloc;
+struct tersa_writer {
+    const tersa_alloc *alloc;
     uint8_t *buf;
     size_t len, cap;
-    pith_error err;
+    tersa_error err;
 
     arena mem;            /* string copies, shape keys, slots */
     wstr *strs;          /* the string table, in index order */
@@ -55,7 +55,7 @@ struct pith_writer {
     size_t nshapes, shapes_cap;
     hash_index shape_index;
 
-    pith_slot root, key_slot;
+    tersa_slot root, key_slot;
     const uint8_t *last;
     uint32_t last_len;
     bool has_last;
@@ -67,17 +67,17 @@ struct pith_writer {
     /* The innermost open container's cursor, so that claiming a position is
      * a decrement and an add. cur_left is 0 at the top level and after an
      * error: next_slot then takes its slow path, which tells the cases apart. */
-    pith_slot *cur;
+    tersa_slot *cur;
     size_t cur_left;
     size_t cur_step;      /* 1 in a shaped map (a slot per value), else 0 */
 
     uint32_t last_shape;  /* shape used or defined by the last map_begin */
-    uint64_t seed;        /* pith_seed(): the strings and keys come from the caller's data */
+    uint64_t seed;        /* tersa_seed(): the strings and keys come from the caller's data */
 
     /* Distinct generic-map keys (keys.h). keywatch is set while the innermost
      * container is a generic map or a key is being recorded: only then do
      * items take the identity path. */
-    pith_kid_stack kids;
+    tersa_kid_stack kids;
     uint32_t recording;   /* container keys whose items are being recorded */
     bool keywatch;
     bool cur_generic;     /* the innermost container is a generic map */
@@ -94,10 +94,10 @@ struct pith_writer {
     size_t dict_nstrs, dict_nshapes;
     uint64_t *dict_shape_hashes;     /* hash of each dictionary shape's keys */
     size_t dict_shape_hashes_cap;
-    pith_slot *dict_slots;           /* the dictionary shapes' slots, end to end */
+    tersa_slot *dict_slots;           /* the dictionary shapes' slots, end to end */
     size_t dict_slots_n, dict_slots_cap;
     size_t frame_start;
-    const pith_dict *dict;
+    const tersa_dict *dict;
     /* Sync frames (SPEC 2.3): the options, and the counts they are measured by. */
     uint64_t sync_every_frames, sync_every_bytes;
     uint64_t frames;          /* frames begun in this stream */
@@ -110,40 +110,40 @@ struct pith_writer {
  * Errors and buffer
  * ========================================================================== */
 
-PITH_NOINLINE static bool fail(pith_writer *w, pith_code code, const char *message) {
-    if (w->err.code == PITH_OK) set_error(&w->err, code, w->len, message);
+TERSA_NOINLINE static bool fail(tersa_writer *w, tersa_code code, const char *message) {
+    if (w->err.code == TERSA_OK) set_error(&w->err, code, w->len, message);
     w->cur_left = 0; /* every later item takes next_slot's slow path, which sees the error */
     return false;
 }
 
-PITH_NOINLINE static bool grow(pith_writer *w, size_t need) {
+TERSA_NOINLINE static bool grow(tersa_writer *w, size_t need) {
     size_t ncap = w->cap ? w->cap : 256;
     while (ncap - w->len < need) {
-        if (ncap > SIZE_MAX / 2) return fail(w, PITH_ERR_NOMEM, "output too large");
+        if (ncap > SIZE_MAX / 2) return fail(w, TERSA_ERR_NOMEM, "output too large");
         ncap *= 2;
     }
     uint8_t *p = (uint8_t *)mem_realloc(w->alloc, w->buf, w->cap, ncap);
-    if (!p) return fail(w, PITH_ERR_NOMEM, "out of memory");
+    if (!p) return fail(w, TERSA_ERR_NOMEM, "out of memory");
     w->buf = p;
     w->cap = ncap;
     return true;
 }
 
 /* Room for `n` more bytes. */
-PITH_INLINE bool reserve(pith_writer *w, size_t n) {
-    if (PITH_LIKELY(w->cap - w->len >= n)) return true;
+TERSA_INLINE bool reserve(tersa_writer *w, size_t n) {
+    if (TERSA_LIKELY(w->cap - w->len >= n)) return true;
     return grow(w, n);
 }
 
-PITH_INLINE void put_byte(pith_writer *w, uint8_t b) { w->buf[w->len++] = b; }
+TERSA_INLINE void put_byte(tersa_writer *w, uint8_t b) { w->buf[w->len++] = b; }
 
 /* Appends a varint. The caller has reserved room for a whole 9-byte varint
  * from here: the short forms store 8 bytes at once (what lies past the
  * varint is overwritten by what follows), which avoids a copy of variable
  * length. */
-PITH_INLINE void put_varint(pith_writer *w, uint64_t v) { w->len += varint_put_room9(w->buf + w->len, v); }
+TERSA_INLINE void put_varint(tersa_writer *w, uint64_t v) { w->len += varint_put_room9(w->buf + w->len, v); }
 
-PITH_INLINE void put_bytes(pith_writer *w, const void *p, size_t n) {
+TERSA_INLINE void put_bytes(tersa_writer *w, const void *p, size_t n) {
     copy_bytes(w->buf + w->len, (const uint8_t *)p, n);
     w->len += n;
 }
@@ -152,62 +152,62 @@ PITH_INLINE void put_bytes(pith_writer *w, const void *p, size_t n) {
  * Lifecycle
  * ========================================================================== */
 
-pith_writer *pith_writer_new(const pith_alloc *alloc) {
+tersa_writer *tersa_writer_new(const tersa_alloc *alloc) {
     alloc = alloc_or_default(alloc);
-    pith_writer *w = (pith_writer *)mem_alloc(alloc, sizeof(pith_writer));
+    tersa_writer *w = (tersa_writer *)mem_alloc(alloc, sizeof(tersa_writer));
     if (!w) return NULL;
     memset(w, 0, sizeof(*w));
     w->alloc = alloc;
-    w->max_depth = PITH_DEFAULT_MAX_DEPTH;
-    w->seed = pith_seed();
-    pith_arena_init(&w->mem, alloc);
-    pith_kid_init(&w->kids, alloc);
+    w->max_depth = TERSA_DEFAULT_MAX_DEPTH;
+    w->seed = tersa_seed();
+    tersa_arena_init(&w->mem, alloc);
+    tersa_kid_init(&w->kids, alloc);
     return w;
 }
 
-static void release_frames(pith_writer *w);
+static void release_frames(tersa_writer *w);
 
-void pith_writer_free(pith_writer *w) {
+void tersa_writer_free(tersa_writer *w) {
     if (!w) return;
-    const pith_alloc *a = w->alloc;
+    const tersa_alloc *a = w->alloc;
     release_frames(w);
-    pith_kid_free(&w->kids);
+    tersa_kid_free(&w->kids);
     mem_free(a, w->buf, w->cap);
-    pith_arena_free(&w->mem);
+    tersa_arena_free(&w->mem);
     mem_free(a, w->strs, w->strs_cap * sizeof(wstr));
     mem_free(a, w->sidx, w->sidx_cap * sizeof(uint64_t));
     mem_free(a, w->shapes, w->shapes_cap * sizeof(shape));
-    pith_hash_index_free(a, &w->shape_index);
+    tersa_hash_index_free(a, &w->shape_index);
     mem_free(a, w->stack, w->stack_cap * sizeof(wframe));
     mem_free(a, w->dict_shape_hashes, w->dict_shape_hashes_cap * sizeof(uint64_t));
-    mem_free(a, w->dict_slots, w->dict_slots_cap * sizeof(pith_slot));
+    mem_free(a, w->dict_slots, w->dict_slots_cap * sizeof(tersa_slot));
     mem_free(a, w, sizeof(*w));
 }
 
-void pith_writer_set_max_depth(pith_writer *w, uint32_t max_depth) { w->max_depth = max_depth; }
+void tersa_writer_set_max_depth(tersa_writer *w, uint32_t max_depth) { w->max_depth = max_depth; }
 
-const pith_error *pith_writer_error(const pith_writer *w) { return &w->err; }
+const tersa_error *tersa_writer_error(const tersa_writer *w) { return &w->err; }
 
-const uint8_t *pith_writer_data(const pith_writer *w, size_t *len) {
+const uint8_t *tersa_writer_data(const tersa_writer *w, size_t *len) {
     *len = w->len;
     return w->buf;
 }
 
-bool pith_writer_complete(const pith_writer *w) {
-    if (!w->started || w->err.code != PITH_OK || w->depth != 0) return false;
-    if (w->flags & PITH_WRITE_STREAM) return !w->in_frame;
+bool tersa_writer_complete(const tersa_writer *w) {
+    if (!w->started || w->err.code != TERSA_OK || w->depth != 0) return false;
+    if (w->flags & TERSA_WRITE_STREAM) return !w->in_frame;
     return w->top_values == 1;
 }
 
 /* Room for one more string: an entry and an index slot at load <= 1/2. */
-PITH_NOINLINE static bool grow_strings(pith_writer *w) {
+TERSA_NOINLINE static bool grow_strings(tersa_writer *w) {
     if (w->nstrs == w->strs_cap &&
-        !pith_grow_array(w->alloc, (void **)&w->strs, &w->strs_cap, w->nstrs + 1, sizeof(wstr)))
-        return fail(w, PITH_ERR_NOMEM, "out of memory");
+        !tersa_grow_array(w->alloc, (void **)&w->strs, &w->strs_cap, w->nstrs + 1, sizeof(wstr)))
+        return fail(w, TERSA_ERR_NOMEM, "out of memory");
     if ((w->sidx_used + 1) * 2 > w->sidx_cap) {
         size_t cap = w->sidx_cap ? w->sidx_cap * 2 : 256;
         uint64_t *ix = (uint64_t *)mem_alloc(w->alloc, cap * sizeof(uint64_t));
-        if (!ix) return fail(w, PITH_ERR_NOMEM, "out of memory");
+        if (!ix) return fail(w, TERSA_ERR_NOMEM, "out of memory");
         memset(ix, 0, cap * sizeof(uint64_t));
         /* Dictionary entries go in first, so that no probe sequence leading
          * to one passes a slot that the next buffer will see as empty. */
@@ -231,13 +231,13 @@ PITH_NOINLINE static bool grow_strings(pith_writer *w) {
     return true;
 }
 
-PITH_INLINE bool strings_have_room(pith_writer *w) {
-    return PITH_LIKELY(w->nstrs < w->strs_cap && (w->sidx_used + 1) * 2 <= w->sidx_cap) || grow_strings(w);
+TERSA_INLINE bool strings_have_room(tersa_writer *w) {
+    return TERSA_LIKELY(w->nstrs < w->strs_cap && (w->sidx_used + 1) * 2 <= w->sidx_cap) || grow_strings(w);
 }
 
-/* Find `p` in the string table: its position, or PITH_NO_INDEX with *empty
+/* Find `p` in the string table: its position, or TERSA_NO_INDEX with *empty
  * set to the index slot where it would go (valid until the next insertion). */
-PITH_INLINE uint32_t str_find(const pith_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t **empty) {
+TERSA_INLINE uint32_t str_find(const tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t **empty) {
     size_t mask = w->sidx_cap - 1, i = (size_t)h & mask;
     for (;;) {
         uint64_t slot = w->sidx[i];
@@ -251,12 +251,12 @@ PITH_INLINE uint32_t str_find(const pith_writer *w, const uint8_t *p, size_t n, 
         i = (i + 1) & mask;
     }
     *empty = &w->sidx[i];
-    return PITH_NO_INDEX;
+    return TERSA_NO_INDEX;
 }
 
 /* Append an entry; `slot` (if not NULL) is where the index gets it. */
-PITH_INLINE void add_string_entry(pith_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
-    if (PITH_UNLIKELY(w->nstrs >= PITH_MAX_STRINGS)) return;
+TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
+    if (TERSA_UNLIKELY(w->nstrs >= TERSA_MAX_STRINGS)) return;
     if (slot) {
         *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(w->nstrs + 1);
         w->sidx_used++;
@@ -267,16 +267,16 @@ PITH_INLINE void add_string_entry(pith_writer *w, const uint8_t *p, size_t n, ui
     w->nstrs++;
 }
 
-static bool add_shape(pith_writer *w, const pith_key *keys, size_t n, uint64_t h, pith_slot **slots) {
-    pith_slot *s = (pith_slot *)pith_arena_alloc(&w->mem, n ? n * sizeof(pith_slot) : 1);
-    if (!s) return fail(w, PITH_ERR_NOMEM, "out of memory");
-    if (n) memset(s, 0, n * sizeof(pith_slot));
+static bool add_shape(tersa_writer *w, const tersa_key *keys, size_t n, uint64_t h, tersa_slot **slots) {
+    tersa_slot *s = (tersa_slot *)tersa_arena_alloc(&w->mem, n ? n * sizeof(tersa_slot) : 1);
+    if (!s) return fail(w, TERSA_ERR_NOMEM, "out of memory");
+    if (n) memset(s, 0, n * sizeof(tersa_slot));
     *slots = s;
-    if (w->nshapes >= PITH_MAX_SHAPES) return true; /* a full table gives fresh slots only */
-    if (!pith_grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, w->nshapes + 1, sizeof(shape)) ||
-        !pith_hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1))
-        return fail(w, PITH_ERR_NOMEM, "out of memory");
-    pith_hash_index_put(&w->shape_index, h, (uint32_t)w->nshapes);
+    if (w->nshapes >= TERSA_MAX_SHAPES) return true; /* a full table gives fresh slots only */
+    if (!tersa_grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, w->nshapes + 1, sizeof(shape)) ||
+        !tersa_hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1))
+        return fail(w, TERSA_ERR_NOMEM, "out of memory");
+    tersa_hash_index_put(&w->shape_index, h, (uint32_t)w->nshapes);
     w->shapes[w->nshapes].keys = keys;
     w->shapes[w->nshapes].slots = s;
     w->shapes[w->nshapes].nkeys = n;
@@ -290,10 +290,10 @@ static bool add_shape(pith_writer *w, const pith_key *keys, size_t n, uint64_t h
  * large document), their own buckets are found again from their hashes and
  * emptied, so starting a buffer costs what the last one used, not what the
  * largest one did. */
-static void clear_shape_index(pith_writer *w) {
+static void clear_shape_index(tersa_writer *w) {
     hash_index *ix = &w->shape_index;
     if (ix->used * 16 >= ix->cap) {
-        pith_hash_index_clear(ix);
+        tersa_hash_index_clear(ix);
         return;
     }
     size_t mask = ix->cap - 1;
@@ -306,19 +306,19 @@ static void clear_shape_index(pith_writer *w) {
 }
 
 /* Forget every index slot (a loaded dictionary's too). */
-static void clear_string_index(pith_writer *w) {
+static void clear_string_index(tersa_writer *w) {
     if (w->sidx_cap) memset(w->sidx, 0, w->sidx_cap * sizeof(uint64_t));
     w->dict_serial = 0;
 }
 
 /* Load a dictionary's strings and shapes as the first entries of the tables,
  * to stay there for every buffer started with it. */
-static bool load_dictionary(pith_writer *w, const pith_dict *dict) {
+static bool load_dictionary(tersa_writer *w, const tersa_dict *dict) {
     uint64_t gen = w->sidx_gen;
     w->sidx_gen = SIDX_DICT_GEN;
     bool ok = true;
     for (size_t i = 0; ok && i < dict->nstrings; i++) {
-        const pith_key *k = &dict->strings[i];
+        const tersa_key *k = &dict->strings[i];
         uint64_t h = hash_bytes(k->ptr, k->len, w->seed), *slot = NULL;
         ok = strings_have_room(w);
         /* Dictionary strings are distinct: each one gets an index slot. */
@@ -329,16 +329,16 @@ static bool load_dictionary(pith_writer *w, const pith_dict *dict) {
     }
     w->sidx_gen = gen;
     size_t ns = dict->nshapes, nslots = dict->shape_offsets[ns];
-    ok = ok && pith_grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, ns, sizeof(shape)) &&
-         pith_grow_array(w->alloc, (void **)&w->dict_shape_hashes, &w->dict_shape_hashes_cap, ns, sizeof(uint64_t)) &&
-         pith_grow_array(w->alloc, (void **)&w->dict_slots, &w->dict_slots_cap, nslots, sizeof(pith_slot));
+    ok = ok && tersa_grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, ns, sizeof(shape)) &&
+         tersa_grow_array(w->alloc, (void **)&w->dict_shape_hashes, &w->dict_shape_hashes_cap, ns, sizeof(uint64_t)) &&
+         tersa_grow_array(w->alloc, (void **)&w->dict_slots, &w->dict_slots_cap, nslots, sizeof(tersa_slot));
     if (!ok) {
         clear_string_index(w);
         w->nstrs = w->sidx_used = 0;
-        return fail(w, PITH_ERR_NOMEM, "out of memory");
+        return fail(w, TERSA_ERR_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < ns; i++) {
-        const pith_key *keys = dict->shape_keys + dict->shape_offsets[i];
+        const tersa_key *keys = dict->shape_keys + dict->shape_offsets[i];
         size_t n = dict->shape_offsets[i + 1] - dict->shape_offsets[i];
         w->shapes[i].keys = keys;
         w->shapes[i].slots = w->dict_slots + dict->shape_offsets[i];
@@ -354,9 +354,9 @@ static bool load_dictionary(pith_writer *w, const pith_dict *dict) {
 }
 
 /* Tables, slots and registers as at the start of a buffer (SPEC 4): at
- * pith_writer_start and at every sync frame. */
-static bool reset_state(pith_writer *w, const pith_dict *dict) {
-    pith_arena_reset(&w->mem);
+ * tersa_writer_start and at every sync frame. */
+static bool reset_state(tersa_writer *w, const tersa_dict *dict) {
+    tersa_arena_reset(&w->mem);
     w->sidx_gen = (w->sidx_gen + (1ull << SIDX_GEN_SHIFT)) & SIDX_GEN_MASK;
     if (w->sidx_gen == 0 || w->sidx_gen == SIDX_DICT_GEN) {
         /* Generation 0 is what fresh memory holds, the last one marks the
@@ -373,22 +373,22 @@ static bool reset_state(pith_writer *w, const pith_dict *dict) {
     memset(&w->key_slot, 0, sizeof(w->key_slot));
     w->has_last = false;
     w->last_ts = 0;
-    w->last_shape = PITH_NO_INDEX;
+    w->last_shape = TERSA_NO_INDEX;
     if (dict) {
         if (!keep && !load_dictionary(w, dict)) return false;
         /* The dictionary's shapes: indexed again, with empty registers. */
-        if (w->dict_slots_n) memset(w->dict_slots, 0, w->dict_slots_n * sizeof(pith_slot));
-        if (!pith_hash_index_grow(w->alloc, &w->shape_index, w->dict_nshapes))
-            return fail(w, PITH_ERR_NOMEM, "out of memory");
-        for (size_t i = 0; i < w->dict_nshapes; i++) pith_hash_index_put(&w->shape_index, w->dict_shape_hashes[i], (uint32_t)i);
+        if (w->dict_slots_n) memset(w->dict_slots, 0, w->dict_slots_n * sizeof(tersa_slot));
+        if (!tersa_hash_index_grow(w->alloc, &w->shape_index, w->dict_nshapes))
+            return fail(w, TERSA_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < w->dict_nshapes; i++) tersa_hash_index_put(&w->shape_index, w->dict_shape_hashes[i], (uint32_t)i);
         w->nshapes = w->dict_nshapes;
     }
     return true;
 }
 
-bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
+bool tersa_writer_start(tersa_writer *w, const tersa_dict *dict, uint32_t flags) {
     w->len = 0;
-    w->err.code = PITH_OK;
+    w->err.code = TERSA_OK;
     w->err.offset = 0;
     w->err.message = NULL;
     release_frames(w);
@@ -402,12 +402,12 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
     w->want_sync = true;
     w->frame_synced = false;
     if (!reset_state(w, dict)) return false;
-    if (flags & PITH_WRITE_NO_HEADER) return true;
+    if (flags & TERSA_WRITE_NO_HEADER) return true;
     if (!reserve(w, 11)) return false;
     put_byte(w, HEADER_MAGIC0);
     put_byte(w, HEADER_MAGIC1);
-    put_byte(w, (uint8_t)((PITH_FORMAT_VERSION << 4) | (dict ? FLAG_DICT : 0) |
-                          ((flags & PITH_WRITE_STREAM) ? FLAG_STREAM : 0)));
+    put_byte(w, (uint8_t)((TERSA_FORMAT_VERSION << 4) | (dict ? FLAG_DICT : 0) |
+                          ((flags & TERSA_WRITE_STREAM) ? FLAG_STREAM : 0)));
     if (dict) {
         store_le64(w->buf + w->len, dict->id);
         w->len += 8;
@@ -421,23 +421,23 @@ bool pith_writer_start(pith_writer *w, const pith_dict *dict, uint32_t flags) {
 
 /* next_slot when the open container has no room left: an error, a full
  * container, or a top-level value. */
-PITH_NOINLINE static pith_slot *next_slot_slow(pith_writer *w) {
-    if (w->err.code != PITH_OK) return NULL;
+TERSA_NOINLINE static tersa_slot *next_slot_slow(tersa_writer *w) {
+    if (w->err.code != TERSA_OK) return NULL;
     if (w->depth) {
-        fail(w, PITH_ERR_USAGE, "more items than the container's count");
+        fail(w, TERSA_ERR_USAGE, "more items than the container's count");
         return NULL;
     }
-    if (PITH_UNLIKELY(!w->started)) {
-        fail(w, PITH_ERR_USAGE, "pith_writer_start was not called");
+    if (TERSA_UNLIKELY(!w->started)) {
+        fail(w, TERSA_ERR_USAGE, "tersa_writer_start was not called");
         return NULL;
     }
-    if (w->flags & PITH_WRITE_STREAM) {
+    if (w->flags & TERSA_WRITE_STREAM) {
         if (!w->in_frame || w->top_values) {
-            fail(w, PITH_ERR_USAGE, "stream values must each be inside pith_write_frame_begin/end");
+            fail(w, TERSA_ERR_USAGE, "stream values must each be inside tersa_write_frame_begin/end");
             return NULL;
         }
     } else if (w->top_values) {
-        fail(w, PITH_ERR_USAGE, "a single-value buffer holds one top-level value");
+        fail(w, TERSA_ERR_USAGE, "a single-value buffer holds one top-level value");
         return NULL;
     }
     w->top_values++;
@@ -445,10 +445,10 @@ PITH_NOINLINE static pith_slot *next_slot_slow(pith_writer *w) {
 }
 
 /* Claim the next position and return its slot, or NULL on misuse. */
-PITH_INLINE pith_slot *next_slot(pith_writer *w) {
-    if (PITH_LIKELY(w->cur_left)) {
+TERSA_INLINE tersa_slot *next_slot(tersa_writer *w) {
+    if (TERSA_LIKELY(w->cur_left)) {
         w->cur_left--;
-        pith_slot *s = w->cur;
+        tersa_slot *s = w->cur;
         w->cur += w->cur_step;
         return s;
     }
@@ -459,85 +459,85 @@ PITH_INLINE pith_slot *next_slot(pith_writer *w) {
  * Distinct generic-map keys (keys.h)
  * ========================================================================== */
 
-PITH_INLINE void update_keywatch(pith_writer *w) { w->keywatch = w->cur_generic || w->recording; }
+TERSA_INLINE void update_keywatch(tersa_writer *w) { w->keywatch = w->cur_generic || w->recording; }
 
 /* Is the item just claimed a key of the innermost generic map? Its 2n
  * positions alternate key, value, so claiming a key leaves an odd count. */
-PITH_INLINE bool at_key(const pith_writer *w) { return w->cur_generic && (w->cur_left & 1); }
+TERSA_INLINE bool at_key(const tersa_writer *w) { return w->cur_generic && (w->cur_left & 1); }
 
 /* The identity of a key starting at `start` is complete: add it to the
  * innermost generic map's keys. */
-static bool key_complete(pith_writer *w, size_t start) {
-    int added = pith_kid_insert(&w->kids, &w->stack[w->depth - 1].kids, start);
+static bool key_complete(tersa_writer *w, size_t start) {
+    int added = tersa_kid_insert(&w->kids, &w->stack[w->depth - 1].kids, start);
     if (added > 0) return true;
-    if (added < 0) return fail(w, PITH_ERR_NOMEM, "out of memory");
-    return fail(w, PITH_ERR_UNREPRESENTABLE, "duplicate map key (two keys equal as Pith values)");
+    if (added < 0) return fail(w, TERSA_ERR_NOMEM, "out of memory");
+    return fail(w, TERSA_ERR_UNREPRESENTABLE, "duplicate map key (two keys equal as Tersa values)");
 }
 
 /* A scalar item just written while keywatch is set: record its identity if
  * it is a key or part of one. The identity is the type byte, `fixed` (a
  * field of fixed width for the type), then unless n is SIZE_MAX a length and
  * n bytes. */
-PITH_NOINLINE static bool key_scalar(pith_writer *w, uint8_t type, const void *fixed, size_t fixed_len, const void *p,
+TERSA_NOINLINE static bool key_scalar(tersa_writer *w, uint8_t type, const void *fixed, size_t fixed_len, const void *p,
                                      size_t n) {
     bool starts = at_key(w);
     if (!starts && !w->recording) return true;
     size_t start = w->kids.len;
-    bool ok = pith_kid_append(&w->kids, &type, 1) && pith_kid_append(&w->kids, fixed, fixed_len) &&
-              (n == SIZE_MAX || pith_kid_append_bytes(&w->kids, PITH_KID_BINARY, p, n));
-    if (!ok) return fail(w, PITH_ERR_NOMEM, "out of memory");
+    bool ok = tersa_kid_append(&w->kids, &type, 1) && tersa_kid_append(&w->kids, fixed, fixed_len) &&
+              (n == SIZE_MAX || tersa_kid_append_bytes(&w->kids, TERSA_KID_BINARY, p, n));
+    if (!ok) return fail(w, TERSA_ERR_NOMEM, "out of memory");
     return !starts || key_complete(w, start);
 }
 
-PITH_NOINLINE static bool key_word(pith_writer *w, uint8_t type, uint64_t word) {
+TERSA_NOINLINE static bool key_word(tersa_writer *w, uint8_t type, uint64_t word) {
     uint8_t b[8];
     store_le64(b, word);
     return key_scalar(w, type, b, 8, NULL, SIZE_MAX);
 }
 
 /* Identity hooks for the scalar writers: nothing unless keywatch is set. */
-#define KEY_WORD(w, type, word) (PITH_LIKELY(!(w)->keywatch) || key_word((w), (type), (uint64_t)(word)))
-#define KEY_BYTES(w, type, p, n) (PITH_LIKELY(!(w)->keywatch) || key_scalar((w), (type), NULL, 0, (p), (n)))
+#define KEY_WORD(w, type, word) (TERSA_LIKELY(!(w)->keywatch) || key_word((w), (type), (uint64_t)(word)))
+#define KEY_BYTES(w, type, p, n) (TERSA_LIKELY(!(w)->keywatch) || key_scalar((w), (type), NULL, 0, (p), (n)))
 
 /* A container opening while keywatch is set: its header's identity, and
  * whether it starts a key (*starts) and where (*start). */
-PITH_NOINLINE static bool key_container(pith_writer *w, uint8_t type, size_t count, const pith_key *keys,
+TERSA_NOINLINE static bool key_container(tersa_writer *w, uint8_t type, size_t count, const tersa_key *keys,
                                         bool *starts, size_t *start) {
     *starts = at_key(w);
     *start = w->kids.len;
     if (!*starts && !w->recording) return true;
-    bool ok = pith_kid_append_word(&w->kids, type, count);
+    bool ok = tersa_kid_append_word(&w->kids, type, count);
     for (size_t i = 0; ok && keys && i < count; i++)
-        ok = pith_kid_append_bytes(&w->kids, keys[i].symbol ? PITH_KID_SYMBOL : PITH_KID_STRING, keys[i].ptr,
+        ok = tersa_kid_append_bytes(&w->kids, keys[i].symbol ? TERSA_KID_SYMBOL : TERSA_KID_STRING, keys[i].ptr,
                                    keys[i].len);
-    if (!ok) return fail(w, PITH_ERR_NOMEM, "out of memory");
+    if (!ok) return fail(w, TERSA_ERR_NOMEM, "out of memory");
     return true;
 }
 
 /* Close every open container: an error or a new buffer can leave some open. */
-static void release_frames(pith_writer *w) {
+static void release_frames(tersa_writer *w) {
     for (size_t i = 0; i < w->depth; i++)
-        if (w->stack[i].kind == FRAME_GENERIC) pith_kid_close(&w->kids, &w->stack[i].kids, true);
-    pith_kid_reset(&w->kids);
+        if (w->stack[i].kind == FRAME_GENERIC) tersa_kid_close(&w->kids, &w->stack[i].kids, true);
+    tersa_kid_reset(&w->kids);
     w->depth = 0;
     w->recording = 0;
     w->cur_generic = w->keywatch = false;
 }
 
-PITH_NOINLINE static bool grow_stack(pith_writer *w) {
-    if (!pith_grow_array(w->alloc, (void **)&w->stack, &w->stack_cap, w->depth + 1, sizeof(wframe)))
-        return fail(w, PITH_ERR_NOMEM, "out of memory");
+TERSA_NOINLINE static bool grow_stack(tersa_writer *w) {
+    if (!tersa_grow_array(w->alloc, (void **)&w->stack, &w->stack_cap, w->depth + 1, sizeof(wframe)))
+        return fail(w, TERSA_ERR_NOMEM, "out of memory");
     return true;
 }
 
 /* push_frame for a generic map, or while keywatch is set. */
-PITH_NOINLINE static bool push_watched(pith_writer *w, uint8_t kind, pith_slot *slot, size_t count, uint8_t identity,
-                                       const pith_key *keys) {
+TERSA_NOINLINE static bool push_watched(tersa_writer *w, uint8_t kind, tersa_slot *slot, size_t count, uint8_t identity,
+                                       const tersa_key *keys) {
     bool starts = false;
     size_t start = 0;
     if (w->keywatch && !key_container(w, identity, kind == FRAME_GENERIC ? count / 2 : count, keys, &starts, &start))
         return false;
-    if (PITH_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return false;
+    if (TERSA_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return false;
     if (w->depth) {
         wframe *parent = &w->stack[w->depth - 1];
         parent->cur = w->cur;
@@ -551,7 +551,7 @@ PITH_NOINLINE static bool push_watched(pith_writer *w, uint8_t kind, pith_slot *
     w->cur_left = count;
     w->cur_step = kind == FRAME_MAP;
     if (starts) w->recording++;
-    if (kind == FRAME_GENERIC) pith_kid_open(&w->kids, &f->kids);
+    if (kind == FRAME_GENERIC) tersa_kid_open(&w->kids, &f->kids);
     w->cur_generic = kind == FRAME_GENERIC;
     update_keywatch(w);
     return true;
@@ -560,11 +560,11 @@ PITH_NOINLINE static bool push_watched(pith_writer *w, uint8_t kind, pith_slot *
 /* Open a container of `count` items. With keywatch set, its identity
  * (`identity`, then a shaped map's `keys`) is recorded if it is or is part
  * of a generic-map key. */
-PITH_INLINE bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_t count, uint8_t identity,
-                            const pith_key *keys) {
-    if (PITH_UNLIKELY(w->keywatch) || PITH_UNLIKELY(kind == FRAME_GENERIC))
+TERSA_INLINE bool push_frame(tersa_writer *w, uint8_t kind, tersa_slot *slot, size_t count, uint8_t identity,
+                            const tersa_key *keys) {
+    if (TERSA_UNLIKELY(w->keywatch) || TERSA_UNLIKELY(kind == FRAME_GENERIC))
         return push_watched(w, kind, slot, count, identity, keys);
-    if (PITH_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return false;
+    if (TERSA_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return false;
     if (w->depth) {
         wframe *parent = &w->stack[w->depth - 1];
         parent->cur = w->cur;
@@ -583,19 +583,19 @@ PITH_INLINE bool push_frame(pith_writer *w, uint8_t kind, pith_slot *slot, size_
  * Scalars
  * ========================================================================== */
 
-bool pith_write_null(pith_writer *w) {
+bool tersa_write_null(tersa_writer *w) {
     if (!next_slot(w) || !reserve(w, 1)) return false;
     put_byte(w, TAG_NULL);
-    return KEY_WORD(w, PITH_KID_NULL, 0);
+    return KEY_WORD(w, TERSA_KID_NULL, 0);
 }
 
-bool pith_write_bool(pith_writer *w, bool value) {
+bool tersa_write_bool(tersa_writer *w, bool value) {
     if (!next_slot(w) || !reserve(w, 1)) return false;
     put_byte(w, value ? TAG_TRUE : TAG_FALSE);
-    return KEY_WORD(w, value ? PITH_KID_TRUE : PITH_KID_FALSE, 0);
+    return KEY_WORD(w, value ? TERSA_KID_TRUE : TERSA_KID_FALSE, 0);
 }
 
-static bool write_int_in(pith_writer *w, pith_slot *slot, int64_t v) {
+static bool write_int_in(tersa_writer *w, tersa_slot *slot, int64_t v) {
     if (!reserve(w, 10)) return false;
     if (v >= INT_MIN_SMALL && v <= INT_MAX_SMALL) {
         put_byte(w, (uint8_t)(TAG_INT0 + (v - INT_MIN_SMALL)));
@@ -628,13 +628,13 @@ static bool write_int_in(pith_writer *w, pith_slot *slot, int64_t v) {
     return true;
 }
 
-bool pith_write_int(pith_writer *w, int64_t value) {
-    pith_slot *slot = next_slot(w);
-    if (PITH_UNLIKELY(w->keywatch)) return slot && write_int_in(w, slot, value) && key_word(w, PITH_KID_INT, (uint64_t)value);
+bool tersa_write_int(tersa_writer *w, int64_t value) {
+    tersa_slot *slot = next_slot(w);
+    if (TERSA_UNLIKELY(w->keywatch)) return slot && write_int_in(w, slot, value) && key_word(w, TERSA_KID_INT, (uint64_t)value);
     return slot && write_int_in(w, slot, value);
 }
 
-static bool write_uint_in(pith_writer *w, pith_slot *slot, uint64_t value) {
+static bool write_uint_in(tersa_writer *w, tersa_slot *slot, uint64_t value) {
     if (value <= (uint64_t)INT64_MAX) return write_int_in(w, slot, (int64_t)value);
     if (!reserve(w, 10)) return false;
     put_byte(w, TAG_INT_POS);
@@ -642,54 +642,54 @@ static bool write_uint_in(pith_writer *w, pith_slot *slot, uint64_t value) {
     return true; /* beyond int64: the register is unchanged */
 }
 
-bool pith_write_uint(pith_writer *w, uint64_t value) {
-    pith_slot *slot = next_slot(w);
-    if (PITH_UNLIKELY(w->keywatch))
+bool tersa_write_uint(tersa_writer *w, uint64_t value) {
+    tersa_slot *slot = next_slot(w);
+    if (TERSA_UNLIKELY(w->keywatch))
         return slot && write_uint_in(w, slot, value) &&
-               key_word(w, value <= (uint64_t)INT64_MAX ? PITH_KID_INT : PITH_KID_UINT, value);
+               key_word(w, value <= (uint64_t)INT64_MAX ? TERSA_KID_INT : TERSA_KID_UINT, value);
     return slot && write_uint_in(w, slot, value);
 }
 
-bool pith_write_bigint(pith_writer *w, bool negative, const uint8_t *mag, size_t len) {
-    pith_slot *slot = next_slot(w);
+bool tersa_write_bigint(tersa_writer *w, bool negative, const uint8_t *mag, size_t len) {
+    tersa_slot *slot = next_slot(w);
     if (!slot) return false;
     while (len && mag[len - 1] == 0) len--;
     if (len <= 8) {
         uint64_t u = 0;
         for (size_t i = len; i > 0; i--) u = (u << 8) | mag[i - 1];
         if (!negative)
-            return write_uint_in(w, slot, u) && KEY_WORD(w, u <= (uint64_t)INT64_MAX ? PITH_KID_INT : PITH_KID_UINT, u);
+            return write_uint_in(w, slot, u) && KEY_WORD(w, u <= (uint64_t)INT64_MAX ? TERSA_KID_INT : TERSA_KID_UINT, u);
         if (u <= (1ull << 63)) {
             int64_t v = u == (1ull << 63) ? INT64_MIN : -(int64_t)u;
-            return write_int_in(w, slot, v) && KEY_WORD(w, PITH_KID_INT, v);
+            return write_int_in(w, slot, v) && KEY_WORD(w, TERSA_KID_INT, v);
         }
     }
     if (!reserve(w, 10 + len)) return false;
     put_byte(w, negative ? TAG_BIGINT_NEG : TAG_BIGINT_POS);
     put_varint(w, len);
     put_bytes(w, mag, len);
-    return KEY_BYTES(w, negative ? PITH_KID_BIG_NEG : PITH_KID_BIG_POS, mag, len);
+    return KEY_BYTES(w, negative ? TERSA_KID_BIG_NEG : TERSA_KID_BIG_POS, mag, len);
 }
 
-static bool write_double_in(pith_writer *w, pith_slot *slot, double d);
+static bool write_double_in(tersa_writer *w, tersa_slot *slot, double d);
 
-bool pith_write_double(pith_writer *w, double d) {
-    pith_slot *slot = next_slot(w);
+bool tersa_write_double(tersa_writer *w, double d) {
+    tersa_slot *slot = next_slot(w);
     if (!slot || !write_double_in(w, slot, d)) return false;
-    if (PITH_LIKELY(!w->keywatch)) return true;
+    if (TERSA_LIKELY(!w->keywatch)) return true;
     uint64_t bits;
     memcpy(&bits, &d, 8);
-    return key_word(w, PITH_KID_FLOAT, bits);
+    return key_word(w, TERSA_KID_FLOAT, bits);
 }
 
-static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
+static bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
     if (!reserve(w, 11)) return false;
     unsigned bin = slot->bin;
     int64_t m;
     int e = slot->dec_hint;
     bool hinted = false;
     if ((bin < BIN_TRUSTED || bin == BIN_RETEST) &&
-        ((hinted = pith_decimal_at_exponent(d, &e, &m)) || pith_decimal_of_double(d, &m, &e))) {
+        ((hinted = tersa_decimal_at_exponent(d, &e, &m)) || tersa_decimal_of_double(d, &m, &e))) {
         uint64_t z = zigzag(m);
         bool in_tag = e >= DEC_EMIN && e <= DEC_EMAX;
         size_t abs_size = (in_tag ? 1u : 2u) + varint_size(z);
@@ -704,7 +704,7 @@ static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
             }
         }
         /* Ties favour the decimal forms (SPEC 7: earliest candidate). */
-        if (size <= 5 || (size <= 9 && !pith_f32_exact(d))) {
+        if (size <= 5 || (size <= 9 && !tersa_f32_exact(d))) {
             if (delta) {
                 put_byte(w, TAG_DEC_DELTA);
                 put_varint(w, dz);
@@ -728,7 +728,7 @@ static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
         }
     }
     slot->bin = (uint8_t)(bin < BIN_RETEST ? bin + 1 : BIN_TRUSTED);
-    if (pith_f32_exact(d)) {
+    if (tersa_f32_exact(d)) {
         float f = (float)d;
         uint32_t bits;
         memcpy(&bits, &f, 4);
@@ -749,11 +749,11 @@ static bool write_double_in(pith_writer *w, pith_slot *slot, double d) {
  * Strings (SPEC 7, strings)
  * ========================================================================== */
 
-PITH_INLINE size_t ref_size(size_t i) {
+TERSA_INLINE size_t ref_size(size_t i) {
     return i < REF8_BASE ? 1 : i < REF16_BASE ? 2 : i < REF24_BASE ? 3 : 4;
 }
 
-PITH_INLINE size_t common_prefix(const uint8_t *base, size_t base_len, const uint8_t *p, size_t n) {
+TERSA_INLINE size_t common_prefix(const uint8_t *base, size_t base_len, const uint8_t *p, size_t n) {
     /* Prefixes of fewer than 2 bytes never pay: most candidates stop here. */
     if (base_len < 2 || n < 2 || base[0] != p[0] || base[1] != p[1]) return 0;
     size_t limit = base_len < n ? base_len : n;
@@ -771,7 +771,7 @@ PITH_INLINE size_t common_prefix(const uint8_t *base, size_t base_len, const uin
     return i;
 }
 
-static void put_ref(pith_writer *w, size_t i) {
+static void put_ref(tersa_writer *w, size_t i) {
     if (i < REF8_BASE) {
         put_byte(w, (uint8_t)(TAG_REF0 + i));
     } else if (i < REF16_BASE) {
@@ -790,7 +790,7 @@ static void put_ref(pith_writer *w, size_t i) {
     }
 }
 
-static void put_ts(pith_writer *w, const ts_parts *t) {
+static void put_ts(tersa_writer *w, const ts_parts *t) {
     if (t->variant == 0) {
         put_byte(w, TAG_TS_Z0);
     } else if (t->variant == 3) {
@@ -805,7 +805,7 @@ static void put_ts(pith_writer *w, const ts_parts *t) {
     if (t->variant & TSV_NUMERIC_OFFSET) put_varint(w, zigzag(t->offset));
 }
 
-PITH_INLINE void note_string(pith_writer *w, pith_slot *slot, const uint8_t *s, size_t n) {
+TERSA_INLINE void note_string(tersa_writer *w, tersa_slot *slot, const uint8_t *s, size_t n) {
     slot_set_str(slot, s, n);
     w->last = s;
     w->last_len = slot->str_len;
@@ -816,15 +816,15 @@ PITH_INLINE void note_string(pith_writer *w, pith_slot *slot, const uint8_t *s, 
  * a stable copy of a string just written in a non-reference form. `slot` is
  * the index slot for a new entry (NULL: none, the string is already in the
  * table at a lower index or is shorter than 2 bytes). */
-PITH_INLINE bool keep_string(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, uint64_t h,
+TERSA_INLINE bool keep_string(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, uint64_t h,
                              uint64_t *islot, const uint8_t **stable) {
     const uint8_t *s;
     if (n >= MIN_TABLE_LEN) {
-        s = (const uint8_t *)pith_arena_copy(&w->mem, p, n);
-        if (PITH_UNLIKELY(!s)) return fail(w, PITH_ERR_NOMEM, "out of memory");
+        s = (const uint8_t *)tersa_arena_copy(&w->mem, p, n);
+        if (TERSA_UNLIKELY(!s)) return fail(w, TERSA_ERR_NOMEM, "out of memory");
         add_string_entry(w, s, n, h, islot);
     } else {
-        s = n ? &pith_single_bytes[p[0]] : pith_single_bytes;
+        s = n ? &tersa_single_bytes[p[0]] : tersa_single_bytes;
     }
     note_string(w, slot, s, n);
     if (stable) *stable = s;
@@ -832,19 +832,19 @@ PITH_INLINE bool keep_string(pith_writer *w, pith_slot *slot, const uint8_t *p, 
 }
 
 /* Could a prefix of `base` save bytes for p (2 shared bytes at least)? */
-PITH_INLINE bool prefix_candidate(const uint8_t *base, size_t base_len, const uint8_t *p) {
+TERSA_INLINE bool prefix_candidate(const uint8_t *base, size_t base_len, const uint8_t *p) {
     return base_len >= 2 && base[0] == p[0] && base[1] == p[1];
 }
 
 /* Timestamp strings, prefix strings and long strings. */
-PITH_NOINLINE static bool write_str_slow(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, uint64_t h,
+TERSA_NOINLINE static bool write_str_slow(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, uint64_t h,
                                          uint64_t *islot, const uint8_t **stable) {
     size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
     /* A timestamp form: tag, variant, three varints of which the last may
      * start 16 bytes in; a prefix or inline form: 2 bytes, a varint, n bytes. */
     if (!reserve(w, 25 + n)) return false;
     ts_parts ts;
-    if (n >= 10 && n <= 35 && p[4] == '-' && pith_ts_parse(p, n, &ts)) {
+    if (n >= 10 && n <= 35 && p[4] == '-' && tersa_ts_parse(p, n, &ts)) {
         put_ts(w, &ts);
         return keep_string(w, slot, p, n, h, islot, stable);
     }
@@ -884,16 +884,16 @@ PITH_NOINLINE static bool write_str_slow(pith_writer *w, pith_slot *slot, const 
 /* Write one string item in `slot` (SPEC 7, strings); on success *stable
  * points at bytes that live as long as this buffer's encoding (shape keys).
  * `known_hash`, if not NULL, is hash_bytes(p, n, w->seed), already computed. */
-PITH_INLINE bool write_str_item_h(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable,
+TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable,
                                   const uint64_t *known_hash) {
     uint64_t h = 0, *islot = NULL;
-    if (PITH_LIKELY(n >= MIN_TABLE_LEN)) {
+    if (TERSA_LIKELY(n >= MIN_TABLE_LEN)) {
         if (!strings_have_room(w)) return false;
         h = known_hash ? *known_hash : hash_bytes(p, n, w->seed);
         uint32_t found = str_find(w, p, n, h, &islot);
-        if (found != PITH_NO_INDEX) {
+        if (found != TERSA_NO_INDEX) {
             /* A reference is used unless it would be longer than the string. */
-            if (PITH_LIKELY(found < REF16_BASE || ref_size(found) <= (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n)) {
+            if (TERSA_LIKELY(found < REF16_BASE || ref_size(found) <= (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n)) {
                 if (!reserve(w, 4)) return false;
                 put_ref(w, found);
                 const wstr *e = &w->strs[found];
@@ -914,74 +914,74 @@ PITH_INLINE bool write_str_item_h(pith_writer *w, pith_slot *slot, const uint8_t
     return keep_string(w, slot, p, n, h, islot, stable);
 }
 
-PITH_INLINE bool write_str_item(pith_writer *w, pith_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable) {
+TERSA_INLINE bool write_str_item(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable) {
     return write_str_item_h(w, slot, p, n, stable, NULL);
 }
 
-static bool check_utf8(pith_writer *w, const char *ptr, size_t len, bool *ascii) {
-    if (pith_utf8_valid((const uint8_t *)ptr, len, ascii)) return true;
-    return fail(w, PITH_ERR_UNREPRESENTABLE, "string is not valid UTF-8");
+static bool check_utf8(tersa_writer *w, const char *ptr, size_t len, bool *ascii) {
+    if (tersa_utf8_valid((const uint8_t *)ptr, len, ascii)) return true;
+    return fail(w, TERSA_ERR_UNREPRESENTABLE, "string is not valid UTF-8");
 }
 
-bool pith_write_string_utf8(pith_writer *w, const char *ptr, size_t len) {
-    pith_slot *slot = next_slot(w);
+bool tersa_write_string_utf8(tersa_writer *w, const char *ptr, size_t len) {
+    tersa_slot *slot = next_slot(w);
     return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL) &&
-           KEY_BYTES(w, PITH_KID_STRING, ptr, len);
+           KEY_BYTES(w, TERSA_KID_STRING, ptr, len);
 }
 
-bool pith_write_string(pith_writer *w, const char *ptr, size_t len) {
+bool tersa_write_string(tersa_writer *w, const char *ptr, size_t len) {
     bool ascii;
     if (!check_utf8(w, ptr, len, &ascii)) return false;
-    pith_slot *slot = next_slot(w);
+    tersa_slot *slot = next_slot(w);
     return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL) &&
-           KEY_BYTES(w, PITH_KID_STRING, ptr, len);
+           KEY_BYTES(w, TERSA_KID_STRING, ptr, len);
 }
 
-bool pith_write_symbol(pith_writer *w, const char *ptr, size_t len) {
+bool tersa_write_symbol(tersa_writer *w, const char *ptr, size_t len) {
     bool ascii;
     if (!check_utf8(w, ptr, len, &ascii)) return false;
-    pith_slot *slot = next_slot(w);
+    tersa_slot *slot = next_slot(w);
     if (!slot || !reserve(w, 1)) return false;
     put_byte(w, TAG_SYMBOL);
-    return write_str_item(w, slot, (const uint8_t *)ptr, len, NULL) && KEY_BYTES(w, PITH_KID_SYMBOL, ptr, len);
+    return write_str_item(w, slot, (const uint8_t *)ptr, len, NULL) && KEY_BYTES(w, TERSA_KID_SYMBOL, ptr, len);
 }
 
 /* ==========================================================================
  * Binary, extensions, timestamps
  * ========================================================================== */
 
-bool pith_write_binary(pith_writer *w, const void *ptr, size_t len) {
+bool tersa_write_binary(tersa_writer *w, const void *ptr, size_t len) {
     if (!next_slot(w) || !reserve(w, 10 + len)) return false;
     put_byte(w, TAG_BIN);
     put_varint(w, len);
     put_bytes(w, ptr, len);
-    return KEY_BYTES(w, PITH_KID_BINARY, ptr, len);
+    return KEY_BYTES(w, TERSA_KID_BINARY, ptr, len);
 }
 
-bool pith_write_ext(pith_writer *w, uint32_t type, const void *ptr, size_t len) {
-    if (type > PITH_MAX_EXT_TYPE) return fail(w, PITH_ERR_UNREPRESENTABLE, "extension type above 65535");
+bool tersa_write_ext(tersa_writer *w, uint32_t type, const void *ptr, size_t len) {
+    if (type > TERSA_MAX_EXT_TYPE) return fail(w, TERSA_ERR_UNREPRESENTABLE, "extension type above 65535");
     if (!next_slot(w) || !reserve(w, 20 + len)) return false;
     put_byte(w, TAG_EXT);
     put_varint(w, type);
     put_varint(w, len);
     put_bytes(w, ptr, len);
-    if (PITH_LIKELY(!w->keywatch)) return true;
+    if (TERSA_LIKELY(!w->keywatch)) return true;
     uint8_t t[4];
     store_le32(t, type);
-    return key_scalar(w, PITH_KID_EXT, t, 4, ptr, len);
+    return key_scalar(w, TERSA_KID_EXT, t, 4, ptr, len);
 }
 
-bool pith_write_timestamp(pith_writer *w, const pith_timestamp *ts) {
-    if (ts->seconds < PITH_MIN_SECONDS || ts->seconds > PITH_MAX_SECONDS)
-        return fail(w, PITH_ERR_UNREPRESENTABLE, "timestamp outside years 0001-9999");
-    if (ts->nanos > 999999999u) return fail(w, PITH_ERR_UNREPRESENTABLE, "nanoseconds above 999999999");
-    if (ts->zone > PITH_ZONE_FLOATING) return fail(w, PITH_ERR_UNREPRESENTABLE, "invalid timestamp zone");
-    if (ts->zone == PITH_ZONE_OFFSET) {
-        if (ts->offset < -PITH_MAX_OFFSET || ts->offset > PITH_MAX_OFFSET)
-            return fail(w, PITH_ERR_UNREPRESENTABLE, "UTC offset beyond 23:59");
+bool tersa_write_timestamp(tersa_writer *w, const tersa_timestamp *ts) {
+    if (ts->seconds < TERSA_MIN_SECONDS || ts->seconds > TERSA_MAX_SECONDS)
+        return fail(w, TERSA_ERR_UNREPRESENTABLE, "timestamp outside years 0001-9999");
+    if (ts->nanos > 999999999u) return fail(w, TERSA_ERR_UNREPRESENTABLE, "nanoseconds above 999999999");
+    if (ts->zone > TERSA_ZONE_FLOATING) return fail(w, TERSA_ERR_UNREPRESENTABLE, "invalid timestamp zone");
+    if (ts->zone == TERSA_ZONE_OFFSET) {
+        if (ts->offset < -TERSA_MAX_OFFSET || ts->offset > TERSA_MAX_OFFSET)
+            return fail(w, TERSA_ERR_UNREPRESENTABLE, "UTC offset beyond 23:59");
         int64_t local = ts->seconds + (int64_t)ts->offset * 60;
-        if (local < PITH_MIN_SECONDS || local > PITH_MAX_SECONDS)
-            return fail(w, PITH_ERR_UNREPRESENTABLE, "local time outside years 0001-9999");
+        if (local < TERSA_MIN_SECONDS || local > TERSA_MAX_SECONDS)
+            return fail(w, TERSA_ERR_UNREPRESENTABLE, "local time outside years 0001-9999");
     }
     if (!next_slot(w) || !reserve(w, 2 + 9 + 5 + 9)) return false;
     put_byte(w, TAG_TIME);
@@ -989,29 +989,29 @@ bool pith_write_timestamp(pith_writer *w, const pith_timestamp *ts) {
     put_varint(w, zigzag(ts->seconds - w->last_ts));
     w->last_ts = ts->seconds;
     if (ts->nanos) put_varint(w, ts->nanos);
-    if (ts->zone == PITH_ZONE_OFFSET) put_varint(w, zigzag(ts->offset));
-    if (PITH_LIKELY(!w->keywatch)) return true;
+    if (ts->zone == TERSA_ZONE_OFFSET) put_varint(w, zigzag(ts->offset));
+    if (TERSA_LIKELY(!w->keywatch)) return true;
     uint8_t t[15];
     store_le64(t, (uint64_t)ts->seconds);
     store_le32(t + 8, ts->nanos);
     t[12] = ts->zone;
-    int16_t off = ts->zone == PITH_ZONE_OFFSET ? ts->offset : 0;
+    int16_t off = ts->zone == TERSA_ZONE_OFFSET ? ts->offset : 0;
     t[13] = (uint8_t)(uint16_t)off;
     t[14] = (uint8_t)((uint16_t)off >> 8);
-    return key_scalar(w, PITH_KID_TIME, t, 15, NULL, SIZE_MAX);
+    return key_scalar(w, TERSA_KID_TIME, t, 15, NULL, SIZE_MAX);
 }
 
 /* ==========================================================================
  * Containers
  * ========================================================================== */
 
-PITH_INLINE bool check_depth(pith_writer *w) {
-    if (PITH_LIKELY(w->depth < w->max_depth)) return true;
-    return fail(w, PITH_ERR_DEPTH_EXCEEDED, "nesting deeper than the limit");
+TERSA_INLINE bool check_depth(tersa_writer *w) {
+    if (TERSA_LIKELY(w->depth < w->max_depth)) return true;
+    return fail(w, TERSA_ERR_DEPTH_EXCEEDED, "nesting deeper than the limit");
 }
 
-bool pith_write_array_begin(pith_writer *w, size_t count) {
-    pith_slot *slot = next_slot(w);
+bool tersa_write_array_begin(tersa_writer *w, size_t count) {
+    tersa_slot *slot = next_slot(w);
     if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
     if (count < N_ARR0) {
         put_byte(w, (uint8_t)(TAG_ARR0 + count));
@@ -1019,15 +1019,15 @@ bool pith_write_array_begin(pith_writer *w, size_t count) {
         put_byte(w, TAG_ARR_LONG);
         put_varint(w, count - N_ARR0);
     }
-    return push_frame(w, FRAME_ARRAY, slot, count, PITH_KID_ARRAY, NULL);
+    return push_frame(w, FRAME_ARRAY, slot, count, TERSA_KID_ARRAY, NULL);
 }
 
 /* end_container with keywatch set: close the key set, finish a key. */
-PITH_NOINLINE static bool end_watched(pith_writer *w) {
+TERSA_NOINLINE static bool end_watched(tersa_writer *w) {
     wframe *f = &w->stack[w->depth - 1];
     bool ends_key = f->ends_key;
     if (ends_key) w->recording--;
-    if (f->kind == FRAME_GENERIC) pith_kid_close(&w->kids, &f->kids, w->recording > 0 || ends_key);
+    if (f->kind == FRAME_GENERIC) tersa_kid_close(&w->kids, &f->kids, w->recording > 0 || ends_key);
     w->cur_generic = false;
     if (--w->depth) {
         const wframe *parent = &w->stack[w->depth - 1];
@@ -1040,29 +1040,29 @@ PITH_NOINLINE static bool end_watched(pith_writer *w) {
     return !ends_key || key_complete(w, f->key_start);
 }
 
-static bool end_container(pith_writer *w, bool map) {
-    if (w->err.code != PITH_OK) return false;
-    if (w->depth == 0) return fail(w, PITH_ERR_USAGE, "no open container");
+static bool end_container(tersa_writer *w, bool map) {
+    if (w->err.code != TERSA_OK) return false;
+    if (w->depth == 0) return fail(w, TERSA_ERR_USAGE, "no open container");
     wframe *f = &w->stack[w->depth - 1];
-    if ((f->kind == FRAME_ARRAY) == map) return fail(w, PITH_ERR_USAGE, "closing the wrong kind of container");
-    if (w->cur_left) return fail(w, PITH_ERR_USAGE, "fewer items than the container's count");
+    if ((f->kind == FRAME_ARRAY) == map) return fail(w, TERSA_ERR_USAGE, "closing the wrong kind of container");
+    if (w->cur_left) return fail(w, TERSA_ERR_USAGE, "fewer items than the container's count");
     /* Without keywatch this container is no generic map and no key, and nothing records. */
-    if (PITH_UNLIKELY(w->keywatch)) return end_watched(w);
+    if (TERSA_UNLIKELY(w->keywatch)) return end_watched(w);
     if (--w->depth) {
         const wframe *parent = &w->stack[w->depth - 1];
         w->cur = parent->cur;
         w->cur_left = parent->left;
         w->cur_step = parent->kind == FRAME_MAP;
-        if (PITH_UNLIKELY(parent->kind == FRAME_GENERIC)) w->cur_generic = w->keywatch = true;
+        if (TERSA_UNLIKELY(parent->kind == FRAME_GENERIC)) w->cur_generic = w->keywatch = true;
     }
     return true;
 }
 
-bool pith_write_array_end(pith_writer *w) { return end_container(w, false); }
+bool tersa_write_array_end(tersa_writer *w) { return end_container(w, false); }
 
-bool pith_write_map_end(pith_writer *w) { return end_container(w, true); }
+bool tersa_write_map_end(tersa_writer *w) { return end_container(w, true); }
 
-static bool put_shape_ref(pith_writer *w, size_t id) {
+static bool put_shape_ref(tersa_writer *w, size_t id) {
     if (!reserve(w, 3)) return false;
     if (id < SHAPE8_BASE) {
         put_byte(w, (uint8_t)(TAG_SHAPE0 + id));
@@ -1075,14 +1075,14 @@ static bool put_shape_ref(pith_writer *w, size_t id) {
         put_byte(w, (uint8_t)((id - SHAPE16_BASE) >> 8));
     }
     w->last_shape = (uint32_t)id;
-    return push_frame(w, FRAME_MAP, w->shapes[id].slots, w->shapes[id].nkeys, PITH_KID_MAP, w->shapes[id].keys);
+    return push_frame(w, FRAME_MAP, w->shapes[id].slots, w->shapes[id].nkeys, TERSA_KID_MAP, w->shapes[id].keys);
 }
 
 /* Keys hashed once: a new shape's keys go through the string table with the
  * hashes its lookup computed (up to this many keys; more are hashed again). */
 #define MAP_KEY_HASHES 16
 
-static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool checked) {
+static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool checked) {
     if (!next_slot(w) || !check_depth(w)) return false;
     uint64_t key_hash[MAP_KEY_HASHES];
     uint64_t h = hash_keys_keeping(keys, count, w->seed, key_hash, MAP_KEY_HASHES);
@@ -1102,11 +1102,11 @@ static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool c
             if (!check_utf8(w, keys[i].ptr, keys[i].len, &ascii)) return false;
         }
         size_t second;
-        if (pith_keys_have_duplicate(w->alloc, keys, count, &second))
-            return fail(w, PITH_ERR_UNREPRESENTABLE, "duplicate map key");
+        if (tersa_keys_have_duplicate(w->alloc, keys, count, &second))
+            return fail(w, TERSA_ERR_UNREPRESENTABLE, "duplicate map key");
     }
-    pith_key *copy = (pith_key *)pith_arena_alloc(&w->mem, count ? count * sizeof(pith_key) : 1);
-    if (!copy || !reserve(w, 10)) return fail(w, PITH_ERR_NOMEM, "out of memory");
+    tersa_key *copy = (tersa_key *)tersa_arena_alloc(&w->mem, count ? count * sizeof(tersa_key) : 1);
+    if (!copy || !reserve(w, 10)) return fail(w, TERSA_ERR_NOMEM, "out of memory");
     if (count < N_MAPDEF0) {
         put_byte(w, (uint8_t)(TAG_MAPDEF0 + count));
     } else {
@@ -1127,67 +1127,67 @@ static bool map_begin(pith_writer *w, const pith_key *keys, size_t count, bool c
         copy[i].len = keys[i].len;
         copy[i].symbol = keys[i].symbol;
     }
-    pith_slot *slots = NULL;
+    tersa_slot *slots = NULL;
     size_t before = w->nshapes;
     if (!add_shape(w, copy, count, h, &slots)) return false;
-    w->last_shape = w->nshapes > before ? (uint32_t)before : PITH_NO_INDEX;
-    return push_frame(w, FRAME_MAP, slots, count, PITH_KID_MAP, copy);
+    w->last_shape = w->nshapes > before ? (uint32_t)before : TERSA_NO_INDEX;
+    return push_frame(w, FRAME_MAP, slots, count, TERSA_KID_MAP, copy);
 }
 
-uint32_t pith_writer_last_shape(const pith_writer *w) { return w->last_shape; }
+uint32_t tersa_writer_last_shape(const tersa_writer *w) { return w->last_shape; }
 
-size_t pith_writer_shape_size(const pith_writer *w, uint32_t index) {
+size_t tersa_writer_shape_size(const tersa_writer *w, uint32_t index) {
     return index < w->nshapes ? w->shapes[index].nkeys : 0;
 }
 
-bool pith_write_map_shape(pith_writer *w, uint32_t index) {
-    if (w->err.code == PITH_OK && index >= w->nshapes) return fail(w, PITH_ERR_USAGE, "unknown shape index");
+bool tersa_write_map_shape(tersa_writer *w, uint32_t index) {
+    if (w->err.code == TERSA_OK && index >= w->nshapes) return fail(w, TERSA_ERR_USAGE, "unknown shape index");
     if (!next_slot(w) || !check_depth(w)) return false;
     return put_shape_ref(w, index);
 }
 
-bool pith_write_map_begin(pith_writer *w, const pith_key *keys, size_t count) {
+bool tersa_write_map_begin(tersa_writer *w, const tersa_key *keys, size_t count) {
     return map_begin(w, keys, count, true);
 }
 
-bool pith_write_map_begin_utf8(pith_writer *w, const pith_key *keys, size_t count) {
+bool tersa_write_map_begin_utf8(tersa_writer *w, const tersa_key *keys, size_t count) {
     return map_begin(w, keys, count, false);
 }
 
-bool pith_write_generic_map_begin(pith_writer *w, size_t count) {
-    pith_slot *slot = next_slot(w);
+bool tersa_write_generic_map_begin(tersa_writer *w, size_t count) {
+    tersa_slot *slot = next_slot(w);
     if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
-    if (count > SIZE_MAX / 2) return fail(w, PITH_ERR_UNREPRESENTABLE, "map too large");
+    if (count > SIZE_MAX / 2) return fail(w, TERSA_ERR_UNREPRESENTABLE, "map too large");
     put_byte(w, TAG_MAP_GEN);
     put_varint(w, count);
-    return push_frame(w, FRAME_GENERIC, slot, count * 2, PITH_KID_GENERIC, NULL);
+    return push_frame(w, FRAME_GENERIC, slot, count * 2, TERSA_KID_GENERIC, NULL);
 }
 
 /* ==========================================================================
  * Stream frames
  * ========================================================================== */
 
-bool pith_writer_discard_output(pith_writer *w) {
-    if (w->err.code != PITH_OK) return false;
-    if (!w->started || !(w->flags & PITH_WRITE_STREAM) || w->in_frame || w->depth)
-        return fail(w, PITH_ERR_USAGE, "output can only be discarded between frames of a stream");
+bool tersa_writer_discard_output(tersa_writer *w) {
+    if (w->err.code != TERSA_OK) return false;
+    if (!w->started || !(w->flags & TERSA_WRITE_STREAM) || w->in_frame || w->depth)
+        return fail(w, TERSA_ERR_USAGE, "output can only be discarded between frames of a stream");
     w->len = 0; /* nothing refers to earlier output: strings and keys live in the arena */
     return true;
 }
 
-void pith_writer_set_sync(pith_writer *w, uint64_t every_frames, uint64_t every_bytes) {
+void tersa_writer_set_sync(tersa_writer *w, uint64_t every_frames, uint64_t every_bytes) {
     w->sync_every_frames = every_frames;
     w->sync_every_bytes = every_bytes;
 }
 
-void pith_writer_sync(pith_writer *w) { w->want_sync = true; }
+void tersa_writer_sync(tersa_writer *w) { w->want_sync = true; }
 
-bool pith_writer_frame_synced(const pith_writer *w) { return w->frame_synced; }
+bool tersa_writer_frame_synced(const tersa_writer *w) { return w->frame_synced; }
 
-bool pith_write_frame_begin(pith_writer *w) {
-    if (w->err.code != PITH_OK) return false;
-    if (!w->started || !(w->flags & PITH_WRITE_STREAM)) return fail(w, PITH_ERR_USAGE, "not writing a stream");
-    if (w->in_frame) return fail(w, PITH_ERR_USAGE, "frame already open");
+bool tersa_write_frame_begin(tersa_writer *w) {
+    if (w->err.code != TERSA_OK) return false;
+    if (!w->started || !(w->flags & TERSA_WRITE_STREAM)) return fail(w, TERSA_ERR_USAGE, "not writing a stream");
+    if (w->in_frame) return fail(w, TERSA_ERR_USAGE, "frame already open");
     bool sync = w->want_sync || (w->sync_every_frames && w->frames % w->sync_every_frames == 0) ||
                 (w->sync_every_bytes && w->since_sync >= w->sync_every_bytes);
     w->frame_start = w->len;
@@ -1196,7 +1196,7 @@ bool pith_write_frame_begin(pith_writer *w) {
     if (sync) {
         if (!reset_state(w, w->dict) || !reserve(w, 10)) return false;
         put_byte(w, TAG_SYNC);
-        put_byte(w, (uint8_t)((PITH_FORMAT_VERSION << 4) | FLAG_STREAM | (w->dict ? FLAG_DICT : 0)));
+        put_byte(w, (uint8_t)((TERSA_FORMAT_VERSION << 4) | FLAG_STREAM | (w->dict ? FLAG_DICT : 0)));
         if (w->dict) {
             store_le64(w->buf + w->len, w->dict->id);
             w->len += 8;
@@ -1207,10 +1207,10 @@ bool pith_write_frame_begin(pith_writer *w) {
     return true;
 }
 
-bool pith_write_frame_end(pith_writer *w) {
-    if (w->err.code != PITH_OK) return false;
+bool tersa_write_frame_end(tersa_writer *w) {
+    if (w->err.code != TERSA_OK) return false;
     if (!w->in_frame || w->depth || w->top_values != 1)
-        return fail(w, PITH_ERR_USAGE, "a frame holds exactly one complete value");
+        return fail(w, TERSA_ERR_USAGE, "a frame holds exactly one complete value");
     size_t body = w->len - w->frame_start;
     unsigned n = varint_size(body);
     if (!reserve(w, n)) return false;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""test_cli.py - the pith tool's bounds: output size, nesting depth, stack use.
+"""test_cli.py - the tersa tool's bounds: output size, nesting depth, stack use.
 
-usage: test_cli.py PITH_BINARY
+usage: test_cli.py TERSA_BINARY
 
 Buffers are built byte by byte (SPEC sections 3 and 5) so that each test says
 exactly what the input claims. Every command runs in a child process whose
@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 
-PITH = os.path.abspath(sys.argv[1])
+TERSA = os.path.abspath(sys.argv[1])
 SMALL_STACK = 256 << 10
 MIB = 1 << 20
 # The documented default: 256 times the input's size, at least 64 MiB.
@@ -43,10 +43,10 @@ OUTPUT_CAP = 384 * MIB
 
 
 def run(args):
-    """Run pith with args; returns (exit status, stdout bytes, stderr text).
+    """Run tersa with args; returns (exit status, stdout bytes, stderr text).
     The status is None if the command wrote more than OUTPUT_CAP bytes."""
     with tempfile.TemporaryFile() as err:
-        p = subprocess.Popen([PITH] + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
+        p = subprocess.Popen([TERSA] + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=err,
                              preexec_fn=small_stack)
         chunks, size = [], 0
         while True:
@@ -66,7 +66,7 @@ def run(args):
 
 
 # --------------------------------------------------------------------------
-# Pith bytes
+# Tersa bytes
 # --------------------------------------------------------------------------
 HEADER = b"\xc1\x70\x10"
 
@@ -113,7 +113,7 @@ def test_reference_bomb(tmp):
     s = b"a" * 65536
     n = 20000
     data = HEADER + arr(n + 1) + string(s) + REF0 * n
-    path = write(tmp, "bomb.pith", data)
+    path = write(tmp, "bomb.tersa", data)
     limit = default_limit(len(data))
     for opts in ([], ["--diag"], ["--lossy"], ["--pretty"]):
         start = time.monotonic()
@@ -137,7 +137,7 @@ def test_recode_bound(tmp):
         return HEADER + arr(n + 1) + b"\x91" + string(s) + NULL + (b"\x60" + NULL) * n
 
     for build in (refs, shapes):
-        path = write(tmp, "many.pith", build(20000))
+        path = write(tmp, "many.tersa", build(20000))
         start = time.monotonic()
         rc, out, err = run(["recode", path])
         check(rc == 1 and out == b"" and limit_error(err) and "re-encode" in err,
@@ -145,14 +145,14 @@ def test_recode_bound(tmp):
         check(time.monotonic() - start < 30, "recode of repeated %s stopped late" % build.__name__)
         # Fewer uses fit the limit, and give the same (canonical) buffer back.
         few = build(100)
-        path = write(tmp, "few.pith", few)
+        path = write(tmp, "few.tersa", few)
         rc, out, err = run(["recode", path])
         check(rc == 0 and out == few, "recode of 100 repeated %s: %s %r" % (build.__name__, rc, err[:300]))
 
 
 def test_limit_is_exact(tmp):
     data = HEADER + arr(3) + string(b"hello") + REF0 + NULL
-    path = write(tmp, "small.pith", data)
+    path = write(tmp, "small.tersa", data)
     for opts, want in (([], b'["hello","hello",null]\n'), (["--diag"], b'["hello", "hello", null]\n')):
         n = len(want)
         rc, out, err = run(["decode"] + opts + ["--max-output", str(n), path])
@@ -172,7 +172,7 @@ def test_limit_can_be_lifted(tmp):
     s = b"b" * 65536
     n = 1100
     data = HEADER + arr(n + 1) + string(s) + REF0 * n
-    path = write(tmp, "lift.pith", data)
+    path = write(tmp, "lift.tersa", data)
     rc, _, err = run(["decode", path])
     check(rc == 1 and limit_error(err), "72 MB of JSON is over the default limit: %s %r" % (rc, err))
     out = os.path.join(tmp, "lift.json")
@@ -187,7 +187,7 @@ def test_inspect_bound(tmp):
     s = b"\x01" * 60
     n = 200000
     data = HEADER + arr(n + 1) + string(s) + REF0 * n
-    path = write(tmp, "refs.pith", data)
+    path = write(tmp, "refs.tersa", data)
     limit = default_limit(len(data))
     rc, out, err = run(["inspect", path])
     size = len(out)
@@ -201,7 +201,7 @@ def test_inspect_bound(tmp):
     # nulls that run out: the view stops at the limit, not after it.
     depth, count = 990, 1000000
     nested = HEADER + arr(count) * depth + NULL * count
-    path = write(tmp, "claims.pith", nested)
+    path = write(tmp, "claims.tersa", nested)
     rc, out, err = run(["inspect", "--max-output", "1M", path])
     check(rc == 1 and limit_error(err) and len(out) <= MIB, "inspect --max-output 1M: %s %d %r" % (rc, len(out), err))
     rc, out, err = run(["inspect", path])
@@ -218,7 +218,7 @@ def test_inspect_bound(tmp):
 def test_max_depth_exact(tmp):
     """Ten nested arrays: --max-depth 10 reads them, 9 stops at the tenth's tag."""
     data = HEADER + arr(1) * 10 + NULL
-    path = write(tmp, "ten.pith", data)
+    path = write(tmp, "ten.tersa", data)
     tenth = len(HEADER) + 9
     for cmd in ("decode", "recode", "inspect", "stats"):
         rc, out, err = run([cmd, "--max-depth", "10", path])
@@ -243,7 +243,7 @@ def test_deep_small_stack(tmp):
     """100,000 levels, allowed by --max-depth 200000, on a 256 KiB stack."""
     depth = 100000
     data = HEADER + arr(1) * depth + NULL
-    path = write(tmp, "deep.pith", data)
+    path = write(tmp, "deep.tersa", data)
     allow = ["--max-depth", "200000"]
     json_text = b"[" * depth + b"null" + b"]" * depth
 

@@ -1,7 +1,7 @@
 /*
  * test_floats.c - the shortcuts of the float path against plain references:
- * pith_f32_exact's bit test against a round trip through float, and the one-scaling
- * decimal test (pith_decimal_of_double) against the rule it implements: the
+ * tersa_f32_exact's bit test against a round trip through float, and the one-scaling
+ * decimal test (tersa_decimal_of_double) against the rule it implements: the
  * shortest digits (Schubfach, checked against Python's repr by the vectors),
  * at most 15 of them, exponent within +-22.
  */
@@ -35,7 +35,7 @@ static bool decimal_reference(double d, int64_t *m, int *e) {
         return true;
     }
     int ex;
-    uint64_t sig = pith_shortest_decimal(d, &ex);
+    uint64_t sig = tersa_shortest_decimal(d, &ex);
     if (sig >= 1000000000000000ull || ex < -22 || ex > 22) return false;
     *m = d < 0 ? -(int64_t)sig : (int64_t)sig;
     *e = ex;
@@ -81,16 +81,16 @@ int main(int argc, char **argv) {
     for (long i = 0; i < 3000000; i++) {
         double d = sample();
         n++;
-        bool fast = pith_f32_exact(d), ref = f32_exact_reference(d);
+        bool fast = tersa_f32_exact(d), ref = f32_exact_reference(d);
         floats += ref;
-        if (fast != ref && bad++ < 10) printf("pith_f32_exact(%a): %d, reference %d\n", d, fast, ref);
+        if (fast != ref && bad++ < 10) printf("tersa_f32_exact(%a): %d, reference %d\n", d, fast, ref);
 
         int64_t m = 0, rm = 0;
         int e = 0, re = 0;
-        bool ok = pith_decimal_of_double(d, &m, &e), rok = decimal_reference(d, &rm, &re);
+        bool ok = tersa_decimal_of_double(d, &m, &e), rok = decimal_reference(d, &rm, &re);
         decimals += rok;
         if ((ok != rok || (ok && (m != rm || e != re))) && bad++ < 10)
-            printf("pith_decimal_of_double(%.17g): %d %lld e%d, reference %d %lld e%d\n", d, ok, (long long)m, e, rok,
+            printf("tersa_decimal_of_double(%.17g): %d %lld e%d, reference %d %lld e%d\n", d, ok, (long long)m, e, rok,
                    (long long)rm, re);
     }
     printf("%ld checked (%ld decimal, %ld float-exact), %ld mismatches\n", n, decimals, floats, bad);

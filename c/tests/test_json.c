@@ -56,58 +56,58 @@ static double double_of(uint64_t b) {
 
 /* Parse text (len bytes, from a heap copy without a terminator so that any
  * read past the end shows up under AddressSanitizer). */
-static pith_doc *read_n(const char *text, size_t len, const json_read_options *o, json_error *err,
+static tersa_doc *read_n(const char *text, size_t len, const json_read_options *o, json_error *err,
                         bool seq) {
     char *copy = (char *)malloc(len ? len : 1);
     if (len) memcpy(copy, text, len);
-    pith_doc *d = seq ? json_read_seq(NULL, copy, len, o, err) : json_read(NULL, copy, len, o, err);
+    tersa_doc *d = seq ? json_read_seq(NULL, copy, len, o, err) : json_read(NULL, copy, len, o, err);
     /* Overwrite and free the caller's text: the document must not point into it. */
     memset(copy, 'X', len);
     free(copy);
     return d;
 }
 
-static pith_doc *read_s(const char *text, json_error *err) {
+static tersa_doc *read_s(const char *text, json_error *err) {
     return read_n(text, strlen(text), NULL, err, false);
 }
 
-static const pith_value *root(pith_doc *d) { return pith_doc_root(d, 0); }
+static const tersa_value *root(tersa_doc *d) { return tersa_doc_root(d, 0); }
 
 /* Write v compactly (or with opts) into a NUL-terminated heap string; NULL
  * on failure with *err. */
-static char *write_s(const pith_value *v, const json_write_options *o, json_error *err) {
-    pith_buf b;
-    pith_buf_init(&b, NULL);
+static char *write_s(const tersa_value *v, const json_write_options *o, json_error *err) {
+    tersa_buf b;
+    tersa_buf_init(&b, NULL);
     if (!json_write(v, o, &b, err)) {
-        pith_buf_free(&b);
+        tersa_buf_free(&b);
         return NULL;
     }
     char *s = (char *)malloc(b.len + 1);
     memcpy(s, b.ptr, b.len);
     s[b.len] = '\0';
-    pith_buf_free(&b);
+    tersa_buf_free(&b);
     return s;
 }
 
 /* JSON text -> doc -> JSON text (compact). */
 static void expect_rewrite(const char *in, const char *want) {
     json_error e;
-    pith_doc *d = read_s(in, &e);
+    tersa_doc *d = read_s(in, &e);
     CHECK(d != NULL, "read %s: %s at %zu", in, d ? "" : e.message, e.offset);
     if (!d) return;
     char *s = write_s(root(d), NULL, &e);
     CHECK(s && strcmp(s, want) == 0, "rewrite %s: got %s, want %s", in, s ? s : e.message, want);
     free(s);
-    pith_doc_free(d);
+    tersa_doc_free(d);
 }
 
 static void expect_read_error(const char *in, size_t len, const char *message, size_t offset,
                               size_t line, size_t column) {
     json_error e;
-    pith_doc *d = read_n(in, len, NULL, &e, false);
+    tersa_doc *d = read_n(in, len, NULL, &e, false);
     CHECK(d == NULL, "read %.40s should fail with %s", in, message);
     if (d) {
-        pith_doc_free(d);
+        tersa_doc_free(d);
         return;
     }
     CHECK(e.message && strcmp(e.message, message) == 0 && e.offset == offset &&
@@ -120,61 +120,61 @@ static void expect_read_error(const char *in, size_t len, const char *message, s
 #define READ_ERR_LC(lit, msg, off, l, c) expect_read_error(lit, sizeof(lit) - 1, msg, off, l, c)
 
 /* Value constructors for writer tests. */
-static pith_value mk(pith_type t) {
-    pith_value v;
+static tersa_value mk(tersa_type t) {
+    tersa_value v;
     memset(&v, 0, sizeof v);
     v.type = t;
     return v;
 }
-static pith_value mk_int(int64_t i) {
-    pith_value v = mk(PITH_INT);
+static tersa_value mk_int(int64_t i) {
+    tersa_value v = mk(TERSA_INT);
     v.v.i = i;
     return v;
 }
-static pith_value mk_float(double f) {
-    pith_value v = mk(PITH_FLOAT);
+static tersa_value mk_float(double f) {
+    tersa_value v = mk(TERSA_FLOAT);
     v.v.f = f;
     return v;
 }
-static pith_value mk_str(pith_type t, const char *s, size_t n) {
-    pith_value v = mk(t);
+static tersa_value mk_str(tersa_type t, const char *s, size_t n) {
+    tersa_value v = mk(t);
     v.v.str.ptr = s;
     v.v.str.len = n;
     return v;
 }
-static pith_value mk_string(const char *s) { return mk_str(PITH_STRING, s, strlen(s)); }
-static pith_value mk_bin(const void *p, size_t n) {
-    pith_value v = mk(PITH_BINARY);
+static tersa_value mk_string(const char *s) { return mk_str(TERSA_STRING, s, strlen(s)); }
+static tersa_value mk_bin(const void *p, size_t n) {
+    tersa_value v = mk(TERSA_BINARY);
     v.v.bin.ptr = (const uint8_t *)p;
     v.v.bin.len = n;
     return v;
 }
-static pith_value mk_array(pith_value *items, size_t n) {
-    pith_value v = mk(PITH_ARRAY);
+static tersa_value mk_array(tersa_value *items, size_t n) {
+    tersa_value v = mk(TERSA_ARRAY);
     v.v.array.items = items;
     v.v.array.count = n;
     return v;
 }
-static pith_value mk_map(pith_type t, pith_value *keys, pith_value *values, size_t n) {
-    pith_value v = mk(t);
+static tersa_value mk_map(tersa_type t, tersa_value *keys, tersa_value *values, size_t n) {
+    tersa_value v = mk(t);
     v.v.map.keys = keys;
     v.v.map.values = values;
     v.v.map.count = n;
     return v;
 }
 
-static void expect_write(const pith_value *v, const json_write_options *o, const char *want) {
+static void expect_write(const tersa_value *v, const json_write_options *o, const char *want) {
     json_error e;
     char *s = write_s(v, o, &e);
     CHECK(s && strcmp(s, want) == 0, "write: got %s, want %s", s ? s : e.message, want);
     free(s);
 }
 
-static void expect_write_error(const pith_value *v, const json_write_options *o, const char *want) {
+static void expect_write_error(const tersa_value *v, const json_write_options *o, const char *want) {
     json_error e;
-    pith_buf b;
-    pith_buf_init(&b, NULL);
-    pith_buf_append(&b, "prefix", 6);
+    tersa_buf b;
+    tersa_buf_init(&b, NULL);
+    tersa_buf_append(&b, "prefix", 6);
     bool ok = json_write(v, o, &b, &e);
     CHECK(!ok, "write should fail with %s, wrote %s", want, b.ptr);
     if (!ok) {
@@ -182,7 +182,7 @@ static void expect_write_error(const pith_value *v, const json_write_options *o,
         CHECK(b.len == 6 && memcmp(b.ptr, "prefix", 6) == 0 && b.ptr[6] == '\0',
               "output changed on error: %s", b.ptr);
     }
-    pith_buf_free(&b);
+    tersa_buf_free(&b);
 }
 
 /* ==========================================================================
@@ -193,33 +193,33 @@ static void test_read_scalars(void) {
     json_error e;
     struct {
         const char *text;
-        pith_type type;
+        tersa_type type;
         int64_t i;
     } ints[] = {
-        {"0", PITH_INT, 0},
-        {"-0", PITH_INT, 0},
-        {"7", PITH_INT, 7},
-        {"-123", PITH_INT, -123},
-        {"9223372036854775807", PITH_INT, INT64_MAX},
-        {"-9223372036854775808", PITH_INT, INT64_MIN},
-        {"1000000000000000000", PITH_INT, 1000000000000000000},
-        {" \t\r\n42 \n", PITH_INT, 42},
+        {"0", TERSA_INT, 0},
+        {"-0", TERSA_INT, 0},
+        {"7", TERSA_INT, 7},
+        {"-123", TERSA_INT, -123},
+        {"9223372036854775807", TERSA_INT, INT64_MAX},
+        {"-9223372036854775808", TERSA_INT, INT64_MIN},
+        {"1000000000000000000", TERSA_INT, 1000000000000000000},
+        {" \t\r\n42 \n", TERSA_INT, 42},
     };
     for (size_t k = 0; k < sizeof ints / sizeof ints[0]; k++) {
-        pith_doc *d = read_s(ints[k].text, &e);
+        tersa_doc *d = read_s(ints[k].text, &e);
         CHECK(d && root(d)->type == ints[k].type && root(d)->v.i == ints[k].i, "int %s",
               ints[k].text);
-        pith_doc_free(d);
+        tersa_doc_free(d);
     }
-    pith_doc *d = read_s("9223372036854775808", &e);
-    CHECK(d && root(d)->type == PITH_UINT && root(d)->v.u == 9223372036854775808ull, "2^63");
-    pith_doc_free(d);
+    tersa_doc *d = read_s("9223372036854775808", &e);
+    CHECK(d && root(d)->type == TERSA_UINT && root(d)->v.u == 9223372036854775808ull, "2^63");
+    tersa_doc_free(d);
     d = read_s("18446744073709551615", &e);
-    CHECK(d && root(d)->type == PITH_UINT && root(d)->v.u == UINT64_MAX, "2^64-1");
-    pith_doc_free(d);
+    CHECK(d && root(d)->type == TERSA_UINT && root(d)->v.u == UINT64_MAX, "2^64-1");
+    tersa_doc_free(d);
     d = read_s("10000000000000000000", &e);
-    CHECK(d && root(d)->type == PITH_UINT && root(d)->v.u == 10000000000000000000ull, "1e19");
-    pith_doc_free(d);
+    CHECK(d && root(d)->type == TERSA_UINT && root(d)->v.u == 10000000000000000000ull, "1e19");
+    tersa_doc_free(d);
 
     /* Big integers: little-endian minimal magnitudes. */
     struct {
@@ -237,7 +237,7 @@ static void test_read_scalars(void) {
     };
     for (size_t k = 0; k < sizeof bigs / sizeof bigs[0]; k++) {
         d = read_s(bigs[k].text, &e);
-        bool ok = d && root(d)->type == PITH_BIGINT && root(d)->v.big.negative == bigs[k].negative &&
+        bool ok = d && root(d)->type == TERSA_BIGINT && root(d)->v.big.negative == bigs[k].negative &&
                   root(d)->v.big.len * 2 == strlen(bigs[k].mag_hex);
         for (size_t i = 0; ok && i < root(d)->v.big.len; i++) {
             unsigned byte;
@@ -245,7 +245,7 @@ static void test_read_scalars(void) {
             ok = root(d)->v.big.mag[i] == byte;
         }
         CHECK(ok, "bigint %s", bigs[k].text);
-        pith_doc_free(d);
+        tersa_doc_free(d);
     }
     /* A 2000-digit integer: 10^1999, written back exactly. */
     {
@@ -273,31 +273,31 @@ static void test_read_scalars(void) {
     };
     for (size_t k = 0; k < sizeof floats / sizeof floats[0]; k++) {
         d = read_s(floats[k].text, &e);
-        CHECK(d && root(d)->type == PITH_FLOAT && bits_of(root(d)->v.f) == floats[k].bits,
+        CHECK(d && root(d)->type == TERSA_FLOAT && bits_of(root(d)->v.f) == floats[k].bits,
               "float %s", floats[k].text);
-        pith_doc_free(d);
+        tersa_doc_free(d);
     }
     READ_ERR("1e400", "number out of range", 0);
     READ_ERR("[-1.8e308]", "number out of range", 1);
 
     d = read_s("[null,true,false]", &e);
-    CHECK(d && root(d)->type == PITH_ARRAY && root(d)->v.array.count == 3 &&
-              root(d)->v.array.items[0].type == PITH_NULL &&
-              root(d)->v.array.items[1].type == PITH_TRUE &&
-              root(d)->v.array.items[2].type == PITH_FALSE,
+    CHECK(d && root(d)->type == TERSA_ARRAY && root(d)->v.array.count == 3 &&
+              root(d)->v.array.items[0].type == TERSA_NULL &&
+              root(d)->v.array.items[1].type == TERSA_TRUE &&
+              root(d)->v.array.items[2].type == TERSA_FALSE,
           "literals");
-    pith_doc_free(d);
+    tersa_doc_free(d);
 }
 
-static bool is_string(const pith_value *v, const char *s, size_t n) {
-    return v->type == PITH_STRING && v->v.str.len == n && memcmp(v->v.str.ptr, s, n) == 0;
+static bool is_string(const tersa_value *v, const char *s, size_t n) {
+    return v->type == TERSA_STRING && v->v.str.len == n && memcmp(v->v.str.ptr, s, n) == 0;
 }
 
 static void expect_string(const char *json, const char *want, size_t want_len) {
     json_error e;
-    pith_doc *d = read_s(json, &e);
+    tersa_doc *d = read_s(json, &e);
     CHECK(d && is_string(root(d), want, want_len), "string %.60s", json);
-    pith_doc_free(d);
+    tersa_doc_free(d);
 }
 
 #define STR(json, lit) expect_string(json, lit, sizeof(lit) - 1)
@@ -391,24 +391,24 @@ static void test_read_strings(void) {
 
 static void test_read_containers(void) {
     json_error e;
-    pith_doc *d = read_s("{\"a\":1,\"b\":[true,{\"c\":\"d\"},[]],\"e\":{}}", &e);
+    tersa_doc *d = read_s("{\"a\":1,\"b\":[true,{\"c\":\"d\"},[]],\"e\":{}}", &e);
     CHECK(d != NULL, "nested: %s", d ? "" : e.message);
     if (d) {
-        const pith_value *m = root(d);
-        CHECK(m->type == PITH_MAP && m->v.map.count == 3, "map of 3");
+        const tersa_value *m = root(d);
+        CHECK(m->type == TERSA_MAP && m->v.map.count == 3, "map of 3");
         CHECK(is_string(&m->v.map.keys[0], "a", 1) && is_string(&m->v.map.keys[1], "b", 1) &&
                   is_string(&m->v.map.keys[2], "e", 1),
               "keys in document order");
-        CHECK(m->v.map.values[0].type == PITH_INT && m->v.map.values[0].v.i == 1, "a = 1");
-        const pith_value *b = &m->v.map.values[1];
-        CHECK(b->type == PITH_ARRAY && b->v.array.count == 3 &&
-                  b->v.array.items[0].type == PITH_TRUE && b->v.array.items[1].type == PITH_MAP &&
-                  b->v.array.items[1].v.map.count == 1 && b->v.array.items[2].type == PITH_ARRAY &&
+        CHECK(m->v.map.values[0].type == TERSA_INT && m->v.map.values[0].v.i == 1, "a = 1");
+        const tersa_value *b = &m->v.map.values[1];
+        CHECK(b->type == TERSA_ARRAY && b->v.array.count == 3 &&
+                  b->v.array.items[0].type == TERSA_TRUE && b->v.array.items[1].type == TERSA_MAP &&
+                  b->v.array.items[1].v.map.count == 1 && b->v.array.items[2].type == TERSA_ARRAY &&
                   b->v.array.items[2].v.array.count == 0,
               "b");
-        CHECK(m->v.map.values[2].type == PITH_MAP && m->v.map.values[2].v.map.count == 0, "e = {}");
+        CHECK(m->v.map.values[2].type == TERSA_MAP && m->v.map.values[2].v.map.count == 0, "e = {}");
     }
-    pith_doc_free(d);
+    tersa_doc_free(d);
 
     expect_rewrite(" [ 1 , [ 2 , [ 3 ] ] , { \"k\" : [ ] } ] ", "[1,[2,[3]],{\"k\":[]}]");
     expect_rewrite("\n\t{\r\n\"x\"\n:\n\"y\"\n}\n", "{\"x\":\"y\"}");
@@ -424,7 +424,7 @@ static void test_read_containers(void) {
         d = read_n(big, n, NULL, &e, false);
         CHECK(d && root(d)->v.array.count == 100000 && root(d)->v.array.items[99999].v.i == 99999,
               "100000 elements");
-        pith_doc_free(d);
+        tersa_doc_free(d);
         n = 0;
         big[n++] = '{';
         for (int i = 0; i < 20000; i++)
@@ -433,7 +433,7 @@ static void test_read_containers(void) {
         d = read_n(big, n, NULL, &e, false);
         CHECK(d && root(d)->v.map.count == 20000 && is_string(&root(d)->v.map.keys[12345], "key12345", 8),
               "20000 keys");
-        pith_doc_free(d);
+        tersa_doc_free(d);
     }
 }
 
@@ -460,22 +460,22 @@ static void test_read_duplicates(void) {
     }
     /* json_first_duplicate directly, around the pairwise/hash threshold. */
     for (size_t n = 0; n < 40; n++) {
-        pith_value keys[40];
+        tersa_value keys[40];
         char names[40][8];
         for (size_t i = 0; i < n; i++) {
             sprintf(names[i], "k%zu", i);
             keys[i] = mk_string(names[i]);
         }
-        pith_alloc const *a = NULL;
-        pith_buf tmp;
-        pith_buf_init(&tmp, NULL);
+        tersa_alloc const *a = NULL;
+        tersa_buf tmp;
+        tersa_buf_init(&tmp, NULL);
         a = tmp.alloc;
         CHECK(json_first_duplicate(keys, n, a) == n, "no duplicate among %zu", n);
         if (n >= 2) {
             keys[n - 1] = mk_string(names[(n - 1) / 2]);
             CHECK(json_first_duplicate(keys, n, a) == n - 1, "duplicate at the end of %zu", n);
         }
-        pith_buf_free(&tmp);
+        tersa_buf_free(&tmp);
     }
 }
 
@@ -484,9 +484,9 @@ static void test_read_depth(void) {
     json_error e;
     for (int i = 0; i < 1000; i++) deep[i] = '[';
     for (int i = 0; i < 1000; i++) deep[1000 + i] = ']';
-    pith_doc *d = read_n(deep, 2000, NULL, &e, false);
+    tersa_doc *d = read_n(deep, 2000, NULL, &e, false);
     CHECK(d != NULL, "1000 nested arrays (the default limit) are allowed");
-    pith_doc_free(d);
+    tersa_doc_free(d);
     /* 1001 levels: the 1001st container fails, at its bracket. */
     for (int i = 0; i < 1001; i++) deep[i] = '[';
     for (int i = 0; i < 1001; i++) deep[1001 + i] = ']';
@@ -496,18 +496,18 @@ static void test_read_depth(void) {
     o.max_depth = 3;
     d = read_n("[[[1]]]", 7, &o, &e, false);
     CHECK(d != NULL, "depth 3 with max_depth 3");
-    pith_doc_free(d);
+    tersa_doc_free(d);
     d = read_n("[{\"a\":[{}]}]", 12, &o, &e, false);
     CHECK(d == NULL && strcmp(e.message, "nesting too deep") == 0 && e.offset == 7,
           "depth 4 with max_depth 3");
-    pith_doc_free(d);
+    tersa_doc_free(d);
     o.max_depth = 1;
     d = read_n("[1,2]", 5, &o, &e, false);
     CHECK(d != NULL, "flat array with max_depth 1");
-    pith_doc_free(d);
+    tersa_doc_free(d);
     d = read_n("7", 1, &o, &e, false);
     CHECK(d != NULL, "scalar with max_depth 1");
-    pith_doc_free(d);
+    tersa_doc_free(d);
 
     /* Very deep input with a raised limit: no recursion in the reader. */
     o.max_depth = 200000;
@@ -516,7 +516,7 @@ static void test_read_depth(void) {
     for (int i = 0; i < 200000; i++) very[200000 + i] = ']';
     d = read_n(very, 400000, &o, &e, false);
     CHECK(d != NULL, "200000 nested arrays with max_depth 200000");
-    pith_doc_free(d);
+    tersa_doc_free(d);
 }
 
 static void test_read_errors(void) {
@@ -572,46 +572,46 @@ static void test_read_errors(void) {
 
     /* The length bounds the text: bytes after it are never looked at. */
     json_error e;
-    pith_doc *d = json_read(NULL, "[1]garbage", 3, NULL, &e);
+    tersa_doc *d = json_read(NULL, "[1]garbage", 3, NULL, &e);
     CHECK(d && root(d)->v.array.count == 1, "length bounds the text");
-    pith_doc_free(d);
+    tersa_doc_free(d);
     d = json_read(NULL, "\"abc\"def", 4, NULL, &e);
     CHECK(!d && strcmp(e.message, "unterminated string") == 0 && e.offset == 4,
           "unterminated at the length");
-    pith_doc_free(d);
+    tersa_doc_free(d);
 }
 
 static void test_read_seq(void) {
     json_error e;
-    pith_doc *d = read_n("1 [2] {\"a\":3}\n\"x\"", 17, NULL, &e, true);
-    CHECK(d && pith_doc_count(d) == 4 && pith_doc_root(d, 0)->v.i == 1 &&
-              pith_doc_root(d, 1)->type == PITH_ARRAY && pith_doc_root(d, 2)->type == PITH_MAP &&
-              pith_doc_root(d, 3)->type == PITH_STRING,
+    tersa_doc *d = read_n("1 [2] {\"a\":3}\n\"x\"", 17, NULL, &e, true);
+    CHECK(d && tersa_doc_count(d) == 4 && tersa_doc_root(d, 0)->v.i == 1 &&
+              tersa_doc_root(d, 1)->type == TERSA_ARRAY && tersa_doc_root(d, 2)->type == TERSA_MAP &&
+              tersa_doc_root(d, 3)->type == TERSA_STRING,
           "sequence of 4");
-    pith_doc_free(d);
+    tersa_doc_free(d);
     d = read_n("{\"a\":1}\n{\"a\":2}\n", 16, NULL, &e, true);
-    CHECK(d && pith_doc_count(d) == 2, "JSON lines");
-    pith_doc_free(d);
+    CHECK(d && tersa_doc_count(d) == 2, "JSON lines");
+    tersa_doc_free(d);
     d = read_n("[1][2]", 6, NULL, &e, true);
-    CHECK(d && pith_doc_count(d) == 2, "concatenated");
-    pith_doc_free(d);
+    CHECK(d && tersa_doc_count(d) == 2, "concatenated");
+    tersa_doc_free(d);
     d = read_n("", 0, NULL, &e, true);
-    CHECK(d && pith_doc_count(d) == 0, "empty sequence");
-    pith_doc_free(d);
+    CHECK(d && tersa_doc_count(d) == 0, "empty sequence");
+    tersa_doc_free(d);
     d = read_n(" \n\t ", 4, NULL, &e, true);
-    CHECK(d && pith_doc_count(d) == 0, "blank sequence");
-    pith_doc_free(d);
+    CHECK(d && tersa_doc_count(d) == 0, "blank sequence");
+    tersa_doc_free(d);
     d = read_n("\xef\xbb\xbf", 3, NULL, &e, true);
-    CHECK(d && pith_doc_count(d) == 0, "BOM-only sequence");
-    pith_doc_free(d);
+    CHECK(d && tersa_doc_count(d) == 0, "BOM-only sequence");
+    tersa_doc_free(d);
     d = read_n("[1]\n[2", 6, NULL, &e, true);
     CHECK(!d && strcmp(e.message, "unexpected end of input") == 0 && e.offset == 6 && e.line == 2 &&
               e.column == 3,
           "error in the second text");
-    pith_doc_free(d);
+    tersa_doc_free(d);
     d = read_n("1 2x", 4, NULL, &e, true);
     CHECK(!d && strcmp(e.message, "unexpected character") == 0 && e.offset == 3, "1 2x");
-    pith_doc_free(d);
+    tersa_doc_free(d);
 }
 
 /* ==========================================================================
@@ -619,11 +619,11 @@ static void test_read_seq(void) {
  * ========================================================================== */
 
 static void test_write_scalars(void) {
-    pith_value v = mk(PITH_NULL);
+    tersa_value v = mk(TERSA_NULL);
     expect_write(&v, NULL, "null");
-    v = mk(PITH_TRUE);
+    v = mk(TERSA_TRUE);
     expect_write(&v, NULL, "true");
-    v = mk(PITH_FALSE);
+    v = mk(TERSA_FALSE);
     expect_write(&v, NULL, "false");
     v = mk_int(0);
     expect_write(&v, NULL, "0");
@@ -633,7 +633,7 @@ static void test_write_scalars(void) {
     expect_write(&v, NULL, "-9223372036854775808");
     v = mk_int(INT64_MAX);
     expect_write(&v, NULL, "9223372036854775807");
-    v = mk(PITH_UINT);
+    v = mk(TERSA_UINT);
     v.v.u = UINT64_MAX;
     expect_write(&v, NULL, "18446744073709551615");
 
@@ -642,7 +642,7 @@ static void test_write_scalars(void) {
     static const uint8_t e27p1[12] = {0x01, 0x00, 0x00, 0xe8, 0x3c, 0x80, 0xd0, 0x9f, 0x3c, 0x2e, 0x3b, 0x03};
     static const uint8_t e30[13] = {0x00, 0x00, 0x00, 0x40, 0xea, 0xed, 0x74, 0x46, 0xd0, 0x9c, 0x2c, 0x9f, 0x0c};
     static const uint8_t padded[10] = {5, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    v = mk(PITH_BIGINT);
+    v = mk(TERSA_BIGINT);
     v.v.big.mag = two64;
     v.v.big.len = 9;
     expect_write(&v, NULL, "18446744073709551616");
@@ -690,10 +690,10 @@ static void test_write_scalars(void) {
     }
 
     /* Non-finite floats. */
-    pith_value items[4] = {mk_int(1), mk_float(double_of(0x7FF8000000000000ull)),
+    tersa_value items[4] = {mk_int(1), mk_float(double_of(0x7FF8000000000000ull)),
                            mk_float(double_of(0x7FF0000000000000ull)),
                            mk_float(double_of(0xFFF0000000000000ull))};
-    pith_value arr = mk_array(items, 4);
+    tersa_value arr = mk_array(items, 4);
     expect_write_error(&arr, NULL, "NaN is not a JSON number at $[1]");
     json_write_options o = json_write_options_defaults();
     o.nonfinite = JSON_NONFINITE_NULL;
@@ -710,13 +710,13 @@ static void test_write_scalars(void) {
 }
 
 static void test_write_strings(void) {
-    pith_value v = mk_str(PITH_STRING, "\"\\\n\t\r\b\f\x01\x1f\x7f/", 11);
+    tersa_value v = mk_str(TERSA_STRING, "\"\\\n\t\r\b\f\x01\x1f\x7f/", 11);
     expect_write(&v, NULL, "\"\\\"\\\\\\n\\t\\r\\b\\f\\u0001\\u001f\x7f/\"");
-    v = mk_str(PITH_STRING, "a\0b", 3);
+    v = mk_str(TERSA_STRING, "a\0b", 3);
     expect_write(&v, NULL, "\"a\\u0000b\"");
     v = mk_string("");
     expect_write(&v, NULL, "\"\"");
-    v = mk_str(PITH_STRING, NULL, 0);
+    v = mk_str(TERSA_STRING, NULL, 0);
     expect_write(&v, NULL, "\"\"");
     v = mk_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
     expect_write(&v, NULL, "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
@@ -728,43 +728,43 @@ static void test_write_strings(void) {
     expect_write(&v, &o, "\"0123456789abcdef\\\"0123456789abcdef\\u00e9xyz\"");
 
     /* Invalid UTF-8 is refused, with the path. */
-    pith_value keys[1] = {mk_string("name")};
-    pith_value vals[1] = {mk_str(PITH_STRING, "ab\xff", 3)};
-    pith_value m = mk_map(PITH_MAP, keys, vals, 1);
+    tersa_value keys[1] = {mk_string("name")};
+    tersa_value vals[1] = {mk_str(TERSA_STRING, "ab\xff", 3)};
+    tersa_value m = mk_map(TERSA_MAP, keys, vals, 1);
     expect_write_error(&m, NULL, "invalid UTF-8 in string at $.name");
-    vals[0] = mk_str(PITH_STRING, "\xed\xa0\x80", 3); /* a surrogate */
+    vals[0] = mk_str(TERSA_STRING, "\xed\xa0\x80", 3); /* a surrogate */
     expect_write_error(&m, NULL, "invalid UTF-8 in string at $.name");
-    vals[0] = mk_str(PITH_STRING, "abc\xe2\x82", 5); /* truncated at the end */
+    vals[0] = mk_str(TERSA_STRING, "abc\xe2\x82", 5); /* truncated at the end */
     expect_write_error(&m, NULL, "invalid UTF-8 in string at $.name");
 }
 
 static void test_write_other_types(void) {
     json_write_options o = json_write_options_defaults();
 
-    /* Integers: decimal up to PITH_MAX_DECIMAL_BYTES of magnitude, both ways. */
+    /* Integers: decimal up to TERSA_MAX_DECIMAL_BYTES of magnitude, both ways. */
     {
-        uint8_t *mag = (uint8_t *)malloc(PITH_MAX_DECIMAL_BYTES + 1);
-        memset(mag, 0xff, PITH_MAX_DECIMAL_BYTES + 1);
-        pith_value big;
+        uint8_t *mag = (uint8_t *)malloc(TERSA_MAX_DECIMAL_BYTES + 1);
+        memset(mag, 0xff, TERSA_MAX_DECIMAL_BYTES + 1);
+        tersa_value big;
         memset(&big, 0, sizeof big);
-        big.type = PITH_BIGINT;
+        big.type = TERSA_BIGINT;
         big.v.big.mag = mag;
-        big.v.big.len = PITH_MAX_DECIMAL_BYTES + 1;
+        big.v.big.len = TERSA_MAX_DECIMAL_BYTES + 1;
         expect_write_error(&big, &o, "integer too long to write in decimal (over 8192 bytes) at $");
-        big.v.big.len = PITH_MAX_DECIMAL_BYTES;
-        pith_buf out;
-        pith_buf_init(&out, NULL);
+        big.v.big.len = TERSA_MAX_DECIMAL_BYTES;
+        tersa_buf out;
+        tersa_buf_init(&out, NULL);
         json_error e;
         CHECK(json_write(&big, &o, &out, &e) && out.len == 19729, "decimal at the limit: %zu", out.len);
         json_error re;
-        pith_doc *d = read_n(out.ptr, out.len, NULL, &re, false);
-        CHECK(d && root(d)->type == PITH_BIGINT && root(d)->v.big.len == PITH_MAX_DECIMAL_BYTES, "read back");
-        pith_doc_free(d);
-        pith_buf_append(&out, "9", 1);
+        tersa_doc *d = read_n(out.ptr, out.len, NULL, &re, false);
+        CHECK(d && root(d)->type == TERSA_BIGINT && root(d)->v.big.len == TERSA_MAX_DECIMAL_BYTES, "read back");
+        tersa_doc_free(d);
+        tersa_buf_append(&out, "9", 1);
         d = read_n(out.ptr, out.len, NULL, &re, false);
         CHECK(!d && strstr(re.message, "integer too long"), "one digit more: %s", d ? "accepted" : re.message);
-        pith_doc_free(d);
-        pith_buf_free(&out);
+        tersa_doc_free(d);
+        tersa_buf_free(&out);
         free(mag);
     }
 
@@ -773,48 +773,48 @@ static void test_write_other_types(void) {
                                       "\"Zm9vYmE=\"", "\"Zm9vYmFy\""};
     o.binary = JSON_BINARY_BASE64;
     for (size_t n = 0; n <= 6; n++) {
-        pith_value v = mk_bin("foobar", n);
+        tersa_value v = mk_bin("foobar", n);
         expect_write(&v, &o, b64[n]);
     }
-    pith_value v = mk_bin("\x00\xff\x10", 3);
+    tersa_value v = mk_bin("\x00\xff\x10", 3);
     o.binary = JSON_BINARY_HEX;
     expect_write(&v, &o, "\"00ff10\"");
     expect_write_error(&v, NULL, "binary value has no JSON form at $");
 
     /* Symbols. */
-    v = mk_str(PITH_SYMBOL, "sym", 3);
+    v = mk_str(TERSA_SYMBOL, "sym", 3);
     expect_write_error(&v, NULL, "symbol has no JSON form at $");
     o.symbol = JSON_SYMBOL_STRING;
     expect_write(&v, &o, "\"sym\"");
 
     /* Timestamps. */
-    v = mk(PITH_TIME);
+    v = mk(TERSA_TIME);
     v.v.time.seconds = 0;
-    v.v.time.zone = PITH_ZONE_UTC;
+    v.v.time.zone = TERSA_ZONE_UTC;
     expect_write_error(&v, NULL, "timestamp has no JSON form at $");
     o.time = JSON_TIME_ISO;
     expect_write(&v, &o, "\"1970-01-01T00:00:00Z\"");
     v.v.time.seconds = 1700000000;
     v.v.time.nanos = 500000000;
-    v.v.time.zone = PITH_ZONE_OFFSET;
+    v.v.time.zone = TERSA_ZONE_OFFSET;
     v.v.time.offset = -90;
     expect_write(&v, &o, "\"2023-11-14T20:43:20.5-01:30\"");
-    v.v.time.zone = PITH_ZONE_FLOATING;
+    v.v.time.zone = TERSA_ZONE_FLOATING;
     v.v.time.nanos = 123;
     expect_write(&v, &o, "\"2023-11-14T22:13:20.000000123\"");
-    v.v.time.seconds = PITH_MAX_SECONDS + 1;
+    v.v.time.seconds = TERSA_MAX_SECONDS + 1;
     expect_write_error(&v, &o, "timestamp out of range at $");
 
     /* Extensions. */
-    v = mk(PITH_EXT);
+    v = mk(TERSA_EXT);
     v.v.ext.type = 7;
     v.v.ext.ptr = (const uint8_t *)"\x01\x02\x03";
     v.v.ext.len = 3;
     expect_write_error(&v, NULL, "extension value has no JSON form at $");
     o.ext = JSON_EXT_OBJECT;
     expect_write(&v, &o, "{\"$ext\":{\"type\":7,\"data\":\"AQID\"}}");
-    pith_value items[2] = {mk_int(1), v};
-    pith_value arr = mk_array(items, 2);
+    tersa_value items[2] = {mk_int(1), v};
+    tersa_value arr = mk_array(items, 2);
     o.indent = 2;
     expect_write(&arr, &o,
                  "[\n  1,\n  {\n    \"$ext\": {\n      \"type\": 7,\n      \"data\": \"AQID\"\n    }\n  }\n]");
@@ -822,14 +822,14 @@ static void test_write_other_types(void) {
 
 static void test_write_maps(void) {
     json_write_options o = json_write_options_defaults();
-    pith_value keys[4], vals[4];
+    tersa_value keys[4], vals[4];
     keys[0] = mk_string("a");
     keys[1] = mk_string("b c");
     vals[0] = mk_int(1);
     vals[1] = mk_float(2.5);
-    pith_value m = mk_map(PITH_MAP, keys, vals, 2);
+    tersa_value m = mk_map(TERSA_MAP, keys, vals, 2);
     expect_write(&m, NULL, "{\"a\":1,\"b c\":2.5}");
-    m.type = PITH_GENERIC_MAP; /* string keys only: written like a map */
+    m.type = TERSA_GENERIC_MAP; /* string keys only: written like a map */
     expect_write(&m, NULL, "{\"a\":1,\"b c\":2.5}");
 
     /* Non-string keys. */
@@ -837,9 +837,9 @@ static void test_write_maps(void) {
     expect_write_error(&m, NULL, "non-string map key has no JSON form at $[1]");
     o.keys = JSON_KEYS_STRING;
     expect_write(&m, &o, "{\"1\":1,\"b c\":2.5}");
-    keys[0] = mk(PITH_TRUE);
+    keys[0] = mk(TERSA_TRUE);
     expect_write(&m, &o, "{\"true\":1,\"b c\":2.5}");
-    keys[0] = mk(PITH_NULL);
+    keys[0] = mk(TERSA_NULL);
     expect_write(&m, &o, "{\"null\":1,\"b c\":2.5}");
     keys[0] = mk_float(-1.5);
     expect_write(&m, &o, "{\"-1.5\":1,\"b c\":2.5}");
@@ -852,7 +852,7 @@ static void test_write_maps(void) {
     o.binary = JSON_BINARY_BASE64;
     expect_write(&m, &o, "{\"Zm9v\":1,\"b c\":2.5}");
     /* Symbol keys need both options. */
-    keys[0] = mk_str(PITH_SYMBOL, "s", 1);
+    keys[0] = mk_str(TERSA_SYMBOL, "s", 1);
     expect_write_error(&m, &o, "symbol map key has no JSON form at $.s");
     o.symbol = JSON_SYMBOL_STRING;
     expect_write(&m, &o, "{\"s\":1,\"b c\":2.5}");
@@ -860,10 +860,10 @@ static void test_write_maps(void) {
     expect_write_error(&m, &o, "symbol map key has no JSON form at $.s");
     o.keys = JSON_KEYS_STRING;
     /* Container and extension keys stay errors. */
-    pith_value inner[1] = {mk_int(0)};
+    tersa_value inner[1] = {mk_int(0)};
     keys[0] = mk_array(inner, 1);
     expect_write_error(&m, &o, "a container cannot be a JSON object key at $[key #0]");
-    keys[0] = mk(PITH_EXT);
+    keys[0] = mk(TERSA_EXT);
     o.ext = JSON_EXT_OBJECT;
     expect_write_error(&m, &o, "an extension value cannot be a JSON object key at $[key #0]");
     /* Keys that collide once converted. */
@@ -874,12 +874,12 @@ static void test_write_maps(void) {
     expect_write(&m, &o, "{\"1\":1,\"-1\":2.5}");
     /* Many converted keys (hashed check). */
     {
-        pith_value k[100], x[100];
+        tersa_value k[100], x[100];
         for (int i = 0; i < 100; i++) {
             k[i] = mk_int(i);
-            x[i] = mk(PITH_NULL);
+            x[i] = mk(TERSA_NULL);
         }
-        pith_value big = mk_map(PITH_GENERIC_MAP, k, x, 100);
+        tersa_value big = mk_map(TERSA_GENERIC_MAP, k, x, 100);
         json_error e;
         char *s = write_s(&big, &o, &e);
         CHECK(s && strncmp(s, "{\"0\":null,\"1\":null,", 19) == 0, "100 int keys");
@@ -889,15 +889,15 @@ static void test_write_maps(void) {
     }
 
     /* Paths. */
-    pith_value pic = mk_bin("x", 1);
-    pith_value ukeys[2] = {mk_string("name"), mk_string("pic")};
-    pith_value uvals[2] = {mk_string("x"), pic};
-    pith_value user = mk_map(PITH_MAP, ukeys, uvals, 2);
-    pith_value list[2] = {mk(PITH_NULL), user};
-    pith_value users = mk_array(list, 2);
-    pith_value rkeys[1] = {mk_string("users")};
-    pith_value rvals[1] = {users};
-    pith_value r = mk_map(PITH_MAP, rkeys, rvals, 1);
+    tersa_value pic = mk_bin("x", 1);
+    tersa_value ukeys[2] = {mk_string("name"), mk_string("pic")};
+    tersa_value uvals[2] = {mk_string("x"), pic};
+    tersa_value user = mk_map(TERSA_MAP, ukeys, uvals, 2);
+    tersa_value list[2] = {mk(TERSA_NULL), user};
+    tersa_value users = mk_array(list, 2);
+    tersa_value rkeys[1] = {mk_string("users")};
+    tersa_value rvals[1] = {users};
+    tersa_value r = mk_map(TERSA_MAP, rkeys, rvals, 1);
     expect_write_error(&r, NULL, "binary value has no JSON form at $.users[1].pic");
     ukeys[1] = mk_string("the \"pic\"");
     expect_write_error(&r, NULL, "binary value has no JSON form at $.users[1][\"the \\\"pic\\\"\"]");
@@ -905,7 +905,7 @@ static void test_write_maps(void) {
 
 static void test_write_pretty(void) {
     json_error e;
-    pith_doc *d = read_s("{\"a\":[1,2],\"b\":{},\"c\":[],\"d\":{\"e\":[{\"f\":null}]}}", &e);
+    tersa_doc *d = read_s("{\"a\":[1,2],\"b\":{},\"c\":[],\"d\":{\"e\":[{\"f\":null}]}}", &e);
     CHECK(d != NULL, "pretty input");
     if (!d) return;
     json_write_options o = json_write_options_defaults();
@@ -914,28 +914,28 @@ static void test_write_pretty(void) {
                  "{\n  \"a\": [\n    1,\n    2\n  ],\n  \"b\": {},\n  \"c\": [],\n  \"d\": {\n"
                  "    \"e\": [\n      {\n        \"f\": null\n      }\n    ]\n  }\n}");
     o.indent = 4;
-    pith_value one = mk_int(1);
-    pith_value arr = mk_array(&one, 1);
+    tersa_value one = mk_int(1);
+    tersa_value arr = mk_array(&one, 1);
     expect_write(&arr, &o, "[\n    1\n]");
     expect_write(&one, &o, "1");
-    pith_doc_free(d);
+    tersa_doc_free(d);
 
     /* Appends to what the buffer holds. */
-    pith_buf b;
-    pith_buf_init(&b, NULL);
-    pith_buf_append(&b, "x=", 2);
+    tersa_buf b;
+    tersa_buf_init(&b, NULL);
+    tersa_buf_append(&b, "x=", 2);
     CHECK(json_write(&arr, NULL, &b, &e) && strcmp(b.ptr, "x=[1]") == 0, "append");
-    pith_buf_free(&b);
+    tersa_buf_free(&b);
 
     /* A very deep tree: the writer does not recurse. */
     enum { DEEP = 100000 };
-    pith_value *chain = (pith_value *)calloc(DEEP, sizeof(pith_value));
+    tersa_value *chain = (tersa_value *)calloc(DEEP, sizeof(tersa_value));
     for (int i = 0; i < DEEP; i++) chain[i] = i + 1 < DEEP ? mk_array(&chain[i + 1], 1) : mk_array(NULL, 0);
     char *s = write_s(&chain[0], NULL, &e);
     CHECK(s && strlen(s) == 2 * DEEP && s[DEEP - 1] == '[' && s[DEEP] == ']', "deep write");
     free(s);
     /* An error deep down names the whole path (truncated to fit). */
-    chain[DEEP - 1] = mk(PITH_SYMBOL);
+    chain[DEEP - 1] = mk(TERSA_SYMBOL);
     s = write_s(&chain[0], NULL, &e);
     CHECK(!s && strncmp(e.message, "symbol has no JSON form at $[0][0][0]", 37) == 0 &&
               strlen(e.message) < sizeof e.text,
@@ -949,7 +949,7 @@ static void test_write_pretty(void) {
  * ========================================================================== */
 
 /* A random valid UTF-8 string into buf (arena of the doc). */
-static pith_value random_string(pith_doc *doc) {
+static tersa_value random_string(tersa_doc *doc) {
     char buf[128];
     size_t n = 0;
     size_t len = (size_t)(rng() % 20);
@@ -980,24 +980,24 @@ static pith_value random_string(pith_doc *doc) {
             buf[n++] = (char)(0x80 | (cp & 0x3F));
         }
     }
-    pith_value v = mk(PITH_STRING);
-    v.v.str.ptr = (const char *)pith_doc_bytes(doc, buf, n);
+    tersa_value v = mk(TERSA_STRING);
+    v.v.str.ptr = (const char *)tersa_doc_bytes(doc, buf, n);
     v.v.str.len = n;
     return v;
 }
 
 /* A random value of the JSON-expressible data model (what json_read can
  * produce), nested at most `depth` more levels. */
-static pith_value random_value(pith_doc *doc, int depth) {
+static tersa_value random_value(tersa_doc *doc, int depth) {
     uint64_t r = rng();
     unsigned kind = (unsigned)(r % (depth > 0 ? 12 : 9));
-    pith_value v;
+    tersa_value v;
     switch (kind) {
-    case 0: return mk(PITH_NULL);
-    case 1: return mk((r >> 8) & 1 ? PITH_TRUE : PITH_FALSE);
+    case 0: return mk(TERSA_NULL);
+    case 1: return mk((r >> 8) & 1 ? TERSA_TRUE : TERSA_FALSE);
     case 2: return mk_int((int64_t)rng() >> (rng() % 64));
     case 3:
-        v = mk(PITH_UINT);
+        v = mk(TERSA_UINT);
         v.v.u = rng() | (1ull << 63);
         return v;
     case 4: {
@@ -1005,9 +1005,9 @@ static pith_value random_value(pith_doc *doc, int depth) {
         size_t len = 9 + (size_t)(rng() % 30);
         for (size_t i = 0; i < len; i++) mag[i] = (uint8_t)rng();
         if (mag[len - 1] == 0) mag[len - 1] = 1;
-        v = mk(PITH_BIGINT);
+        v = mk(TERSA_BIGINT);
         v.v.big.negative = rng() & 1;
-        v.v.big.mag = (const uint8_t *)pith_doc_bytes(doc, mag, len);
+        v.v.big.mag = (const uint8_t *)tersa_doc_bytes(doc, mag, len);
         v.v.big.len = len;
         return v;
     }
@@ -1023,19 +1023,19 @@ static pith_value random_value(pith_doc *doc, int depth) {
     case 9:
     case 10: {
         size_t n = (size_t)(rng() % 6);
-        pith_value *items = pith_doc_values(doc, n);
+        tersa_value *items = tersa_doc_values(doc, n);
         for (size_t i = 0; i < n; i++) items[i] = random_value(doc, depth - 1);
         return mk_array(items, n);
     }
     default: {
         size_t n = (size_t)(rng() % 6);
-        pith_value *keys = pith_doc_values(doc, n), *values = pith_doc_values(doc, n);
+        tersa_value *keys = tersa_doc_values(doc, n), *values = tersa_doc_values(doc, n);
         for (size_t i = 0; i < n; i++) {
             char name[32];
             int len = sprintf(name, "k%zu", i);
-            keys[i] = (rng() % 2) ? random_string(doc) : mk(PITH_STRING);
-            if (keys[i].type == PITH_STRING && keys[i].v.str.ptr == NULL) {
-                keys[i].v.str.ptr = (const char *)pith_doc_bytes(doc, name, (size_t)len);
+            keys[i] = (rng() % 2) ? random_string(doc) : mk(TERSA_STRING);
+            if (keys[i].type == TERSA_STRING && keys[i].v.str.ptr == NULL) {
+                keys[i].v.str.ptr = (const char *)tersa_doc_bytes(doc, name, (size_t)len);
                 keys[i].v.str.len = (size_t)len;
             }
             /* Keep keys distinct: a random key that repeats becomes k<i>. */
@@ -1043,27 +1043,27 @@ static pith_value random_value(pith_doc *doc, int depth) {
                 if (keys[j].v.str.len == keys[i].v.str.len &&
                     memcmp(keys[j].v.str.ptr, keys[i].v.str.ptr, keys[i].v.str.len) == 0) {
                     len = sprintf(name, "\x01k%zu", i);
-                    keys[i].v.str.ptr = (const char *)pith_doc_bytes(doc, name, (size_t)len);
+                    keys[i].v.str.ptr = (const char *)tersa_doc_bytes(doc, name, (size_t)len);
                     keys[i].v.str.len = (size_t)len;
                     break;
                 }
             }
             values[i] = random_value(doc, depth - 1);
         }
-        return mk_map((rng() % 4) ? PITH_MAP : PITH_GENERIC_MAP, keys, values, n);
+        return mk_map((rng() % 4) ? TERSA_MAP : TERSA_GENERIC_MAP, keys, values, n);
     }
     }
 }
 
-static void roundtrip(const pith_value *v, const json_write_options *o, const char *what) {
+static void roundtrip(const tersa_value *v, const json_write_options *o, const char *what) {
     json_error e;
     char *s = write_s(v, o, &e);
     CHECK(s != NULL, "%s: write failed: %s", what, s ? "" : e.message);
     if (!s) return;
-    pith_doc *d = read_n(s, strlen(s), NULL, &e, false);
+    tersa_doc *d = read_n(s, strlen(s), NULL, &e, false);
     CHECK(d != NULL, "%s: re-read failed: %s at %zu", what, d ? "" : e.message, e.offset);
-    if (d) CHECK(pith_value_equal(v, root(d)), "%s: not equal after a round trip: %.200s", what, s);
-    pith_doc_free(d);
+    if (d) CHECK(tersa_value_equal(v, root(d)), "%s: not equal after a round trip: %.200s", what, s);
+    tersa_doc_free(d);
     free(s);
 }
 
@@ -1072,12 +1072,12 @@ static void test_roundtrip_random(void) {
     pretty.indent = 3;
     ascii.ascii = true;
     for (int i = 0; i < 3000; i++) {
-        pith_doc *doc = pith_doc_new(NULL);
-        pith_value v = random_value(doc, 4);
+        tersa_doc *doc = tersa_doc_new(NULL);
+        tersa_value v = random_value(doc, 4);
         roundtrip(&v, NULL, "random");
         roundtrip(&v, &pretty, "random pretty");
         roundtrip(&v, &ascii, "random ascii");
-        pith_doc_free(doc);
+        tersa_doc_free(doc);
     }
     printf("random round trips: 3000 documents x 3 layouts\n");
 }
@@ -1111,14 +1111,14 @@ static void test_roundtrip_corpus(const char *root_dir) {
         CHECK(text != NULL, "cannot read %s", path);
         if (!text) continue;
         json_error e;
-        pith_doc *d = json_read(NULL, text, len, NULL, &e);
+        tersa_doc *d = json_read(NULL, text, len, NULL, &e);
         CHECK(d != NULL, "%s: %s at %zu (%zu:%zu)", path, d ? "" : e.message, e.offset, e.line,
               e.column);
         free(text);
         if (!d) continue;
         roundtrip(root(d), NULL, names[i]);
         roundtrip(root(d), &pretty, names[i]);
-        pith_doc_free(d);
+        tersa_doc_free(d);
     }
     printf("seed corpus round trips: %zu files\n", sizeof names / sizeof names[0]);
 }
@@ -1160,29 +1160,29 @@ static void test_alloc_failures(void) {
     bool succeeded = false;
     for (long limit = 0; limit < 200 && !succeeded; limit++) {
         limit_ctx c = {limit, 0};
-        pith_alloc a = {lim_malloc, lim_realloc, lim_free, &c};
+        tersa_alloc a = {lim_malloc, lim_realloc, lim_free, &c};
         json_error e;
-        pith_doc *d = json_read(&a, text, strlen(text), NULL, &e);
+        tersa_doc *d = json_read(&a, text, strlen(text), NULL, &e);
         if (d) {
             succeeded = true;
             /* Now the writer, failing at each step. */
             bool wrote = false;
             for (long wl = 0; wl < 100 && !wrote; wl++) {
                 limit_ctx wc = {wl, 0};
-                pith_alloc wa = {lim_malloc, lim_realloc, lim_free, &wc};
-                pith_buf b;
-                pith_buf_init(&b, &wa);
+                tersa_alloc wa = {lim_malloc, lim_realloc, lim_free, &wc};
+                tersa_buf b;
+                tersa_buf_init(&b, &wa);
                 json_write_options o = json_write_options_defaults();
                 o.indent = 1;
                 o.keys = JSON_KEYS_STRING;
                 wrote = json_write(root(d), &o, &b, &e);
                 CHECK(wrote || (strcmp(e.message, "out of memory") == 0 && b.failed),
                       "writer with %ld allocations: %s", wl, e.message);
-                pith_buf_free(&b);
+                tersa_buf_free(&b);
                 CHECK(wc.live == 0, "writer leaked %ld blocks", wc.live);
             }
             CHECK(wrote, "writer never succeeded");
-            pith_doc_free(d);
+            tersa_doc_free(d);
         } else {
             CHECK(strcmp(e.message, "out of memory") == 0, "reader with %ld allocations: %s", limit,
                   e.message);
@@ -1192,10 +1192,10 @@ static void test_alloc_failures(void) {
     CHECK(succeeded, "reader never succeeded");
 }
 
-/* Output that leaves through a sink as it is made (pith decode): the chunks
+/* Output that leaves through a sink as it is made (tersa decode): the chunks
  * join to the same text, and an error after a flush keeps what went out. */
 typedef struct collected {
-    pith_buf all;
+    tersa_buf all;
     int calls;
     bool refuse;
 } collected;
@@ -1203,7 +1203,7 @@ typedef struct collected {
 static bool collect(void *ctx, const char *ptr, size_t len) {
     collected *c = (collected *)ctx;
     c->calls++;
-    return !c->refuse && pith_buf_append(&c->all, ptr, len);
+    return !c->refuse && tersa_buf_append(&c->all, ptr, len);
 }
 
 static void test_write_to_sink(void) {
@@ -1214,53 +1214,53 @@ static void test_write_to_sink(void) {
     memset(s300, 's', 300);
     s300[300] = '\0';
     snprintf(text, sizeof text, "[\"%s\",{\"k\":[1,2,3,\"%s\"]},\"%s\",4.5,\"%s\"]", s300, s300, s300, s300);
-    pith_doc *d = read_s(text, &e);
+    tersa_doc *d = read_s(text, &e);
     CHECK(d != NULL, "sink input");
     if (!d) return;
-    pith_buf whole;
-    pith_buf_init(&whole, NULL);
+    tersa_buf whole;
+    tersa_buf_init(&whole, NULL);
     CHECK(json_write(root(d), NULL, &whole, &e), "whole");
     for (size_t threshold = 0; threshold < 1400; threshold += 200) {
         collected c = {{0}, 0, false};
-        pith_buf_init(&c.all, NULL);
+        tersa_buf_init(&c.all, NULL);
         json_sink sink = {collect, &c, threshold};
-        pith_buf out;
-        pith_buf_init(&out, NULL);
+        tersa_buf out;
+        tersa_buf_init(&out, NULL);
         CHECK(json_write_to(root(d), NULL, &out, &sink, &e), "write_to %zu", threshold);
-        pith_buf_append(&c.all, out.ptr, out.len);
+        tersa_buf_append(&c.all, out.ptr, out.len);
         CHECK(c.all.len == whole.len && memcmp(c.all.ptr, whole.ptr, whole.len) == 0, "chunks join (%zu)", threshold);
         CHECK(threshold > whole.len / 2 || c.calls > 0, "flushed at %zu", threshold);
-        pith_buf_free(&out);
-        pith_buf_free(&c.all);
+        tersa_buf_free(&out);
+        tersa_buf_free(&c.all);
     }
     collected c = {{0}, 0, true};
-    pith_buf_init(&c.all, NULL);
+    tersa_buf_init(&c.all, NULL);
     json_sink sink = {collect, &c, 0};
-    pith_buf out;
-    pith_buf_init(&out, NULL);
+    tersa_buf out;
+    tersa_buf_init(&out, NULL);
     CHECK(!json_write_to(root(d), NULL, &out, &sink, &e) && strcmp(e.message, "write failed") == 0, "sink refuses");
-    pith_buf_free(&out);
-    pith_buf_free(&c.all);
+    tersa_buf_free(&out);
+    tersa_buf_free(&c.all);
 
     /* A value JSON cannot hold after the first flush: the flushed text stays out. */
-    pith_value items[2] = {mk_int(1), mk_int(2)};
-    items[0].type = PITH_STRING;
+    tersa_value items[2] = {mk_int(1), mk_int(2)};
+    items[0].type = TERSA_STRING;
     items[0].v.str.ptr = s300;
     items[0].v.str.len = 300;
-    items[1].type = PITH_BINARY;
+    items[1].type = TERSA_BINARY;
     items[1].v.bin.ptr = (const uint8_t *)"\x01";
     items[1].v.bin.len = 1;
-    pith_value arr = mk_array(items, 2);
+    tersa_value arr = mk_array(items, 2);
     collected c2 = {{0}, 0, false};
-    pith_buf_init(&c2.all, NULL);
+    tersa_buf_init(&c2.all, NULL);
     json_sink sink2 = {collect, &c2, 1};
-    pith_buf_init(&out, NULL);
-    pith_buf_append(&out, "prefix", 6);
+    tersa_buf_init(&out, NULL);
+    tersa_buf_append(&out, "prefix", 6);
     CHECK(!json_write_to(&arr, NULL, &out, &sink2, &e) && c2.calls > 0, "binary fails after a flush");
-    pith_buf_free(&out);
-    pith_buf_free(&c2.all);
-    pith_buf_free(&whole);
-    pith_doc_free(d);
+    tersa_buf_free(&out);
+    tersa_buf_free(&c2.all);
+    tersa_buf_free(&whole);
+    tersa_doc_free(d);
 }
 
 int main(int argc, char **argv) {

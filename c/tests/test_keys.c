@@ -1,5 +1,5 @@
 /*
- * test_keys.c - the writer refuses generic maps whose keys are equal as Pith
+ * test_keys.c - the writer refuses generic maps whose keys are equal as Tersa
  * values (SPEC 1), containers included, and accepts keys that only a host
  * would confuse.
  */
@@ -10,76 +10,76 @@
 #include <string.h>
 
 /* A key writer: writes one key item into the open generic map. */
-typedef bool (*key_fn)(pith_writer *w, int variant);
+typedef bool (*key_fn)(tersa_writer *w, int variant);
 
-static bool nan_bits(pith_writer *w, uint64_t bits) {
+static bool nan_bits(tersa_writer *w, uint64_t bits) {
     double d;
     memcpy(&d, &bits, 8);
-    return pith_write_double(w, d);
+    return tersa_write_double(w, d);
 }
 
-static bool k_nan(pith_writer *w, int v) { return nan_bits(w, v ? 0xfff8000000000001ull : 0x7ff8000000000000ull); }
-static bool k_zero(pith_writer *w, int v) { return pith_write_double(w, v ? -0.0 : 0.0); }
-static bool k_int_or_float(pith_writer *w, int v) { return v ? pith_write_double(w, 1.0) : pith_write_int(w, 1); }
-static bool k_str_or_bin(pith_writer *w, int v) {
-    return v ? pith_write_binary(w, "a", 1) : pith_write_string(w, "a", 1);
+static bool k_nan(tersa_writer *w, int v) { return nan_bits(w, v ? 0xfff8000000000001ull : 0x7ff8000000000000ull); }
+static bool k_zero(tersa_writer *w, int v) { return tersa_write_double(w, v ? -0.0 : 0.0); }
+static bool k_int_or_float(tersa_writer *w, int v) { return v ? tersa_write_double(w, 1.0) : tersa_write_int(w, 1); }
+static bool k_str_or_bin(tersa_writer *w, int v) {
+    return v ? tersa_write_binary(w, "a", 1) : tersa_write_string(w, "a", 1);
 }
-static bool k_str_or_sym(pith_writer *w, int v) {
-    return v ? pith_write_symbol(w, "ab", 2) : pith_write_string(w, "ab", 2);
+static bool k_str_or_sym(tersa_writer *w, int v) {
+    return v ? tersa_write_symbol(w, "ab", 2) : tersa_write_string(w, "ab", 2);
 }
-static bool k_time_zone(pith_writer *w, int v) {
-    pith_timestamp t = {1744795427, 0, 0, (uint8_t)(v ? PITH_ZONE_OFFSET : PITH_ZONE_UTC)};
-    return pith_write_timestamp(w, &t);
+static bool k_time_zone(tersa_writer *w, int v) {
+    tersa_timestamp t = {1744795427, 0, 0, (uint8_t)(v ? TERSA_ZONE_OFFSET : TERSA_ZONE_UTC)};
+    return tersa_write_timestamp(w, &t);
 }
-static bool k_array(pith_writer *w, int v) {
-    return pith_write_array_begin(w, 2) && pith_write_int(w, 1) &&
-           (v ? pith_write_double(w, 2.0) : pith_write_int(w, 2)) && pith_write_array_end(w);
+static bool k_array(tersa_writer *w, int v) {
+    return tersa_write_array_begin(w, 2) && tersa_write_int(w, 1) &&
+           (v ? tersa_write_double(w, 2.0) : tersa_write_int(w, 2)) && tersa_write_array_end(w);
 }
-static bool k_map(pith_writer *w, int v) {
-    pith_key keys[1] = {{v ? "b" : "a", 1, false}};
-    return pith_write_map_begin(w, keys, 1) && pith_write_int(w, 1) && pith_write_map_end(w);
+static bool k_map(tersa_writer *w, int v) {
+    tersa_key keys[1] = {{v ? "b" : "a", 1, false}};
+    return tersa_write_map_begin(w, keys, 1) && tersa_write_int(w, 1) && tersa_write_map_end(w);
 }
-static bool k_nested_generic(pith_writer *w, int v) {
-    return pith_write_generic_map_begin(w, 1) && nan_bits(w, 0x7ff8000000000000ull) &&
-           pith_write_int(w, v) && pith_write_map_end(w);
+static bool k_nested_generic(tersa_writer *w, int v) {
+    return tersa_write_generic_map_begin(w, 1) && nan_bits(w, 0x7ff8000000000000ull) &&
+           tersa_write_int(w, v) && tersa_write_map_end(w);
 }
-static bool k_big(pith_writer *w, int v) {
+static bool k_big(tersa_writer *w, int v) {
     static const uint8_t two64[9] = {0, 0, 0, 0, 0, 0, 0, 0, 1};
     static const uint8_t padded[10] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 0};
-    return pith_write_bigint(w, false, v ? padded : two64, v ? 10 : 9);
+    return tersa_write_bigint(w, false, v ? padded : two64, v ? 10 : 9);
 }
-static bool k_native_big(pith_writer *w, int v) {
+static bool k_native_big(tersa_writer *w, int v) {
     static const uint8_t mag[2] = {0x00, 0x04}; /* 1024 */
-    return v ? pith_write_bigint(w, false, mag, 2) : pith_write_int(w, 1024);
+    return v ? tersa_write_bigint(w, false, mag, 2) : tersa_write_int(w, 1024);
 }
-static bool k_uint(pith_writer *w, int v) {
-    return v ? pith_write_uint(w, 5) : pith_write_int(w, 5);
+static bool k_uint(tersa_writer *w, int v) {
+    return v ? tersa_write_uint(w, 5) : tersa_write_int(w, 5);
 }
-static bool k_ext(pith_writer *w, int v) { return pith_write_ext(w, (uint32_t)(7 + v), "xy", 2); }
+static bool k_ext(tersa_writer *w, int v) { return tersa_write_ext(w, (uint32_t)(7 + v), "xy", 2); }
 
 /* Write {key(a): 1, key(b): 2}; true if the writer accepted it. On
  * acceptance the buffer must decode and keep two keys. */
 static bool pair_accepted(key_fn key, int a, int b, const char *what) {
-    pith_writer *w = pith_writer_new(NULL);
-    bool ok = pith_writer_start(w, NULL, 0) && pith_write_generic_map_begin(w, 2) && key(w, a) &&
-              pith_write_int(w, 1) && key(w, b) && pith_write_int(w, 2) && pith_write_map_end(w);
+    tersa_writer *w = tersa_writer_new(NULL);
+    bool ok = tersa_writer_start(w, NULL, 0) && tersa_write_generic_map_begin(w, 2) && key(w, a) &&
+              tersa_write_int(w, 1) && key(w, b) && tersa_write_int(w, 2) && tersa_write_map_end(w);
     if (ok) {
         size_t len;
-        const uint8_t *data = pith_writer_data(w, &len);
-        pith_error err;
-        pith_doc *d = pith_decode(NULL, data, len, NULL, &err);
-        CHECK(d != NULL, "%s: the writer accepted a map its reader rejects (%s)", what, d ? "" : pith_code_name(err.code));
-        if (d) CHECK(pith_doc_root(d, 0)->v.map.count == 2, "%s: two keys", what);
-        pith_doc_free(d);
+        const uint8_t *data = tersa_writer_data(w, &len);
+        tersa_error err;
+        tersa_doc *d = tersa_decode(NULL, data, len, NULL, &err);
+        CHECK(d != NULL, "%s: the writer accepted a map its reader rejects (%s)", what, d ? "" : tersa_code_name(err.code));
+        if (d) CHECK(tersa_doc_root(d, 0)->v.map.count == 2, "%s: two keys", what);
+        tersa_doc_free(d);
     } else {
-        CHECK(pith_writer_error(w)->code == PITH_ERR_UNREPRESENTABLE, "%s: error %s", what,
-              pith_code_name(pith_writer_error(w)->code));
+        CHECK(tersa_writer_error(w)->code == TERSA_ERR_UNREPRESENTABLE, "%s: error %s", what,
+              tersa_code_name(tersa_writer_error(w)->code));
         /* The writer is usable again after the error. */
-        CHECK(pith_writer_start(w, NULL, 0) && pith_write_generic_map_begin(w, 1) && pith_write_int(w, 1) &&
-                  pith_write_int(w, 1) && pith_write_map_end(w) && pith_writer_complete(w),
+        CHECK(tersa_writer_start(w, NULL, 0) && tersa_write_generic_map_begin(w, 1) && tersa_write_int(w, 1) &&
+                  tersa_write_int(w, 1) && tersa_write_map_end(w) && tersa_writer_complete(w),
               "%s: writer reusable after a duplicate key", what);
     }
-    pith_writer_free(w);
+    tersa_writer_free(w);
     return ok;
 }
 
@@ -110,35 +110,35 @@ static void test_pairs(void) {
  * values under different keys, or keys of nested maps, are not duplicates. */
 static void test_large_and_nested(void) {
     for (int dup_at = -1; dup_at < 300; dup_at += 37) {
-        pith_writer *w = pith_writer_new(NULL);
-        bool ok = pith_writer_start(w, NULL, 0) && pith_write_generic_map_begin(w, 300);
+        tersa_writer *w = tersa_writer_new(NULL);
+        bool ok = tersa_writer_start(w, NULL, 0) && tersa_write_generic_map_begin(w, 300);
         for (int i = 0; ok && i < 300; i++) {
-            ok = pith_write_int(w, i == dup_at ? 3 : i * 7 + 100) && pith_write_generic_map_begin(w, 2) &&
-                 pith_write_int(w, 3) && pith_write_null(w) && pith_write_double(w, 3.0) && pith_write_null(w) &&
-                 pith_write_map_end(w);
+            ok = tersa_write_int(w, i == dup_at ? 3 : i * 7 + 100) && tersa_write_generic_map_begin(w, 2) &&
+                 tersa_write_int(w, 3) && tersa_write_null(w) && tersa_write_double(w, 3.0) && tersa_write_null(w) &&
+                 tersa_write_map_end(w);
         }
-        ok = ok && pith_write_map_end(w);
+        ok = ok && tersa_write_map_end(w);
         /* Keys are i*7+100 and at most one 3: distinct, while 3 also keys every inner map. */
-        CHECK(ok, "dup_at %d: distinct keys refused (%s)", dup_at, pith_code_name(pith_writer_error(w)->code));
-        pith_writer_free(w);
+        CHECK(ok, "dup_at %d: distinct keys refused (%s)", dup_at, tersa_code_name(tersa_writer_error(w)->code));
+        tersa_writer_free(w);
     }
     for (int dup_at = 1; dup_at < 300; dup_at += 29) {
-        pith_writer *w = pith_writer_new(NULL);
-        bool ok = pith_writer_start(w, NULL, 0) && pith_write_generic_map_begin(w, 300);
+        tersa_writer *w = tersa_writer_new(NULL);
+        bool ok = tersa_writer_start(w, NULL, 0) && tersa_write_generic_map_begin(w, 300);
         for (int i = 0; ok && i < 300; i++) {
             char s[16];
             int n = snprintf(s, sizeof s, "k%d", i == dup_at ? dup_at / 2 : i);
-            ok = pith_write_array_begin(w, 1) && pith_write_string(w, s, (size_t)n) && pith_write_array_end(w) &&
-                 pith_write_int(w, i);
+            ok = tersa_write_array_begin(w, 1) && tersa_write_string(w, s, (size_t)n) && tersa_write_array_end(w) &&
+                 tersa_write_int(w, i);
         }
-        CHECK(!ok && pith_writer_error(w)->code == PITH_ERR_UNREPRESENTABLE, "duplicate array key at %d missed",
+        CHECK(!ok && tersa_writer_error(w)->code == TERSA_ERR_UNREPRESENTABLE, "duplicate array key at %d missed",
               dup_at);
-        pith_writer_free(w);
+        tersa_writer_free(w);
     }
 }
 
 /* Random keys from a small pool: the writer refuses exactly the maps where
- * two keys are equal values (checked against pith_value_equal). */
+ * two keys are equal values (checked against tersa_value_equal). */
 static void test_random_pool(void) {
     test_rng rng = {0x5eed1234abcdull};
     for (int round = 0; round < 3000; round++) {
@@ -149,28 +149,28 @@ static void test_random_pool(void) {
         for (size_t i = 0; i < n; i++)
             for (size_t j = 0; j < i; j++)
                 if (picks[i] == picks[j]) dup = true;
-        pith_writer *w = pith_writer_new(NULL);
-        bool ok = pith_writer_start(w, NULL, 0) && pith_write_generic_map_begin(w, n);
+        tersa_writer *w = tersa_writer_new(NULL);
+        bool ok = tersa_writer_start(w, NULL, 0) && tersa_write_generic_map_begin(w, n);
         for (size_t i = 0; ok && i < n; i++) {
             int p = picks[i];
             switch (p) {
-            case 0: ok = pith_write_int(w, 0); break;
-            case 1: ok = pith_write_double(w, 0.0); break;
-            case 2: ok = pith_write_double(w, -0.0); break;
+            case 0: ok = tersa_write_int(w, 0); break;
+            case 1: ok = tersa_write_double(w, 0.0); break;
+            case 2: ok = tersa_write_double(w, -0.0); break;
             case 3: ok = k_nan(w, 0); break;
             case 4: ok = k_nan(w, 1); break;
-            case 5: ok = pith_write_string(w, "", 0); break;
-            case 6: ok = pith_write_binary(w, "", 0); break;
+            case 5: ok = tersa_write_string(w, "", 0); break;
+            case 6: ok = tersa_write_binary(w, "", 0); break;
             case 7: ok = k_array(w, 0); break;
             case 8: ok = k_array(w, 1); break;
-            default: ok = pith_write_null(w); break;
+            default: ok = tersa_write_null(w); break;
             }
-            ok = ok && pith_write_int(w, (int64_t)i);
+            ok = ok && tersa_write_int(w, (int64_t)i);
         }
-        ok = ok && pith_write_map_end(w);
+        ok = ok && tersa_write_map_end(w);
         CHECK(ok == !dup, "round %d: writer %s a map with%s duplicate keys", round, ok ? "accepted" : "refused",
               dup ? "" : "out");
-        pith_writer_free(w);
+        tersa_writer_free(w);
     }
 }
 

@@ -1,5 +1,5 @@
 /*
- * test_numbers.c - pith_shortest_digits, pith_diag_double and pith_parse_double.
+ * test_numbers.c - tersa_shortest_digits, tersa_diag_double and tersa_parse_double.
  *
  * Usage: test_numbers <repository root>
  *
@@ -11,7 +11,7 @@
  *      between neighbouring doubles (computed here with big decimals) with the
  *      decimal just above and just below them, in fixed and exponent form.
  */
-#include "pith.h"
+#include "tersa.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,8 +76,8 @@ static double random_double(void) {
 static double parse_all(const char *s) {
     double d = 0;
     const char *end = s + strlen(s);
-    const char *p = pith_parse_double(s, end, &d);
-    CHECK(p == end, "pith_parse_double(\"%.80s\") consumed %ld of %ld bytes", s,
+    const char *p = tersa_parse_double(s, end, &d);
+    CHECK(p == end, "tersa_parse_double(\"%.80s\") consumed %ld of %ld bytes", s,
           p ? (long)(p - s) : -1L, (long)(end - s));
     return d;
 }
@@ -107,17 +107,17 @@ static void test_known_answers(const char *root) {
         double d = from_bits(bits);
         count++;
 
-        pith_buf b;
-        pith_buf_init(&b, NULL);
-        CHECK(pith_diag_double(d, &b), "pith_diag_double failed");
+        tersa_buf b;
+        tersa_buf_init(&b, NULL);
+        CHECK(tersa_diag_double(d, &b), "tersa_diag_double failed");
         CHECK(b.ptr && strcmp(b.ptr, want_diag) == 0, "diag of %s: got %s, want %s", hex,
               b.ptr ? b.ptr : "(null)", want_diag);
-        pith_buf_free(&b);
+        tersa_buf_free(&b);
 
         if (want_digits[0] == '-') continue;
         char digits[18];
         int e = 12345;
-        int n = pith_shortest_digits(d, digits, &e);
+        int n = tersa_shortest_digits(d, digits, &e);
         digits[n > 0 && n <= 17 ? n : 0] = '\0';
         CHECK(n >= 1 && n <= 17 && strcmp(digits, want_digits) == 0 && e == atoi(want_exp),
               "shortest digits of %s: got %s e%d, want %s e%s", hex, digits, e, want_digits,
@@ -125,7 +125,7 @@ static void test_known_answers(const char *root) {
         /* The sign is ignored. */
         int e2;
         char d2[17];
-        int n2 = pith_shortest_digits(-d, d2, &e2);
+        int n2 = tersa_shortest_digits(-d, d2, &e2);
         CHECK(n2 == n && e2 == e && memcmp(d2, digits, (size_t)n) == 0, "sign changes digits of %s",
               hex);
     }
@@ -158,7 +158,7 @@ static void test_shortest_properties(void) {
         if (d < 0) d = -d;
         char digits[17];
         int e;
-        int n = pith_shortest_digits(d, digits, &e);
+        int n = tersa_shortest_digits(d, digits, &e);
         if (n < 1 || n > 17) {
             CHECK(0, "digit count %d for %a", n, d);
             continue;
@@ -258,7 +258,7 @@ static void test_parse_cases(void) {
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         double d;
         const char *s = invalid[i];
-        CHECK(pith_parse_double(s, s + strlen(s), &d) == NULL, "\"%s\" accepted", s);
+        CHECK(tersa_parse_double(s, s + strlen(s), &d) == NULL, "\"%s\" accepted", s);
     }
     /* A valid prefix: the end of the number is returned (as strtod does, a
      * '.' or exponent without digits is not part of it). */
@@ -271,7 +271,7 @@ static void test_parse_cases(void) {
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
         double d;
         const char *s = prefixes[i].text;
-        const char *p = pith_parse_double(s, s + strlen(s), &d);
+        const char *p = tersa_parse_double(s, s + strlen(s), &d);
         CHECK(p == s + prefixes[i].len, "\"%s\": number should end after %zu bytes", s,
               prefixes[i].len);
     }
@@ -279,9 +279,9 @@ static void test_parse_cases(void) {
     {
         const char s[] = "12345";
         double d;
-        const char *p = pith_parse_double(s, s + 3, &d);
+        const char *p = tersa_parse_double(s, s + 3, &d);
         CHECK(p == s + 3 && d == 123.0, "bounded parse of \"123|45\"");
-        CHECK(pith_parse_double(s, s, &d) == NULL, "empty range accepted");
+        CHECK(tersa_parse_double(s, s, &d) == NULL, "empty range accepted");
     }
 
     /* Long inputs: thousands of digits. */
@@ -467,7 +467,7 @@ static void test_parse_roundtrip(void) {
         double d = random_double();
         char digits[17];
         int e;
-        int n = pith_shortest_digits(d, digits, &e);
+        int n = tersa_shortest_digits(d, digits, &e);
         const char *sign = d < 0 ? "-" : "";
         int point = n + e;
         char body[380];

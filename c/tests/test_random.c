@@ -66,7 +66,7 @@ static const struct {
 #undef W
 #define NWORDS (sizeof(words) / sizeof(words[0]))
 
-static pith_doc *doc;
+static tersa_doc *doc;
 
 static const char *rand_text(size_t *len) {
     static char buf[600];
@@ -75,7 +75,7 @@ static const char *rand_text(size_t *len) {
     case 0: {
         size_t i = rng_below(&rng, NWORDS);
         *len = words[i].n;
-        return (const char *)pith_doc_bytes(doc, words[i].s, words[i].n);
+        return (const char *)tersa_doc_bytes(doc, words[i].s, words[i].n);
     }
     case 1: {
         size_t i = rng_below(&rng, NWORDS), j = rng_below(&rng, NWORDS);
@@ -114,7 +114,7 @@ static const char *rand_text(size_t *len) {
         n = (size_t)snprintf(buf, sizeof buf, "req_%llu", (unsigned long long)(9876543210ull + rng_below(&rng, 30)));
     }
     *len = n;
-    return (const char *)pith_doc_bytes(doc, buf, n);
+    return (const char *)tersa_doc_bytes(doc, buf, n);
 }
 
 static double rand_double(void) {
@@ -140,49 +140,49 @@ static double rand_double(void) {
     }
 }
 
-static void rand_value(pith_value *v, int depth);
+static void rand_value(tersa_value *v, int depth);
 
-static void rand_scalar(pith_value *v) {
+static void rand_scalar(tersa_value *v) {
     static const int64_t ints[] = {0, 1, -1, 23, 24, -8, -9, 127, 151, 152, 16407, 16408, INT32_MAX, INT32_MIN,
                                    INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1, 1713254400000LL};
     switch (rng_below(&rng, 12)) {
     case 0:
-        v->type = (pith_type)rng_below(&rng, 3);
+        v->type = (tersa_type)rng_below(&rng, 3);
         break;
     case 1:
-        v->type = PITH_INT;
+        v->type = TERSA_INT;
         v->v.i = ints[rng_below(&rng, sizeof ints / sizeof ints[0])];
         /* Step to a neighbour unless that would leave int64. */
         if (v->v.i != INT64_MAX && rng_below(&rng, 3) == 0) v->v.i += 1;
         else if (v->v.i != INT64_MIN && rng_below(&rng, 2) == 0) v->v.i -= 1;
         break;
     case 2:
-        v->type = PITH_INT;
+        v->type = TERSA_INT;
         v->v.i = (int64_t)rng_below(&rng, 600) - 300;
         break;
     case 3:
-        v->type = PITH_UINT;
+        v->type = TERSA_UINT;
         v->v.u = ((uint64_t)1 << 63) + rng_below(&rng, 5) + (rng_below(&rng, 2) ? UINT64_MAX / 2 - 10 : 0);
         break;
     case 4: {
-        v->type = PITH_BIGINT;
+        v->type = TERSA_BIGINT;
         size_t n = 9 + rng_below(&rng, 8);
         uint8_t tmp[16];
         for (size_t i = 0; i < n; i++) tmp[i] = (uint8_t)rng_next(&rng);
         tmp[n - 1] |= 1;
-        v->v.big.mag = (const uint8_t *)pith_doc_bytes(doc, tmp, n);
+        v->v.big.mag = (const uint8_t *)tersa_doc_bytes(doc, tmp, n);
         v->v.big.len = n;
         v->v.big.negative = rng_below(&rng, 2);
         break;
     }
     case 5:
     case 6:
-        v->type = PITH_FLOAT;
+        v->type = TERSA_FLOAT;
         v->v.f = rand_double();
         break;
     case 7:
     case 8:
-        v->type = rng_below(&rng, 8) ? PITH_STRING : PITH_SYMBOL;
+        v->type = rng_below(&rng, 8) ? TERSA_STRING : TERSA_SYMBOL;
         v->v.str.ptr = rand_text(&v->v.str.len);
         break;
     case 9: {
@@ -190,23 +190,23 @@ static void rand_scalar(pith_value *v) {
         size_t n = rng_below(&rng, 40);
         for (size_t i = 0; i < n; i++) tmp[i] = (uint8_t)rng_next(&rng);
         if (rng_below(&rng, 2)) {
-            v->type = PITH_BINARY;
-            v->v.bin.ptr = (const uint8_t *)pith_doc_bytes(doc, tmp, n);
+            v->type = TERSA_BINARY;
+            v->v.bin.ptr = (const uint8_t *)tersa_doc_bytes(doc, tmp, n);
             v->v.bin.len = n;
         } else {
-            v->type = PITH_EXT;
+            v->type = TERSA_EXT;
             v->v.ext.type = (uint32_t)rng_below(&rng, 65536);
-            v->v.ext.ptr = (const uint8_t *)pith_doc_bytes(doc, tmp, n);
+            v->v.ext.ptr = (const uint8_t *)tersa_doc_bytes(doc, tmp, n);
             v->v.ext.len = n;
         }
         break;
     }
     default: {
-        v->type = PITH_TIME;
-        pith_timestamp *t = &v->v.time;
+        v->type = TERSA_TIME;
+        tersa_timestamp *t = &v->v.time;
         t->zone = (uint8_t)rng_below(&rng, 3);
-        t->offset = t->zone == PITH_ZONE_OFFSET ? (int16_t)((int)rng_below(&rng, 2879) - 1439) : 0;
-        t->seconds = PITH_MIN_SECONDS + 86400 + (int64_t)rng_below(&rng, (uint64_t)(PITH_MAX_SECONDS - PITH_MIN_SECONDS - 2 * 86400));
+        t->offset = t->zone == TERSA_ZONE_OFFSET ? (int16_t)((int)rng_below(&rng, 2879) - 1439) : 0;
+        t->seconds = TERSA_MIN_SECONDS + 86400 + (int64_t)rng_below(&rng, (uint64_t)(TERSA_MAX_SECONDS - TERSA_MIN_SECONDS - 2 * 86400));
         static const uint32_t nanos[] = {0, 0, 1, 999999999, 500000000, 123456789};
         t->nanos = nanos[rng_below(&rng, 6)];
         break;
@@ -217,7 +217,7 @@ static void rand_scalar(pith_value *v) {
 static const char *const keysets[][4] = {{"id", "name", NULL}, {"id", "name", "tags", NULL}, {"a", NULL},
                                         {NULL}, {"x", "y", "z", NULL}, {"lat", "lng", NULL}};
 
-static void rand_value(pith_value *v, int depth) {
+static void rand_value(tersa_value *v, int depth) {
     uint64_t k = rng_below(&rng, depth < 5 ? 10 : 6);
     if (k < 6) {
         rand_scalar(v);
@@ -226,36 +226,36 @@ static void rand_value(pith_value *v, int depth) {
     if (k < 8) {
         static const size_t counts[] = {0, 1, 3, 15, 16, 20};
         size_t n = counts[rng_below(&rng, 6)];
-        v->type = PITH_ARRAY;
-        v->v.array.items = pith_doc_values(doc, n);
+        v->type = TERSA_ARRAY;
+        v->v.array.items = tersa_doc_values(doc, n);
         v->v.array.count = n;
         for (size_t i = 0; i < n; i++) rand_value(&v->v.array.items[i], depth + 1);
         return;
     }
     if (k == 8) {
         /* A shaped map: a common key set, or random distinct keys. */
-        pith_value tmp[20];
+        tersa_value tmp[20];
         size_t n = 0;
         if (rng_below(&rng, 10) < 7) {
             const char *const *ks = keysets[rng_below(&rng, 6)];
             for (; ks[n]; n++) {
-                tmp[n].type = rng_below(&rng, 10) ? PITH_STRING : PITH_SYMBOL;
+                tmp[n].type = rng_below(&rng, 10) ? TERSA_STRING : TERSA_SYMBOL;
                 tmp[n].v.str.ptr = ks[n];
                 tmp[n].v.str.len = strlen(ks[n]);
             }
         } else {
             size_t want = rng_below(&rng, 18);
             for (size_t i = 0; i < want; i++) {
-                tmp[n].type = rng_below(&rng, 10) ? PITH_STRING : PITH_SYMBOL;
+                tmp[n].type = rng_below(&rng, 10) ? TERSA_STRING : TERSA_SYMBOL;
                 tmp[n].v.str.ptr = rand_text(&tmp[n].v.str.len);
                 bool dup = false;
-                for (size_t j = 0; j < n; j++) dup |= pith_value_equal(&tmp[j], &tmp[n]);
+                for (size_t j = 0; j < n; j++) dup |= tersa_value_equal(&tmp[j], &tmp[n]);
                 if (!dup) n++;
             }
         }
-        v->type = PITH_MAP;
-        v->v.map.keys = pith_doc_values(doc, n);
-        v->v.map.values = pith_doc_values(doc, n);
+        v->type = TERSA_MAP;
+        v->v.map.keys = tersa_doc_values(doc, n);
+        v->v.map.values = tersa_doc_values(doc, n);
         v->v.map.count = n;
         for (size_t i = 0; i < n; i++) {
             v->v.map.keys[i] = tmp[i];
@@ -265,16 +265,16 @@ static void rand_value(pith_value *v, int depth) {
     }
     /* A generic map with scalar keys of every kind (duplicates dropped). */
     size_t want = rng_below(&rng, 6), n = 0;
-    pith_value *keys = pith_doc_values(doc, want), *vals = pith_doc_values(doc, want);
+    tersa_value *keys = tersa_doc_values(doc, want), *vals = tersa_doc_values(doc, want);
     for (size_t i = 0; i < want; i++) {
         rand_scalar(&keys[n]);
         bool dup = false;
-        for (size_t j = 0; j < n; j++) dup |= pith_value_equal(&keys[j], &keys[n]);
+        for (size_t j = 0; j < n; j++) dup |= tersa_value_equal(&keys[j], &keys[n]);
         if (dup) continue;
         rand_value(&vals[n], depth + 1);
         n++;
     }
-    v->type = PITH_GENERIC_MAP;
+    v->type = TERSA_GENERIC_MAP;
     v->v.map.keys = keys;
     v->v.map.values = vals;
     v->v.map.count = n;
@@ -285,11 +285,11 @@ static void rand_value(pith_value *v, int depth) {
  * ========================================================================== */
 
 /* Maps whose keys are all strings/symbols are shaped maps once decoded. */
-static bool equivalent(const pith_value *a, const pith_value *b) { return pith_value_equal(a, b); }
+static bool equivalent(const tersa_value *a, const tersa_value *b) { return tersa_value_equal(a, b); }
 
-static void check_round_trip(const pith_value *v, unsigned long iter) {
+static void check_round_trip(const tersa_value *v, unsigned long iter) {
     size_t len;
-    pith_error err;
+    tersa_error err;
     uint8_t *bytes = encode_value(v, NULL, &len, &err);
     if (!bytes) {
         char *d = diag_of(v);
@@ -297,21 +297,21 @@ static void check_round_trip(const pith_value *v, unsigned long iter) {
         free(d);
         return;
     }
-    pith_doc *back = pith_decode(NULL, bytes, len, NULL, &err);
-    CHECK(back, "iteration %lu: decode failed: %s at %zu", iter, pith_code_name(err.code), err.offset);
+    tersa_doc *back = tersa_decode(NULL, bytes, len, NULL, &err);
+    CHECK(back, "iteration %lu: decode failed: %s at %zu", iter, tersa_code_name(err.code), err.offset);
     if (back) {
-        bool same = equivalent(v, pith_doc_root(back, 0));
+        bool same = equivalent(v, tersa_doc_root(back, 0));
         if (!same) {
-            char *a = diag_of(v), *b = diag_of(pith_doc_root(back, 0));
+            char *a = diag_of(v), *b = diag_of(tersa_doc_root(back, 0));
             CHECK(same, "iteration %lu: value changed\n  in:  %.300s\n  out: %.300s", iter, a, b);
             free(a);
             free(b);
         }
         size_t len2;
-        uint8_t *again = encode_value(pith_doc_root(back, 0), NULL, &len2, &err);
+        uint8_t *again = encode_value(tersa_doc_root(back, 0), NULL, &len2, &err);
         CHECK(again && len2 == len && memcmp(again, bytes, len) == 0, "iteration %lu: re-encoding differs", iter);
         free(again);
-        pith_doc_free(back);
+        tersa_doc_free(back);
     }
 
     /* Corruptions: flips, truncations, insertions. */
@@ -335,32 +335,32 @@ static void check_round_trip(const pith_value *v, unsigned long iter) {
             }
         }
         counting cnt = {0, 0};
-        pith_alloc a = {c_malloc, c_realloc, c_free, &cnt};
-        pith_doc *d = pith_decode(&a, c, clen, NULL, &err);
+        tersa_alloc a = {c_malloc, c_realloc, c_free, &cnt};
+        tersa_doc *d = tersa_decode(&a, c, clen, NULL, &err);
         if (d) {
             /* Whatever decodes must re-encode and decode to the same value. */
             size_t l2;
-            uint8_t *re = encode_value(pith_doc_root(d, 0), NULL, &l2, &err);
+            uint8_t *re = encode_value(tersa_doc_root(d, 0), NULL, &l2, &err);
             CHECK(re, "iteration %lu: a decoded corruption does not re-encode: %s", iter, err.message);
             if (re) {
-                pith_doc *d2 = pith_decode(NULL, re, l2, NULL, &err);
-                CHECK(d2 && pith_value_equal(pith_doc_root(d, 0), pith_doc_root(d2, 0)),
+                tersa_doc *d2 = tersa_decode(NULL, re, l2, NULL, &err);
+                CHECK(d2 && tersa_value_equal(tersa_doc_root(d, 0), tersa_doc_root(d2, 0)),
                       "iteration %lu: decode -> encode -> decode disagrees", iter);
-                pith_doc_free(d2);
+                tersa_doc_free(d2);
                 free(re);
             }
-            pith_doc_free(d);
+            tersa_doc_free(d);
         } else {
-            CHECK(err.code >= PITH_ERR_TRUNCATED && err.code <= PITH_ERR_UNKNOWN_DICTIONARY,
-                  "iteration %lu: corruption gave a non-decode error %s", iter, pith_code_name(err.code));
+            CHECK(err.code >= TERSA_ERR_TRUNCATED && err.code <= TERSA_ERR_UNKNOWN_DICTIONARY,
+                  "iteration %lu: corruption gave a non-decode error %s", iter, tersa_code_name(err.code));
         }
         CHECK(cnt.live == 0, "iteration %lu: leaked %zu bytes", iter, cnt.live);
         /* Strings the decoder builds grow at most 64x (SPEC 9); tree nodes
          * and tables add a constant factor; arenas start at 4 KiB chunks. */
         CHECK(cnt.peak <= 200 * clen + (1u << 16), "iteration %lu: peak %zu bytes for %zu input bytes", iter,
               cnt.peak, clen);
-        if (getenv("PITH_DUMP_BAD") && cnt.peak > 200 * clen + (1u << 16)) {
-            FILE *f = fopen(getenv("PITH_DUMP_BAD"), "wb");
+        if (getenv("TERSA_DUMP_BAD") && cnt.peak > 200 * clen + (1u << 16)) {
+            FILE *f = fopen(getenv("TERSA_DUMP_BAD"), "wb");
             fwrite(c, 1, clen, f);
             fclose(f);
         }
@@ -370,68 +370,68 @@ static void check_round_trip(const pith_value *v, unsigned long iter) {
 }
 
 static void check_stream(unsigned long iter) {
-    pith_value vals[4];
+    tersa_value vals[4];
     size_t n = 1 + rng_below(&rng, 4);
     for (size_t i = 0; i < n; i++) rand_value(&vals[i], 0);
-    pith_writer *w = pith_writer_new(NULL);
-    bool ok = pith_writer_start(w, NULL, PITH_WRITE_STREAM);
+    tersa_writer *w = tersa_writer_new(NULL);
+    bool ok = tersa_writer_start(w, NULL, TERSA_WRITE_STREAM);
     for (size_t i = 0; ok && i < n; i++)
-        ok = pith_write_frame_begin(w) && pith_write_value(w, &vals[i]) && pith_write_frame_end(w);
-    CHECK(ok && pith_writer_complete(w), "iteration %lu: stream encode failed", iter);
+        ok = tersa_write_frame_begin(w) && tersa_write_value(w, &vals[i]) && tersa_write_frame_end(w);
+    CHECK(ok && tersa_writer_complete(w), "iteration %lu: stream encode failed", iter);
     size_t len;
-    const uint8_t *data = pith_writer_data(w, &len);
-    pith_decode_options o = {NULL, 0, 0, true, false};
-    pith_error err;
-    pith_doc *d = pith_decode(NULL, data, len, &o, &err);
-    CHECK(d && pith_doc_count(d) == n, "iteration %lu: stream decode failed: %s", iter,
-          d ? "count" : pith_code_name(err.code));
-    for (size_t i = 0; d && i < n && i < pith_doc_count(d); i++)
-        CHECK(pith_value_equal(&vals[i], pith_doc_root(d, i)), "iteration %lu: stream value %zu differs", iter, i);
-    pith_doc_free(d);
+    const uint8_t *data = tersa_writer_data(w, &len);
+    tersa_decode_options o = {NULL, 0, 0, true, false};
+    tersa_error err;
+    tersa_doc *d = tersa_decode(NULL, data, len, &o, &err);
+    CHECK(d && tersa_doc_count(d) == n, "iteration %lu: stream decode failed: %s", iter,
+          d ? "count" : tersa_code_name(err.code));
+    for (size_t i = 0; d && i < n && i < tersa_doc_count(d); i++)
+        CHECK(tersa_value_equal(&vals[i], tersa_doc_root(d, i)), "iteration %lu: stream value %zu differs", iter, i);
+    tersa_doc_free(d);
 
     /* Frame by frame, as a feed-style decoder would. */
-    pith_reader *r = pith_reader_new(NULL);
+    tersa_reader *r = tersa_reader_new(NULL);
     size_t pos = 0, hsize;
-    CHECK(pith_stream_scan(data, len, true, &hsize, &err) == PITH_SCAN_READY, "header scan");
-    ok = pith_reader_start(r, data, hsize, NULL, 0, PITH_READ_STREAM);
+    CHECK(tersa_stream_scan(data, len, true, &hsize, &err) == TERSA_SCAN_READY, "header scan");
+    ok = tersa_reader_start(r, data, hsize, NULL, 0, TERSA_READ_STREAM);
     pos = hsize;
     size_t frames = 0;
-    pith_doc *tmp = pith_doc_new(NULL);
+    tersa_doc *tmp = tersa_doc_new(NULL);
     while (ok && pos < len) {
         size_t fsize;
-        pith_scan s = pith_stream_scan(data + pos, len - pos, false, &fsize, &err);
-        CHECK(s == PITH_SCAN_READY, "frame scan");
-        if (s != PITH_SCAN_READY) break;
+        tersa_scan s = tersa_stream_scan(data + pos, len - pos, false, &fsize, &err);
+        CHECK(s == TERSA_SCAN_READY, "frame scan");
+        if (s != TERSA_SCAN_READY) break;
         /* Copy the frame into a short-lived buffer to prove nothing points into it later. */
         uint8_t *frame = (uint8_t *)malloc(fsize);
         memcpy(frame, data + pos, fsize);
         bool has_value = false;
-        ok = pith_reader_feed_frame(r, frame, fsize, pos, &has_value) && has_value && pith_skip(r) &&
-             pith_reader_frame_end(r);
+        ok = tersa_reader_feed_frame(r, frame, fsize, pos, &has_value) && has_value && tersa_skip(r) &&
+             tersa_reader_frame_end(r);
         memset(frame, 0xEE, fsize);
         free(frame);
         pos += fsize;
         frames++;
     }
-    CHECK(ok && frames == n, "iteration %lu: fed frames failed: %s", iter, pith_code_name(pith_reader_error(r)->code));
-    pith_doc_free(tmp);
-    pith_reader_free(r);
-    pith_writer_free(w);
+    CHECK(ok && frames == n, "iteration %lu: fed frames failed: %s", iter, tersa_code_name(tersa_reader_error(r)->code));
+    tersa_doc_free(tmp);
+    tersa_reader_free(r);
+    tersa_writer_free(w);
 }
 
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
     unsigned long iterations = 4000;
-    const char *env = getenv("PITH_RANDOM_ITERATIONS");
+    const char *env = getenv("TERSA_RANDOM_ITERATIONS");
     if (env) iterations = strtoul(env, NULL, 10);
     for (unsigned long i = 0; i < iterations; i++) {
-        doc = pith_doc_new(NULL);
-        pith_value v;
+        doc = tersa_doc_new(NULL);
+        tersa_value v;
         rand_value(&v, 0);
         check_round_trip(&v, i);
         check_stream(i);
-        pith_doc_free(doc);
+        tersa_doc_free(doc);
     }
     return test_summary("test_random");
 }

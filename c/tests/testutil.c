@@ -59,29 +59,29 @@ uint64_t rng_next(test_rng *r) {
 
 uint64_t rng_below(test_rng *r, uint64_t n) { return n ? rng_next(r) % n : 0; }
 
-uint8_t *encode_value(const pith_value *v, const pith_dict *dict, size_t *len, pith_error *err) {
-    pith_writer *w = pith_writer_new(NULL);
+uint8_t *encode_value(const tersa_value *v, const tersa_dict *dict, size_t *len, tersa_error *err) {
+    tersa_writer *w = tersa_writer_new(NULL);
     uint8_t *out = NULL;
-    if (w && pith_writer_start(w, dict, 0) && pith_write_value(w, v) && pith_writer_complete(w)) {
-        const uint8_t *data = pith_writer_data(w, len);
+    if (w && tersa_writer_start(w, dict, 0) && tersa_write_value(w, v) && tersa_writer_complete(w)) {
+        const uint8_t *data = tersa_writer_data(w, len);
         out = (uint8_t *)malloc(*len ? *len : 1);
         if (out) memcpy(out, data, *len);
     } else if (w && err) {
-        *err = *pith_writer_error(w);
+        *err = *tersa_writer_error(w);
     }
-    pith_writer_free(w);
+    tersa_writer_free(w);
     return out;
 }
 
-char *diag_of(const pith_value *v) {
-    pith_buf b;
-    pith_buf_init(&b, NULL);
-    pith_diag(v, &b);
+char *diag_of(const tersa_value *v) {
+    tersa_buf b;
+    tersa_buf_init(&b, NULL);
+    tersa_diag(v, &b);
     char *out = (char *)malloc(b.len + 1);
     if (out) {
         memcpy(out, b.ptr ? b.ptr : "", b.len);
         out[b.len] = 0;
     }
-    pith_buf_free(&b);
+    tersa_buf_free(&b);
     return out;
 }

@@ -1,10 +1,10 @@
 /*
  * testutil.h - tiny test harness: checks that count failures and keep going.
  */
-#ifndef PITH_TESTUTIL_H
-#define PITH_TESTUTIL_H
+#ifndef TERSA_TESTUTIL_H
+#define TERSA_TESTUTIL_H
 
-#include "pith.h"
+#include "tersa.h"
 
 #include <stdio.h>
 
@@ -38,9 +38,9 @@ uint64_t rng_next(test_rng *r);
 uint64_t rng_below(test_rng *r, uint64_t n);
 
 /** Encode one value (single buffer) with a fresh writer; malloc'ed bytes or NULL. */
-uint8_t *encode_value(const pith_value *v, const pith_dict *dict, size_t *len, pith_error *err);
+uint8_t *encode_value(const tersa_value *v, const tersa_dict *dict, size_t *len, tersa_error *err);
 
 /** Diagnostic notation of a value (malloc'ed). */
-char *diag_of(const pith_value *v);
+char *diag_of(const tersa_value *v);
 
 #endif

@@ -1,18 +1,18 @@
-// Pith vs JSON, msgpackr (default and records), cbor-x and @msgpack/msgpack on
+// Tersa vs JSON, msgpackr (default and records), cbor-x and @msgpack/msgpack on
 // the seed and large corpora: bytes per document, encode and decode docs/s,
 // measured interleaved in one process (warm-up, then fixed time slices in
 // rotation, median per codec), ratios and geometric means over the seed
 // documents, and a correctness flag per row.
 //
 //   node bench/bench.mjs [--json OUT]
-//   env: ONLY=pith,json  EXCEPT=cbor-x  (codecs)  QUICK=1  SEED_ONLY=1  DOCS=api,twitter (documents)
+//   env: ONLY=tersa,json  EXCEPT=cbor-x  (codecs)  QUICK=1  SEED_ONLY=1  DOCS=api,twitter (documents)
 //        CLOCK=cpu: time slices by process CPU time instead of wall time (steadier on a shared machine)
-//        PITH_DIST=dir: the pith build to time (a dist directory with esm/index.js; default js/dist), to compare builds
+//        TERSA_DIST=dir: the tersa build to time (a dist directory with esm/index.js; default js/dist), to compare builds
 //
 //   node bench/bench.mjs --kinds [--json OUT]
 //   The kinds corpus (bench/corpus/kinds/manifest.json, with bench/corpus/large): the same codecs,
 //   read with a JSON parser that keeps integers beyond 2^53 as BigInt; per row bytes, rates and
-//   exactness, with the known limits of each peer (KIND_LIMITS). Writes schema pith-bench/1; exits
+//   exactness, with the known limits of each peer (KIND_LIMITS). Writes schema tersa-bench/1; exits
 //   1 when a round trip is inexact and no known limit explains it.
 //   env: KINDS_DOCS=bigints,canada  ONLY/EXCEPT  QUICK=1 / SMOKE=1 / BENCH_MODE=full|quick|smoke
 import fs from 'node:fs';
@@ -27,9 +27,9 @@ import * as msgpack from '@msgpack/msgpack';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..', '..');
-let pith;
+let tersa;
 try {
-  pith = await import(process.env.PITH_DIST ? path.resolve(process.env.PITH_DIST, 'esm', 'index.js') : '../dist/esm/index.js');
+  tersa = await import(process.env.TERSA_DIST ? path.resolve(process.env.TERSA_DIST, 'esm', 'index.js') : '../dist/esm/index.js');
 } catch {
   console.error('js/dist is missing: run `npm run build` first');
   process.exit(1);
@@ -45,8 +45,8 @@ const EXCEPT = list(process.env.EXCEPT) ?? [];
 // Codecs (each gets its own reusable instance, as an application would)
 // ---------------------------------------------------------------------------
 
-const pe = new pith.Encoder();
-const pd = new pith.Decoder();
+const pe = new tersa.Encoder();
+const pd = new tersa.Decoder();
 const packr = new Packr({ useRecords: false });
 const records = new Packr({ useRecords: true });
 const cbor = new CborEncoder();
@@ -54,7 +54,7 @@ const mpEnc = new msgpack.Encoder();
 const mpDec = new msgpack.Decoder();
 
 const ALL = {
-  pith: { enc: (d) => pe.encode(d), dec: (b) => pd.decode(b), size: (b) => b.length },
+  tersa: { enc: (d) => pe.encode(d), dec: (b) => pd.decode(b), size: (b) => b.length },
   json: { enc: (d) => JSON.stringify(d), dec: (s) => JSON.parse(s), size: (s) => Buffer.byteLength(s) },
   msgpackr: { enc: (d) => packr.pack(d), dec: (b) => packr.unpack(b), size: (b) => b.length },
   'msgpackr-records': { enc: (d) => records.pack(d), dec: (b) => records.unpack(b), size: (b) => b.length },
@@ -225,7 +225,7 @@ function seedMain() {
   // ---------------------------------------------------------------------------
 
   const seed = results.filter((d) => d.kind === 'seed');
-  const summary = { codecs: {}, pith: {}, targets: {} };
+  const summary = { codecs: {}, tersa: {}, targets: {} };
   if (seed.length) {
     for (const n of names) {
       summary.codecs[n] = {
@@ -241,32 +241,32 @@ function seedMain() {
     for (const [n, s] of Object.entries(summary.codecs)) {
       console.log(`  ${n.padEnd(18)} ${fmt(s.avgBytes).padStart(9)} ${fmt(s.geomeanEncPerSec).padStart(10)} ${fmt(s.geomeanDecPerSec).padStart(10)}   ${s.allOk ? 'yes' : 'NO'}`);
     }
-    if (names.includes('pith')) {
-      console.log('\npith vs each peer (geometric mean over the seed documents of the per-document ratio)');
-      console.log('  peer               size ratio   enc speed   dec speed   (size: pith/peer, lower is better; speed: pith/peer, higher is better)');
-      for (const n of names.filter((x) => x !== 'pith')) {
-        const size = geomean(seed.map((d) => d.codecs.pith.bytes / d.codecs[n].bytes));
-        const enc = geomean(seed.map((d) => d.codecs.pith.encPerSec / d.codecs[n].encPerSec));
-        const dec = geomean(seed.map((d) => d.codecs.pith.decPerSec / d.codecs[n].decPerSec));
-        summary.pith[n] = { sizeRatio: size, encSpeedRatio: enc, decSpeedRatio: dec };
+    if (names.includes('tersa')) {
+      console.log('\ntersa vs each peer (geometric mean over the seed documents of the per-document ratio)');
+      console.log('  peer               size ratio   enc speed   dec speed   (size: tersa/peer, lower is better; speed: tersa/peer, higher is better)');
+      for (const n of names.filter((x) => x !== 'tersa')) {
+        const size = geomean(seed.map((d) => d.codecs.tersa.bytes / d.codecs[n].bytes));
+        const enc = geomean(seed.map((d) => d.codecs.tersa.encPerSec / d.codecs[n].encPerSec));
+        const dec = geomean(seed.map((d) => d.codecs.tersa.decPerSec / d.codecs[n].decPerSec));
+        summary.tersa[n] = { sizeRatio: size, encSpeedRatio: enc, decSpeedRatio: dec };
         console.log(`  ${n.padEnd(18)} ${size.toFixed(3).padStart(10)} ${enc.toFixed(3).padStart(11)} ${dec.toFixed(3).padStart(11)}`);
       }
       console.log('\n  the same from the fastest slice of each codec (less sensitive to other load on the machine)');
-      summary.pithBest = {};
-      for (const n of names.filter((x) => x !== 'pith')) {
-        const enc = geomean(seed.map((d) => d.codecs.pith.encPerSecBest / d.codecs[n].encPerSecBest));
-        const dec = geomean(seed.map((d) => d.codecs.pith.decPerSecBest / d.codecs[n].decPerSecBest));
-        summary.pithBest[n] = { encSpeedRatio: enc, decSpeedRatio: dec };
+      summary.tersaBest = {};
+      for (const n of names.filter((x) => x !== 'tersa')) {
+        const enc = geomean(seed.map((d) => d.codecs.tersa.encPerSecBest / d.codecs[n].encPerSecBest));
+        const dec = geomean(seed.map((d) => d.codecs.tersa.decPerSecBest / d.codecs[n].decPerSecBest));
+        summary.tersaBest[n] = { encSpeedRatio: enc, decSpeedRatio: dec };
         console.log(`  ${n.padEnd(18)} ${''.padStart(10)} ${enc.toFixed(3).padStart(11)} ${dec.toFixed(3).padStart(11)}`);
       }
-      const peers = names.filter((x) => x !== 'pith');
+      const peers = names.filter((x) => x !== 'tersa');
       if (peers.length) {
         const fastestEnc = peers.reduce((a, b) => (summary.codecs[a].geomeanEncPerSec >= summary.codecs[b].geomeanEncPerSec ? a : b));
         const fastestDec = peers.reduce((a, b) => (summary.codecs[a].geomeanDecPerSec >= summary.codecs[b].geomeanDecPerSec ? a : b));
         const t = summary.targets;
-        if (summary.pith['msgpackr-records']) t.size = { vs: 'msgpackr-records', ratio: summary.pith['msgpackr-records'].sizeRatio, target: 0.65, met: summary.pith['msgpackr-records'].sizeRatio <= 0.65 };
-        t.encode = { vs: fastestEnc, ratio: summary.pith[fastestEnc].encSpeedRatio, target: 1.1, met: summary.pith[fastestEnc].encSpeedRatio >= 1.1 };
-        t.decode = { vs: fastestDec, ratio: summary.pith[fastestDec].decSpeedRatio, target: 1.25, met: summary.pith[fastestDec].decSpeedRatio >= 1.25 };
+        if (summary.tersa['msgpackr-records']) t.size = { vs: 'msgpackr-records', ratio: summary.tersa['msgpackr-records'].sizeRatio, target: 0.65, met: summary.tersa['msgpackr-records'].sizeRatio <= 0.65 };
+        t.encode = { vs: fastestEnc, ratio: summary.tersa[fastestEnc].encSpeedRatio, target: 1.1, met: summary.tersa[fastestEnc].encSpeedRatio >= 1.1 };
+        t.decode = { vs: fastestDec, ratio: summary.tersa[fastestDec].decSpeedRatio, target: 1.25, met: summary.tersa[fastestDec].decSpeedRatio >= 1.25 };
         console.log('\ntargets (issue 5)');
         if (t.size) console.log(`  size   ${t.size.ratio.toFixed(3)} x msgpackr-records   (target <= 0.65)  ${t.size.met ? 'met' : 'NOT met'}`);
         console.log(`  encode ${t.encode.ratio.toFixed(3)} x ${fastestEnc} (fastest peer)   (target >= 1.1)  ${t.encode.met ? 'met' : 'NOT met'}`);
@@ -287,7 +287,7 @@ function seedMain() {
       codecs: names,
       notes: [
         'Documents are read with JSON.parse, as a Node.js application would: integral floats (`2100.0`) become JS ' +
-          'integers, so some Pith sizes here differ by a few bytes from the canonical encodings in `spec/vectors/corpus` ' +
+          'integers, so some Tersa sizes here differ by a few bytes from the canonical encodings in `spec/vectors/corpus` ' +
           '(which the tests check with exact floats).',
       ],
       documents: results,
@@ -306,7 +306,7 @@ function seedMain() {
 // What a peer cannot carry, by document feature (bench/corpus/kinds/manifest.json).
 // A peer's failed or inexact round trip on a document with one of its features is
 // reported with this reason and does not fail the run; any other one does, and
-// Pith is never excused.
+// Tersa is never excused.
 const KIND_LIMITS = {
   json: {
     'int_beyond_2^53': 'JSON.stringify throws on BigInt (and JSON.parse would round the integer)',
@@ -497,7 +497,7 @@ function kindsCheck(d, rows) {
   for (const n of names) {
     const codec = ALL[n];
     const row = { document: d.name, group: d.group, codec: n, correct: false };
-    const excuse = n === 'pith' ? null : Object.entries(KIND_LIMITS[n] ?? {}).filter(([f]) => d.features.includes(f)).map(([, why]) => why);
+    const excuse = n === 'tersa' ? null : Object.entries(KIND_LIMITS[n] ?? {}).filter(([f]) => d.features.includes(f)).map(([, why]) => why);
     try {
       // a copy of each buffer: some encoders return views into a buffer they reuse
       const payloads = d.items.map((x) => {
@@ -623,10 +623,10 @@ function kindsMain() {
   kindsTime(jobs, plan, t0);
 
   printKinds(docs, rows);
-  const failures = rows.filter((r) => !r.correct && (r.codec === 'pith' || !r.expected));
+  const failures = rows.filter((r) => !r.correct && (r.codec === 'tersa' || !r.expected));
   if (jsonOut) {
     const out = {
-      schema: 'pith-bench/1',
+      schema: 'tersa-bench/1',
       runtime: `Node.js ${process.version}`,
       libraries: kindsLibraries(),
       mode,
@@ -659,18 +659,18 @@ function kindsLibraries() {
     }
   };
   const own = JSON.parse(fs.readFileSync(path.join(ROOT, 'js', 'package.json'), 'utf8')).version;
-  const v = { pith: `${own} (js/dist)`, json: `V8 ${process.versions.v8}`, msgpackr: version('msgpackr'), 'msgpackr-records': version('msgpackr'),
+  const v = { tersa: `${own} (js/dist)`, json: `V8 ${process.versions.v8}`, msgpackr: version('msgpackr'), 'msgpackr-records': version('msgpackr'),
     'cbor-x': version('cbor-x'), '@msgpack/msgpack': version('@msgpack/msgpack') };
   return Object.fromEntries(names.map((n) => [n, v[n]]));
 }
 
 function printKinds(docs, rows) {
   const get = (d, c) => rows.find((r) => r.document === d && r.codec === c);
-  console.log('\nkinds: pith ÷ peer, encode / decode rate (higher is better for pith); ✗ inexact, – not measured');
-  console.log('  ' + 'document'.padEnd(16) + names.filter((n) => n !== 'pith').map((n) => n.slice(0, 17).padStart(18)).join(''));
+  console.log('\nkinds: tersa ÷ peer, encode / decode rate (higher is better for tersa); ✗ inexact, – not measured');
+  console.log('  ' + 'document'.padEnd(16) + names.filter((n) => n !== 'tersa').map((n) => n.slice(0, 17).padStart(18)).join(''));
   for (const d of docs) {
-    const p = get(d.name, 'pith');
-    const cells = names.filter((n) => n !== 'pith').map((n) => {
+    const p = get(d.name, 'tersa');
+    const cells = names.filter((n) => n !== 'tersa').map((n) => {
       const r = get(d.name, n);
       if (!r.correct) return (r.expected ? '✗ (limit)' : '✗').padStart(18);
       if (!p?.encode_per_s) return '–'.padStart(18);

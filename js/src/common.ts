@@ -1,4 +1,4 @@
-// Shared definitions of the Pith format (spec/SPEC.md): tags, limits, errors,
+// Shared definitions of the Tersa format (spec/SPEC.md): tags, limits, errors,
 // value wrapper classes and the extension registry. Imported by both the
 // encoder and the decoder entry points, so it must stay small.
 
@@ -101,7 +101,7 @@ class DecodeError extends Error {
   }
 }
 
-/** A value that Pith cannot represent. `path` locates it (`$`, `$[3].user`, ...). */
+/** A value that Tersa cannot represent. `path` locates it (`$`, `$[3].user`, ...). */
 class EncodeError extends Error {
   path: string;
   readonly reason: string;
@@ -116,7 +116,7 @@ class EncodeError extends Error {
 export type Zone = 'utc' | 'offset' | 'floating';
 
 /**
- * A Pith timestamp: `seconds` since 1970-01-01T00:00:00Z (for a floating time,
+ * A Tersa timestamp: `seconds` since 1970-01-01T00:00:00Z (for a floating time,
  * the wall clock read as if it were UTC), `nanos` 0..999,999,999, a zone and,
  * for zone `offset`, the UTC offset in minutes. Decoders return a `Date` for
  * UTC timestamps with whole milliseconds and a `Timestamp` otherwise.
@@ -240,7 +240,7 @@ export interface Extension<T = any> {
 // that copies that would misread each other's objects stay apart.
 
 const RUNTIME_VERSION = 1;
-const RUNTIME_KEY = Symbol.for(`@pith/pith runtime v${RUNTIME_VERSION}`);
+const RUNTIME_KEY = Symbol.for(`@tersa/tersa runtime v${RUNTIME_VERSION}`);
 
 interface Runtime {
   readonly DecodeError: typeof DecodeError;
@@ -326,7 +326,7 @@ export function removeExtension(type: number): void {
 }
 
 // ---------------------------------------------------------------------------
-// Calendar helpers (proleptic Gregorian), exact for the Pith range
+// Calendar helpers (proleptic Gregorian), exact for the Tersa range
 // ---------------------------------------------------------------------------
 
 export function daysFromCivil(y: number, m: number, d: number): number {
@@ -386,7 +386,7 @@ export interface DictionaryLike {
   readonly shapes: readonly (readonly (string | symbol)[])[];
 }
 
-/** The name of a registered symbol, for Pith's symbol type. */
+/** The name of a registered symbol, for Tersa's symbol type. */
 export function symbolName(s: symbol): string | undefined {
   return Symbol.keyFor(s);
 }

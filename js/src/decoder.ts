@@ -1,4 +1,4 @@
-// Pith decoder (SPEC sections 2-6, 8-10). The hot state lives in module-level
+// Tersa decoder (SPEC sections 2-6, 8-10). The hot state lives in module-level
 // variables (as in msgpackr): V8 optimizes reads of module-level `let`
 // bindings better than property loads on `this`. Every public entry point
 // loads the state of its Decoder into them and stores it back afterwards, and
@@ -1706,7 +1706,7 @@ function restore(s: Saved): void {
 /** Parses the header at the start of src for a single-value or a stream decoder; returns flags. */
 function header(dicts: Map<bigint, DictState>, stream: boolean): { flags: number; dict: DictState | null } {
   const n = src.length;
-  if ((n >= 1 && src[0] !== 0xc1) || (n >= 2 && src[1] !== 0x70)) fail('bad_magic', 0, 'not a Pith buffer');
+  if ((n >= 1 && src[0] !== 0xc1) || (n >= 2 && src[1] !== 0x70)) fail('bad_magic', 0, 'not a Tersa buffer');
   if (n < 3) fail('truncated', 0, 'input ends inside the header');
   const vf = src[2];
   if (vf >> 4 !== 1) fail('unsupported_version', 2, `version ${vf >> 4}`);
@@ -1764,12 +1764,12 @@ export function asBytes(input: Uint8Array | ArrayBuffer | ArrayLike<number>): Ui
     const out = Uint8Array.from(input as number[]);
     for (let i = 0; i < out.length; i++) {
       const b = (input as unknown[])[i];
-      if (b !== out[i]) throw new TypeError(`Pith input must be bytes: element ${i} of the array is not an integer 0..255`);
+      if (b !== out[i]) throw new TypeError(`Tersa input must be bytes: element ${i} of the array is not an integer 0..255`);
     }
     return out;
   }
   const what = input === null ? 'null' : typeof input === 'object' ? `${(input as object).constructor?.name ?? 'object'}` : typeof input;
-  throw new TypeError(`Pith input must be a Uint8Array, an ArrayBuffer or a view of one, not ${what}`);
+  throw new TypeError(`Tersa input must be a Uint8Array, an ArrayBuffer or a view of one, not ${what}`);
 }
 
 /** A reusable decoder: keeps its tables' storage and shape memo between calls. */
@@ -1977,7 +1977,7 @@ export function readFrame(st: StreamState, input: Uint8Array, from: number, to: 
 
 let defaultDecoder: Decoder | null = null;
 
-/** Decodes a single-value Pith buffer. */
+/** Decodes a single-value Tersa buffer. */
 export function decode(input: Uint8Array | ArrayBuffer, options?: DecoderOptions): any {
   if (options === undefined) return (defaultDecoder ??= new Decoder()).decode(input);
   return new Decoder(options).decode(input);

@@ -21,7 +21,7 @@ export interface DictionaryStore {
   set(key: string, value: Uint8Array): unknown;
 }
 
-export const DEFAULT_PREFIX = 'pith:dictionary:';
+export const DEFAULT_PREFIX = 'tersa:dictionary:';
 
 const SYNC = 0xfd;
 const FLAG_DICT = 0x01;

@@ -6,7 +6,7 @@ import { decodeBody } from './decoder.js';
 
 export type Key = string | symbol;
 
-const MAGIC = 'pith-dictionary-v1';
+const MAGIC = 'tersa-dictionary-v1';
 
 function keyId(k: Key): string {
   if (typeof k === 'string') return 's' + k;
@@ -82,8 +82,8 @@ export class Dictionary implements DictionaryLike {
 
   /**
    * Builds a dictionary from sample values with the C core's algorithm (the
-   * one of Ruby's `Pith::Dictionary.build`, Python's `Dictionary.build` and
-   * `pith dict build`), so the same samples give the same dictionary and id:
+   * one of Ruby's `Tersa::Dictionary.build`, Python's `Dictionary.build` and
+   * `tersa dict build`), so the same samples give the same dictionary and id:
    * a string of 2+ UTF-8 bytes (a value or a symbol's name) or a map's key
    * sequence counts once per sample it occurs in, in pre-order; the strings
    * in at least `minCount` samples are kept most bytes saved first (samples x
@@ -170,7 +170,7 @@ export class Dictionary implements DictionaryLike {
     return new Dictionary(strings, shapes);
   }
 
-  /** The serialization: the canonical encoding, without header, of ["pith-dictionary-v1", strings, shapes]. */
+  /** The serialization: the canonical encoding, without header, of ["tersa-dictionary-v1", strings, shapes]. */
   serialize(): Uint8Array {
     if (this._bytes === null) this._bytes = encodeBody([MAGIC, this.strings, this.shapes]);
     return this._bytes.slice();
@@ -194,7 +194,7 @@ export class Dictionary implements DictionaryLike {
   static parse(bytes: Uint8Array): Dictionary {
     const v = decodeBody(bytes);
     const bad = (): never => {
-      throw new TypeError('not a serialized Pith dictionary');
+      throw new TypeError('not a serialized Tersa dictionary');
     };
     if (!Array.isArray(v) || v.length !== 3 || v[0] !== MAGIC || !Array.isArray(v[1]) || !Array.isArray(v[2])) bad();
     for (const s of v[1]) if (typeof s !== 'string') bad();

@@ -1,4 +1,4 @@
-// Pith encoder: the canonical encoding of SPEC section 7. Like the decoder, it
+// Tersa encoder: the canonical encoding of SPEC section 7. Like the decoder, it
 // keeps its hot state in module-level variables, loaded from and stored back
 // into an Encoder on every call.
 
@@ -1339,7 +1339,7 @@ function writeMap(m: Map<unknown, unknown>, slot: ESlot): void {
     depth--;
     return;
   }
-  // Keys that differ in JS may be equal in Pith (1 and 1n, two Dates of one
+  // Keys that differ in JS may be equal in Tersa (1 and 1n, two Dates of one
   // instant, two Uint8Arrays with the same bytes): such a map cannot be written.
   const keys = [...m.keys()];
   const seen = new Set<string>();
@@ -1347,7 +1347,7 @@ function writeMap(m: Map<unknown, unknown>, slot: ESlot): void {
   for (const k of keys) {
     const id = ids.of(k);
     if (id !== null) {
-      if (seen.has(id)) fail(m, `duplicate key ${String(id).slice(1, 40)} (keys equal as Pith values)`);
+      if (seen.has(id)) fail(m, `duplicate key ${String(id).slice(1, 40)} (keys equal as Tersa values)`);
       seen.add(id);
     }
   }
@@ -1399,7 +1399,7 @@ export function writeValue(v: unknown, slot: ESlot): void {
         buf[pos++] = 0xe0;
         return;
       }
-      return fail(v, 'undefined is not a Pith value (option undefined: "null" writes null)');
+      return fail(v, 'undefined is not a Tersa value (option undefined: "null" writes null)');
   }
   fail(v, `unsupported type ${typeof v}`);
 }
@@ -1764,7 +1764,7 @@ export function newStreamTables(): StreamTables {
 
 let defaultEncoder: Encoder | null = null;
 
-/** Encodes a value as a canonical single-value Pith buffer. */
+/** Encodes a value as a canonical single-value Tersa buffer. */
 export function encode(value: unknown, options?: EncoderOptions): Uint8Array {
   if (options === undefined) return (defaultEncoder ??= new Encoder()).encode(value);
   return new Encoder(options).encode(value);

@@ -1,4 +1,4 @@
-// Pith: compact, fast, schemaless binary serialization (spec/SPEC.md).
+// Tersa: compact, fast, schemaless binary serialization (spec/SPEC.md).
 export { encode, encodeStream, Encoder, StreamEncoder } from './encoder.js';
 export type { EncoderOptions, StreamEncoderOptions, SyncOptions } from './encoder.js';
 export { decode, decodeStream, joinStream, Decoder, StreamDecoder } from './decoder.js';

@@ -1,5 +1,5 @@
-// Pith equality of the keys of a generic map being encoded (SPEC 1): keys
-// that are different in JS may be equal as Pith values (1 and 1n, two Dates
+// Tersa equality of the keys of a generic map being encoded (SPEC 1): keys
+// that are different in JS may be equal as Tersa values (1 and 1n, two Dates
 // of one instant, two Uint8Arrays or arrays with the same content), and a
 // map with two equal keys cannot be written. Each key gets an identity text,
 // equal for equal keys.

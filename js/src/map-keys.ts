@@ -1,5 +1,5 @@
 // The keys of generic maps (MAP_GEN) as the decoder reads them: each key's
-// identity by Pith equality (SPEC 1), so that a repeated key is
+// identity by Tersa equality (SPEC 1), so that a repeated key is
 // duplicate_key, and the object or Map the keys and values make.
 
 import { Tag, Ext, Float64, Timestamp, float64Bits, hexOf } from './common.js';
@@ -14,7 +14,7 @@ function isFloatTag(t: number): boolean {
 }
 
 /**
- * A string that identifies a generic-map key by Pith equality (SPEC 1):
+ * A string that identifies a generic-map key by Tersa equality (SPEC 1):
  * strings by their text, extension values by the bytes read (whatever a
  * registered read() made of them), everything else as an item of a
  * container key. Floats are read exact here, as inside container keys.

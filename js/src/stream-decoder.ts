@@ -188,7 +188,7 @@ export class StreamDecoder implements Iterable<any> {
   private header(final: boolean): boolean {
     const n = this.len;
     const b = this.buf;
-    if ((n >= 1 && b[0] !== 0xc1) || (n >= 2 && b[1] !== 0x70)) fail('bad_magic', 0, 'not a Pith buffer');
+    if ((n >= 1 && b[0] !== 0xc1) || (n >= 2 && b[1] !== 0x70)) fail('bad_magic', 0, 'not a Tersa buffer');
     if (n >= 3) this.checkVF(b[2], 2);
     const need = n >= 3 && b[2] & FLAG_DICT ? 11 : 3;
     if (n < need) {

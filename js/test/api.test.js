@@ -3,13 +3,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import * as pith from '../dist/esm/index.js';
+import * as tersa from '../dist/esm/index.js';
 import { bytesToHex, hexToBytes, modelJS, show } from './helpers.js';
 
 const {
   encode, decode, encodeStream, decodeStream, Encoder, Decoder, StreamEncoder, StreamDecoder,
   Dictionary, DecodeError, EncodeError, Timestamp, Ext, Float64, addExtension, removeExtension, diag,
-} = pith;
+} = tersa;
 
 const rt = (v, opts) => decode(encode(v), opts);
 
@@ -332,7 +332,7 @@ test('Dictionary.fromSamples builds what Ruby, Python and the CLI build from the
   const d = Dictionary.fromSamples(samples);
   assert.deepEqual(d.strings, ['active', 'AAPL', 'MSFT']); // in two samples each, most bytes saved first
   assert.deepEqual(d.shapes, [['sym', 'px']]);
-  assert.equal(d.id, 0x18b8a462e4507ce6n);
+  assert.equal(d.id, 0xeffd7698f9e92229n);
   assert.equal(Dictionary.fromSamples(samples, { minCount: 1 }).strings.length, 4);
   assert.deepEqual(Dictionary.fromSamples([samples[0]]).strings, ['AAPL', 'GOOG']); // one sample keeps everything
   // Equal savings and lengths (5 bytes): UTF-8 byte order (EE < F0), not UTF-16 order (D800 < E000).
@@ -348,18 +348,18 @@ test('diag notation', () => {
 });
 
 test('entry points: ESM subpaths and CommonJS', async () => {
-  const encOnly = await import('@pith/pith/encode');
-  const decOnly = await import('@pith/pith/decode');
+  const encOnly = await import('@tersa/tersa/encode');
+  const decOnly = await import('@tersa/tersa/decode');
   assert.equal(typeof encOnly.encode, 'function');
   assert.equal(encOnly.decode, undefined);
   assert.equal(typeof decOnly.decode, 'function');
   assert.equal(decOnly.encode, undefined);
   assert.deepEqual(decOnly.decode(encOnly.encode({ a: [1, 'b'] })), { a: [1, 'b'] });
   const require = createRequire(import.meta.url);
-  const cjs = require('@pith/pith');
+  const cjs = require('@tersa/tersa');
   assert.equal(typeof cjs.encode, 'function');
   assert.deepEqual(cjs.decode(cjs.encode({ x: 1 })), { x: 1 });
-  assert.equal(typeof require('@pith/pith/decode').Decoder, 'function');
+  assert.equal(typeof require('@tersa/tersa/decode').Decoder, 'function');
   // the decode entry does not load the encoder module
   const fs = await import('node:fs');
   const src = fs.readFileSync(new URL('../dist/esm/decode.js', import.meta.url), 'utf8') + fs.readFileSync(new URL('../dist/esm/decoder.js', import.meta.url), 'utf8');

@@ -3,9 +3,9 @@
 // then posts a report to /report. It must not depend on Node: helpers.js
 // imports node:fs, so the few conversions it needs are repeated here, in the
 // form of spec/vectors/README.md.
-import * as pith from '/dist/esm/index.js';
+import * as tersa from '/dist/esm/index.js';
 
-const { Encoder, Decoder, StreamEncoder, DecodeError, Dictionary, Float64, Timestamp, Ext, diag } = pith;
+const { Encoder, Decoder, StreamEncoder, DecodeError, Dictionary, Float64, Timestamp, Ext, diag } = tersa;
 
 function hexToBytes(h) {
   const out = new Uint8Array(h.length / 2);
@@ -188,10 +188,10 @@ function checkFail(v, dict) {
 
 /** Committed canonical encodings of whole documents: decode exactly, re-encode to the same bytes. */
 async function checkCorpus(doc) {
-  const r = await fetch(`/corpus/${doc.kind}/${doc.name}.pith`);
+  const r = await fetch(`/corpus/${doc.kind}/${doc.name}.tersa`);
   if (!r.ok) return [`GET: ${r.status}`];
   const bytes = new Uint8Array(await r.arrayBuffer());
-  if (bytes.length !== doc.pith_bytes) return [`${bytes.length} bytes, manifest says ${doc.pith_bytes}`];
+  if (bytes.length !== doc.tersa_bytes) return [`${bytes.length} bytes, manifest says ${doc.tersa_bytes}`];
   const value = new Decoder({ exactFloats: true }).decode(bytes);
   const again = new Encoder().encode(value);
   if (bytesToHex(again) !== bytesToHex(bytes)) {

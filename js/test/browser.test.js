@@ -17,7 +17,7 @@ const DIST = path.join(HERE, '..', 'dist', 'esm');
 
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
-<title>pith vectors</title>
+<title>tersa vectors</title>
 <script type="module" src="/test/browser-page.js"></script>
 `;
 
@@ -78,9 +78,9 @@ function startServer(index) {
     else if (p === '/vectors/index.json') body = JSON.stringify(index);
     else if (p.startsWith('/vectors/')) file = under(VECTORS, p.slice('/vectors/'.length));
     else if (p.startsWith('/corpus/')) {
-      // /corpus/<kind>/<name>.pith: the committed bytes, xz-decompressed here (browsers cannot)
-      const doc = index.corpus.find((d) => `/corpus/${d.kind}/${d.name}.pith` === p);
-      if (doc) return send(200, 'application/octet-stream', readMaybeXz(path.join(ROOT, doc.pith)));
+      // /corpus/<kind>/<name>.tersa: the committed bytes, xz-decompressed here (browsers cannot)
+      const doc = index.corpus.find((d) => `/corpus/${d.kind}/${d.name}.tersa` === p);
+      if (doc) return send(200, 'application/octet-stream', readMaybeXz(path.join(ROOT, doc.tersa)));
     }
     if (body !== null) return send(200, 'application/json', body);
     if (file) {

@@ -1,4 +1,4 @@
-// Compatibility with the JS peers: the same JS value through Pith and through
+// Compatibility with the JS peers: the same JS value through Tersa and through
 // msgpackr, @msgpack/msgpack and cbor-x comes back as equal values.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,17 +21,17 @@ const peers = {
   'cbor-x': (v) => cbor.decode(cbor.encode(v)),
 };
 
-const pithRT = (v) => decode(encode(v));
+const tersaRT = (v) => decode(encode(v));
 const loose = (v) => show(modelJS(v, true));
 
 const seedDir = path.join(ROOT, 'bench', 'corpus', 'seed');
 const docs = fs.readdirSync(seedDir).filter((f) => f.endsWith('.json')).sort().map((f) => [f, JSON.parse(fs.readFileSync(path.join(seedDir, f), 'utf8'))]);
 
-test('seed documents: Pith and every peer round-trip to the same value', () => {
+test('seed documents: Tersa and every peer round-trip to the same value', () => {
   for (const [name, doc] of docs) {
-    const mine = pithRT(doc);
-    assert.deepStrictEqual(mine, doc, `${name}: Pith round trip`);
-    for (const [peer, rt] of Object.entries(peers)) assert.equal(loose(rt(doc)), loose(mine), `${name}: ${peer} differs from Pith`);
+    const mine = tersaRT(doc);
+    assert.deepStrictEqual(mine, doc, `${name}: Tersa round trip`);
+    for (const [peer, rt] of Object.entries(peers)) assert.equal(loose(rt(doc)), loose(mine), `${name}: ${peer} differs from Tersa`);
   }
 });
 
@@ -42,7 +42,7 @@ test('JSON-like edge values agree with the peers', () => {
     true, false, null, [1, 'a', null, true, 2.5], { 'key with spaces': 1, 'üñí': 2 },
   ];
   for (const v of values) {
-    const mine = pithRT(v);
+    const mine = tersaRT(v);
     assert.equal(loose(mine), loose(v));
     for (const [peer, rt] of Object.entries(peers)) assert.equal(loose(rt(v)), loose(mine), `${peer}: ${JSON.stringify(v).slice(0, 60)}`);
   }
@@ -63,11 +63,11 @@ test('binary, Date and Map agree with msgpackr', () => {
   }
 });
 
-test('Pith is smaller than every peer on each seed document', () => {
+test('Tersa is smaller than every peer on each seed document', () => {
   for (const [name, doc] of docs) {
     const mine = encode(doc).length;
     for (const [peer, size] of [['msgpackr-records', records.pack(doc).length], ['cbor-x', cbor.encode(doc).length], ['@msgpack/msgpack', msgpack.encode(doc).length], ['JSON', Buffer.byteLength(JSON.stringify(doc))]]) {
-      assert.ok(mine < size, `${name}: Pith ${mine} >= ${peer} ${size}`);
+      assert.ok(mine < size, `${name}: Tersa ${mine} >= ${peer} ${size}`);
     }
   }
 });

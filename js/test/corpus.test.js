@@ -23,9 +23,9 @@ const dec = new Decoder({ exactFloats: true });
 for (const doc of manifest.documents) {
   test(`corpus ${doc.kind}/${doc.name}`, () => {
     const json = readMaybeXz(path.join(ROOT, doc.json)).toString('utf8');
-    const want = readMaybeXz(path.join(ROOT, doc.pith));
-    assert.equal(want.length, doc.pith_bytes, 'committed .pith size differs from the manifest');
-    assert.equal(crypto.createHash('sha256').update(want).digest('hex'), doc.pith_sha256, 'committed .pith hash differs');
+    const want = readMaybeXz(path.join(ROOT, doc.tersa));
+    assert.equal(want.length, doc.tersa_bytes, 'committed .tersa size differs from the manifest');
+    assert.equal(crypto.createHash('sha256').update(want).digest('hex'), doc.tersa_sha256, 'committed .tersa hash differs');
     const value = parseExactJSON(json);
     const got = enc.encode(value);
     if (got.length !== want.length || Buffer.compare(Buffer.from(got), want) !== 0) {

@@ -1,11 +1,11 @@
 // Cross-language: buffers written by the C core's CLI decode in TypeScript and
-// the reverse. The CLI is $PITH_CLI or ../c/build/pith; without it this test
-// fails unless PITH_SKIP_CLI=1.
+// the reverse. The CLI is $TERSA_CLI or ../c/build/tersa; without it this test
+// fails unless TERSA_SKIP_CLI=1.
 //
-// CLI interface used: `pith encode [--stream]` (JSON on stdin -> Pith on
-// stdout), `pith decode [--diag]` (Pith on stdin -> one JSON text or diagnostic
+// CLI interface used: `tersa encode [--stream]` (JSON on stdin -> Tersa on
+// stdout), `tersa decode [--diag]` (Tersa on stdin -> one JSON text or diagnostic
 // line per value on stdout; streams are recognised from the header),
-// `pith recode` (Pith -> canonical Pith).
+// `tersa recode` (Tersa -> canonical Tersa).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -14,9 +14,9 @@ import { spawnSync } from 'node:child_process';
 import { Encoder, Decoder, StreamEncoder, diag, encode, EncodeError } from '../dist/esm/index.js';
 import { ROOT, parseExactJSON, readMaybeXz, bytesToHex, modelJS, show } from './helpers.js';
 
-const CLI = process.env.PITH_CLI || path.join(ROOT, 'c', 'build', 'pith');
+const CLI = process.env.TERSA_CLI || path.join(ROOT, 'c', 'build', 'tersa');
 const present = fs.existsSync(CLI);
-const skip = !present && process.env.PITH_SKIP_CLI === '1';
+const skip = !present && process.env.TERSA_SKIP_CLI === '1';
 
 function cli(args, input) {
   const r = spawnSync(CLI, args, { input, maxBuffer: 1 << 30 });
@@ -24,8 +24,8 @@ function cli(args, input) {
   return r.stdout;
 }
 
-test('the C CLI is available', { skip: skip ? `PITH_SKIP_CLI=1 and no CLI at ${CLI}` : false }, () => {
-  assert.ok(present, `no Pith CLI at ${CLI}: build the C core (c/build/pith), set PITH_CLI, or set PITH_SKIP_CLI=1 to skip the cross-language tests`);
+test('the C CLI is available', { skip: skip ? `TERSA_SKIP_CLI=1 and no CLI at ${CLI}` : false }, () => {
+  assert.ok(present, `no Tersa CLI at ${CLI}: build the C core (c/build/tersa), set TERSA_CLI, or set TERSA_SKIP_CLI=1 to skip the cross-language tests`);
 });
 
 const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'spec', 'vectors', 'corpus', 'manifest.json'), 'utf8'));

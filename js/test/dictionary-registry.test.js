@@ -2,10 +2,10 @@
 // fetch on first use, typed errors for ids the store does not have.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import * as pith from '../dist/esm/index.js';
+import * as tersa from '../dist/esm/index.js';
 import { RespClient, startRedis } from './support/redis.js';
 
-const { Dictionary, DictionaryRegistry, UnknownDictionaryError, DecodeError, dictionaryId, encode, StreamEncoder } = pith;
+const { Dictionary, DictionaryRegistry, UnknownDictionaryError, DecodeError, dictionaryId, encode, StreamEncoder } = tersa;
 
 const STOCK = new Dictionary(['AAPL', 'MSFT', 'GOOG'], [['symbol', 'price', 'volume'], ['0', '1', '2']]);
 const RECORD = { symbol: 'MSFT', price: 411.22, volume: 1234567 };

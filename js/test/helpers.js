@@ -1,13 +1,13 @@
 // Shared helpers for the test suite: vector loading, extended JSON (xvalue)
-// conversion, an exact JSON reader, and a normalized "model" of Pith values
+// conversion, an exact JSON reader, and a normalized "model" of Tersa values
 // used to compare decoded JS values with expected ones.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import * as pith from '../dist/esm/index.js';
+import * as tersa from '../dist/esm/index.js';
 
-const { Float64, Timestamp, Ext, Dictionary } = pith;
+const { Float64, Timestamp, Ext, Dictionary } = tersa;
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(HERE, '..', '..');
@@ -72,7 +72,7 @@ export function toX(v) {
     case 'boolean':
       return v;
     case 'number':
-      return Number.isSafeInteger(v) && !Object.is(v, -0) ? v : { $float: pith.diag(v) };
+      return Number.isSafeInteger(v) && !Object.is(v, -0) ? v : { $float: tersa.diag(v) };
     case 'bigint':
       return { $int: v.toString() };
     case 'symbol':
@@ -80,7 +80,7 @@ export function toX(v) {
   }
   if (v === null) return null;
   if (Array.isArray(v)) return v.map(toX);
-  if (v instanceof Float64) return { $float: pith.diag(v) };
+  if (v instanceof Float64) return { $float: tersa.diag(v) };
   if (v instanceof Uint8Array) return { $binary: bytesToHex(v) };
   if (v instanceof Date) {
     const ms = v.getTime();
@@ -137,7 +137,7 @@ export function fromX(j) {
 }
 
 // ---------------------------------------------------------------------------
-// Models: a normalized, comparable form of a Pith value
+// Models: a normalized, comparable form of a Tersa value
 // ---------------------------------------------------------------------------
 
 /** The model of an xvalue. */

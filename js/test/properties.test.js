@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import * as pith from '../dist/esm/index.js';
+import * as tersa from '../dist/esm/index.js';
 import { HERE, ROOT, bytesToHex, modelJS, show, vectorFiles, hexToBytes } from './helpers.js';
 
-const { encode, decode, decodeStream, joinStream, encodeStream, Encoder, Decoder, DecodeError, EncodeError, Timestamp, Ext, Float64, diag } = pith;
+const { encode, decode, decodeStream, joinStream, encodeStream, Encoder, Decoder, DecodeError, EncodeError, Timestamp, Ext, Float64, diag } = tersa;
 
-const SEED = Number(process.env.PITH_SEED ?? 20250416);
-const N = Number(process.env.PITH_FUZZ ?? 3000);
+const SEED = Number(process.env.TERSA_SEED ?? 20250416);
+const N = Number(process.env.TERSA_FUZZ ?? 3000);
 
 /** Asserts equal strings, reporting only the neighbourhood of the first difference. */
 function sameText(a, b, msg) {
@@ -169,7 +169,7 @@ test(`random values round-trip (seed ${SEED}, ${N} values)`, () => {
     try {
       b = enc.encode(v);
     } catch (e) {
-      // the only unencodable random values: Maps whose distinct JS keys are equal Pith values
+      // the only unencodable random values: Maps whose distinct JS keys are equal Tersa values
       assert.ok(e instanceof EncodeError && /duplicate key/.test(e.message), `value ${i}: ${e}`);
       unencodable++;
       continue;
@@ -245,7 +245,7 @@ function ours(bytes, stream, join) {
   }
 }
 
-const MUTANTS = Number(process.env.PITH_MUTANTS ?? 6000);
+const MUTANTS = Number(process.env.TERSA_MUTANTS ?? 6000);
 
 test(`mutated buffers only raise DecodeError (${MUTANTS} mutants), and agree with the reference decoder`, (t) => {
   const g = makeGen(SEED + 3);
@@ -262,14 +262,14 @@ test(`mutated buffers only raise DecodeError (${MUTANTS} mutants), and agree wit
   }
   const errs = cases.filter((c) => c.res.err).length;
   t.diagnostic(`${errs} of ${cases.length} mutants rejected, ${cases.length - errs} still valid`);
-  // differential check against spec/tools/pithref.py
+  // differential check against spec/tools/tersaref.py
   const py = spawnSync('python3', ['--version']);
   if (py.status !== 0) {
     t.diagnostic('python3 not available: reference comparison NOT run');
     return;
   }
   const input = cases.map((c) => JSON.stringify({ hex: bytesToHex(c.bytes), stream: c.stream, join: c.join })).join('\n') + '\n';
-  const out = spawnSync('python3', [path.join(HERE, 'pithref_oracle.py')], { input, maxBuffer: 1 << 28 });
+  const out = spawnSync('python3', [path.join(HERE, 'tersaref_oracle.py')], { input, maxBuffer: 1 << 28 });
   assert.equal(out.status, 0, String(out.stderr));
   const lines = String(out.stdout).trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(lines.length, cases.length);

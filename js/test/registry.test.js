@@ -6,16 +6,16 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const esm = await import('@pith/pith');
-const cjs = require('@pith/pith');
-const esmEncode = await import('@pith/pith/encode');
-const cjsDecode = require('@pith/pith/decode');
+const esm = await import('@tersa/tersa');
+const cjs = require('@tersa/tersa');
+const esmEncode = await import('@tersa/tersa/encode');
+const cjsDecode = require('@tersa/tersa/decode');
 
 test('the two loads are distinct module instances', () => {
   // Otherwise the tests below would pass without checking anything.
   assert.notEqual(esm.encode, cjs.encode);
   assert.notEqual(esm.Decoder, cjs.Decoder);
-  assert.match(require.resolve('@pith/pith'), /dist[\\/]cjs[\\/]index\.js$/);
+  assert.match(require.resolve('@tersa/tersa'), /dist[\\/]cjs[\\/]index\.js$/);
 });
 
 test('the error and value classes are the same objects', () => {
@@ -84,9 +84,9 @@ test('an extension registered through one load is known to the other', () => {
 });
 
 test('the shared state is kept on globalThis under a versioned registered symbol', () => {
-  const keys = Object.getOwnPropertySymbols(globalThis).filter((s) => /^@pith\/pith /.test(Symbol.keyFor(s) ?? ''));
+  const keys = Object.getOwnPropertySymbols(globalThis).filter((s) => /^@tersa\/tersa /.test(Symbol.keyFor(s) ?? ''));
   assert.equal(keys.length, 1, `symbols: ${keys.map(String)}`);
-  assert.match(Symbol.keyFor(keys[0]), /^@pith\/pith runtime v\d+$/);
+  assert.match(Symbol.keyFor(keys[0]), /^@tersa\/tersa runtime v\d+$/);
   const shared = globalThis[keys[0]];
   assert.equal(shared.DecodeError, esm.DecodeError);
   assert.equal(shared.Timestamp, cjs.Timestamp);

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import vm from 'node:vm';
-import * as pith from '../dist/esm/index.js';
+import * as tersa from '../dist/esm/index.js';
 import { HERE, bytesToHex, hexToBytes, modelJS, show, toX } from './helpers.js';
 
-const { encode, decode, Encoder, Decoder, DecodeError, EncodeError, Float64, Timestamp, Ext, addExtension, removeExtension, diag } = pith;
+const { encode, decode, Encoder, Decoder, DecodeError, EncodeError, Float64, Timestamp, Ext, addExtension, removeExtension, diag } = tersa;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -32,10 +32,10 @@ function rng(seed) {
 
 const python = spawnSync('python3', ['--version']).status === 0;
 
-/** Canonical encodings (hex) by spec/tools/pithref.py, or null without python3; runs in the background. */
+/** Canonical encodings (hex) by spec/tools/tersaref.py, or null without python3; runs in the background. */
 function referenceEncodings(values) {
   if (!python) return Promise.resolve(null);
-  const child = spawn('python3', [path.join(HERE, 'pithref_encode_oracle.py')]);
+  const child = spawn('python3', [path.join(HERE, 'tersaref_encode_oracle.py')]);
   const out = [];
   const err = [];
   child.stdout.on('data', (d) => out.push(d));
@@ -329,7 +329,7 @@ test('generic Maps mutated while they are encoded', () => {
   };
   assert.deepEqual(entries(mutated(make((m) => m.delete(3))).value), [[1, [['x', 1]]], [2, 2], [3, null]]);
   assert.deepEqual(entries(mutated(make((m) => m.set(4, 4))).value), [[1, [['x', 1]]], [2, 2], [3, 3]]);
-  // a key equal (as a Pith value) to one already there is not written either
+  // a key equal (as a Tersa value) to one already there is not written either
   assert.deepEqual(entries(mutated(make((m) => m.set(2n, 4))).value), [[1, [['x', 1]]], [2, 2], [3, 3]]);
   assert.deepEqual(entries(mutated(make((m) => m.clear())).value), [[1, [['x', 1]]], [2, null], [3, null]]);
 });
@@ -592,13 +592,13 @@ test('diag and Dictionary.fromSamples take values of any nesting', () => {
   assert.equal(diag(v), '['.repeat(N) + '"deep"' + ']'.repeat(N));
   let o = { k: 'leaf', n: 1 };
   for (let i = 0; i < N; i++) o = { k: 'node', n: o };
-  const d = pith.Dictionary.fromSamples([o, o, v]);
+  const d = tersa.Dictionary.fromSamples([o, o, v]);
   assert.deepEqual(d.shapes, [['k', 'n']]);
   assert.deepEqual(d.strings, ['leaf', 'node']); // in two samples each; 'deep' in one
   // a container met again inside itself is skipped, as before
   const c = { k: 'a', self: null };
   c.self = c;
-  assert.deepEqual(pith.Dictionary.fromSamples([c, c]).shapes, [['k', 'self']]);
+  assert.deepEqual(tersa.Dictionary.fromSamples([c, c]).shapes, [['k', 'self']]);
 });
 
 test('extensions that encode and decode deep values from inside deep values', () => {
@@ -663,8 +663,8 @@ test('inputs that are not bytes are TypeErrors', () => {
   for (const input of bad) {
     assert.throws(() => decode(input), TypeError, show(input));
     assert.throws(() => dec.decode(input), TypeError, show(input));
-    assert.throws(() => pith.decodeStream(input), TypeError, show(input));
-    assert.throws(() => new pith.StreamDecoder().feed(input), TypeError, show(input));
+    assert.throws(() => tersa.decodeStream(input), TypeError, show(input));
+    assert.throws(() => new tersa.StreamDecoder().feed(input), TypeError, show(input));
   }
   // byte containers of every kind still decode
   const bytes = encode({ x: [1, 'two'] });
@@ -712,16 +712,16 @@ test('arrays of binary floats decode on the array fast path exactly as read() wo
   const f64s = [0.1 + 0.2, -1e-300, 5e-324, 1.7976931348623157e308, 2 / 3];
   const specials = [NaN, Infinity, -Infinity];
   for (const arr of [[...f32s, ...f64s, ...specials, 7, 'x'], [...specials, ...f32s], Array.from({ length: 40 }, (_, i) => i / 3 + 0.5)]) {
-    const back = pith.decode(pith.encode(arr));
+    const back = tersa.decode(tersa.encode(arr));
     assert.equal(back.length, arr.length);
     arr.forEach((x, i) => assert.ok(Object.is(back[i], x), `element ${i}: ${back[i]} vs ${x}`));
   }
   // exactFloats keeps integral binary floats apart from integers (read()'s path).
-  const exact = pith.decode(pith.encode([0.5, 3.4028234663852886e38, 0.25, 0.125, 1.5, 2.5]), { exactFloats: true });
-  assert.ok(exact[1] instanceof pith.Float64 && exact[1].value === 3.4028234663852886e38 && exact[0] === 0.5);
+  const exact = tersa.decode(tersa.encode([0.5, 3.4028234663852886e38, 0.25, 0.125, 1.5, 2.5]), { exactFloats: true });
+  assert.ok(exact[1] instanceof tersa.Float64 && exact[1].value === 3.4028234663852886e38 && exact[0] === 0.5);
   // A buffer cut inside a float of a long array is truncated where read() says.
-  const b = pith.encode(Array.from({ length: 20 }, (_, i) => i + 0.1));
+  const b = tersa.encode(Array.from({ length: 20 }, (_, i) => i + 0.1));
   for (let cut = b.length - 8; cut < b.length; cut++) {
-    assert.throws(() => pith.decode(b.subarray(0, cut)), (e) => e.code === 'truncated');
+    assert.throws(() => tersa.decode(b.subarray(0, cut)), (e) => e.code === 'truncated');
   }
 });

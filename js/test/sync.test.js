@@ -5,10 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import * as pith from '../dist/esm/index.js';
+import * as tersa from '../dist/esm/index.js';
 import { HERE, bytesToHex, hexToBytes, modelJS, show, toX } from './helpers.js';
 
-const { encode, encodeStream, decodeStream, joinStream, Encoder, Decoder, StreamEncoder, StreamDecoder, DecodeError, Dictionary, diag } = pith;
+const { encode, encodeStream, decodeStream, joinStream, Encoder, Decoder, StreamEncoder, StreamDecoder, DecodeError, Dictionary, diag } = tersa;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -93,14 +93,14 @@ function feedRandom(bytes, opts, g) {
 
 const python = spawnSync('python3', ['--version']).status === 0;
 
-/** Requests to spec/tools/pithref.py (pithref_stream_oracle.py), or null without python3. */
+/** Requests to spec/tools/tersaref.py (tersaref_stream_oracle.py), or null without python3. */
 function reference(t, requests) {
   if (!python) {
     t.diagnostic('python3 not available: comparison with the reference codec NOT run');
     return null;
   }
   const input = requests.map((r) => JSON.stringify(r)).join('\n') + '\n';
-  const out = spawnSync('python3', [path.join(HERE, 'pithref_stream_oracle.py')], { input, maxBuffer: 1 << 28 });
+  const out = spawnSync('python3', [path.join(HERE, 'tersaref_stream_oracle.py')], { input, maxBuffer: 1 << 28 });
   assert.equal(out.status, 0, String(out.stderr));
   return String(out.stdout).trim().split('\n').map((l) => JSON.parse(l));
 }

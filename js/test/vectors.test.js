@@ -3,12 +3,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import * as pith from '../dist/esm/index.js';
+import * as tersa from '../dist/esm/index.js';
 import {
   VECTORS, vectorFiles, hexToBytes, bytesToHex, fromX, modelX, modelJS, loosen, show, vectorDictionaries,
 } from './helpers.js';
 
-const { encode, decode, encodeStream, decodeStream, joinStream, Encoder, Decoder, StreamDecoder, StreamEncoder, DecodeError, diag, Dictionary } = pith;
+const { encode, decode, encodeStream, decodeStream, joinStream, Encoder, Decoder, StreamDecoder, StreamEncoder, DecodeError, diag, Dictionary } = tersa;
 
 const skipped = []; // vectors this runner cannot check, with the reason (must stay empty)
 const counts = { valid: 0, stream: 0, join: 0, invalid: 0, dictionaries: 0, diag: 0 };

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import pith
-from pith._types import _pith_key
+import tersa
+from tersa._types import _tersa_key
 
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
 
-REPO = Path(os.environ.get("PITH_REPO", Path(__file__).resolve().parents[2]))
+REPO = Path(os.environ.get("TERSA_REPO", Path(__file__).resolve().parents[2]))
 SPEC = REPO / "spec"
 VECTORS = SPEC / "vectors"
 CORPUS = REPO / "bench" / "corpus"
@@ -27,7 +27,7 @@ def require_vectors() -> Path:
     """The vectors directory; raising (never skipping) when it is missing."""
     if not VECTORS.is_dir() or not any((VECTORS / "valid").glob("*.json")):
         raise RuntimeError(
-            f"conformance vectors not found at {VECTORS} (set PITH_REPO to the repository root)"
+            f"conformance vectors not found at {VECTORS} (set TERSA_REPO to the repository root)"
         )
     return VECTORS
 
@@ -49,13 +49,13 @@ def parse_float(text: str) -> float:
     return float(text)
 
 
-ZONES = {"utc": pith.ZONE_UTC, "offset": pith.ZONE_OFFSET, "floating": pith.ZONE_FLOATING}
+ZONES = {"utc": tersa.ZONE_UTC, "offset": tersa.ZONE_OFFSET, "floating": tersa.ZONE_FLOATING}
 
 
 def from_x(x, key: bool = False):
     """The Python value of an extended-JSON value. In key position arrays are
-    tuples and maps pith.Map (as loads() gives them); a map Python cannot
-    hold as a dict becomes a pith.Map."""
+    tuples and maps tersa.Map (as loads() gives them); a map Python cannot
+    hold as a dict becomes a tersa.Map."""
     if x is None or isinstance(x, (bool, int, str)):
         return x
     if isinstance(x, list):
@@ -69,13 +69,13 @@ def from_x(x, key: bool = False):
         if k == "$float":
             return parse_float(v)
         if k == "$symbol":
-            return pith.Symbol(v)
+            return tersa.Symbol(v)
         if k == "$binary":
             return bytes.fromhex(v)
         if k == "$time":
-            return pith.Timestamp(v["seconds"], v.get("nanos", 0), ZONES[v["zone"]], v.get("offset", 0))
+            return tersa.Timestamp(v["seconds"], v.get("nanos", 0), ZONES[v["zone"]], v.get("offset", 0))
         if k == "$ext":
-            return pith.Ext(v["type"], bytes.fromhex(v["data"]))
+            return tersa.Ext(v["type"], bytes.fromhex(v["data"]))
         if k == "$map":
             return make_map([(from_x(a, True), from_x(b, key)) for a, b in v], key)
     return make_map([(k, from_x(v, key)) for k, v in x.items()], key)
@@ -83,29 +83,29 @@ def from_x(x, key: bool = False):
 
 def make_map(pairs, key: bool = False):
     if key:
-        return pith.Map(pairs)
+        return tersa.Map(pairs)
     try:
         d = dict(pairs)
     except TypeError:
-        return pith.Map(pairs)
-    return d if len(d) == len(pairs) else pith.Map(pairs)
+        return tersa.Map(pairs)
+    return d if len(d) == len(pairs) else tersa.Map(pairs)
 
 
 def same(a, b) -> bool:
-    """Equal as Pith values (types, float bits, map order)."""
-    return _pith_key(a) == _pith_key(b)
+    """Equal as Tersa values (types, float bits, map order)."""
+    return _tersa_key(a) == _tersa_key(b)
 
 
 @functools.lru_cache(maxsize=None)
 def dictionaries() -> dict:
-    """name -> (pith.Dictionary, expected id) from spec/vectors/dictionaries.json."""
+    """name -> (tersa.Dictionary, expected id) from spec/vectors/dictionaries.json."""
     out = {}
     for name, spec in load_json(require_vectors() / "dictionaries.json")["dictionaries"].items():
         if "generate" in spec:
             g = spec["generate"]
-            d = pith.Dictionary([f"s{i}" for i in range(g["strings"])], [[f"k{i}"] for i in range(g["shapes"])])
+            d = tersa.Dictionary([f"s{i}" for i in range(g["strings"])], [[f"k{i}"] for i in range(g["shapes"])])
         else:
-            d = pith.Dictionary([from_x(s) for s in spec["strings"]], [[from_x(k) for k in sh] for sh in spec["shapes"]])
+            d = tersa.Dictionary([from_x(s) for s in spec["strings"]], [[from_x(k) for k in sh] for sh in spec["shapes"]])
         out[name] = (d, int(spec["id"], 16), spec)
     return out
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tracemalloc
 
-import pith
+import tersa
 
 KEYS = [f"k{i}" for i in range(4096)]
 
@@ -26,11 +26,11 @@ def peak_bytes(fn) -> int:
 def nested_shape_references(levels: int) -> bytes:
     """[map of the shape, map of the shape whose first value is a map of the
     shape whose first value is ...], cut after the innermost map's values."""
-    one = pith.dumps([{k: 0 for k in KEYS}])
-    two = pith.dumps([{k: 0 for k in KEYS}, {k: 0 for k in KEYS}])
+    one = tersa.dumps([{k: 0 for k in KEYS}])
+    two = tersa.dumps([{k: 0 for k in KEYS}, {k: 0 for k in KEYS}])
     reference = two[len(one) : len(one) + 1]  # the second map opens with a one-byte shape reference
     assert reference == b"\x60"
-    zero = pith.dumps(0)[-1:]
+    zero = tersa.dumps(0)[-1:]
     return two[:4] + one[4:] + reference * levels + zero * len(KEYS)
 
 
@@ -40,8 +40,8 @@ def test_nested_shape_references_allocate_in_proportion_to_the_input():
 
     def decode():
         try:
-            pith.loads(data, max_depth=4000)
-        except pith.DecodeError as e:
+            tersa.loads(data, max_depth=4000)
+        except tersa.DecodeError as e:
             assert e.code == "truncated"
         else:
             raise AssertionError("the buffer is cut short")
@@ -53,7 +53,7 @@ def test_nested_shape_references_allocate_in_proportion_to_the_input():
 def test_the_same_in_a_stream_frame():
     # After the sync marker every stream's first frame starts with (SPEC 2.3).
     body = b"\xfd\x12" + nested_shape_references(3000)[3:]
-    enc = pith.Encoder()
+    enc = tersa.Encoder()
     header = enc.header()
     # The frame: its length as a 3-byte varint (SPEC 2.3: low bits 0b100, then the length), then the value.
     frame_len = len(body)
@@ -62,11 +62,11 @@ def test_the_same_in_a_stream_frame():
     stream = header + prefix + body
 
     def decode():
-        dec = pith.Decoder(max_depth=4000)
+        dec = tersa.Decoder(max_depth=4000)
         dec.feed(stream)
         try:
             list(dec)
-        except pith.DecodeError as e:
+        except tersa.DecodeError as e:
             assert e.code in ("truncated", "length_exceeds_input")
         else:
             raise AssertionError("the frame's value is cut short")
@@ -80,6 +80,6 @@ def test_complete_values_of_large_shapes_still_decode():
     for _ in range(20):
         nested = {k: (nested if k == "k0" else 1) for k in KEYS}
     for v in (value, nested):
-        data = pith.dumps(v)
-        assert pith.loads(data) == v
-        assert pith.loads_stream(pith.dumps_stream([v, v])) == [v, v]
+        data = tersa.dumps(v)
+        assert tersa.loads(data) == v
+        assert tersa.loads_stream(tersa.dumps_stream([v, v])) == [v, v]

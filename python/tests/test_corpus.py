@@ -11,7 +11,7 @@ import lzma
 
 import pytest
 
-import pith
+import tersa
 from conftest import REPO, load_json, require_vectors, same
 
 MANIFEST = load_json(require_vectors() / "corpus" / "manifest.json")["documents"]
@@ -25,16 +25,16 @@ def _read(path: str) -> bytes:
 @pytest.mark.parametrize("doc", MANIFEST, ids=[d["name"] for d in MANIFEST])
 def test_corpus_document(doc):
     value = json.loads(_read(doc["json"]))
-    expected = _read(doc["pith"])
-    assert len(expected) == doc["pith_bytes"]
-    assert hashlib.sha256(expected).hexdigest() == doc["pith_sha256"]
-    encoded = pith.dumps(value)
+    expected = _read(doc["tersa"])
+    assert len(expected) == doc["tersa_bytes"]
+    assert hashlib.sha256(expected).hexdigest() == doc["tersa_sha256"]
+    encoded = tersa.dumps(value)
     assert len(encoded) == len(expected)
     assert encoded == expected
-    assert same(pith.loads(expected), value)
+    assert same(tersa.loads(expected), value)
     # bytearray and memoryview inputs decode identically
-    assert same(pith.loads(bytearray(expected)), value)
-    assert same(pith.loads(memoryview(expected)), value)
+    assert same(tersa.loads(bytearray(expected)), value)
+    assert same(tersa.loads(memoryview(expected)), value)
 
 
 def test_manifest_covers_both_kinds():

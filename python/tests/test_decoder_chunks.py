@@ -9,7 +9,7 @@ import datetime as dt
 import random
 import time
 
-import pith
+import tersa
 from conftest import same
 
 SEED = 20261123
@@ -44,12 +44,12 @@ def random_scalar(rng: random.Random, pool: list):
         return bytes(rng.randrange(256) for _ in range(rng.choice([0, 1, 7, 300, 5000])))
     if kind == 5:
         micros = rng.randrange(1_000_000)
-        tz = rng.choice([dt.timezone.utc, None, pith._types._offset_tz(330)])
+        tz = rng.choice([dt.timezone.utc, None, tersa._types._offset_tz(330)])
         return dt.datetime(2000 + rng.randrange(30), 1 + rng.randrange(12), 1 + rng.randrange(28), 12, 30, 15, micros, tzinfo=tz)
     if kind == 6:
-        return pith.Timestamp(rng.randrange(-(10**9), 10**10), rng.randrange(1, 10**9))  # nanoseconds
+        return tersa.Timestamp(rng.randrange(-(10**9), 10**10), rng.randrange(1, 10**9))  # nanoseconds
     if kind == 7:
-        return pith.Symbol(random_string(rng, pool)[:20])
+        return tersa.Symbol(random_string(rng, pool)[:20])
     return rng.choice([None, True, False])
 
 
@@ -69,11 +69,11 @@ def random_value(rng: random.Random, pool: list, depth: int = 0):
 def random_stream(rng: random.Random) -> bytes:
     pool: list = []
     values = [random_value(rng, pool) for _ in range(rng.randrange(1, 12))]
-    return pith.dumps_stream(values)
+    return tersa.dumps_stream(values)
 
 
 def feed_in_pieces(data: bytes, sizes) -> list:
-    dec = pith.Decoder()
+    dec = tersa.Decoder()
     out: list = []
     at = 0
     for size in sizes:
@@ -99,20 +99,20 @@ def random_sizes(rng: random.Random):
 
 
 def check(data: bytes, sizes) -> None:
-    assert same(feed_in_pieces(data, sizes), pith.loads_stream(data))
+    assert same(feed_in_pieces(data, sizes), tersa.loads_stream(data))
 
 
 def check_fast(data: bytes, sizes, expected: bytes) -> None:
-    # The canonical encoding is one-to-one: equal bytes, equal Pith values.
-    assert pith.dumps_stream(feed_in_pieces(data, sizes)) == expected
+    # The canonical encoding is one-to-one: equal bytes, equal Tersa values.
+    assert tersa.dumps_stream(feed_in_pieces(data, sizes)) == expected
 
 
 def test_the_reported_streams():
     # A short first frame, then a frame larger than the first buffer, fed byte by byte.
-    check(pith.dumps_stream(["abcd", "x" * 5000]), constant(1))
-    check(pith.dumps_stream(["abcdefgh", "y" * 4500, "z"]), constant(1))
+    check(tersa.dumps_stream(["abcd", "x" * 5000]), constant(1))
+    check(tersa.dumps_stream(["abcdefgh", "y" * 4500, "z"]), constant(1))
     for size in (2, 3, 7, 64):
-        check(pith.dumps_stream([["q" * 10] * 3, "w" * 6000, {"k": "v" * 9000}, 1, "w" * 6000]), constant(size))
+        check(tersa.dumps_stream([["q" * 10] * 3, "w" * 6000, {"k": "v" * 9000}, 1, "w" * 6000]), constant(size))
 
 
 def test_every_chunk_size_on_random_streams():
@@ -122,7 +122,7 @@ def test_every_chunk_size_on_random_streams():
     assert sum(len(s) for s in streams) > 100_000
     assert sum(len(s) > 4096 for s in streams) > 10
     for data in streams:
-        expected = pith.dumps_stream(pith.loads_stream(data))
+        expected = tersa.dumps_stream(tersa.loads_stream(data))
         for size in range(1, 71):
             check_fast(data, constant(size), expected)
         for _ in range(5):
@@ -132,5 +132,5 @@ def test_every_chunk_size_on_random_streams():
 
 
 def test_large_frame_then_small_ones():
-    data = pith.dumps_stream(["x" * 3_000_000] + [i for i in range(2000)])
+    data = tersa.dumps_stream(["x" * 3_000_000] + [i for i in range(2000)])
     check(data, constant(4096))

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import pytest
 
-import pith
+import tersa
 
 
 @dataclasses.dataclass
@@ -37,23 +37,23 @@ class Level(enum.IntEnum):
 
 
 def test_dataclass_is_a_map_of_its_fields():
-    assert pith.loads(pith.dumps(Point(1, 2.5, ["a"]))) == {"x": 1, "y": 2.5, "tags": ["a"]}
-    assert pith.loads(pith.dumps([Slotted(1), Slotted(2)])) == [{"a": 1}, {"a": 2}]
+    assert tersa.loads(tersa.dumps(Point(1, 2.5, ["a"]))) == {"x": 1, "y": 2.5, "tags": ["a"]}
+    assert tersa.loads(tersa.dumps([Slotted(1), Slotted(2)])) == [{"a": 1}, {"a": 2}]
 
 
 def test_passthrough_dataclass():
-    with pytest.raises(pith.EncodeError):
-        pith.dumps(Point(1, 2.0), option=pith.OPT_PASSTHROUGH_DATACLASS)
-    out = pith.loads(pith.dumps(Point(1, 2.0), option=pith.OPT_PASSTHROUGH_DATACLASS, default=lambda p: [p.x, p.y]))
+    with pytest.raises(tersa.EncodeError):
+        tersa.dumps(Point(1, 2.0), option=tersa.OPT_PASSTHROUGH_DATACLASS)
+    out = tersa.loads(tersa.dumps(Point(1, 2.0), option=tersa.OPT_PASSTHROUGH_DATACLASS, default=lambda p: [p.x, p.y]))
     assert out == [1, 2.0]
 
 
 def test_enum_is_its_value():
-    assert pith.loads(pith.dumps([Color.RED, Color.BLUE, Level.LOW])) == ["red", 2, 1]
-    assert pith.loads(pith.dumps({Color.RED: 1, Color.BLUE: 2})) == {"red": 1, 2: 2}
-    with pytest.raises(pith.EncodeError):
-        pith.dumps(Color.RED, option=pith.OPT_PASSTHROUGH_ENUM)
-    assert pith.loads(pith.dumps(Color.RED, option=pith.OPT_PASSTHROUGH_ENUM, default=lambda e: e.name)) == "RED"
+    assert tersa.loads(tersa.dumps([Color.RED, Color.BLUE, Level.LOW])) == ["red", 2, 1]
+    assert tersa.loads(tersa.dumps({Color.RED: 1, Color.BLUE: 2})) == {"red": 1, 2: 2}
+    with pytest.raises(tersa.EncodeError):
+        tersa.dumps(Color.RED, option=tersa.OPT_PASSTHROUGH_ENUM)
+    assert tersa.loads(tersa.dumps(Color.RED, option=tersa.OPT_PASSTHROUGH_ENUM, default=lambda e: e.name)) == "RED"
 
 
 def test_enum_keys_all_strings_make_a_shaped_map():
@@ -61,16 +61,16 @@ def test_enum_keys_all_strings_make_a_shaped_map():
         A = "a"
         B = "b"
 
-    assert pith.dumps({K.A: 1, K.B: 2}) == pith.dumps({"a": 1, "b": 2})
+    assert tersa.dumps({K.A: 1, K.B: 2}) == tersa.dumps({"a": 1, "b": 2})
 
 
 def test_uuid_is_its_text():
     u = uuid.UUID("12345678-1234-5678-1234-567812345678")
-    assert pith.loads(pith.dumps(u)) == str(u)
-    assert pith.loads(pith.dumps({u: 1})) == {str(u): 1}
-    with pytest.raises(pith.EncodeError):
-        pith.dumps(u, option=pith.OPT_PASSTHROUGH_UUID)
-    assert pith.loads(pith.dumps(u, option=pith.OPT_PASSTHROUGH_UUID, default=lambda x: x.bytes)) == u.bytes
+    assert tersa.loads(tersa.dumps(u)) == str(u)
+    assert tersa.loads(tersa.dumps({u: 1})) == {str(u): 1}
+    with pytest.raises(tersa.EncodeError):
+        tersa.dumps(u, option=tersa.OPT_PASSTHROUGH_UUID)
+    assert tersa.loads(tersa.dumps(u, option=tersa.OPT_PASSTHROUGH_UUID, default=lambda x: x.bytes)) == u.bytes
 
 
 def test_default_for_custom_types_and_nesting():
@@ -84,7 +84,7 @@ def test_default_for_custom_types_and_nesting():
         raise TypeError
 
     v = {"price": decimal.Decimal("1.10"), "s": {3, 1, 2}, "f": frozenset([decimal.Decimal("2")])}
-    assert pith.loads(pith.dumps(v, default=default)) == {"price": "1.10", "s": [1, 2, 3], "f": {"set": ["2"]}}
+    assert tersa.loads(tersa.dumps(v, default=default)) == {"price": "1.10", "s": [1, 2, 3], "f": {"set": ["2"]}}
 
 
 def test_default_on_keys():
@@ -95,36 +95,36 @@ def test_default_on_keys():
         def __hash__(self):
             return self.n
 
-    out = pith.loads(pith.dumps({Key(1): "a", Key(2): "b"}, default=lambda k: f"k{k.n}"))
+    out = tersa.loads(tersa.dumps({Key(1): "a", Key(2): "b"}, default=lambda k: f"k{k.n}"))
     assert out == {"k1": "a", "k2": "b"}
-    with pytest.raises(pith.EncodeError, match="duplicate|distinct"):
-        pith.dumps({Key(1): "a", Key(2): "b"}, default=lambda k: "same")
-    with pytest.raises(pith.EncodeError, match="duplicate map key"):
-        pith.dumps({Key(1): "a", 5: "b"}, default=lambda k: 5)
+    with pytest.raises(tersa.EncodeError, match="duplicate|distinct"):
+        tersa.dumps({Key(1): "a", Key(2): "b"}, default=lambda k: "same")
+    with pytest.raises(tersa.EncodeError, match="duplicate map key"):
+        tersa.dumps({Key(1): "a", 5: "b"}, default=lambda k: 5)
 
 
 def test_passthrough_subclass():
     class S(str):
         pass
 
-    with pytest.raises(pith.EncodeError):
-        pith.dumps(S("x"), option=pith.OPT_PASSTHROUGH_SUBCLASS)
-    assert pith.loads(pith.dumps(S("x"), option=pith.OPT_PASSTHROUGH_SUBCLASS, default=lambda s: "y" + s)) == "yx"
+    with pytest.raises(tersa.EncodeError):
+        tersa.dumps(S("x"), option=tersa.OPT_PASSTHROUGH_SUBCLASS)
+    assert tersa.loads(tersa.dumps(S("x"), option=tersa.OPT_PASSTHROUGH_SUBCLASS, default=lambda s: "y" + s)) == "yx"
     # Enum members are still their values under OPT_PASSTHROUGH_SUBCLASS (Level is an int subclass).
-    assert pith.loads(pith.dumps(Level.LOW, option=pith.OPT_PASSTHROUGH_SUBCLASS)) == 1
+    assert tersa.loads(tersa.dumps(Level.LOW, option=tersa.OPT_PASSTHROUGH_SUBCLASS)) == 1
 
 
 def test_default_recursion_is_bounded():
     class Loop:
         pass
 
-    with pytest.raises(pith.EncodeError):
-        pith.dumps(Loop(), default=lambda o: Loop())
+    with pytest.raises(tersa.EncodeError):
+        tersa.dumps(Loop(), default=lambda o: Loop())
 
 
 def test_option_validation():
     with pytest.raises(TypeError):
-        pith.dumps(1, option="x")
+        tersa.dumps(1, option="x")
     with pytest.raises(ValueError):
-        pith.dumps(1, option=1 << 30)
-    assert pith.dumps(1, option=None) == pith.dumps(1)
+        tersa.dumps(1, option=1 << 30)
+    assert tersa.dumps(1, option=None) == tersa.dumps(1)

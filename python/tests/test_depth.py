@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-import pith
+import tersa
 
 SMALL_STACK = 128 * 1024
 
@@ -25,7 +25,7 @@ SMALL_STACK = 128 * 1024
 HELPERS = textwrap.dedent(
     """
     import threading
-    import pith
+    import tersa
 
     def build(kind, n):
         v = 0
@@ -38,7 +38,7 @@ HELPERS = textwrap.dedent(
             elif k == "gmap":
                 v = {j: v}
             elif k == "map":
-                v = pith.Map([(1, v), (1.0, "one")])
+                v = tersa.Map([(1, v), (1.0, "one")])
             elif k == "tuplekey":
                 v = {(j, "t"): v}
         return v
@@ -53,7 +53,7 @@ HELPERS = textwrap.dedent(
                 v = v[0]
             elif isinstance(v, dict):
                 v = next(iter(v.values()))
-            elif isinstance(v, pith.Map):
+            elif isinstance(v, tersa.Map):
                 v = v.pairs[0][1]
             else:
                 return d
@@ -97,22 +97,22 @@ def test_deep_values_in_a_small_thread(kind, n):
         value = build(kind, n)
 
         def work():
-            data = pith.dumps(value, max_depth=n)
-            back = pith.loads(data, max_depth=n)
+            data = tersa.dumps(value, max_depth=n)
+            back = tersa.loads(data, max_depth=n)
             assert depth(back) == n, depth(back)
             assert type(back) is type(value)
             # The decoded value encodes to the same bytes: nothing changed on the way.
-            assert pith.dumps(back, max_depth=n) == data
-            stream = pith.dumps_stream([value, 1], max_depth=n)
-            values = pith.loads_stream(stream, max_depth=n)
+            assert tersa.dumps(back, max_depth=n) == data
+            stream = tersa.dumps_stream([value, 1], max_depth=n)
+            values = tersa.loads_stream(stream, max_depth=n)
             assert depth(values[0]) == n and values[1] == 1
-            dec = pith.Decoder(max_depth=n)
+            dec = tersa.Decoder(max_depth=n)
             for at in range(0, len(stream), 4096):
                 dec.feed(stream[at : at + 4096])
             got = list(dec)
             dec.close()
             assert depth(got[0]) == n and got[1] == 1
-            assert stream.startswith(pith.Encoder(max_depth=n).encode(value))
+            assert stream.startswith(tersa.Encoder(max_depth=n).encode(value))
             return len(data)
 
         status, result = in_small_thread(work, size)
@@ -130,13 +130,13 @@ def test_default_depth_in_a_small_thread(op):
         f"""
         op, size = {op!r}, {SMALL_STACK}
         value = build("list", 1000)
-        data = pith.dumps(value)
+        data = tersa.dumps(value)
         assert len(data) == 1004
 
         def work():
             if op == "loads":
-                return depth(pith.loads(data))
-            return len(pith.dumps(value))
+                return depth(tersa.loads(data))
+            return len(tersa.dumps(value))
 
         status, result = in_small_thread(work, size)
         assert status == "ok" and result in (1000, 1004), repr(result)
@@ -149,16 +149,16 @@ def test_decoding_limit_is_exactly_max_depth_in_a_small_thread(n):
     run_child(
         f"""
         n, size = {n}, {SMALL_STACK}
-        header = pith.dumps([])[:-1]
+        header = tersa.dumps([])[:-1]
 
         def nested(levels):
             return header + b"\\x81" * (levels - 1) + b"\\x80"
 
         def work():
-            assert depth(pith.loads(nested(n), max_depth=n)) == n
+            assert depth(tersa.loads(nested(n), max_depth=n)) == n
             try:
-                pith.loads(nested(n + 1), max_depth=n)
-            except pith.DecodeError as e:
+                tersa.loads(nested(n + 1), max_depth=n)
+            except tersa.DecodeError as e:
                 # The array at level n (0-based) is the first one too deep.
                 assert e.code == "depth_exceeded" and e.offset == len(header) + n, (e.code, e.offset)
                 return True
@@ -175,14 +175,14 @@ def test_encoding_limit_is_exactly_max_depth_in_a_small_thread(n):
     run_child(
         f"""
         n, size = {n}, {SMALL_STACK}
-        header = pith.dumps([])[:-1]
+        header = tersa.dumps([])[:-1]
 
         def work():
             deep = build("list", n)
-            assert pith.dumps(deep, max_depth=n) == header + b"\\x81" * n + pith.dumps(0)[len(header) :]
+            assert tersa.dumps(deep, max_depth=n) == header + b"\\x81" * n + tersa.dumps(0)[len(header) :]
             try:
-                pith.dumps([deep], max_depth=n)
-            except pith.EncodeError as e:
+                tersa.dumps([deep], max_depth=n)
+            except tersa.EncodeError as e:
                 assert f"nesting deeper than {{n}} levels" in str(e), str(e)[:200]
                 return True
             raise AssertionError("no EncodeError")
@@ -194,25 +194,25 @@ def test_encoding_limit_is_exactly_max_depth_in_a_small_thread(n):
 
 
 def test_deep_key_in_a_small_thread():
-    # A key nested deeper than C code may hash: the map becomes a pith.Map.
+    # A key nested deeper than C code may hash: the map becomes a tersa.Map.
     run_child(
         f"""
         size = {SMALL_STACK}
         key = ()
         for _ in range(100_000):
             key = (key,)
-        data = pith.dumps({{key: 1, "other": 2}}, max_depth=200_000)
+        data = tersa.dumps({{key: 1, "other": 2}}, max_depth=200_000)
 
         def work():
-            back = pith.loads(data, max_depth=200_000)
-            assert type(back) is pith.Map and len(back) == 2
+            back = tersa.loads(data, max_depth=200_000)
+            assert type(back) is tersa.Map and len(back) == 2
             k, v = back.pairs[0]
             levels = 0
             while isinstance(k, tuple) and k:
                 k = k[0]
                 levels += 1
             assert levels == 100_000 and v == 1 and back.pairs[1] == ("other", 2)
-            assert pith.dumps(back, max_depth=200_000) == data
+            assert tersa.dumps(back, max_depth=200_000) == data
             return True
 
         status, result = in_small_thread(work, size)
@@ -223,8 +223,8 @@ def test_deep_key_in_a_small_thread():
 
 def test_shallow_keys_still_make_dicts():
     value = {(1, (2, (3,))): "a", (1, 2): "b"}
-    assert pith.loads(pith.dumps(value)) == value
-    assert type(pith.loads(pith.dumps(value))) is dict
+    assert tersa.loads(tersa.dumps(value)) == value
+    assert type(tersa.loads(tersa.dumps(value))) is dict
 
 
 def test_default_recursing_through_dumps_ends_in_recursion_error():
@@ -236,12 +236,12 @@ def test_default_recursing_through_dumps_ends_in_recursion_error():
             pass
 
         def default(o):
-            return pith.dumps([Node()], default=default)
+            return tersa.dumps([Node()], default=default)
 
         def work():
             try:
-                pith.dumps(Node(), default=default)
-            except pith.EncodeError as e:
+                tersa.dumps(Node(), default=default)
+            except tersa.EncodeError as e:
                 cause = e
                 while cause.__cause__ is not None:
                     cause = cause.__cause__
@@ -260,17 +260,17 @@ def test_default_recursing_through_dumps_ends_in_recursion_error():
 @pytest.mark.parametrize("bad", [0, -1, -(2**70)])
 def test_max_depth_must_be_positive(bad):
     with pytest.raises(ValueError, match="max_depth"):
-        pith.loads(pith.dumps(1), max_depth=bad)
+        tersa.loads(tersa.dumps(1), max_depth=bad)
     with pytest.raises(ValueError, match="max_depth"):
-        pith.dumps(1, max_depth=bad)
+        tersa.dumps(1, max_depth=bad)
     with pytest.raises(ValueError, match="max_depth"):
-        pith.Decoder(max_depth=bad)
+        tersa.Decoder(max_depth=bad)
     with pytest.raises(ValueError, match="max_depth"):
-        pith.Encoder(max_depth=bad)
+        tersa.Encoder(max_depth=bad)
 
 
 def test_max_depth_has_no_upper_bound():
     for big in (10_001, 2**31, 2**64):
-        assert pith.loads(pith.dumps([[1]], max_depth=big), max_depth=big) == [[1]]
+        assert tersa.loads(tersa.dumps([[1]], max_depth=big), max_depth=big) == [[1]]
     with pytest.raises(TypeError):
-        pith.loads(pith.dumps(1), max_depth="10")
+        tersa.loads(tersa.dumps(1), max_depth="10")

@@ -1,7 +1,7 @@
-"""Map keys that Python holds apart but Pith considers equal (SPEC 1: keys
-are distinct by Pith equality, floats by bits) must make dumps() raise
+"""Map keys that Python holds apart but Tersa considers equal (SPEC 1: keys
+are distinct by Tersa equality, floats by bits) must make dumps() raise
 EncodeError, never write a buffer every decoder rejects as duplicate_key;
-keys that are distinct Pith values must encode and come back exactly."""
+keys that are distinct Tersa values must encode and come back exactly."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-import pith
+import tersa
 from conftest import same
 
 
@@ -18,24 +18,24 @@ def nan(bits: int = 0x7FF8000000000000) -> float:
     return struct.unpack("<d", struct.pack("<Q", bits))[0]
 
 
-def refused(value, path: str | None = None) -> pith.EncodeError:
-    with pytest.raises(pith.EncodeError, match="duplicate map key") as info:
-        pith.dumps(value)
+def refused(value, path: str | None = None) -> tersa.EncodeError:
+    with pytest.raises(tersa.EncodeError, match="duplicate map key") as info:
+        tersa.dumps(value)
     if path is not None:
         assert info.value.path == path
     # A stream refuses it as well, and writes nothing for it.
-    enc = pith.Encoder()
-    with pytest.raises(pith.EncodeError, match="duplicate map key"):
+    enc = tersa.Encoder()
+    with pytest.raises(tersa.EncodeError, match="duplicate map key"):
         enc.encode(value)
     return info.value
 
 
 def round_trips(value, expected_type) -> None:
-    data = pith.dumps(value)
-    back = pith.loads(data)
+    data = tersa.dumps(value)
+    back = tersa.loads(data)
     assert type(back) is expected_type
     assert same(back, value)
-    assert pith.dumps(back) == data
+    assert tersa.dumps(back) == data
 
 
 def test_nan_keys_with_equal_bits():
@@ -47,7 +47,7 @@ def test_nan_keys_with_equal_bits():
 
 def test_nan_keys_inside_a_structure():
     refused([{"x": {nan(): 1, nan(): 2}}], "$[0][\"x\"][nan]")
-    refused(pith.Map([(nan(0x7FF8000000000123), 1), (nan(0x7FF8000000000123), 2)]))
+    refused(tersa.Map([(nan(0x7FF8000000000123), 1), (nan(0x7FF8000000000123), 2)]))
 
 
 def test_nan_keys_with_different_payloads():
@@ -56,12 +56,12 @@ def test_nan_keys_with_different_payloads():
 
 
 def test_zero_and_negative_zero():
-    round_trips(pith.Map([(0.0, "plus"), (-0.0, "minus")]), pith.Map)
+    round_trips(tersa.Map([(0.0, "plus"), (-0.0, "minus")]), tersa.Map)
 
 
 def test_int_and_float():
-    round_trips(pith.Map([(1, "int"), (1.0, "float")]), pith.Map)
-    round_trips(pith.Map([(1, "int"), (True, "bool"), (1.0, "float")]), pith.Map)
+    round_trips(tersa.Map([(1, "int"), (1.0, "float")]), tersa.Map)
+    round_trips(tersa.Map([(1, "int"), (True, "bool"), (1.0, "float")]), tersa.Map)
 
 
 def test_str_and_bytes():
@@ -75,14 +75,14 @@ def test_tuple_keys_holding_equal_nans():
 
 
 def test_map_with_two_equal_keys():
-    refused(pith.Map([("a", 1), ("a", 2)]), '$["a"]')
-    refused(pith.Map([(pith.Symbol("a"), 1), (pith.Symbol("a"), 2)]))
-    refused(pith.Map([(1, 1), (1, 2)]), "$[1]")
-    refused(pith.Map([(b"k", 1), (bytearray(b"k"), 2)]))
-    refused(pith.Map([((1, 2), 1), ((1, 2), 2)]))
-    refused(pith.Map([(pith.Map([("k", 1)]), 1), (pith.Map([("k", 1)]), 2)]))
-    # A symbol and a string of one text are distinct Pith keys.
-    round_trips(pith.Map([("a", 1), (pith.Symbol("a"), 2)]), pith.Map)
+    refused(tersa.Map([("a", 1), ("a", 2)]), '$["a"]')
+    refused(tersa.Map([(tersa.Symbol("a"), 1), (tersa.Symbol("a"), 2)]))
+    refused(tersa.Map([(1, 1), (1, 2)]), "$[1]")
+    refused(tersa.Map([(b"k", 1), (bytearray(b"k"), 2)]))
+    refused(tersa.Map([((1, 2), 1), ((1, 2), 2)]))
+    refused(tersa.Map([(tersa.Map([("k", 1)]), 1), (tersa.Map([("k", 1)]), 2)]))
+    # A symbol and a string of one text are distinct Tersa keys.
+    round_trips(tersa.Map([("a", 1), (tersa.Symbol("a"), 2)]), tersa.Map)
 
 
 class Distinct(str):
@@ -101,8 +101,8 @@ def test_str_subclass_keys_equal_as_strings():
     assert len(value) == 2
     refused(value, '$["k"]')
     refused({"other": 0, keys[0]: 1, keys[1]: 2})
-    with pytest.raises(pith.EncodeError, match="duplicate map key"):
-        pith.dumps(value, option=pith.OPT_PASSTHROUGH_SUBCLASS, default=str)
+    with pytest.raises(tersa.EncodeError, match="duplicate map key"):
+        tersa.dumps(value, option=tersa.OPT_PASSTHROUGH_SUBCLASS, default=str)
 
 
 def test_enum_keys_equal_to_their_values():
@@ -115,4 +115,4 @@ def test_enum_keys_equal_to_their_values():
 
 def test_distinct_str_subclass_keys_still_encode():
     value = {Distinct("a"): 1, Distinct("b"): 2}
-    assert pith.loads(pith.dumps(value)) == {"a": 1, "b": 2}
+    assert tersa.loads(tersa.dumps(value)) == {"a": 1, "b": 2}

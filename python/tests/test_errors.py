@@ -6,12 +6,12 @@ import pickle
 
 import pytest
 
-import pith
+import tersa
 
 
 def test_exception_classes():
-    assert issubclass(pith.DecodeError, ValueError)
-    assert issubclass(pith.EncodeError, TypeError)
+    assert issubclass(tersa.DecodeError, ValueError)
+    assert issubclass(tersa.EncodeError, TypeError)
 
 
 @pytest.mark.parametrize(
@@ -40,8 +40,8 @@ def test_exception_classes():
     ],
 )
 def test_decode_errors(data, code, offset):
-    with pytest.raises(pith.DecodeError) as info:
-        pith.loads(data)
+    with pytest.raises(tersa.DecodeError) as info:
+        tersa.loads(data)
     assert info.value.code == code and info.value.offset == offset
     assert str(offset) in str(info.value)
 
@@ -49,20 +49,20 @@ def test_decode_errors(data, code, offset):
 def test_depth_limit():
     # 1000 nested arrays sit at levels 0..999; a 1001st is at level 1000.
     deep = b"\xc1\x70\x10" + b"\x81" * 1001 + b"\xe0"
-    with pytest.raises(pith.DecodeError) as info:
-        pith.loads(deep)
+    with pytest.raises(tersa.DecodeError) as info:
+        tersa.loads(deep)
     assert info.value.code == "depth_exceeded" and info.value.offset == 3 + 1000
     ok = b"\xc1\x70\x10" + b"\x81" * 1000 + b"\xe0"
-    assert pith.loads(ok) is not None
-    with pytest.raises(pith.DecodeError):
-        pith.loads(ok, max_depth=10)
-    assert pith.loads(b"\xc1\x70\x10" + b"\x81" * 1500 + b"\xe0", max_depth=2000) is not None
+    assert tersa.loads(ok) is not None
+    with pytest.raises(tersa.DecodeError):
+        tersa.loads(ok, max_depth=10)
+    assert tersa.loads(b"\xc1\x70\x10" + b"\x81" * 1500 + b"\xe0", max_depth=2000) is not None
 
 
 def test_decode_error_pickles():
     try:
-        pith.loads(b"\xc1\x70\x10\xfd")
-    except pith.DecodeError as e:
+        tersa.loads(b"\xc1\x70\x10\xfd")
+    except tersa.DecodeError as e:
         again = pickle.loads(pickle.dumps(e))
         assert (again.code, again.offset, str(again)) == (e.code, e.offset, str(e))
 
@@ -70,13 +70,13 @@ def test_decode_error_pickles():
 def test_loads_argument_types():
     for bad in ["text", 5, None, [1]]:
         with pytest.raises(TypeError):
-            pith.loads(bad)
+            tersa.loads(bad)
     with pytest.raises(TypeError):
-        pith.loads()
+        tersa.loads()
     with pytest.raises(TypeError):
-        pith.loads(b"", unknown=1)
+        tersa.loads(b"", unknown=1)
     with pytest.raises(ValueError):
-        pith.loads(pith.dumps(1), option=1 << 20)
+        tersa.loads(tersa.dumps(1), option=1 << 20)
 
 
 class Unknown:
@@ -84,8 +84,8 @@ class Unknown:
 
 
 def test_encode_unsupported_type_names_type_and_path():
-    with pytest.raises(pith.EncodeError) as info:
-        pith.dumps({"a": [1, 2, {"user": Unknown()}]})
+    with pytest.raises(tersa.EncodeError) as info:
+        tersa.dumps({"a": [1, 2, {"user": Unknown()}]})
     msg = str(info.value)
     assert "Unknown" in msg and info.value.path == '$["a"][2]["user"]'
     assert msg.endswith('at $["a"][2]["user"]')
@@ -93,67 +93,67 @@ def test_encode_unsupported_type_names_type_and_path():
 
 
 def test_encode_path_for_generic_keys_and_top_level():
-    with pytest.raises(pith.EncodeError) as info:
-        pith.dumps(Unknown())
+    with pytest.raises(tersa.EncodeError) as info:
+        tersa.dumps(Unknown())
     assert info.value.path == "$"
-    with pytest.raises(pith.EncodeError) as info:
-        pith.dumps({1: [Unknown()]})
+    with pytest.raises(tersa.EncodeError) as info:
+        tersa.dumps({1: [Unknown()]})
     assert info.value.path == "$[1][0]"
-    with pytest.raises(pith.EncodeError) as info:
-        pith.dumps({'q"\\': Unknown()})
+    with pytest.raises(tersa.EncodeError) as info:
+        tersa.dumps({'q"\\': Unknown()})
     assert info.value.path == '$["q\\"\\\\"]'
 
 
 def test_encode_surrogates():
-    with pytest.raises(pith.EncodeError, match="surrogate"):
-        pith.dumps("\ud800")
-    with pytest.raises(pith.EncodeError, match="surrogate"):
-        pith.dumps({"\udfff": 1})
-    with pytest.raises(pith.EncodeError, match="surrogate"):
-        pith.dumps(pith.Symbol("\ud800"))
+    with pytest.raises(tersa.EncodeError, match="surrogate"):
+        tersa.dumps("\ud800")
+    with pytest.raises(tersa.EncodeError, match="surrogate"):
+        tersa.dumps({"\udfff": 1})
+    with pytest.raises(tersa.EncodeError, match="surrogate"):
+        tersa.dumps(tersa.Symbol("\ud800"))
 
 
 def test_cycles_raise():
     a = []
     a.append(a)
-    with pytest.raises(pith.EncodeError, match="circular reference"):
-        pith.dumps(a)
+    with pytest.raises(tersa.EncodeError, match="circular reference"):
+        tersa.dumps(a)
     d = {}
     d["self"] = [d]
-    with pytest.raises(pith.EncodeError, match="circular reference"):
-        pith.dumps(d)
+    with pytest.raises(tersa.EncodeError, match="circular reference"):
+        tersa.dumps(d)
 
 
 def test_too_deep_raises():
     v = []
     for _ in range(1000):
         v = [v]
-    with pytest.raises(pith.EncodeError, match="deeper than 1000"):
-        pith.dumps(v)
+    with pytest.raises(tersa.EncodeError, match="deeper than 1000"):
+        tersa.dumps(v)
     v = []
     for _ in range(999):
         v = [v]
-    assert pith.loads(pith.dumps(v)) == v
+    assert tersa.loads(tersa.dumps(v)) == v
 
 
 def test_default_exception_is_the_cause():
     def bad(o):
         raise KeyError("nope")
 
-    with pytest.raises(pith.EncodeError) as info:
-        pith.dumps([Unknown()], default=bad)
+    with pytest.raises(tersa.EncodeError) as info:
+        tersa.dumps([Unknown()], default=bad)
     assert isinstance(info.value.__cause__, KeyError)
     assert info.value.path == "$[0]"
 
 
 def test_default_returning_unsupported():
-    with pytest.raises(pith.EncodeError, match="Unknown"):
-        pith.dumps(Unknown(), default=lambda o: o)
+    with pytest.raises(tersa.EncodeError, match="Unknown"):
+        tersa.dumps(Unknown(), default=lambda o: o)
 
 
 def test_default_must_be_callable():
     with pytest.raises(TypeError):
-        pith.dumps(1, default=5)
+        tersa.dumps(1, default=5)
 
 
 def test_ext_type_range():
@@ -161,22 +161,22 @@ def test_ext_type_range():
         pass
 
     with pytest.raises(ValueError):
-        pith.Ext(-1, b"")
+        tersa.Ext(-1, b"")
 
 
 def test_encode_error_pickles():
     try:
-        pith.dumps(Unknown())
-    except pith.EncodeError as e:
+        tersa.dumps(Unknown())
+    except tersa.EncodeError as e:
         again = pickle.loads(pickle.dumps(e))
         assert (again.path, str(again)) == (e.path, str(e))
 
 
 def test_nothing_half_written_after_an_error():
     # The pooled writer is reset: the next call is unaffected.
-    with pytest.raises(pith.EncodeError):
-        pith.dumps({"a": ["x" * 40, Unknown()]})
-    assert pith.loads(pith.dumps({"a": ["x" * 40]})) == {"a": ["x" * 40]}
+    with pytest.raises(tersa.EncodeError):
+        tersa.dumps({"a": ["x" * 40, Unknown()]})
+    assert tersa.loads(tersa.dumps({"a": ["x" * 40]})) == {"a": ["x" * 40]}
 
 
 @pytest.mark.parametrize(
@@ -186,13 +186,13 @@ def test_nothing_half_written_after_an_error():
         ([0, [1, [2, [Unknown()]]]], "$[1][1][1][0]"),
         ((1, [2, Unknown()]), "$[1][1]"),
         ({"k": [1, [Unknown()]]}, '$["k"][1][0]'),
-        (pith.Map([(1, [[], [Unknown()]])]), "$[1][1][0]"),
+        (tersa.Map([(1, [[], [Unknown()]])]), "$[1][1][0]"),
         ([[1.5, "\udc80"]], "$[0][1]"),
     ],
 )
 def test_encode_paths_inside_nested_lists(value, path):
-    with pytest.raises(pith.EncodeError) as info:
-        pith.dumps(value)
+    with pytest.raises(tersa.EncodeError) as info:
+        tersa.dumps(value)
     assert info.value.path == path
 
 
@@ -216,12 +216,12 @@ NESTED_CUTS = {
 @pytest.mark.parametrize("whole", sorted(NESTED_CUTS))
 def test_decode_errors_inside_nested_lists(whole):
     data = bytes.fromhex(whole)
-    assert pith.loads(data) in ([[0, 1], [2, [3, 4]]], {"k": [0, [1, 2]], "j": [[5]]})
+    assert tersa.loads(data) in ([[0, 1], [2, [3, 4]]], {"k": [0, [1, 2]], "j": [[5]]})
     for cut, code, offset in NESTED_CUTS[whole]:
-        with pytest.raises(pith.DecodeError) as info:
-            pith.loads(data[:cut])
+        with pytest.raises(tersa.DecodeError) as info:
+            tersa.loads(data[:cut])
         assert (cut, info.value.code, info.value.offset) == (cut, code, offset)
     at = {"82": 6, "92": 11}[whole[6:8]]  # an item of an inner list
-    with pytest.raises(pith.DecodeError) as info:
-        pith.loads(data[:at] + b"\xfd" + data[at + 1 :])
+    with pytest.raises(tersa.DecodeError) as info:
+        tersa.loads(data[:at] + b"\xfd" + data[at + 1 :])
     assert (info.value.code, info.value.offset) == ("invalid_tag", at)

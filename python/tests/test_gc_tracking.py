@@ -10,11 +10,11 @@ import weakref
 
 import pytest
 
-import pith
+import tersa
 
 
 def _containers(v, out):
-    if isinstance(v, (list, dict, tuple, pith.Map)):
+    if isinstance(v, (list, dict, tuple, tersa.Map)):
         out.append(v)
     if isinstance(v, (list, tuple)):
         for x in v:
@@ -23,7 +23,7 @@ def _containers(v, out):
         for k, x in v.items():
             _containers(k, out)
             _containers(x, out)
-    elif isinstance(v, pith.Map):
+    elif isinstance(v, tersa.Map):
         for k, x in v.pairs:
             _containers(k, out)
             _containers(x, out)
@@ -37,17 +37,17 @@ def _large_value():
     sparse = [{"k%d" % i: i, "v": [i]} for i in range(300)]
     generic = {(i, "t"): [i, {"deep": [i]}] for i in range(50)}
     return {"rows": rows, "sparse": sparse, "generic": generic, "grid": [[float(j) for j in range(5)] for _ in range(200)],
-            "empty": [[], {}, [[]]], "map": pith.Map([(pith.Symbol("a"), [1]), ("a", {"x": [2]})])}
+            "empty": [[], {}, [[]]], "map": tersa.Map([(tersa.Symbol("a"), [1]), ("a", {"x": [2]})])}
 
 
 def test_large_value_is_big_enough_to_defer():
-    assert len(pith.dumps(_large_value())) > 8192
+    assert len(tersa.dumps(_large_value())) > 8192
 
 
-@pytest.mark.parametrize("option", [0, pith.OPT_SYMBOL_AS_STR])
+@pytest.mark.parametrize("option", [0, tersa.OPT_SYMBOL_AS_STR])
 def test_containers_tracked_as_when_built_tracked(option):
     value = _large_value()
-    back = pith.loads(pith.dumps(value), option=option)
+    back = tersa.loads(tersa.dumps(value), option=option)
     for c in _containers(back, []):
         if isinstance(c, list):
             assert gc.is_tracked(c)
@@ -60,7 +60,7 @@ def test_cycle_through_decoded_lists_is_collected():
     class Node:
         pass
 
-    back = pith.loads(pith.dumps(_large_value()))
+    back = tersa.loads(tersa.dumps(_large_value()))
     node = Node()
     node.value = back
     back["rows"][3]["xy"].append(node)  # a cycle through a list that was built untracked
@@ -72,23 +72,23 @@ def test_cycle_through_decoded_lists_is_collected():
 
 
 def test_failed_decode_leaves_nothing_untracked_or_alive():
-    data = pith.dumps(_large_value())
+    data = tersa.dumps(_large_value())
     gc.collect()
     before = len(gc.get_objects())
     for cut in (len(data) // 3, len(data) // 2, len(data) - 1):
-        with pytest.raises(pith.DecodeError):
-            pith.loads(data[:cut])
+        with pytest.raises(tersa.DecodeError):
+            tersa.loads(data[:cut])
     gc.collect()
     assert len(gc.get_objects()) <= before + 10
 
 
 def test_stream_values_are_tracked():
-    data = pith.dumps_stream([_large_value() for _ in range(3)])
-    dec = pith.Decoder()
+    data = tersa.dumps_stream([_large_value() for _ in range(3)])
+    dec = tersa.Decoder()
     dec.feed(data)
     fed = list(dec)
     dec.close()
-    for values in (pith.loads_stream(data), fed):
+    for values in (tersa.loads_stream(data), fed):
         assert len(values) == 3
         for v in values:
             for c in _containers(v, []):

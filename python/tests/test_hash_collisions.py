@@ -1,14 +1,14 @@
 """Generic maps whose keys share one Python hash value (ints that differ by
 multiples of 2^61-1, tuples of them, floats 2^(61k)) must decode in time
 linear in their size: a dict would compare each new key with every earlier
-one, so such a map decodes to a pith.Map instead (a valid decoding: nothing
+one, so such a map decodes to a tersa.Map instead (a valid decoding: nothing
 is rejected). Maps without abusive collisions still decode to dicts."""
 
 from __future__ import annotations
 
 import time
 
-import pith
+import tersa
 from conftest import same
 
 P = 2**61 - 1  # CPython hashes ints modulo P: every multiple of P hashes to 0
@@ -16,13 +16,13 @@ BOUND = 5.0  # seconds; the work is milliseconds, the bound only catches quadrat
 
 
 def encoded(pairs) -> bytes:
-    # Through pith.Map: building a dict of these keys would itself be quadratic.
-    return pith.dumps(pith.Map(pairs))
+    # Through tersa.Map: building a dict of these keys would itself be quadratic.
+    return tersa.dumps(tersa.Map(pairs))
 
 
 def timed_loads(data: bytes):
     started = time.perf_counter()
-    value = pith.loads(data)
+    value = tersa.loads(data)
     return value, time.perf_counter() - started
 
 
@@ -33,20 +33,20 @@ def test_fifty_thousand_int_keys_of_one_hash():
     assert len(data) > 600_000
     value, seconds = timed_loads(data)
     assert seconds < BOUND
-    assert type(value) is pith.Map
+    assert type(value) is tersa.Map
     assert value.pairs == tuple(pairs)
-    assert pith.dumps(value) == data
+    assert tersa.dumps(value) == data
 
 
 def test_the_same_through_a_stream_decoder():
     pairs = [(i * P, str(i)) for i in range(50_000)]
-    stream = pith.dumps_stream([pith.Map(pairs), {"after": 1}])
-    dec = pith.Decoder()
+    stream = tersa.dumps_stream([tersa.Map(pairs), {"after": 1}])
+    dec = tersa.Decoder()
     started = time.perf_counter()
     dec.feed(stream)
     values = list(dec)
     assert time.perf_counter() - started < BOUND
-    assert type(values[0]) is pith.Map and values[0].pairs == tuple(pairs)
+    assert type(values[0]) is tersa.Map and values[0].pairs == tuple(pairs)
     assert values[1] == {"after": 1}
 
 
@@ -55,7 +55,7 @@ def test_tuple_keys_of_one_hash():
     assert len({hash(k) for k, _ in pairs[:100]}) == 1
     value, seconds = timed_loads(encoded(pairs))
     assert seconds < BOUND
-    assert type(value) is pith.Map and value.pairs == tuple(pairs)
+    assert type(value) is tersa.Map and value.pairs == tuple(pairs)
 
 
 def test_float_keys_sharing_a_hash_with_int_keys():
@@ -65,35 +65,35 @@ def test_float_keys_sharing_a_hash_with_int_keys():
     pairs = [(k, "int") for k in ints] + [(f, "float") for f in floats]
     value, seconds = timed_loads(encoded(pairs))
     assert seconds < BOUND
-    assert type(value) is pith.Map
-    assert same(value, pith.Map(pairs))  # floats stay floats, ints stay ints
+    assert type(value) is tersa.Map
+    assert same(value, tersa.Map(pairs))  # floats stay floats, ints stay ints
 
 
 def test_natural_collisions_still_make_dicts():
     floats = {2.0 ** (61 * k): k for k in range(-17, 17)}  # the most floats of one hash
     assert len(floats) == 34
-    value = pith.loads(pith.dumps(floats))
+    value = tersa.loads(tersa.dumps(floats))
     assert type(value) is dict and same(value, floats)
     small = {-1: "a", -2: "b", 0: "c", P: "d"}  # hash(-1) == hash(-2), hash(0) == hash(P)
-    assert type(pith.loads(pith.dumps(small))) is dict and pith.loads(pith.dumps(small)) == small
+    assert type(tersa.loads(tersa.dumps(small))) is dict and tersa.loads(tersa.dumps(small)) == small
     few = {i * P: i for i in range(20)}
-    assert type(pith.loads(pith.dumps(few))) is dict and pith.loads(pith.dumps(few)) == few
+    assert type(tersa.loads(tersa.dumps(few))) is dict and tersa.loads(tersa.dumps(few)) == few
 
 
 def test_ordinary_int_keys_make_dicts():
     value = {i: -i for i in range(100_000)}
-    back, seconds = timed_loads(pith.dumps(value))
+    back, seconds = timed_loads(tersa.dumps(value))
     assert seconds < BOUND
     assert type(back) is dict and back == value
-    assert type(pith.loads(pith.dumps({(i, i + 1): i for i in range(10_000)}))) is dict
+    assert type(tersa.loads(tersa.dumps({(i, i + 1): i for i in range(10_000)}))) is dict
 
 
 def test_map_equality_and_hash_are_linear():
     pairs = [(i * P, i) for i in range(50_000)]
-    a = pith.loads(encoded(pairs))
-    b = pith.Map(pairs)
+    a = tersa.loads(encoded(pairs))
+    b = tersa.Map(pairs)
     started = time.perf_counter()
     assert a == b and hash(a) == hash(b)
-    assert a != pith.Map(pairs[:-1] + [(P * 50_000, 0)])
+    assert a != tersa.Map(pairs[:-1] + [(P * 50_000, 0)])
     assert len({a, b}) == 1
     assert time.perf_counter() - started < BOUND

@@ -6,10 +6,10 @@ import array
 
 import pytest
 
-import pith
+import tersa
 
 VALUE = {"a": [1, 2.5, "three", b"four"], "b": None}
-DATA = pith.dumps(VALUE)
+DATA = tersa.dumps(VALUE)
 
 
 @pytest.mark.parametrize(
@@ -18,33 +18,33 @@ DATA = pith.dumps(VALUE)
     ids=["bytes", "bytearray", "memoryview", "memoryview-bytearray", "memoryview-slice"],
 )
 def test_buffer_types(buf):
-    assert pith.loads(buf) == VALUE
+    assert tersa.loads(buf) == VALUE
 
 
 def test_other_buffer_protocol_objects():
-    assert pith.loads(array.array("B", DATA)) == VALUE
+    assert tersa.loads(array.array("B", DATA)) == VALUE
 
 
 def test_non_contiguous_memoryview_is_refused():
     with pytest.raises(TypeError):
-        pith.loads(memoryview(DATA * 2)[::2])
+        tersa.loads(memoryview(DATA * 2)[::2])
 
 
 def test_str_is_refused():
     with pytest.raises(TypeError, match="not str"):
-        pith.loads(DATA.decode("latin-1"))
+        tersa.loads(DATA.decode("latin-1"))
 
 
 def test_bytearray_cannot_change_while_decoding_and_is_not_kept():
     buf = bytearray(DATA)
-    out = pith.loads(buf)
+    out = tersa.loads(buf)
     buf[:] = b"\x00" * len(buf)  # the result holds no reference into the buffer
     assert out == VALUE
     buf.extend(b"more")  # no export is left behind
 
 
 def test_decoded_bytes_are_copies():
-    data = bytearray(pith.dumps(b"payload"))
-    out = pith.loads(data)
+    data = bytearray(tersa.dumps(b"payload"))
+    out = tersa.loads(data)
     data[-1] = 0
     assert out == b"payload" and type(out) is bytes

@@ -1,5 +1,5 @@
 """Property tests: hypothesis round trips, differential checks against the
-reference codec (spec/tools/pithref.py) and mutated buffers that may only
+reference codec (spec/tools/tersaref.py) and mutated buffers that may only
 ever raise DecodeError."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import pith
+import tersa
 from conftest import SPEC, make_map, same
 
 sys.path.insert(0, str(SPEC / "tools"))
 import gen_values  # noqa: E402  (the reference codec's random value generator)
-import pithref as P  # noqa: E402
+import tersaref as P  # noqa: E402
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -30,11 +30,11 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 def from_ref(v, key=False):
     if isinstance(v, P.Symbol):
-        return pith.Symbol(v.name)
+        return tersa.Symbol(v.name)
     if isinstance(v, P.Ext):
-        return pith.Ext(v.type, v.data)
+        return tersa.Ext(v.type, v.data)
     if isinstance(v, P.Timestamp):
-        return pith.Timestamp(v.seconds, v.nanos, v.zone, v.offset)
+        return tersa.Timestamp(v.seconds, v.nanos, v.zone, v.offset)
     if isinstance(v, list):
         items = [from_ref(x, key) for x in v]
         return tuple(items) if key else items
@@ -46,18 +46,18 @@ def from_ref(v, key=False):
 
 
 def to_ref(v):
-    if isinstance(v, pith.Symbol):
+    if isinstance(v, tersa.Symbol):
         return P.Symbol(str(v))
-    if isinstance(v, pith.Ext):
+    if isinstance(v, tersa.Ext):
         return P.Ext(v.type, v.data)
-    if isinstance(v, pith.Timestamp):
+    if isinstance(v, tersa.Timestamp):
         return P.Timestamp(v.seconds, v.nanos, v.zone, v.offset)
     if isinstance(v, dt.datetime):
-        t = pith.Timestamp.from_datetime(v)
+        t = tersa.Timestamp.from_datetime(v)
         return P.Timestamp(t.seconds, t.nanos, t.zone, t.offset)
     if isinstance(v, (list, tuple)):
         return [to_ref(x) for x in v]
-    if isinstance(v, (dict, pith.Map)):
+    if isinstance(v, (dict, tersa.Map)):
         pairs = [(to_ref(k), to_ref(x)) for k, x in (v.items() if isinstance(v, dict) else v.pairs)]
         if all(isinstance(k, (str, P.Symbol)) for k, _ in pairs):
             return dict(pairs)
@@ -87,19 +87,19 @@ datetimes = st.datetimes(
     timezones=st.one_of(st.none(), st.just(dt.timezone.utc), offsets),
 )
 timestamps = st.builds(
-    pith.Timestamp,
+    tersa.Timestamp,
     st.integers(-62135596800 + 86400, 253402300799 - 86400),
     st.integers(0, 999_999_999),
-    st.sampled_from([pith.ZONE_UTC, pith.ZONE_FLOATING]),
+    st.sampled_from([tersa.ZONE_UTC, tersa.ZONE_FLOATING]),
 )
 hashable_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), floats, texts, st.binary(max_size=10), texts.map(pith.Symbol), timestamps,
+    st.none(), st.booleans(), st.integers(), floats, texts, st.binary(max_size=10), texts.map(tersa.Symbol), timestamps,
 )
 scalars = st.one_of(
     hashable_scalars,
     st.integers(min_value=-(2**200), max_value=2**200),
     datetimes,
-    st.builds(pith.Ext, st.integers(0, 65535), st.binary(max_size=10)),
+    st.builds(tersa.Ext, st.integers(0, 65535), st.binary(max_size=10)),
 )
 values = st.recursive(
     scalars,
@@ -122,24 +122,24 @@ values = st.recursive(
 @SETTINGS
 @given(values)
 def test_round_trip(value):
-    data = pith.dumps(value)
-    out = pith.loads(data)
+    data = tersa.dumps(value)
+    out = tersa.loads(data)
     assert same(out, value)
-    assert pith.dumps(out) == data  # the canonical encoding is a fixed point
+    assert tersa.dumps(out) == data  # the canonical encoding is a fixed point
 
 
 @SETTINGS
 @given(values)
 def test_matches_reference_encoder(value):
-    assert pith.dumps(value) == P.encode(to_ref(value))
+    assert tersa.dumps(value) == P.encode(to_ref(value))
 
 
 @SETTINGS
 @given(st.lists(values, max_size=6))
 def test_stream_round_trip(items):
-    data = pith.dumps_stream(items)
+    data = tersa.dumps_stream(items)
     assert data == P.encode_stream([to_ref(v) for v in items])
-    assert same(pith.loads_stream(data), items)
+    assert same(tersa.loads_stream(data), items)
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -151,8 +151,8 @@ def test_reference_generator_values(seed):
         ref = gen_values.rand_value(r)
         expected = P.encode(ref)
         value = from_ref(ref)
-        assert pith.dumps(value) == expected
-        assert same(pith.loads(expected), value)
+        assert tersa.dumps(value) == expected
+        assert same(tersa.loads(expected), value)
 
 
 def _mutations(data: bytes, r: random.Random):
@@ -192,8 +192,8 @@ def test_mutated_buffers_only_raise_decode_error_and_agree_with_reference(seed):
         bad = _mutations(data, r)
         expect = _ref_outcome(lambda: P.decode(bad) if single else P.decode_stream(bad))
         try:
-            got = ("ok", pith.loads(bad) if single else pith.loads_stream(bad))
-        except pith.DecodeError as e:
+            got = ("ok", tersa.loads(bad) if single else tersa.loads_stream(bad))
+        except tersa.DecodeError as e:
             got = ("error", (e.code, e.offset))
         if expect[0] == "skip":
             continue
@@ -209,24 +209,24 @@ def test_mutated_buffers_only_raise_decode_error_and_agree_with_reference(seed):
 @given(st.binary(max_size=64))
 def test_random_bytes_only_raise_decode_error(data):
     for payload in (data, b"\xc1\x70\x10" + data, b"\xc1\x70\x12" + data):
-        for fn in (pith.loads, pith.loads_stream):
+        for fn in (tersa.loads, tersa.loads_stream):
             try:
                 fn(payload)
-            except pith.DecodeError:
+            except tersa.DecodeError:
                 pass
-        dec = pith.Decoder()
+        dec = tersa.Decoder()
         dec.feed(payload)
         try:
             list(dec)
             dec.close()
-        except pith.DecodeError:
+        except tersa.DecodeError:
             pass
 
 
 @SETTINGS
 @given(values, st.integers(0, 10**6))
 def test_truncations_raise_decode_error(value, cut):
-    data = pith.dumps(value)
+    data = tersa.dumps(value)
     cut %= len(data)
-    with pytest.raises(pith.DecodeError):
-        pith.loads(data[:cut])
+    with pytest.raises(tersa.DecodeError):
+        tersa.loads(data[:cut])

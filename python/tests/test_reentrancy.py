@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-import pith
+import tersa
 
 
 class Box:
@@ -14,13 +14,13 @@ class Box:
 
 def test_default_calling_dumps_and_loads():
     def default(o):
-        inner = pith.dumps({"inner": [o.v, "shared"]})
-        return {"bytes": inner, "back": pith.loads(inner)}
+        inner = tersa.dumps({"inner": [o.v, "shared"]})
+        return {"bytes": inner, "back": tersa.loads(inner)}
 
     value = [{"shared": Box(1)}, Box(2), "shared"]
-    out = pith.loads(pith.dumps(value, default=default))
+    out = tersa.loads(tersa.dumps(value, default=default))
     assert out[0]["shared"]["back"] == {"inner": [1, "shared"]}
-    assert pith.loads(out[1]["bytes"]) == {"inner": [2, "shared"]}
+    assert tersa.loads(out[1]["bytes"]) == {"inner": [2, "shared"]}
     assert out[2] == "shared"
 
 
@@ -30,16 +30,16 @@ def test_threads_share_nothing():
 
     def default(o):
         # Re-entrant call inside each thread, while other threads encode too.
-        return pith.loads(pith.dumps({"boxed": o.v}))
+        return tersa.loads(tersa.dumps({"boxed": o.v}))
 
     def work(seed):
         try:
             for i in range(300):
                 v = {"payload": values[(seed + i) % 200], "box": Box(i)}
-                out = pith.loads(pith.dumps(v, default=default))
+                out = tersa.loads(tersa.dumps(v, default=default))
                 assert out == {"payload": values[(seed + i) % 200], "box": {"boxed": i}}
-                enc = pith.Encoder()
-                dec = pith.Decoder()
+                enc = tersa.Encoder()
+                dec = tersa.Decoder()
                 for j in range(3):
                     dec.feed(enc.encode(values[(seed + j) % 200]))
                 assert list(dec) == [values[(seed + j) % 200] for j in range(3)]
@@ -61,7 +61,7 @@ def test_gc_during_decode_with_reentrant_finalizer():
 
     class Finalizer:
         def __del__(self):
-            calls.append(pith.loads(pith.dumps(["from finalizer", 1])))
+            calls.append(tersa.loads(tersa.dumps(["from finalizer", 1])))
 
     old = gc.get_threshold()
     gc.set_threshold(1)
@@ -70,7 +70,7 @@ def test_gc_during_decode_with_reentrant_finalizer():
             f = Finalizer()
             f.cycle = f
             del f
-            out = pith.loads(pith.dumps([{"k": "v%d" % i, "n": [i]} for i in range(30)]))
+            out = tersa.loads(tersa.dumps([{"k": "v%d" % i, "n": [i]} for i in range(30)]))
             assert out[29] == {"k": "v29", "n": [29]}
     finally:
         gc.set_threshold(*old)

@@ -15,9 +15,9 @@ import tracemalloc
 
 import pytest
 
-import pith
+import tersa
 
-DICT = pith.Dictionary(["admin", "user"], [["id", "name", "role"]])
+DICT = tersa.Dictionary(["admin", "user"], [["id", "name", "role"]])
 
 
 class Custom:
@@ -33,10 +33,10 @@ def _default(o):
 SAMPLES = [
     {"id": 1, "name": "usr_1", "role": "admin", "at": dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)},
     [1, -5, 2**70, -(2**70), 1.5, float("nan"), None, True, "héllo", b"\x00bin", ("t", 1)],
-    {1: "a", 2.5: "b", (1, 2): "c", pith.Symbol("s"): pith.Ext(3, b"e")},
-    pith.Map([(pith.Symbol("id"), 1), ("id", 2)]),
+    {1: "a", 2.5: "b", (1, 2): "c", tersa.Symbol("s"): tersa.Ext(3, b"e")},
+    tersa.Map([(tersa.Symbol("id"), 1), ("id", 2)]),
     [{"k%d" % (i % 5): "v%d" % i, "same": "repeated string"} for i in range(40)],
-    pith.Timestamp(1, 123456789, pith.ZONE_OFFSET, 60),
+    tersa.Timestamp(1, 123456789, tersa.ZONE_OFFSET, 60),
     dt.datetime(2025, 1, 1, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30))),
 ]
 
@@ -46,59 +46,59 @@ BAD_BUFFERS = [b"", b"\xc1\x70\x10\xfd", b"\xc1\x70\x10\x82\xe0", b"\xc1\x70\x10
 
 def _workload():
     for v in SAMPLES:
-        data = pith.dumps(v)
-        pith.loads(data)
-        pith.loads(bytearray(data))
-        pith.loads(memoryview(data), option=pith.OPT_TIMESTAMP | pith.OPT_SYMBOL_AS_STR)
-    pith.loads(pith.dumps(SAMPLES[0], dictionary=DICT), dictionary=DICT)
-    pith.dumps([Custom(), {"nested": Custom()}], default=_default)
+        data = tersa.dumps(v)
+        tersa.loads(data)
+        tersa.loads(bytearray(data))
+        tersa.loads(memoryview(data), option=tersa.OPT_TIMESTAMP | tersa.OPT_SYMBOL_AS_STR)
+    tersa.loads(tersa.dumps(SAMPLES[0], dictionary=DICT), dictionary=DICT)
+    tersa.dumps([Custom(), {"nested": Custom()}], default=_default)
     for bad in BAD_BUFFERS:
         try:
-            pith.loads(bad)
-        except pith.DecodeError:
+            tersa.loads(bad)
+        except tersa.DecodeError:
             pass
     for bad_value in [{"a": [Custom()]}, "\ud800", {"\ud800": 1}, {1: Custom()}]:
         try:
-            pith.dumps(bad_value)
-        except pith.EncodeError:
+            tersa.dumps(bad_value)
+        except tersa.EncodeError:
             pass
     try:
-        pith.dumps(Custom(), default=lambda o: 1 / 0)
-    except pith.EncodeError:
+        tersa.dumps(Custom(), default=lambda o: 1 / 0)
+    except tersa.EncodeError:
         pass
     cyc = []
     cyc.append(cyc)
     try:
-        pith.dumps(cyc)
-    except pith.EncodeError:
+        tersa.dumps(cyc)
+    except tersa.EncodeError:
         pass
-    enc = pith.Encoder()
+    enc = tersa.Encoder()
     stream = b"".join(enc.encode(v) for v in SAMPLES[:3])
-    pith.loads_stream(stream)
-    dec = pith.Decoder()
+    tersa.loads_stream(stream)
+    dec = tersa.Decoder()
     dec.feed(stream)
     list(dec)
     dec.close()
     try:
-        dec = pith.Decoder()
+        dec = tersa.Decoder()
         dec.feed(stream[:-1] + b"\xfd")
         list(dec)
-    except pith.DecodeError:
+    except tersa.DecodeError:
         pass
     # Sync frames and joins (SPEC 2.3): caches dropped at every sync frame,
     # skipped frames, joined_at, and their errors.
-    enc = pith.Encoder(sync_frames=2, sync_bytes=64, dictionary=DICT)
+    enc = tersa.Encoder(sync_frames=2, sync_bytes=64, dictionary=DICT)
     parts = []
     for i, v in enumerate(SAMPLES[:5] * 2):
         if i == 3:
             enc.sync()
         parts.append(enc.encode(v))
     stream = b"".join(parts)
-    pith.loads_stream(stream, dictionary=DICT)
+    tersa.loads_stream(stream, dictionary=DICT)
     frames = stream[len(parts[0]) :]  # from frame 1 on: a consumer that joins late
-    pith.loads_stream(frames, dictionary=DICT, join=True)
-    pith.join_stream(frames, dictionary=DICT)
-    dec = pith.Decoder(dictionary=[DICT], join=True)
+    tersa.loads_stream(frames, dictionary=DICT, join=True)
+    tersa.join_stream(frames, dictionary=DICT)
+    dec = tersa.Decoder(dictionary=[DICT], join=True)
     dec.feed(frames)
     list(dec)
     dec.joined_at
@@ -106,17 +106,17 @@ def _workload():
     for bad, join in [(b"\xc1\x70\x12\x0b\x82\x42\x63\x63\x00", False), (b"\x07\xfd\x12\xe0\x07\xfd\x13\xe0", True),
                       (b"\x03\xe0\x13\xe0", True), (frames, True)]:
         try:
-            pith.join_stream(bad) if join else pith.loads_stream(bad)
-        except pith.DecodeError:
+            tersa.join_stream(bad) if join else tersa.loads_stream(bad)
+        except tersa.DecodeError:
             pass
         try:
-            dec = pith.Decoder(join=join)
+            dec = tersa.Decoder(join=join)
             dec.feed(bad)
             list(dec)
             dec.close()
-        except pith.DecodeError:
+        except tersa.DecodeError:
             pass
-    d = pith.Dictionary.parse(DICT.serialize())
+    d = tersa.Dictionary.parse(DICT.serialize())
     d.strings, d.shapes, repr(d)
 
 
@@ -179,27 +179,27 @@ def test_refcounts_of_inputs_and_callbacks():
     value = {"a": [1, "x" * 50], "b": Custom()}
     inner = value["a"]
     default = _default
-    data = pith.dumps(value, default=default)
+    data = tersa.dumps(value, default=default)
     counts = [sys.getrefcount(o) for o in (value, inner, default, DICT, data)]
     for _ in range(1000):
-        pith.dumps(value, default=default, dictionary=DICT)
-        pith.loads(data, dictionary=DICT)
+        tersa.dumps(value, default=default, dictionary=DICT)
+        tersa.loads(data, dictionary=DICT)
         try:
-            pith.dumps({"k": value, "bad": object()}, default=lambda o: 1 / 0 if type(o) is object else default(o))
-        except pith.EncodeError:
+            tersa.dumps({"k": value, "bad": object()}, default=lambda o: 1 / 0 if type(o) is object else default(o))
+        except tersa.EncodeError:
             pass
     assert [sys.getrefcount(o) for o in (value, inner, default, DICT, data)] == counts
 
 
 def test_refcounts_of_cached_keys_and_strings_are_stable():
-    data = pith.dumps([{"name": "shared value", "kind": "k"}, {"name": "shared value", "kind": "k"}])
-    first = pith.loads(data)
+    data = tersa.dumps([{"name": "shared value", "kind": "k"}, {"name": "shared value", "kind": "k"}])
+    first = tersa.loads(data)
     key = next(iter(first[0]))
     shared = first[0]["name"]
     assert first[1]["name"] is shared
     key_count, shared_count = sys.getrefcount(key), sys.getrefcount(shared)
     for _ in range(1000):
-        pith.loads(data)
+        tersa.loads(data)
     assert sys.getrefcount(key) == key_count
     assert sys.getrefcount(shared) == shared_count
     del first

@@ -1,4 +1,4 @@
-"""pith.DictionaryRegistry against a real redis-server (redis-py as the
+"""tersa.DictionaryRegistry against a real redis-server (redis-py as the
 client): publish by id, fetch on first use, typed errors for ids the store
 does not have. The server is started here on a free port; a missing
 redis-server fails the tests (make deps-python installs it)."""
@@ -16,10 +16,10 @@ import time
 import pytest
 import redis
 
-import pith
-from pith.registry import dictionary_id
+import tersa
+from tersa.registry import dictionary_id
 
-STOCK = pith.Dictionary(strings=["AAPL", "MSFT", "GOOG"], shapes=[["symbol", "price", "volume"], ["0", "1", "2"]])
+STOCK = tersa.Dictionary(strings=["AAPL", "MSFT", "GOOG"], shapes=[["symbol", "price", "volume"], ["0", "1", "2"]])
 RECORD = {"symbol": "MSFT", "price": 411.22, "volume": 1234567}
 
 
@@ -31,7 +31,7 @@ def server():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    workdir = tempfile.mkdtemp(prefix="pith-test-redis-")
+    workdir = tempfile.mkdtemp(prefix="tersa-test-redis-")
     proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
                              "--dir", workdir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -83,14 +83,14 @@ def prefix(request):
 
 def consumer(server, prefix):
     store = CountingStore(redis.Redis(host="127.0.0.1", port=server))
-    return pith.DictionaryRegistry(store, prefix=prefix), store
+    return tersa.DictionaryRegistry(store, prefix=prefix), store
 
 
 def test_consumer_fetches_an_unknown_id_once(server, client, prefix):
-    producer = pith.DictionaryRegistry(client, prefix=prefix)
+    producer = tersa.DictionaryRegistry(client, prefix=prefix)
     assert producer.publish(STOCK) == STOCK.id
     assert client.get(producer.key(STOCK.id)) == STOCK.serialize()
-    data = pith.dumps(RECORD, dictionary=STOCK)
+    data = tersa.dumps(RECORD, dictionary=STOCK)
     reg, store = consumer(server, prefix)
     assert not reg.cached(STOCK.id)
     for _ in range(3):
@@ -101,68 +101,68 @@ def test_consumer_fetches_an_unknown_id_once(server, client, prefix):
 
 
 def test_single_record_with_the_dictionary_fits_in_msgpack_int_keyed_size(server, client, prefix):
-    pith.DictionaryRegistry(client, prefix=prefix).publish(STOCK)
+    tersa.DictionaryRegistry(client, prefix=prefix).publish(STOCK)
     record = {"0": "AAPL", "1": 150.25, "2": 1234567}
-    data = pith.dumps(record, dictionary=STOCK)
+    data = tersa.dumps(record, dictionary=STOCK)
     assert len(data) <= 26
     assert dictionary_id(data) == STOCK.id
     assert consumer(server, prefix)[0].loads(data) == record
 
 
 def test_an_id_the_store_lacks_is_a_typed_error(server, client, prefix):
-    data = pith.dumps(RECORD, dictionary=STOCK)
+    data = tersa.dumps(RECORD, dictionary=STOCK)
     reg, _ = consumer(server, prefix)
-    with pytest.raises(pith.UnknownDictionaryError) as info:
+    with pytest.raises(tersa.UnknownDictionaryError) as info:
         reg.loads(data)
     err = info.value
-    assert isinstance(err, pith.DecodeError)
+    assert isinstance(err, tersa.DecodeError)
     assert (err.code, err.offset, err.dictionary_id) == ("unknown_dictionary", 3, STOCK.id)
     assert err.key == f"{prefix}{STOCK.id:016x}"
     assert f"{STOCK.id:016x}" in str(err)
     again = pickle.loads(pickle.dumps(err))
-    assert (type(again), again.code, again.dictionary_id, again.key) == (pith.UnknownDictionaryError, err.code, err.dictionary_id, err.key)
+    assert (type(again), again.code, again.dictionary_id, again.key) == (tersa.UnknownDictionaryError, err.code, err.dictionary_id, err.key)
     assert not reg.cached(STOCK.id)
     # published later: the next attempt finds it (misses are not cached)
-    pith.DictionaryRegistry(client, prefix=prefix).publish(STOCK)
+    tersa.DictionaryRegistry(client, prefix=prefix).publish(STOCK)
     assert reg.loads(data) == RECORD
 
 
 def test_an_entry_that_is_not_that_dictionary_is_refused(server, client, prefix):
-    other = pith.Dictionary(strings=["TSLA"], shapes=[["symbol", "price", "volume"]])
+    other = tersa.Dictionary(strings=["TSLA"], shapes=[["symbol", "price", "volume"]])
     reg, _ = consumer(server, prefix)
     client.set(reg.key(STOCK.id), other.serialize())
-    with pytest.raises(pith.UnknownDictionaryError, match=f"{other.id:016x}"):
+    with pytest.raises(tersa.UnknownDictionaryError, match=f"{other.id:016x}"):
         reg.fetch(STOCK.id)
     client.set(reg.key(STOCK.id), b"not a dictionary")
-    with pytest.raises(pith.UnknownDictionaryError, match="not a serialized dictionary"):
-        reg.loads(pith.dumps(RECORD, dictionary=STOCK))
+    with pytest.raises(tersa.UnknownDictionaryError, match="not a serialized dictionary"):
+        reg.loads(tersa.dumps(RECORD, dictionary=STOCK))
     assert not reg.cached(STOCK.id)
     # a client that decodes responses to text cannot carry a dictionary: said so, not mis-decoded
-    pith.DictionaryRegistry(client, prefix=prefix).publish(STOCK)
+    tersa.DictionaryRegistry(client, prefix=prefix).publish(STOCK)
     class TextStore(CountingStore):
         def get(self, key):
             return self.client.get(key).decode("latin-1")
 
-    text = pith.DictionaryRegistry(TextStore(client), prefix=prefix)
-    with pytest.raises(pith.UnknownDictionaryError, match="returned text"):
+    text = tersa.DictionaryRegistry(TextStore(client), prefix=prefix)
+    with pytest.raises(tersa.UnknownDictionaryError, match="returned text"):
         text.fetch(STOCK.id)
 
 
 def test_buffers_without_a_dictionary_never_touch_the_store(server, prefix):
     reg, store = consumer(server, prefix)
-    assert reg.loads(pith.dumps(RECORD)) == RECORD
-    assert dictionary_id(pith.dumps(RECORD)) is None
-    with pytest.raises(pith.DecodeError):
+    assert reg.loads(tersa.dumps(RECORD)) == RECORD
+    assert dictionary_id(tersa.dumps(RECORD)) is None
+    with pytest.raises(tersa.DecodeError):
         reg.loads(b'{"json": 1}')
-    with pytest.raises(pith.DecodeError):
+    with pytest.raises(tersa.DecodeError):
         reg.loads(b"\xc1\x70\x11\x01")  # DICT flag, id cut short
     assert store.gets == 0
 
 
 def test_streams_and_joined_streams(server, client, prefix):
-    pith.DictionaryRegistry(client, prefix=prefix).publish(STOCK)
+    tersa.DictionaryRegistry(client, prefix=prefix).publish(STOCK)
     records = [{"symbol": ["AAPL", "MSFT", "GOOG"][i % 3], "price": 100 + i / 4, "volume": i * 1000} for i in range(50)]
-    enc = pith.Encoder(dictionary=STOCK, sync_frames=10)
+    enc = tersa.Encoder(dictionary=STOCK, sync_frames=10)
     stream = b"".join(enc.encode(r) for r in records)
     reg, _ = consumer(server, prefix)
     assert reg.loads_stream(stream) == records
@@ -185,4 +185,4 @@ def test_streams_and_joined_streams(server, client, prefix):
 
 def test_the_store_must_have_get_and_set():
     with pytest.raises(TypeError):
-        pith.DictionaryRegistry(object())
+        tersa.DictionaryRegistry(object())

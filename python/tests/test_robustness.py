@@ -11,8 +11,8 @@ import threading
 
 import pytest
 
-import pith
-import pith._types
+import tersa
+import tersa._types
 
 
 class Opaque:
@@ -30,8 +30,8 @@ def test_default_that_empties_its_list_and_raises():
         gc.collect()
         raise RuntimeError("no")
 
-    with pytest.raises(pith.EncodeError, match=r"Opaque at \$\[0\]"):
-        pith.dumps(holder, default=default)
+    with pytest.raises(tersa.EncodeError, match=r"Opaque at \$\[0\]"):
+        tersa.dumps(holder, default=default)
 
 
 def test_default_that_empties_its_list_and_returns():
@@ -42,8 +42,8 @@ def test_default_that_empties_its_list_and_returns():
         gc.collect()
         return "replacement"
 
-    with pytest.raises(pith.EncodeError, match="list changed size"):
-        pith.dumps(holder, default=default)
+    with pytest.raises(tersa.EncodeError, match="list changed size"):
+        tersa.dumps(holder, default=default)
 
 
 def test_default_that_deletes_its_dict_entry_and_raises():
@@ -54,19 +54,19 @@ def test_default_that_deletes_its_dict_entry_and_raises():
         gc.collect()
         raise RuntimeError("no")
 
-    with pytest.raises(pith.EncodeError, match="dict changed during encoding"):
-        pith.dumps(holder, default=default)
+    with pytest.raises(tersa.EncodeError, match="dict changed during encoding"):
+        tersa.dumps(holder, default=default)
 
 
 def test_map_pairs_list_changed_by_default():
     pairs = [("a", Opaque()), ("b", 2)]
-    m = pith.Map(pairs)
+    m = tersa.Map(pairs)
     pairs.clear()  # Map keeps its own tuple
 
     def default(o):
         return "x"
 
-    assert pith.loads(pith.dumps(m, default=default)) == {"a": "x", "b": 2}
+    assert tersa.loads(tersa.dumps(m, default=default)) == {"a": "x", "b": 2}
 
 
 # --- dictionaries given as sequences -----------------------------------------
@@ -81,16 +81,16 @@ def test_dictionary_strings_changed_while_reading_shapes():
             gc.collect()
             return iter(["id", "name"])
 
-    d = pith.Dictionary(strings, [Shape()])
+    d = tersa.Dictionary(strings, [Shape()])
     assert d.strings == ("first string", "second string")
     assert d.shapes == (("id", "name"),)
 
 
 def test_decoder_keeps_its_dictionaries():
-    d = pith.Dictionary(["shared value"], [["id", "name"]])
-    data = pith.dumps_stream([{"id": 1, "name": "shared value"}], dictionary=d)
+    d = tersa.Dictionary(["shared value"], [["id", "name"]])
+    data = tersa.dumps_stream([{"id": 1, "name": "shared value"}], dictionary=d)
     given = [d]
-    dec = pith.Decoder(dictionary=given)
+    dec = tersa.Decoder(dictionary=given)
     given.clear()
     del d
     gc.collect()
@@ -114,13 +114,13 @@ class LyingInt(int):
 
 def test_int_subclasses_encode_their_own_value():
     for v in (-(2**70), 2**70, -(2**63) - 1, 2**64):
-        assert pith.loads(pith.dumps(LyingInt(v))) == v
+        assert tersa.loads(tersa.dumps(LyingInt(v))) == v
 
 
 def test_ordered_dict_order_is_its_own():
     od = collections.OrderedDict(a=1, b=2, c=3)
     od.move_to_end("a")
-    assert list(pith.loads(pith.dumps(od))) == ["b", "c", "a"]
+    assert list(tersa.loads(tersa.dumps(od))) == ["b", "c", "a"]
 
     class Sub(dict):
         def items(self):
@@ -129,20 +129,20 @@ def test_ordered_dict_order_is_its_own():
         def keys(self):
             return reversed(list(super().keys()))
 
-    assert list(pith.loads(pith.dumps(Sub(x=1, y=2)))) == ["y", "x"]
+    assert list(tersa.loads(tersa.dumps(Sub(x=1, y=2)))) == ["y", "x"]
 
 
 def test_equal_maps_hash_equal():
-    a = pith.Map([(float("nan"), 1), ("k", [1.0])])
-    b = pith.Map([(float("nan"), 1), ("k", [1.0])])
+    a = tersa.Map([(float("nan"), 1), ("k", [1.0])])
+    b = tersa.Map([(float("nan"), 1), ("k", [1.0])])
     assert a == b and hash(a) == hash(b)
-    assert pith.Map([(1, 1)]) != pith.Map([(1.0, 1)])
+    assert tersa.Map([(1, 1)]) != tersa.Map([(1.0, 1)])
 
 
 def test_deep_map_hashes_without_recursion():
-    m = pith.Map([])
+    m = tersa.Map([])
     for _ in range(50_000):
-        m = pith.Map([("k", m)])
+        m = tersa.Map([("k", m)])
     assert isinstance(hash(m), int)
 
 
@@ -150,7 +150,7 @@ def test_deep_map_hashes_without_recursion():
 
 
 def nested(depth: int) -> bytes:
-    header = pith.dumps([])[:-1]
+    header = tersa.dumps([])[:-1]
     return header + b"\x81" * (depth - 1) + b"\x80"
 
 
@@ -162,10 +162,10 @@ def test_long_key_repeated_by_many_shapes():
     # bytes: MAPDEF2, reference 0 (the long key), "f%04x", 1, null.
     long_key = "k" * 200_000
     maps = 5000
-    first = pith.dumps([{long_key: 1, "f0000": None}] + [0] * (maps - 1))
+    first = tersa.dumps([{long_key: 1, "f0000": None}] + [0] * (maps - 1))
     head = first[: first.index(b"\xa9\xe0") + 2]
     tails = b"".join(b"\x92\x00\x45" + b"f%04x" % i + b"\xa9\xe0" for i in range(1, maps))
-    value = pith.loads(head + tails)
+    value = tersa.loads(head + tails)
     assert len(value) == maps
     keys = [next(iter(m)) for m in value]
     assert all(k is keys[0] for k in keys), "one key object per call"
@@ -176,18 +176,18 @@ def test_long_key_repeated_by_many_shapes():
 
 
 def test_decoder_after_an_exception_that_is_not_a_decode_error(monkeypatch):
-    data = pith.dumps_stream([{pith.Map([("a", 1)]): 1}, "after"])
+    data = tersa.dumps_stream([{tersa.Map([("a", 1)]): 1}, "after"])
 
     def broken(_):
         raise RuntimeError("hash failed")
 
-    dec = pith.Decoder()
+    dec = tersa.Decoder()
     dec.feed(data)
-    monkeypatch.setattr(pith._types, "_pith_key", broken)
+    monkeypatch.setattr(tersa._types, "_tersa_key", broken)
     with pytest.raises(RuntimeError, match="hash failed"):
         next(dec)
     monkeypatch.undo()
-    with pytest.raises(pith.DecodeError) as e:
+    with pytest.raises(tersa.DecodeError) as e:
         next(dec)
     assert e.value.code == "stream_broken"
     assert isinstance(e.value.__cause__, RuntimeError)

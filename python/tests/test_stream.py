@@ -4,27 +4,27 @@ from __future__ import annotations
 
 import pytest
 
-import pith
+import tersa
 from conftest import same
 
 RECORDS = [{"id": i, "name": f"user_{i}", "role": "admin" if i % 2 else "user", "score": i * 1.5} for i in range(20)]
 
 
 def test_values_share_tables():
-    enc = pith.Encoder()
+    enc = tersa.Encoder()
     frames = [enc.encode(r) for r in RECORDS]
     assert frames[0].startswith(b"\xc1\x70\x12")
     # Later records reuse the shape and strings of earlier ones.
-    assert len(frames[5]) < len(pith.dumps(RECORDS[5])) - 3
+    assert len(frames[5]) < len(tersa.dumps(RECORDS[5])) - 3
     data = b"".join(frames)
-    assert same(pith.loads_stream(data), RECORDS)
-    assert pith.dumps_stream(RECORDS) == data
+    assert same(tersa.loads_stream(data), RECORDS)
+    assert tersa.dumps_stream(RECORDS) == data
 
 
 def test_decoder_incremental_chunks():
-    data = pith.dumps_stream(RECORDS)
+    data = tersa.dumps_stream(RECORDS)
     for chunk in [1, 2, 3, 7, 64, len(data)]:
-        dec = pith.Decoder()
+        dec = tersa.Decoder()
         out = []
         for i in range(0, len(data), chunk):
             dec.feed(data[i : i + chunk])
@@ -35,8 +35,8 @@ def test_decoder_incremental_chunks():
 
 
 def test_decoder_accepts_buffers():
-    data = pith.dumps_stream([1, "two", [3]])
-    dec = pith.Decoder()
+    data = tersa.dumps_stream([1, "two", [3]])
+    dec = tersa.Decoder()
     dec.feed(bytearray(data[:5]))
     dec.feed(memoryview(data)[5:])
     assert list(dec) == [1, "two", [3]]
@@ -44,26 +44,26 @@ def test_decoder_accepts_buffers():
 
 
 def test_empty_stream():
-    enc = pith.Encoder()
+    enc = tersa.Encoder()
     assert enc.header() == b"\xc1\x70\x12"
-    assert pith.dumps_stream([]) == b"\xc1\x70\x12"
-    assert pith.loads_stream(b"\xc1\x70\x12") == []
-    dec = pith.Decoder()
+    assert tersa.dumps_stream([]) == b"\xc1\x70\x12"
+    assert tersa.loads_stream(b"\xc1\x70\x12") == []
+    dec = tersa.Decoder()
     dec.feed(b"\xc1\x70\x12")
     assert list(dec) == []
     dec.close()
 
 
 def test_decoder_close_errors():
-    dec = pith.Decoder()
-    with pytest.raises(pith.DecodeError) as info:
+    dec = tersa.Decoder()
+    with pytest.raises(tersa.DecodeError) as info:
         dec.close()
     assert info.value.code == "truncated"
-    data = pith.dumps_stream(["abc", "def"])
-    dec = pith.Decoder()
+    data = tersa.dumps_stream(["abc", "def"])
+    dec = tersa.Decoder()
     dec.feed(data[:-1])
     assert list(dec) == ["abc"]
-    with pytest.raises(pith.DecodeError) as info:
+    with pytest.raises(tersa.DecodeError) as info:
         dec.close()
     assert info.value.code == "length_exceeds_input"
 
@@ -81,21 +81,21 @@ def test_decoder_close_errors():
 )
 def test_decoder_close_reports_what_loads_stream_reports(hexdata, code, offset):
     data = bytes.fromhex(hexdata)
-    with pytest.raises(pith.DecodeError) as whole:
-        pith.loads_stream(data)
+    with pytest.raises(tersa.DecodeError) as whole:
+        tersa.loads_stream(data)
     assert (whole.value.code, whole.value.offset) == (code, offset)
-    dec = pith.Decoder()
+    dec = tersa.Decoder()
     dec.feed(data[:1])
     dec.feed(data[1:])
-    with pytest.raises(pith.DecodeError) as info:
+    with pytest.raises(tersa.DecodeError) as info:
         list(dec)
         dec.close()
     assert (info.value.code, info.value.offset) == (code, offset)
 
 
 def test_decoder_close_with_frames_unread():
-    dec = pith.Decoder()
-    dec.feed(pith.dumps_stream([1]))
+    dec = tersa.Decoder()
+    dec.feed(tersa.dumps_stream([1]))
     with pytest.raises(ValueError, match="not yet read"):
         dec.close()
     assert list(dec) == [1]
@@ -103,31 +103,31 @@ def test_decoder_close_with_frames_unread():
 
 
 def test_decoder_error_is_sticky():
-    dec = pith.Decoder()
+    dec = tersa.Decoder()
     # A sync frame whose item is a second sync marker.
     dec.feed(b"\xc1\x70\x12\x07\xfd\x12\xfd")
-    with pytest.raises(pith.DecodeError) as info:
+    with pytest.raises(tersa.DecodeError) as info:
         next(dec)
     assert (info.value.code, info.value.offset) == ("invalid_tag", 6)
-    with pytest.raises(pith.DecodeError):
+    with pytest.raises(tersa.DecodeError):
         next(dec)
 
 
 def test_decoder_rejects_single_value_buffer():
-    dec = pith.Decoder()
-    dec.feed(pith.dumps(1))
-    with pytest.raises(pith.DecodeError) as info:
+    dec = tersa.Decoder()
+    dec.feed(tersa.dumps(1))
+    with pytest.raises(tersa.DecodeError) as info:
         list(dec)
     assert info.value.code == "bad_flags"
-    with pytest.raises(pith.DecodeError) as info:
-        pith.loads_stream(pith.dumps(1))
+    with pytest.raises(tersa.DecodeError) as info:
+        tersa.loads_stream(tersa.dumps(1))
     assert info.value.code == "bad_flags"
 
 
 def test_strings_referenced_across_frames_survive_dropping_earlier_values():
-    enc = pith.Encoder()
+    enc = tersa.Encoder()
     data = b"".join(enc.encode(v) for v in [["shared-string"], ["shared-string"], ["shared-string"]])
-    dec = pith.Decoder()
+    dec = tersa.Decoder()
     dec.feed(data)
     first = next(dec)
     del first  # the decoder must keep what later frames refer to
@@ -138,53 +138,53 @@ def test_strings_referenced_across_frames_survive_dropping_earlier_values():
 
 
 def test_encoder_fails_cleanly_and_stays_failed():
-    enc = pith.Encoder()
+    enc = tersa.Encoder()
     enc.encode(1)
-    with pytest.raises(pith.EncodeError):
+    with pytest.raises(tersa.EncodeError):
         enc.encode(object())
     with pytest.raises(ValueError, match="failed"):
         enc.encode(2)
 
 
 def test_encoder_options_and_default():
-    enc = pith.Encoder(default=lambda o: "obj", option=pith.OPT_NAIVE_UTC)
+    enc = tersa.Encoder(default=lambda o: "obj", option=tersa.OPT_NAIVE_UTC)
     data = enc.encode(object()) + enc.encode(object())
-    assert pith.loads_stream(data) == ["obj", "obj"]
+    assert tersa.loads_stream(data) == ["obj", "obj"]
 
 
 def test_encoder_reentrancy_is_refused():
-    enc = pith.Encoder(default=lambda o: enc.encode(1))
-    with pytest.raises(pith.EncodeError) as info:
+    enc = tersa.Encoder(default=lambda o: enc.encode(1))
+    with pytest.raises(tersa.EncodeError) as info:
         enc.encode(object())
     assert isinstance(info.value.__cause__, RuntimeError)
 
 
 def test_stream_with_dictionary():
-    d = pith.Dictionary(["admin", "user"], [["id", "name", "role", "score"]])
-    enc = pith.Encoder(dictionary=d)
+    d = tersa.Dictionary(["admin", "user"], [["id", "name", "role", "score"]])
+    enc = tersa.Encoder(dictionary=d)
     data = b"".join(enc.encode(r) for r in RECORDS)
     assert data[2] == 0x13 and enc.header() == data[:11]
-    assert same(pith.loads_stream(data, dictionary=d), RECORDS)
-    dec = pith.Decoder(dictionary=[pith.Dictionary(["zz"]), d])
+    assert same(tersa.loads_stream(data, dictionary=d), RECORDS)
+    dec = tersa.Decoder(dictionary=[tersa.Dictionary(["zz"]), d])
     dec.feed(data)
     assert same(list(dec), RECORDS)
-    with pytest.raises(pith.DecodeError) as info:
-        pith.loads_stream(data)
+    with pytest.raises(tersa.DecodeError) as info:
+        tersa.loads_stream(data)
     assert info.value.code == "unknown_dictionary"
 
 
 def test_decoder_max_depth():
-    data = pith.dumps_stream([[[[1]]]])
-    dec = pith.Decoder(max_depth=2)
+    data = tersa.dumps_stream([[[[1]]]])
+    dec = tersa.Decoder(max_depth=2)
     dec.feed(data)
-    with pytest.raises(pith.DecodeError) as info:
+    with pytest.raises(tersa.DecodeError) as info:
         list(dec)
     assert info.value.code == "depth_exceeded"
 
 
 def test_long_stream_memory_is_bounded_per_frame():
-    enc = pith.Encoder()
-    dec = pith.Decoder()
+    enc = tersa.Encoder()
+    dec = tersa.Decoder()
     for i in range(2000):
         dec.feed(enc.encode({"i": i, "s": "x" * (i % 50)}))
         (v,) = list(dec)

@@ -13,11 +13,11 @@ import tracemalloc
 
 import pytest
 
-import pith
+import tersa
 from conftest import SPEC, same
 
 sys.path.insert(0, str(SPEC / "tools"))
-import pithref as P  # noqa: E402
+import tersaref as P  # noqa: E402
 
 
 def records(n: int, seed: int = 1):
@@ -45,7 +45,7 @@ def records(n: int, seed: int = 1):
 def frames_of(values, **opts):
     """The stream as one buffer, and the offset of each of its frames."""
     sync_before = opts.pop("sync_before", ())
-    enc = pith.Encoder(**opts)
+    enc = tersa.Encoder(**opts)
     header = len(enc.header())
     parts = []
     for i, v in enumerate(values):
@@ -63,7 +63,7 @@ def same_list(a, b) -> bool:
     return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
 
 
-def feed(dec: pith.Decoder, data: bytes, pieces) -> list:
+def feed(dec: tersa.Decoder, data: bytes, pieces) -> list:
     out = []
     at = 0
     for n in pieces:
@@ -96,18 +96,18 @@ MIDDLE = bytes.fromhex("c17012") + bytes.fromhex("0b8242636300")
 def test_frame_from_the_middle_is_out_of_sequence():
     # The second frame of [["aa","bb"],["cc","aa"]]: before sync frames it decoded,
     # against empty tables, to [["cc","cc"]].
-    with pytest.raises(pith.DecodeError) as info:
-        pith.loads_stream(MIDDLE)
+    with pytest.raises(tersa.DecodeError) as info:
+        tersa.loads_stream(MIDDLE)
     assert (info.value.code, info.value.offset) == ("out_of_sequence", 4)
     for step in (1, 2, len(MIDDLE)):
-        dec = pith.Decoder()
+        dec = tersa.Decoder()
         got = []
-        with pytest.raises(pith.DecodeError) as info:
+        with pytest.raises(tersa.DecodeError) as info:
             got = feed(dec, MIDDLE, piece_sizes(len(MIDDLE), step))
         assert got == []
         assert (info.value.code, info.value.offset) == ("out_of_sequence", 4)
         # The decoder stays failed.
-        with pytest.raises(pith.DecodeError):
+        with pytest.raises(tersa.DecodeError):
             next(dec)
 
 
@@ -118,19 +118,19 @@ def test_out_of_sequence_and_bad_sync_are_decode_errors():
         (bytes.fromhex("c1701207fd12e007fd13e0"), "bad_sync", 9),
     ]
     for data, code, offset in cases:
-        with pytest.raises(pith.DecodeError) as info:
-            pith.loads_stream(data)
+        with pytest.raises(tersa.DecodeError) as info:
+            tersa.loads_stream(data)
         assert (info.value.code, info.value.offset) == (code, offset)
         assert isinstance(info.value, ValueError)
         assert f"at byte {offset}" in str(info.value)
-    with pytest.raises(pith.DecodeError) as info:
-        pith.join_stream(bytes.fromhex("07fd12e007fd13e0"))
+    with pytest.raises(tersa.DecodeError) as info:
+        tersa.join_stream(bytes.fromhex("07fd12e007fd13e0"))
     assert (info.value.code, info.value.offset) == ("bad_sync", 6)
 
 
 def test_the_first_frame_is_a_sync_frame():
-    assert pith.dumps_stream([1]) == bytes.fromhex("c1701207fd12a9")
-    enc = pith.Encoder()
+    assert tersa.dumps_stream([1]) == bytes.fromhex("c1701207fd12a9")
+    enc = tersa.Encoder()
     assert enc.encode(1) == bytes.fromhex("c1701207fd12a9")
     assert enc.encode(1) == bytes.fromhex("03a9")
 
@@ -158,13 +158,13 @@ def test_encode_matches_the_reference(opts):
     data, _ = frames_of(values, **opts)
     assert data == P.encode_stream(values, **opts)
     if "sync_before" not in opts:
-        assert pith.dumps_stream(values, **opts) == data
-    assert same_list(pith.loads_stream(data), values)
+        assert tersa.dumps_stream(values, **opts) == data
+    assert same_list(tersa.loads_stream(data), values)
     assert same_list(P.decode_stream(data), values)
 
 
 def test_sync_on_request():
-    enc = pith.Encoder()
+    enc = tersa.Encoder()
     first = enc.encode(["aa", "bb"])
     plain = enc.encode(["aa", "bb"])
     enc.sync()
@@ -173,16 +173,16 @@ def test_sync_on_request():
     assert synced[1:3] == b"\xfd\x12" and plain[1:2] != b"\xfd" and after[1:2] != b"\xfd"
     # A sync frame writes its strings again; the frames after it refer to them.
     assert synced == first[3:] and after == plain
-    assert pith.join_stream(synced + after) == (0, [["aa", "bb"], ["aa", "bb"]])
+    assert tersa.join_stream(synced + after) == (0, [["aa", "bb"], ["aa", "bb"]])
     # Requests do not pile up, and one before the first frame changes nothing.
-    enc = pith.Encoder()
+    enc = tersa.Encoder()
     enc.sync()
     enc.sync()
     assert enc.encode(1) + enc.encode(1) == bytes.fromhex("c1701207fd12a903a9")
 
 
 def test_sync_requested_inside_default_applies_to_the_next_frame():
-    enc = pith.Encoder(default=lambda o: (enc.sync(), "x")[1])
+    enc = tersa.Encoder(default=lambda o: (enc.sync(), "x")[1])
     enc.encode([1])
     during = enc.encode([object()])
     nxt = enc.encode([1])
@@ -192,14 +192,14 @@ def test_sync_requested_inside_default_applies_to_the_next_frame():
 def test_sync_option_validation():
     for bad in (-1, -(2**70)):
         with pytest.raises(ValueError):
-            pith.Encoder(sync_frames=bad)
+            tersa.Encoder(sync_frames=bad)
         with pytest.raises(ValueError):
-            pith.dumps_stream([1], sync_bytes=bad)
+            tersa.dumps_stream([1], sync_bytes=bad)
     for bad in ("1", 1.5, True):
         with pytest.raises(TypeError):
-            pith.Encoder(sync_bytes=bad)
+            tersa.Encoder(sync_bytes=bad)
     # Huge periods: only the first frame is a sync frame.
-    assert pith.dumps_stream([1, 1], sync_frames=2**80, sync_bytes=None) == bytes.fromhex("c1701207fd12a903a9")
+    assert tersa.dumps_stream([1, 1], sync_frames=2**80, sync_bytes=None) == bytes.fromhex("c1701207fd12a903a9")
 
 
 # --------------------------------------------------------------------------
@@ -214,7 +214,7 @@ REUSED_INDICES = [
     ("strings", [["xx", "xx"], ["yy", "yy"], ["yy", "zz"], ["xx", "zz"], ["zz", "xx"]]),
     ("empty map", [{}, 0, {"a": 1}, {}, {}, {"a": 2}]),
     ("nested shapes", [{"p": {"q": 1}}, {"r": {"s": 2}}, {"p": {"q": 3}}, {"r": {"s": 4}}]),
-    ("symbols", [{pith.Symbol("sy"): "sy"}, {"sy": pith.Symbol("sy")}, {pith.Symbol("sy"): "sy"}]),
+    ("symbols", [{tersa.Symbol("sy"): "sy"}, {"sy": tersa.Symbol("sy")}, {tersa.Symbol("sy"): "sy"}]),
     # Keys longer than the interned-key limit (64 bytes) are cached by string-table index.
     ("long keys", [{"K" * 3000: 1}, {"J" * 3000: 2}, {"J" * 3000: 3}, {"K" * 3000: 4}]),
     ("long keys as strings first", [["L" * 100, {"L" * 100: 1}], ["M" * 100, {"M" * 100: 2}],
@@ -225,8 +225,8 @@ REUSED_INDICES = [
 def sync_segments_are_fresh_streams(values, every):
     """Frames from a sync frame to the next depend on nothing before: they are
     what a new encoder writes for those values (whose caches are empty)."""
-    data = pith.dumps_stream(values, sync_frames=every)
-    expected = b"".join(pith.dumps_stream(values[i : i + every])[3:] for i in range(0, len(values), every))
+    data = tersa.dumps_stream(values, sync_frames=every)
+    expected = b"".join(tersa.dumps_stream(values[i : i + every])[3:] for i in range(0, len(values), every))
     assert data[3:] == expected
     return data
 
@@ -239,15 +239,15 @@ def test_caches_by_index_are_dropped_at_sync_frames(values, every):
     values = values * 3
     data = sync_segments_are_fresh_streams(values, every)
     assert data == P.encode_stream([to_ref(v) for v in values], sync_frames=every)
-    assert same_list(pith.loads_stream(data), values)
-    assert same_list(pith.loads_stream(data, option=pith.OPT_SYMBOL_AS_STR), [as_str(v) for v in values])
+    assert same_list(tersa.loads_stream(data), values)
+    assert same_list(tersa.loads_stream(data, option=tersa.OPT_SYMBOL_AS_STR), [as_str(v) for v in values])
     for step in (1, 5, len(data)):
-        assert same_list(feed(pith.Decoder(), data, piece_sizes(len(data), step)), values)
-        assert same_list(feed(pith.Decoder(join=True), data[3:], piece_sizes(len(data) - 3, step)), values)
+        assert same_list(feed(tersa.Decoder(), data, piece_sizes(len(data), step)), values)
+        assert same_list(feed(tersa.Decoder(join=True), data[3:], piece_sizes(len(data) - 3, step)), values)
 
 
 def to_ref(v):
-    if isinstance(v, pith.Symbol):
+    if isinstance(v, tersa.Symbol):
         return P.Symbol(str(v))
     if isinstance(v, list):
         return [to_ref(x) for x in v]
@@ -257,7 +257,7 @@ def to_ref(v):
 
 
 def as_str(v):
-    if isinstance(v, pith.Symbol):
+    if isinstance(v, tersa.Symbol):
         return str(v)
     if isinstance(v, list):
         return [as_str(x) for x in v]
@@ -272,9 +272,9 @@ def test_random_streams_match_the_reference():
         values = records(rnd.randrange(1, 40), seed=trial)
         opts = rnd.choice([{"sync_frames": rnd.randrange(1, 6)}, {"sync_bytes": rnd.randrange(1, 200)},
                            {"sync_frames": rnd.randrange(1, 9), "sync_bytes": rnd.randrange(1, 400)}])
-        data = pith.dumps_stream(values, **opts)
+        data = tersa.dumps_stream(values, **opts)
         assert data == P.encode_stream(values, **opts), (trial, opts)
-        assert same_list(pith.loads_stream(data), values)
+        assert same_list(tersa.loads_stream(data), values)
 
 
 # --------------------------------------------------------------------------
@@ -304,11 +304,11 @@ def test_late_consumer_joins_at_every_frame_boundary(opts):
         assert ref_at == expected_at
         # What a reader from the start decodes from that sync frame on.
         assert same_list(ref_values, values[bounds.index(later[0]) :] if later else [])
-        at, whole = pith.join_stream(tail)
+        at, whole = tersa.join_stream(tail)
         assert at == ref_at and same_list(whole, ref_values), b
-        assert same_list(pith.loads_stream(tail, join=True), ref_values)
+        assert same_list(tersa.loads_stream(tail, join=True), ref_values)
         for kind in (1, 3, random.Random(b)):
-            dec = pith.Decoder(join=True)
+            dec = tersa.Decoder(join=True)
             got = feed(dec, tail, piece_sizes(len(tail), kind))
             assert same_list(got, ref_values), (b, kind)
             assert dec.joined_at == ref_at and dec.pending == 0
@@ -317,7 +317,7 @@ def test_late_consumer_joins_at_every_frame_boundary(opts):
 def test_joined_at_is_none_until_a_sync_frame_arrives():
     data, bounds = frames_of(records(10), sync_frames=4)
     tail = data[bounds[1] :]  # frames 1, 2, 3 are skipped; 4 is a sync frame
-    dec = pith.Decoder(join=True)
+    dec = tersa.Decoder(join=True)
     assert dec.joined_at is None
     sync_at = bounds[4] - bounds[1]
     dec.feed(tail[:sync_at])
@@ -325,16 +325,16 @@ def test_joined_at_is_none_until_a_sync_frame_arrives():
     dec.feed(tail[sync_at:])
     assert len(list(dec)) == 6 and dec.joined_at == sync_at
     dec.close()
-    assert pith.Decoder().joined_at is None
+    assert tersa.Decoder().joined_at is None
 
 
 def test_joining_requires_frame_boundaries_and_no_header():
-    data = pith.dumps_stream([1, 2], sync_frames=1)
-    with pytest.raises(pith.DecodeError):
-        pith.join_stream(data)  # the header is not a frame
-    assert pith.join_stream(data[3:]) == (0, [1, 2])
-    assert pith.join_stream(b"") == (None, [])
-    dec = pith.Decoder(join=True)
+    data = tersa.dumps_stream([1, 2], sync_frames=1)
+    with pytest.raises(tersa.DecodeError):
+        tersa.join_stream(data)  # the header is not a frame
+    assert tersa.join_stream(data[3:]) == (0, [1, 2])
+    assert tersa.join_stream(b"") == (None, [])
+    dec = tersa.Decoder(join=True)
     dec.close()
 
 
@@ -342,7 +342,7 @@ def test_joining_requires_frame_boundaries_and_no_header():
 # Dictionaries
 # --------------------------------------------------------------------------
 
-DICT = pith.Dictionary(["admin", "user", "usr_1"], [["id", "name", "role"], ["lat", "lon"]])
+DICT = tersa.Dictionary(["admin", "user", "usr_1"], [["id", "name", "role"], ["lat", "lon"]])
 REF_DICT = P.Dictionary(["admin", "user", "usr_1"], [["id", "name", "role"], ["lat", "lon"]])
 
 
@@ -350,22 +350,22 @@ def test_dictionary_streams_with_sync_frames():
     values = [{"id": i, "name": f"usr_{i % 4}", "role": ["admin", "user"][i % 2], "at": {"lat": i, "lon": -i}}
               for i in range(30)] + [{"id": 1, "name": "x", "role": "guest"}, "user", {"lat": 1, "lon": 2}]
     for opts in ({"sync_frames": 3}, {"sync_bytes": 60}, {"sync_frames": 1}):
-        data = pith.dumps_stream(values, dictionary=DICT, **opts)
+        data = tersa.dumps_stream(values, dictionary=DICT, **opts)
         assert data == P.encode_stream(values, REF_DICT, **opts)
-        assert same_list(pith.loads_stream(data, dictionary=DICT), values)
+        assert same_list(tersa.loads_stream(data, dictionary=DICT), values)
         again, bounds = frames_of(values, dictionary=DICT, **opts)
         assert again == data and bounds[0] == 11
         for b in bounds:
             tail = data[b:]
             ref_at, ref_values = P.join_stream(tail, [REF_DICT])
-            at, got = pith.join_stream(tail, dictionary=DICT)
+            at, got = tersa.join_stream(tail, dictionary=DICT)
             assert at == ref_at and same_list(got, ref_values)
-            dec = pith.Decoder(dictionary=[pith.Dictionary(["other"]), DICT], join=True)
+            dec = tersa.Decoder(dictionary=[tersa.Dictionary(["other"]), DICT], join=True)
             assert same_list(feed(dec, tail, piece_sizes(len(tail), random.Random(b))), ref_values)
             assert dec.joined_at == ref_at
         # A joining decoder without the dictionary fails at the first sync frame's id.
-        with pytest.raises(pith.DecodeError) as info:
-            pith.join_stream(data[11:])
+        with pytest.raises(tersa.DecodeError) as info:
+            tersa.join_stream(data[11:])
         assert (info.value.code, info.value.offset) == ("unknown_dictionary", 3)
 
 
@@ -405,8 +405,8 @@ def growth(sync_frames: int, rounds: int = 40, per_round: int = 400):
     """Traced (Python) and malloc growth of one Decoder and one Encoder over a long
     stream, after 10 rounds that fill the bounded caches shared across calls (the
     interned keys and recent shapes of decode_keys.c)."""
-    enc = pith.Encoder(sync_frames=sync_frames)
-    dec = pith.Decoder()
+    enc = tersa.Encoder(sync_frames=sync_frames)
+    dec = tersa.Decoder()
     gc.collect()
     tracemalloc.start()
     try:

@@ -8,12 +8,12 @@ import struct
 
 import pytest
 
-import pith
+import tersa
 from conftest import same
 
 
 def rt(value, **kw):
-    return pith.loads(pith.dumps(value, **kw))
+    return tersa.loads(tersa.dumps(value, **kw))
 
 
 @pytest.mark.parametrize("value", [None, True, False])
@@ -113,49 +113,49 @@ def test_empty_containers():
 
 
 def test_symbol():
-    s = pith.Symbol("id")
+    s = tersa.Symbol("id")
     out = rt(s)
-    assert type(out) is pith.Symbol and out == "id"
+    assert type(out) is tersa.Symbol and out == "id"
     assert isinstance(out, str) and repr(out) == "Symbol('id')"
-    out = rt({pith.Symbol("id"): 1, pith.Symbol("name"): "x"})
-    assert [type(k) for k in out] == [pith.Symbol, pith.Symbol] and out["id"] == 1
+    out = rt({tersa.Symbol("id"): 1, tersa.Symbol("name"): "x"})
+    assert [type(k) for k in out] == [tersa.Symbol, tersa.Symbol] and out["id"] == 1
 
 
 def test_symbol_as_str_option():
-    out = pith.loads(pith.dumps({pith.Symbol("a"): pith.Symbol("b")}), option=pith.OPT_SYMBOL_AS_STR)
+    out = tersa.loads(tersa.dumps({tersa.Symbol("a"): tersa.Symbol("b")}), option=tersa.OPT_SYMBOL_AS_STR)
     assert out == {"a": "b"} and all(type(x) is str for x in [*out.keys(), *out.values()])
 
 
 def test_ext():
-    e = pith.Ext(7, b"\x01\x02")
+    e = tersa.Ext(7, b"\x01\x02")
     out = rt(e)
-    assert type(out) is pith.Ext and out == e and (out.type, out.data) == (7, b"\x01\x02")
-    assert rt(pith.Ext(65535, b"")) == pith.Ext(65535, b"")
+    assert type(out) is tersa.Ext and out == e and (out.type, out.data) == (7, b"\x01\x02")
+    assert rt(tersa.Ext(65535, b"")) == tersa.Ext(65535, b"")
     with pytest.raises(ValueError):
-        pith.Ext(65536, b"")
+        tersa.Ext(65536, b"")
 
 
 def test_map_fallback_for_keys_python_cannot_hold_apart():
-    # A symbol and a string with the same text are distinct Pith keys but equal Python keys.
-    m = pith.Map([(pith.Symbol("id"), 1), ("id", 2)])
+    # A symbol and a string with the same text are distinct Tersa keys but equal Python keys.
+    m = tersa.Map([(tersa.Symbol("id"), 1), ("id", 2)])
     out = rt(m)
-    assert type(out) is pith.Map and same(out, m)
+    assert type(out) is tersa.Map and same(out, m)
     # 1, 1.0 and True likewise.
-    m = pith.Map([(1, "a"), (1.0, "b"), (True, "c")])
+    m = tersa.Map([(1, "a"), (1.0, "b"), (True, "c")])
     out = rt(m)
-    assert type(out) is pith.Map and same(out, m)
+    assert type(out) is tersa.Map and same(out, m)
     # A map used as a map key decodes to a (hashable) Map.
-    inner = pith.Map([("a", 1)])
-    m = pith.Map([(inner, "x")])
+    inner = tersa.Map([("a", 1)])
+    m = tersa.Map([(inner, "x")])
     out = rt(m)
-    assert type(out) is dict and same(out, m) and isinstance(next(iter(out)), pith.Map)
+    assert type(out) is dict and same(out, m) and isinstance(next(iter(out)), tersa.Map)
 
 
 def test_map_with_duplicate_keys_is_refused():
-    with pytest.raises(pith.EncodeError):
-        pith.dumps(pith.Map([("a", 1), ("a", 2)]))
-    with pytest.raises(pith.EncodeError):
-        pith.dumps(pith.Map([(1, 1), (1, 2)]))
+    with pytest.raises(tersa.EncodeError):
+        tersa.dumps(tersa.Map([("a", 1), ("a", 2)]))
+    with pytest.raises(tersa.EncodeError):
+        tersa.dumps(tersa.Map([(1, 1), (1, 2)]))
 
 
 def test_subclasses_encode_as_their_base():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-import pith
+import tersa
 from conftest import dictionaries, dictionary_for, from_x, load_json, require_vectors, same
 
 VECTORS = require_vectors()  # a missing vectors directory is a collection error, never a skip
@@ -69,7 +69,7 @@ def same_list(got, expected) -> bool:
 @pytest.mark.parametrize("vector", VALID)
 def test_valid_decode(vector):
     data = bytes.fromhex(vector["hex"])
-    got = pith.loads(data, dictionary=dictionary_for(vector))
+    got = tersa.loads(data, dictionary=dictionary_for(vector))
     assert same(got, from_x(vector["value"])), got
 
 
@@ -77,17 +77,17 @@ def test_valid_decode(vector):
 def test_valid_encode(vector):
     value = from_x(vector["value"])
     expected = vector["hex"] if vector["canonical"] else vector["canonical_hex"]
-    assert pith.dumps(value, dictionary=dictionary_for(vector)).hex() == expected
+    assert tersa.dumps(value, dictionary=dictionary_for(vector)).hex() == expected
 
 
 @pytest.mark.parametrize("vector", STREAMS)
 def test_stream_decode(vector):
     data = bytes.fromhex(vector["hex"])
     expected = [from_x(v) for v in vector["values"]]
-    got = pith.loads_stream(data, dictionary=dictionary_for(vector))
+    got = tersa.loads_stream(data, dictionary=dictionary_for(vector))
     assert same_list(got, expected)
     # Incrementally, one byte at a time.
-    dec = pith.Decoder(dictionary=dictionary_for(vector))
+    dec = tersa.Decoder(dictionary=dictionary_for(vector))
     values = []
     for i in range(len(data)):
         dec.feed(data[i : i + 1])
@@ -102,7 +102,7 @@ def test_stream_encode(vector):
     values = [from_x(v) for v in vector["values"]]
     sync = {"sync_frames": vector.get("sync_frames", 0), "sync_bytes": vector.get("sync_bytes", 0)}
     sync_before = set(vector.get("sync_before", ()))
-    enc = pith.Encoder(dictionary=dictionary_for(vector), **sync)
+    enc = tersa.Encoder(dictionary=dictionary_for(vector), **sync)
     parts = []
     for i, v in enumerate(values):
         if i in sync_before:
@@ -111,7 +111,7 @@ def test_stream_encode(vector):
     out = b"".join(parts) if values else enc.header()
     assert out.hex() == vector["hex"]
     if not sync_before:  # (dumps_stream has no per-value requests; the Encoder above covers them)
-        assert pith.dumps_stream(values, dictionary=dictionary_for(vector), **sync).hex() == vector["hex"]
+        assert tersa.dumps_stream(values, dictionary=dictionary_for(vector), **sync).hex() == vector["hex"]
 
 
 @pytest.mark.parametrize("vector", JOINS)
@@ -119,12 +119,12 @@ def test_join(vector):
     data = bytes.fromhex(vector["hex"])
     expected = [from_x(v) for v in vector["values"]]
     dictionary = dictionary_for(vector)
-    assert same_list(pith.loads_stream(data, dictionary=dictionary, join=True), expected)
-    joined_at, values = pith.join_stream(data, dictionary=dictionary)
+    assert same_list(tersa.loads_stream(data, dictionary=dictionary, join=True), expected)
+    joined_at, values = tersa.join_stream(data, dictionary=dictionary)
     assert joined_at == vector["joined_at"]
     assert same_list(values, expected)
     for step in (1, len(data) or 1):
-        dec = pith.Decoder(dictionary=dictionary, join=True)
+        dec = tersa.Decoder(dictionary=dictionary, join=True)
         values = []
         for i in range(0, len(data), step):
             dec.feed(data[i : i + step])
@@ -145,13 +145,13 @@ def _kwargs(vector):
 def test_invalid(vector):
     data = bytes.fromhex(vector["hex"])
     kwargs = _kwargs(vector)
-    decoders = [lambda: pith.loads(data, **kwargs)]
+    decoders = [lambda: tersa.loads(data, **kwargs)]
     if vector.get("join"):
-        decoders = [lambda: pith.loads_stream(data, join=True, **kwargs), lambda: pith.join_stream(data, **kwargs)]
+        decoders = [lambda: tersa.loads_stream(data, join=True, **kwargs), lambda: tersa.join_stream(data, **kwargs)]
     elif vector.get("stream"):
-        decoders = [lambda: pith.loads_stream(data, **kwargs)]
+        decoders = [lambda: tersa.loads_stream(data, **kwargs)]
     for decode in decoders:
-        with pytest.raises(pith.DecodeError) as info:
+        with pytest.raises(tersa.DecodeError) as info:
             decode()
         assert (info.value.code, info.value.offset) == (vector["error"], vector["offset"]), str(info.value)
 
@@ -161,9 +161,9 @@ def test_invalid(vector):
 def test_invalid_stream_incremental(vector, step):
     """The incremental Decoder reports the same error as loads_stream, fed whole or byte by byte."""
     data = bytes.fromhex(vector["hex"])
-    dec = pith.Decoder(join=bool(vector.get("join")), **_kwargs(vector))
+    dec = tersa.Decoder(join=bool(vector.get("join")), **_kwargs(vector))
     step = step or len(data)
-    with pytest.raises(pith.DecodeError) as info:
+    with pytest.raises(tersa.DecodeError) as info:
         for i in range(0, len(data), step):
             dec.feed(data[i : i + step])
             list(dec)
@@ -179,5 +179,5 @@ def test_dictionary(name):
         assert d.serialize().hex() == spec["serialized"]
         assert [str(s) for s in d.strings] == [from_x(s) for s in spec["strings"]]
         assert same(list(map(list, d.shapes)), [[from_x(k) for k in sh] for sh in spec["shapes"]])
-    again = pith.Dictionary.parse(d.serialize())
+    again = tersa.Dictionary.parse(d.serialize())
     assert again.id == d.id and again == d

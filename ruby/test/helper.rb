@@ -3,9 +3,9 @@
 $LOAD_PATH.unshift File.expand_path("../lib", __dir__)
 require "minitest/autorun"
 require "json"
-require "pith"
+require "tersa"
 
-module PithTestHelper
+module TersaTestHelper
   ROOT = File.expand_path("../..", __dir__)
   VECTORS = File.join(ROOT, "spec", "vectors")
 
@@ -26,7 +26,7 @@ module PithTestHelper
         when "$symbol" then x.to_sym
         when "$binary" then [x].pack("H*").b
         when "$time" then timestamp(x)
-        when "$ext" then Pith::Ext.new(x["type"], [x["data"]].pack("H*").b)
+        when "$ext" then Tersa::Ext.new(x["type"], [x["data"]].pack("H*").b)
         when "$map" then x.to_h { |a, b| [from_xjson(a), from_xjson(b)] }
         else raise ArgumentError, "unknown tag #{k}"
         end
@@ -52,7 +52,7 @@ module PithTestHelper
     when "offset"
       off = x["offset"]
       Time.at(x["seconds"], x["nanos"], :nsec, in: format("%s%02d:%02d", off.negative? ? "-" : "+", off.abs / 60, off.abs % 60))
-    else Pith::Timestamp.new(x["seconds"], x["nanos"], :floating, nil)
+    else Tersa::Timestamp.new(x["seconds"], x["nanos"], :floating, nil)
     end
   end
 
@@ -83,10 +83,10 @@ module PithTestHelper
   def dictionaries
     @dictionaries ||= JSON.parse(File.read(File.join(VECTORS, "dictionaries.json")))["dictionaries"].to_h do |name, d|
       dict = if d["generate"]
-               Pith::Dictionary.new(strings: Array.new(d["generate"]["strings"]) { |i| "s#{i}" },
+               Tersa::Dictionary.new(strings: Array.new(d["generate"]["strings"]) { |i| "s#{i}" },
                                     shapes: Array.new(d["generate"]["shapes"]) { |i| ["k#{i}"] })
              else
-               Pith::Dictionary.new(strings: d["strings"].map { |s| from_xjson(s) },
+               Tersa::Dictionary.new(strings: d["strings"].map { |s| from_xjson(s) },
                                     shapes: d["shapes"].map { |s| s.map { |k| from_xjson(k) } })
              end
       [name, dict]

@@ -4,20 +4,20 @@
 # the extension's own. Ruby itself leaves most of its heap allocated at exit
 # and its conservative GC reads uninitialised stack words, so a raw valgrind
 # report is thousands of records long; like the ruby_memcheck gem, this keeps
-# only what points at pith.so:
-# - a leak of memory pith.so owns: malloc called by the C core, or Ruby's
-#   allocator called through the binding's wrappers (pith_rb_xalloc) - the
+# only what points at tersa.so:
+# - a leak of memory tersa.so owns: malloc called by the C core, or Ruby's
+#   allocator called through the binding's wrappers (tersa_rb_xalloc) - the
 #   memory of Ruby objects we create is Ruby's to free;
-# - an invalid read, write or free with pith.so anywhere on its stack;
-# - use of an uninitialised value decided inside pith.so itself.
+# - an invalid read, write or free with tersa.so anywhere on its stack;
+# - use of an uninitialised value decided inside tersa.so itself.
 #
 #   ruby test/memcheck.rb test/test_vectors.rb test/test_errors.rb ...
 require "rbconfig"
 require "tmpdir"
 
-EXT = "pith.#{RbConfig::CONFIG['DLEXT']}"
-# The binding's own allocation wrappers (ext/pith/common.h).
-OWN_ALLOCATORS = %w[pith_rb_xalloc pith_rb_xrealloc].freeze
+EXT = "tersa.#{RbConfig::CONFIG['DLEXT']}"
+# The binding's own allocation wrappers (ext/tersa/common.h).
+OWN_ALLOCATORS = %w[tersa_rb_xalloc tersa_rb_xrealloc].freeze
 
 Frame = Struct.new(:fn, :obj, :file, :line) do
   def ours? = obj.to_s.end_with?(EXT)
@@ -54,14 +54,14 @@ end
 def main(tests)
   abort "usage: ruby test/memcheck.rb TEST_FILE..." if tests.empty?
   lib = File.expand_path("../lib", __dir__)
-  abort "#{lib}/pith/#{EXT} is missing: run rake compile first" unless File.exist?(File.join(lib, "pith", EXT))
+  abort "#{lib}/tersa/#{EXT} is missing: run rake compile first" unless File.exist?(File.join(lib, "tersa", EXT))
 
   Dir.mktmpdir do |dir|
     xml = File.join(dir, "valgrind.xml")
     cmd = ["valgrind", "--tool=memcheck", "--leak-check=full", "--show-leak-kinds=definite",
            "--num-callers=24", "--error-limit=no", "--xml=yes", "--xml-file=#{xml}",
            RbConfig.ruby, "-I#{lib}", "-I#{__dir__}", "-e", "ARGV.each { |f| require File.expand_path(f) }", *tests]
-    env = { "PITH_PROPERTY_SCALE" => ENV.fetch("PITH_PROPERTY_SCALE", "0.05") }
+    env = { "TERSA_PROPERTY_SCALE" => ENV.fetch("TERSA_PROPERTY_SCALE", "0.05") }
     ok = system(env, *cmd)
     abort "memcheck: the tests failed under valgrind" unless ok
 

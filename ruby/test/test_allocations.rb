@@ -5,7 +5,7 @@ require_relative "helper"
 # Decoding creates the value's objects and nothing else (keys are shared
 # frozen strings); encoding creates the output String and nothing else.
 class TestAllocations < Minitest::Test
-  DOCS = Dir[File.join(PithTestHelper::ROOT, "bench/corpus/seed/*.json")].sort.map { |f| JSON.parse(File.read(f)) }
+  DOCS = Dir[File.join(TersaTestHelper::ROOT, "bench/corpus/seed/*.json")].sort.map { |f| JSON.parse(File.read(f)) }
 
   # Heap objects a decoded value holds (keys excluded: they are shared).
   def objects_in(v)
@@ -30,13 +30,13 @@ class TestAllocations < Minitest::Test
   end
 
   def test_decode_allocates_only_the_value
-    dec = Pith::Decoder.new
+    dec = Tersa::Decoder.new
     DOCS.each do |d|
-      bytes = Pith.dump(d)
+      bytes = Tersa.dump(d)
       dec.decode(bytes) # warm the key and template caches
-      Pith.load(bytes)
+      Tersa.load(bytes)
       v = nil
-      n = allocated { v = Pith.load(bytes) }
+      n = allocated { v = Tersa.load(bytes) }
       assert_operator n, :<=, objects_in(v), "#{n} objects for a value of #{objects_in(v)}"
       n = allocated { dec.decode(bytes) }
       assert_operator n, :<=, objects_in(v)
@@ -45,21 +45,21 @@ class TestAllocations < Minitest::Test
 
   def test_repeated_keys_cost_nothing
     rows = Array.new(1000) { |i| { "id" => i, "name" => "n#{i}", "active" => i.odd?, "score" => i * 0.5 } }
-    bytes = Pith.dump(rows)
-    Pith.load(bytes)
+    bytes = Tersa.dump(rows)
+    Tersa.load(bytes)
     # The Array, 1000 Hashes, 1000 name Strings; scores are flonums.
-    assert_operator allocated { Pith.load(bytes) }, :<=, 2001
-    dec = Pith::Decoder.new(symbolize_keys: true)
+    assert_operator allocated { Tersa.load(bytes) }, :<=, 2001
+    dec = Tersa::Decoder.new(symbolize_keys: true)
     assert_operator allocated { dec.decode(bytes) }, :<=, 2001
     # Passing keywords to a C method costs the interpreter two Hashes per call.
-    assert_operator allocated { Pith.load(bytes, symbolize_keys: true) }, :<=, 2001 + 2
+    assert_operator allocated { Tersa.load(bytes, symbolize_keys: true) }, :<=, 2001 + 2
   end
 
   def test_encode_allocates_at_most_two_objects
-    enc = Pith::Encoder.new
+    enc = Tersa::Encoder.new
     DOCS.each do |d|
-      Pith.dump(d)
-      assert_operator allocated { Pith.dump(d) }, :<=, 2
+      Tersa.dump(d)
+      assert_operator allocated { Tersa.dump(d) }, :<=, 2
       assert_operator allocated { enc.encode(d) }, :<=, 2
     end
   end

@@ -5,14 +5,14 @@ require_relative "helper"
 class TestCoder < Minitest::Test
   def test_module_level_coder
     v = { "a" => [1, 2.5, :sym, Time.utc(2025, 1, 1)] }
-    assert_equal v, Pith::Coder.load(Pith::Coder.dump(v))
-    assert_nil Pith::Coder.load(nil)
+    assert_equal v, Tersa::Coder.load(Tersa::Coder.dump(v))
+    assert_nil Tersa::Coder.load(nil)
   end
 
   def test_configured_coder
-    dict = Pith::Dictionary.new(strings: ["admin"])
-    coder = Pith::Coder.new(symbolize_keys: true, dictionary: dict)
+    dict = Tersa::Dictionary.new(strings: ["admin"])
+    coder = Tersa::Coder.new(symbolize_keys: true, dictionary: dict)
     assert_equal({ role: "admin" }, coder.load(coder.dump({ "role" => "admin" })))
-    assert_raises(ArgumentError) { Pith::Coder.new(bogus: 1) }
+    assert_raises(ArgumentError) { Tersa::Coder.new(bogus: 1) }
   end
 end

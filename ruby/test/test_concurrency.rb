@@ -3,15 +3,15 @@
 require_relative "helper"
 
 class TestConcurrency < Minitest::Test
-  DOC = JSON.parse(File.read(File.join(PithTestHelper::ROOT, "bench/corpus/seed/users.json")))
+  DOC = JSON.parse(File.read(File.join(TersaTestHelper::ROOT, "bench/corpus/seed/users.json")))
 
   def test_threads
-    bytes = Pith.dump(DOC)
+    bytes = Tersa.dump(DOC)
     threads = Array.new(4) do
       Thread.new do
         200.times do
-          raise "encode differs" unless Pith.dump(DOC) == bytes
-          raise "decode differs" unless Pith.load(bytes) == DOC
+          raise "encode differs" unless Tersa.dump(DOC) == bytes
+          raise "decode differs" unless Tersa.load(bytes) == DOC
         end
         true
       end
@@ -22,32 +22,32 @@ class TestConcurrency < Minitest::Test
   def test_threads_through_a_hook
     # A hook runs Ruby code, where another thread may get the GVL and use the
     # same (busy) default encoder: it must get its own.
-    hook = ->(o) { Thread.pass; Pith.load(Pith.dump(o.to_s)) }
-    threads = Array.new(4) { |i| Thread.new { Array.new(50) { Pith.load(Pith.dump([Object.new, i], default: hook)) } } }
+    hook = ->(o) { Thread.pass; Tersa.load(Tersa.dump(o.to_s)) }
+    threads = Array.new(4) { |i| Thread.new { Array.new(50) { Tersa.load(Tersa.dump([Object.new, i], default: hook)) } } }
     threads.each { |t| t.value.each { |v| assert_equal 2, v.size } }
   end
 
   def test_ractors
     Warning[:experimental] = false
-    bytes = Pith.dump(DOC).freeze
+    bytes = Tersa.dump(DOC).freeze
     doc = Ractor.make_shareable(DOC)
     ractors = Array.new(3) do
       Ractor.new(bytes, doc) do |b, d|
         ok = true
         50.times do
-          ok &&= Pith.load(b) == d
-          ok &&= Pith.dump(d) == b
+          ok &&= Tersa.load(b) == d
+          ok &&= Tersa.dump(d) == b
         end
-        enc = Pith::Encoder.new
+        enc = Tersa::Encoder.new
         enc << d
-        ok && Pith.load_stream(enc.to_s) == [d]
+        ok && Tersa.load_stream(enc.to_s) == [d]
       end
     end
     assert ractors.all?(&:take)
   end
 
   def test_dictionary_is_shareable
-    dict = Pith::Dictionary.new(strings: ["admin"])
+    dict = Tersa::Dictionary.new(strings: ["admin"])
     assert Ractor.shareable?(dict)
   end
 end

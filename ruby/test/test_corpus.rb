@@ -6,7 +6,7 @@ require "open3"
 # The seed and large corpora encode to exactly their committed canonical
 # bytes (spec/vectors/corpus) and decode back exactly.
 class TestCorpus < Minitest::Test
-  include PithTestHelper
+  include TersaTestHelper
 
   def read(path)
     return File.binread(path) unless path.end_with?(".xz")
@@ -22,10 +22,10 @@ class TestCorpus < Minitest::Test
     assert_equal 14, docs.size
     docs.each do |d|
       value = JSON.parse(read(File.join(ROOT, d["json"])), max_nesting: false)
-      want = read(File.join(ROOT, d["pith"]))
-      got = Pith.dump(value)
+      want = read(File.join(ROOT, d["tersa"]))
+      got = Tersa.dump(value)
       assert got == want, "#{d['name']}: #{got.bytesize} bytes, canonical #{want.bytesize}"
-      assert exact?(value, Pith.load(want)), "#{d['name']}: decoded value differs"
+      assert exact?(value, Tersa.load(want)), "#{d['name']}: decoded value differs"
     end
   end
 end

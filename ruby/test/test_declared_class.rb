@@ -2,8 +2,8 @@
 
 require_relative "helper"
 
-# Pith.register_class: instances written as the map of their declared
-# attributes, byte for byte what Pith.dump writes for the equivalent Hash.
+# Tersa.register_class: instances written as the map of their declared
+# attributes, byte for byte what Tersa.dump writes for the equivalent Hash.
 class TestDeclaredClass < Minitest::Test
   Comment = Struct.new(:id, :body)
 
@@ -18,7 +18,7 @@ class TestDeclaredClass < Minitest::Test
       @comments = comments
     end
 
-    def to_pith = raise("to_pith must not be called for a declared class")
+    def to_tersa = raise("to_tersa must not be called for a declared class")
   end
 
   class SpecialPost < Post; end
@@ -33,12 +33,12 @@ class TestDeclaredClass < Minitest::Test
   POST_KEYS = %w[id title published score comments].freeze
 
   def setup
-    Pith.register_class(Comment, attributes: %i[id body])
-    Pith.register_class(Post, attributes: POST_KEYS.map(&:to_sym))
+    Tersa.register_class(Comment, attributes: %i[id body])
+    Tersa.register_class(Post, attributes: POST_KEYS.map(&:to_sym))
   end
 
   def teardown
-    [Comment, Post, SpecialPost, Widget].each { |k| Pith.unregister_class(k) }
+    [Comment, Post, SpecialPost, Widget].each { |k| Tersa.unregister_class(k) }
   end
 
   def posts(n = 4)
@@ -56,43 +56,43 @@ class TestDeclaredClass < Minitest::Test
 
   def test_bytes_equal_dump_of_the_equivalent_hashes
     ps = posts(6)
-    bytes = Pith.dump(ps)
-    assert_equal Pith.dump(as_hash(ps)), bytes
-    assert_equal as_hash(ps), Pith.load(bytes)
-    assert_equal Pith.dump(as_hash(ps.first)), Pith.dump(ps.first)
+    bytes = Tersa.dump(ps)
+    assert_equal Tersa.dump(as_hash(ps)), bytes
+    assert_equal as_hash(ps), Tersa.load(bytes)
+    assert_equal Tersa.dump(as_hash(ps.first)), Tersa.dump(ps.first)
     # Hashes of the same keys next to declared objects share their shape.
     mixed = [ps[1], as_hash(ps[2]), ps[3], { "posts" => ps }]
-    assert_equal Pith.dump(as_hash(mixed)), Pith.dump(mixed)
+    assert_equal Tersa.dump(as_hash(mixed)), Tersa.dump(mixed)
   end
 
   def test_reused_encoder_and_interleaved_encoders
-    a = Pith::Encoder.new
-    b = Pith::Encoder.new
+    a = Tersa::Encoder.new
+    b = Tersa::Encoder.new
     5.times do |i|
       ps = posts(i + 1)
-      want = Pith.dump(as_hash(ps))
+      want = Tersa.dump(as_hash(ps))
       assert_equal want, a.encode(ps)
       assert_equal want, b.encode(ps)
-      assert_equal want, Pith.dump(ps)
+      assert_equal want, Tersa.dump(ps)
     end
   end
 
   def test_hash_form_renames_and_symbol_keys
-    Pith.register_class(Widget, attributes: { "widgetName" => :name, kind: "name", "naïve" => :name })
-    assert_equal({ "widgetName" => :name, kind: :name, "naïve" => :name }, Pith.registered_class(Widget))
+    Tersa.register_class(Widget, attributes: { "widgetName" => :name, kind: "name", "naïve" => :name })
+    assert_equal({ "widgetName" => :name, kind: :name, "naïve" => :name }, Tersa.registered_class(Widget))
     w = Widget.new("w1")
     want = { "widgetName" => "w1", kind: "w1", "naïve" => "w1" }
-    assert_equal Pith.dump(want), Pith.dump(w)
-    assert_equal want, Pith.load(Pith.dump(w))
+    assert_equal Tersa.dump(want), Tersa.dump(w)
+    assert_equal want, Tersa.load(Tersa.dump(w))
     # Keys in another encoding are converted to UTF-8, as the encoder converts Hash keys.
-    Pith.register_class(Widget, attributes: { (+"caf\xE9").force_encoding(Encoding::ISO_8859_1) => :name })
-    assert_equal Pith.dump({ "café" => "w1" }), Pith.dump(w)
+    Tersa.register_class(Widget, attributes: { (+"caf\xE9").force_encoding(Encoding::ISO_8859_1) => :name })
+    assert_equal Tersa.dump({ "café" => "w1" }), Tersa.dump(w)
   end
 
   def test_decodes_to_hashes
     ps = posts(3)
-    assert_equal as_hash(ps), Pith.load(Pith.dump(ps))
-    sym = Pith.load(Pith.dump(ps[2]), symbolize_keys: true)
+    assert_equal as_hash(ps), Tersa.load(Tersa.dump(ps))
+    sym = Tersa.load(Tersa.dump(ps[2]), symbolize_keys: true)
     assert_equal %i[id title published score comments], sym.keys
     assert_equal [{ id: 20, body: "c0" }, { id: 21, body: "c1" }], sym[:comments]
     assert_equal Comment.new(20, "c0"), Comment.new(*sym[:comments][0].values_at(:id, :body))
@@ -100,117 +100,117 @@ class TestDeclaredClass < Minitest::Test
 
   def test_streams_and_sync_frames
     [{}, { sync_frames: 1 }, { sync_frames: 2 }].each do |opts|
-      enc = Pith::Encoder.new(**opts)
-      ref = Pith::Encoder.new(**opts)
+      enc = Tersa::Encoder.new(**opts)
+      ref = Tersa::Encoder.new(**opts)
       5.times do |i|
         enc << posts(i + 2)
         ref << as_hash(posts(i + 2))
       end
       assert_equal ref.to_s, enc.to_s, opts.inspect
-      assert_equal Array.new(5) { |i| as_hash(posts(i + 2)) }, Pith.load_stream(enc.to_s)
+      assert_equal Array.new(5) { |i| as_hash(posts(i + 2)) }, Tersa.load_stream(enc.to_s)
     end
   end
 
   def test_empty_attribute_list
-    Pith.register_class(Widget, attributes: [])
-    assert_equal Pith.dump({}), Pith.dump(Widget.new("x"))
-    assert_equal Pith.dump([{}, { "a" => {} }]), Pith.dump([Widget.new("x"), { "a" => Widget.new("y") }])
+    Tersa.register_class(Widget, attributes: [])
+    assert_equal Tersa.dump({}), Tersa.dump(Widget.new("x"))
+    assert_equal Tersa.dump([{}, { "a" => {} }]), Tersa.dump([Widget.new("x"), { "a" => Widget.new("y") }])
   end
 
-  def test_declared_class_comes_before_to_pith_and_default
+  def test_declared_class_comes_before_to_tersa_and_default
     never = ->(_) { flunk "default: called for a declared class" }
-    assert_equal Pith.dump(as_hash(posts(2))), Pith.dump(posts(2), default: never)
+    assert_equal Tersa.dump(as_hash(posts(2))), Tersa.dump(posts(2), default: never)
   end
 
   def test_only_the_exact_class
-    assert_raises(RuntimeError) { Pith.dump(SpecialPost.new(1, "x")) } # its inherited to_pith
-    Pith.register_class(SpecialPost, attributes: %i[id])
-    assert_equal Pith.dump({ "id" => 1 }), Pith.dump(SpecialPost.new(1, "x"))
+    assert_raises(RuntimeError) { Tersa.dump(SpecialPost.new(1, "x")) } # its inherited to_tersa
+    Tersa.register_class(SpecialPost, attributes: %i[id])
+    assert_equal Tersa.dump({ "id" => 1 }), Tersa.dump(SpecialPost.new(1, "x"))
   end
 
   def test_unregister
-    assert Pith.unregister_class(Comment)
-    refute Pith.unregister_class(Comment)
-    assert_nil Pith.registered_class(Comment)
-    err = assert_raises(Pith::EncodeError) { Pith.dump([Comment.new(1, "x")]) }
+    assert Tersa.unregister_class(Comment)
+    refute Tersa.unregister_class(Comment)
+    assert_nil Tersa.registered_class(Comment)
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump([Comment.new(1, "x")]) }
     assert_match(/unsupported type TestDeclaredClass::Comment at \$\[0\]/, err.message)
   end
 
   def test_reader_raising_passes_through_and_encoder_stays_usable
-    Pith.register_class(Widget, attributes: %i[name boom])
-    enc = Pith::Encoder.new
+    Tersa.register_class(Widget, attributes: %i[name boom])
+    enc = Tersa::Encoder.new
     err = assert_raises(KeyError) { enc.encode([1, { "w" => Widget.new("a") }]) }
     assert_equal "boom from a reader", err.message
-    assert_raises(KeyError) { Pith.dump(Widget.new("a")) }
-    assert_equal Pith.dump(as_hash(posts(3))), enc.encode(posts(3))
-    assert_equal Pith.dump(as_hash(posts(3))), Pith.dump(posts(3))
+    assert_raises(KeyError) { Tersa.dump(Widget.new("a")) }
+    assert_equal Tersa.dump(as_hash(posts(3))), enc.encode(posts(3))
+    assert_equal Tersa.dump(as_hash(posts(3))), Tersa.dump(posts(3))
     # A stream whose frame failed keeps its complete frames.
     enc << posts(1)
     assert_raises(KeyError) { enc << Widget.new("b") }
-    assert_equal [as_hash(posts(1))], Pith.load_stream(enc.to_s)
+    assert_equal [as_hash(posts(1))], Tersa.load_stream(enc.to_s)
   end
 
   def test_reader_removed_after_declaring
     klass = Class.new { attr_reader :gone }
-    Pith.register_class(klass, attributes: %i[gone])
+    Tersa.register_class(klass, attributes: %i[gone])
     klass.send(:remove_method, :gone)
-    assert_raises(NoMethodError) { Pith.dump(klass.new) }
+    assert_raises(NoMethodError) { Tersa.dump(klass.new) }
   ensure
-    Pith.unregister_class(klass)
+    Tersa.unregister_class(klass)
   end
 
   def test_registration_errors
-    e = assert_raises(ArgumentError) { Pith.register_class(Widget, attributes: %i[name nope]) }
+    e = assert_raises(ArgumentError) { Tersa.register_class(Widget, attributes: %i[name nope]) }
     assert_match(/unknown attribute :nope for TestDeclaredClass::Widget/, e.message)
-    assert_match(/takes arguments/, assert_raises(ArgumentError) { Pith.register_class(Widget, attributes: %i[needs]) }.message)
-    assert_match(/appears twice/, assert_raises(ArgumentError) { Pith.register_class(Widget, attributes: ["name", :name]) }.message)
-    assert_match(/appears twice/, assert_raises(ArgumentError) { Pith.register_class(Widget, attributes: { "a" => :name, "a".encode("UTF-16LE") => :name }) }.message)
-    assert_raises(ArgumentError) { Pith.register_class(Widget, attributes: { "\xFF" => :name }) }
-    assert_raises(TypeError) { Pith.register_class(Widget, attributes: :name) }
-    assert_raises(TypeError) { Pith.register_class(Widget, attributes: [1]) }
-    assert_raises(TypeError) { Pith.register_class(Comparable, attributes: []) }
-    assert_raises(ArgumentError) { Pith.register_class(Widget.new("x").singleton_class, attributes: %i[name]) }
-    [Hash, Class.new(Array), String, Time, Integer, Pith::Map].each do |k|
-      assert_raises(ArgumentError, k.inspect) { Pith.register_class(k, attributes: []) }
+    assert_match(/takes arguments/, assert_raises(ArgumentError) { Tersa.register_class(Widget, attributes: %i[needs]) }.message)
+    assert_match(/appears twice/, assert_raises(ArgumentError) { Tersa.register_class(Widget, attributes: ["name", :name]) }.message)
+    assert_match(/appears twice/, assert_raises(ArgumentError) { Tersa.register_class(Widget, attributes: { "a" => :name, "a".encode("UTF-16LE") => :name }) }.message)
+    assert_raises(ArgumentError) { Tersa.register_class(Widget, attributes: { "\xFF" => :name }) }
+    assert_raises(TypeError) { Tersa.register_class(Widget, attributes: :name) }
+    assert_raises(TypeError) { Tersa.register_class(Widget, attributes: [1]) }
+    assert_raises(TypeError) { Tersa.register_class(Comparable, attributes: []) }
+    assert_raises(ArgumentError) { Tersa.register_class(Widget.new("x").singleton_class, attributes: %i[name]) }
+    [Hash, Class.new(Array), String, Time, Integer, Tersa::Map].each do |k|
+      assert_raises(ArgumentError, k.inspect) { Tersa.register_class(k, attributes: []) }
     end
-    assert_raises(TypeError) { Pith::Native.declare_class(Widget, [1], [:name]) }
-    assert_raises(TypeError) { Pith::Native.declare_class(Widget, ["a"], ["name"]) }
-    assert_raises(ArgumentError) { Pith::Native.declare_class(Widget, %w[a b], [:name]) }
-    assert_raises(ArgumentError) { Pith::Native.declare_class(Widget, ["a", "a"], %i[name name]) }
-    assert_nil Pith.registered_class(Widget), "a failed declaration declares nothing"
+    assert_raises(TypeError) { Tersa::Native.declare_class(Widget, [1], [:name]) }
+    assert_raises(TypeError) { Tersa::Native.declare_class(Widget, ["a"], ["name"]) }
+    assert_raises(ArgumentError) { Tersa::Native.declare_class(Widget, %w[a b], [:name]) }
+    assert_raises(ArgumentError) { Tersa::Native.declare_class(Widget, ["a", "a"], %i[name name]) }
+    assert_nil Tersa.registered_class(Widget), "a failed declaration declares nothing"
   end
 
   def test_unsupported_value_names_the_path
     ps = posts(3)
     ps[2].comments[1] = Comment.new(5, Object.new)
-    err = assert_raises(Pith::EncodeError) { Pith.dump(ps) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump(ps) }
     assert_equal 'unsupported type Object at $[2]["comments"][1]["body"]', err.message
   end
 
   def test_cycles_and_depth
-    Pith.register_class(Post, attributes: %i[id extra])
+    Tersa.register_class(Post, attributes: %i[id extra])
     a = Post.new(1, "a")
     b = Post.new(2, "b")
     a.extra = b
     b.extra = a
-    err = assert_raises(Pith::EncodeError) { Pith.dump(a) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump(a) }
     assert_match(/circular reference to a TestDeclaredClass::Post/, err.message)
     b.extra = [nil]
-    assert_equal Pith.dump({ "id" => 1, "extra" => { "id" => 2, "extra" => [nil] } }), Pith.dump(a)
-    assert_raises(Pith::EncodeError) { Pith.dump(a, max_depth: 2) }
-    assert_equal Pith.dump(a, max_depth: 3), Pith.dump({ "id" => 1, "extra" => { "id" => 2, "extra" => [nil] } })
+    assert_equal Tersa.dump({ "id" => 1, "extra" => { "id" => 2, "extra" => [nil] } }), Tersa.dump(a)
+    assert_raises(Tersa::EncodeError) { Tersa.dump(a, max_depth: 2) }
+    assert_equal Tersa.dump(a, max_depth: 3), Tersa.dump({ "id" => 1, "extra" => { "id" => 2, "extra" => [nil] } })
   end
 
   def test_hooks_returning_declared_objects
-    holder = Struct.new(:post) { def to_pith = post }
+    holder = Struct.new(:post) { def to_tersa = post }
     p1 = posts(2)[1]
-    assert_equal Pith.dump([as_hash(p1)]), Pith.dump([holder.new(p1)])
-    assert_equal Pith.dump({ "x" => as_hash(p1) }), Pith.dump({ "x" => 1 }.merge("x" => holder.new(p1)))
+    assert_equal Tersa.dump([as_hash(p1)]), Tersa.dump([holder.new(p1)])
+    assert_equal Tersa.dump({ "x" => as_hash(p1) }), Tersa.dump({ "x" => 1 }.merge("x" => holder.new(p1)))
   end
 
   def test_allocates_only_the_output
     ps = posts(20)
-    enc = Pith::Encoder.new
+    enc = Tersa::Encoder.new
     # The second run: the first fills the call site's inline caches.
     counts = 2.times.map do
       before = GC.stat(:total_allocated_objects)
@@ -229,55 +229,55 @@ class TestDeclaredClass < Minitest::Test
       def initialize(a) = @a = a
 
       def b
-        Pith.register_class(self.class, attributes: %i[a])
+        Tersa.register_class(self.class, attributes: %i[a])
         GC.start
         "b"
       end
     end
-    Pith.register_class(klass, attributes: %i[a b])
-    assert_equal Pith.dump([{ "a" => 1, "b" => "b" }, { "a" => 2 }]), Pith.dump([klass.new(1), klass.new(2)])
+    Tersa.register_class(klass, attributes: %i[a b])
+    assert_equal Tersa.dump([{ "a" => 1, "b" => "b" }, { "a" => 2 }]), Tersa.dump([klass.new(1), klass.new(2)])
   ensure
-    Pith.unregister_class(klass)
+    Tersa.unregister_class(klass)
   end
 
-  # A reader that encodes with another encoder (Pith.dump's own is busy):
+  # A reader that encodes with another encoder (Tersa.dump's own is busy):
   # each encoder's shape indices stay its own.
   def test_nested_dump_from_a_reader
     klass = Class.new do
-      def inner = Pith.dump(TestDeclaredClass::Comment.new(1, "x"))
+      def inner = Tersa.dump(TestDeclaredClass::Comment.new(1, "x"))
       def c = TestDeclaredClass::Comment.new(2, "y")
     end
-    Pith.register_class(klass, attributes: { "c" => :c, "inner" => :inner, "d" => :c })
-    inner = Pith.dump({ "id" => 1, "body" => "x" })
-    want = Pith.dump([{ "c" => { "id" => 2, "body" => "y" }, "inner" => inner, "d" => { "id" => 2, "body" => "y" } }] * 3)
-    assert_equal want, Pith.dump([klass.new] * 3)
-    assert_equal want, Pith::Encoder.new.encode([klass.new] * 3)
+    Tersa.register_class(klass, attributes: { "c" => :c, "inner" => :inner, "d" => :c })
+    inner = Tersa.dump({ "id" => 1, "body" => "x" })
+    want = Tersa.dump([{ "c" => { "id" => 2, "body" => "y" }, "inner" => inner, "d" => { "id" => 2, "body" => "y" } }] * 3)
+    assert_equal want, Tersa.dump([klass.new] * 3)
+    assert_equal want, Tersa::Encoder.new.encode([klass.new] * 3)
   ensure
-    Pith.unregister_class(klass)
+    Tersa.unregister_class(klass)
   end
 
   def test_gc_compaction
-    enc = Pith::Encoder.new
+    enc = Tersa::Encoder.new
     ps = posts(8)
-    want = Pith.dump(as_hash(ps))
+    want = Tersa.dump(as_hash(ps))
     assert_equal want, enc.encode(ps)
     GC.verify_compaction_references(double_heap: true, toward: :empty)
     assert_equal want, enc.encode(ps)
-    assert_equal want, Pith.dump(ps)
-    Pith.register_class(Widget, attributes: { "n#{rand(10)}".dup => :name }) # a key String the GC may move
+    assert_equal want, Tersa.dump(ps)
+    Tersa.register_class(Widget, attributes: { "n#{rand(10)}".dup => :name }) # a key String the GC may move
     GC.verify_compaction_references(double_heap: true, toward: :empty)
     assert_equal want, enc.encode(ps)
-    assert_equal Pith.dump(as_hash(ps[3])), enc.encode(ps[3])
+    assert_equal Tersa.dump(as_hash(ps[3])), enc.encode(ps[3])
   end
 
   def test_gc_stress
     ps = posts(3)
-    want = Pith.dump(as_hash(ps))
+    want = Tersa.dump(as_hash(ps))
     GC.stress = true
     begin
       2.times do
-        assert_equal want, Pith.dump(ps)
-        Pith.register_class(Comment, attributes: %i[id body])
+        assert_equal want, Tersa.dump(ps)
+        Tersa.register_class(Comment, attributes: %i[id body])
       end
     ensure
       GC.stress = false

@@ -10,14 +10,14 @@ require "rbconfig"
 # stack size matters, and past max_depth the error is the typed one, at the
 # right place.
 class TestDepth < Minitest::Test
-  include PithTestHelper
+  include TersaTestHelper
 
   KINDS = DeepChains::KINDS
   LIB = File.expand_path("../lib", __dir__)
   Chains = DeepChains
   # make memcheck runs the tests under valgrind at a twentieth of the depth
   # (the subprocess with small stacks runs natively, at full depth).
-  SCALE = Float(ENV.fetch("PITH_PROPERTY_SCALE", 1))
+  SCALE = Float(ENV.fetch("TERSA_PROPERTY_SCALE", 1))
 
   def levels(n) = [(n * SCALE).round, 1000].max
 
@@ -26,9 +26,9 @@ class TestDepth < Minitest::Test
   def round_trip_all(levels)
     KINDS.map do |kind|
       value = Chains.build(kind, levels)
-      bytes = Pith.dump(value, max_depth: levels)
-      back = Pith.load(bytes, max_depth: levels)
-      [kind, Chains.levels_of(kind, back), Pith.dump(back, max_depth: levels) == bytes]
+      bytes = Tersa.dump(value, max_depth: levels)
+      back = Tersa.load(bytes, max_depth: levels)
+      [kind, Chains.levels_of(kind, back), Tersa.dump(back, max_depth: levels) == bytes]
     end
   end
 
@@ -58,19 +58,19 @@ class TestDepth < Minitest::Test
     env = { "RUBY_THREAD_VM_STACK_SIZE" => "16384", "RUBY_THREAD_MACHINE_STACK_SIZE" => "65536",
             "RUBY_FIBER_VM_STACK_SIZE" => "16384", "RUBY_FIBER_MACHINE_STACK_SIZE" => "65536" }
     script = <<~RUBY
-      require "pith"
+      require "tersa"
       require "deep_chains"
       def deep_array(n) = DeepChains.build(:array, n)
       def run
         %i[mixed array].each do |kind|
-          b = Pith.dump(DeepChains.build(kind, 100_000), max_depth: 100_000)
-          back = Pith.load(b, max_depth: 100_000)
-          raise "\#{kind}" unless DeepChains.levels_of(kind, back) == 100_000 && Pith.dump(back, max_depth: 100_000) == b
+          b = Tersa.dump(DeepChains.build(kind, 100_000), max_depth: 100_000)
+          back = Tersa.load(b, max_depth: 100_000)
+          raise "\#{kind}" unless DeepChains.levels_of(kind, back) == 100_000 && Tersa.dump(back, max_depth: 100_000) == b
         end
-        keys = Pith.dump(Pith::Map.new([[deep_array(32), 1], [deep_array(2000), 2]]), max_depth: 3000)
-        back = Pith.load(keys, max_depth: 3000)
-        raise "deep keys: \#{back.class}" unless back.is_a?(Pith::Map) && Pith.dump(back, max_depth: 3000) == keys
-        raise "deep_copy" unless DeepChains.levels_of(:array, Pith::Native.deep_copy(deep_array(100_000))) == 100_000
+        keys = Tersa.dump(Tersa::Map.new([[deep_array(32), 1], [deep_array(2000), 2]]), max_depth: 3000)
+        back = Tersa.load(keys, max_depth: 3000)
+        raise "deep keys: \#{back.class}" unless back.is_a?(Tersa::Map) && Tersa.dump(back, max_depth: 3000) == keys
+        raise "deep_copy" unless DeepChains.levels_of(:array, Tersa::Native.deep_copy(deep_array(100_000))) == 100_000
         :ok
       end
       puts Fiber.new { run }.resume
@@ -84,22 +84,22 @@ class TestDepth < Minitest::Test
   def test_depth_exceeded_exactly_past_max_depth
     KINDS.each do |kind|
       [1, 2, 7, 1000, levels(100_000)].each do |max|
-        next if max == 1 && kind == :pith_map # its second key is a scalar; any depth works alike
+        next if max == 1 && kind == :tersa_map # its second key is a scalar; any depth works alike
         fits = Chains.build(kind, max)
-        assert_equal max, Chains.levels_of(kind, Pith.load(Pith.dump(fits, max_depth: max), max_depth: max))
+        assert_equal max, Chains.levels_of(kind, Tersa.load(Tersa.dump(fits, max_depth: max), max_depth: max))
 
         deeper = Chains.build(kind, max + 1)
-        err = assert_raises(Pith::EncodeError) { Pith.dump(deeper, max_depth: max) }
+        err = assert_raises(Tersa::EncodeError) { Tersa.dump(deeper, max_depth: max) }
         assert_match(/nesting deeper than #{max} at \$/, err.message)
         assert_operator err.message.size, :<, 1000, "the path of a deep value is shortened"
-        bytes = if max < 100_000 then Pith.dump(deeper, max_depth: max + 1)
+        bytes = if max < 100_000 then Tersa.dump(deeper, max_depth: max + 1)
                 # past the largest max_depth an encoder takes: by hand
                 elsif kind == :array then unhex("c17010" + ("81" * (max + 1)) + "a9")
                 elsif kind == :generic then unhex("c17010" + ("f403a9" * (max + 1)) + "a9")
                 end
         next unless bytes
-        [-> { Pith.load(bytes, max_depth: max) }, -> { Pith::Decoder.new(max_depth: max).decode(bytes) }].each do |load|
-          err = assert_raises(Pith::DecodeError) { load.call }
+        [-> { Tersa.load(bytes, max_depth: max) }, -> { Tersa::Decoder.new(max_depth: max).decode(bytes) }].each do |load|
+          err = assert_raises(Tersa::DecodeError) { load.call }
           assert_equal :depth_exceeded, err.code, "#{kind} max_depth #{max}"
           assert_equal Chains.offset_of_level(kind, max), err.offset, "#{kind} max_depth #{max}"
         end
@@ -110,18 +110,18 @@ class TestDepth < Minitest::Test
   def test_dictionary_build_takes_deep_samples
     deep = Chains.build(:hash, 999)
     record = { "id" => "some text", "x" => ["some text"] }
-    dict = Fiber.new { Pith::Dictionary.build([deep, deep, record, record]) }.resume
+    dict = Fiber.new { Tersa::Dictionary.build([deep, deep, record, record]) }.resume
     assert_equal [["a"], %w[id x]], dict.shapes
     assert_equal ["some text"], dict.strings
     # A sample that cannot be encoded cannot be a sample.
-    assert_raises(Pith::EncodeError) { Pith::Dictionary.build([Chains.build(:hash, levels(100_000))]) }
+    assert_raises(Tersa::EncodeError) { Tersa::Dictionary.build([Chains.build(:hash, levels(100_000))]) }
   end
 
   def test_default_max_depth_is_1000
-    assert_equal 1000, Chains.levels_of(:mixed, Pith.load(Pith.dump(Chains.build(:mixed, 1000))))
-    assert_raises(Pith::EncodeError) { Pith.dump(Chains.build(:array, 1001)) }
-    bytes = Pith.dump(Chains.build(:array, 1001), max_depth: 1001)
-    assert_equal :depth_exceeded, assert_raises(Pith::DecodeError) { Pith.load(bytes) }.code
+    assert_equal 1000, Chains.levels_of(:mixed, Tersa.load(Tersa.dump(Chains.build(:mixed, 1000))))
+    assert_raises(Tersa::EncodeError) { Tersa.dump(Chains.build(:array, 1001)) }
+    bytes = Tersa.dump(Chains.build(:array, 1001), max_depth: 1001)
+    assert_equal :depth_exceeded, assert_raises(Tersa::DecodeError) { Tersa.load(bytes) }.code
   end
 
   def test_cycles_are_found_at_any_depth
@@ -129,11 +129,11 @@ class TestDepth < Minitest::Test
     node = top
     50.times { node << (node = []) }
     node << top
-    err = assert_raises(Pith::EncodeError) { Pith.dump(top, max_depth: 100_000) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump(top, max_depth: 100_000) }
     assert_match(/circular reference to a Array at \$(\[0\]){51}\z/, err.message)
     hash = { "a" => nil }
     hash["a"] = [1, { "b" => hash }]
-    err = assert_raises(Pith::EncodeError) { Pith.dump([hash]) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump([hash]) }
     assert_match(/circular reference to a Hash at \$\[0\]\["a"\]\[1\]\["b"\]\z/, err.message)
   end
 
@@ -142,22 +142,22 @@ class TestDepth < Minitest::Test
     map = {}.compare_by_identity
     map[Chains.build(:array, levels(50_000))] = [Object.new]
     map[[1, "x"]] = 2
-    err = Fiber.new { assert_raises(Pith::EncodeError) { Pith.dump(map, max_depth: 100_000) } }.resume
+    err = Fiber.new { assert_raises(Tersa::EncodeError) { Tersa.dump(map, max_depth: 100_000) } }.resume
     assert_equal "unsupported type Object at $[#<Array of 1>][0]", err.message
-    err = assert_raises(Pith::EncodeError) { Pith.dump({ [1, "x"] => [Object.new] }) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump({ [1, "x"] => [Object.new] }) }
     assert_equal "unsupported type Object at $[[1, \"x\"]][0]", err.message
   end
 
   # Ruby hashes Array and Hash keys by recursion: keys nested deeper than 32
-  # levels make their map a Pith::Map, which compares keys by their bytes.
+  # levels make their map a Tersa::Map, which compares keys by their bytes.
   def test_deep_keys
-    [[32, Hash], [33, Pith::Map], [5000, Pith::Map]].each do |levels, klass|
+    [[32, Hash], [33, Tersa::Map], [5000, Tersa::Map]].each do |levels, klass|
       key = Chains.build(:array, levels)
-      bytes = Pith.dump(Pith::Map.new([[key, "deep"], [1, 2]]), max_depth: levels + 1)
-      back = Fiber.new { Pith.load(bytes, max_depth: levels + 1) }.resume
+      bytes = Tersa.dump(Tersa::Map.new([[key, "deep"], [1, 2]]), max_depth: levels + 1)
+      back = Fiber.new { Tersa.load(bytes, max_depth: levels + 1) }.resume
       assert_instance_of klass, back, "a key #{levels} levels deep"
       assert_equal levels, Chains.levels_of(:array, back.keys[0])
-      assert_equal bytes, Pith.dump(back, max_depth: levels + 1)
+      assert_equal bytes, Tersa.dump(back, max_depth: levels + 1)
     end
   end
 
@@ -167,10 +167,10 @@ class TestDepth < Minitest::Test
   def test_keys_nested_in_keys
     chain = ->(n) { unhex("c17010" + ("f403" * n) + "a9" + ("a8" * n)) } # {{{1 => 0} => 0} => 0}
     bytes = chain.call(1000)
-    back = Pith.load(bytes)
-    assert_instance_of Pith::Map, back
-    assert_equal bytes, Pith.dump(back)
-    err = assert_raises(Pith::DecodeError) { Pith.load(chain.call(20_000), max_depth: 100_000) }
+    back = Tersa.load(bytes)
+    assert_instance_of Tersa::Map, back
+    assert_equal bytes, Tersa.dump(back)
+    err = assert_raises(Tersa::DecodeError) { Tersa.load(chain.call(20_000), max_depth: 100_000) }
     assert_equal :key_hashing_exceeded, err.code
   end
 end

@@ -2,17 +2,17 @@
 
 require_relative "helper"
 
-# Randomized properties, seeded (PITH_SEED=n to replay a failure):
+# Randomized properties, seeded (TERSA_SEED=n to replay a failure):
 # - any value round-trips exactly, and encoding is a function of the value;
 # - a stream fed in random pieces decodes to the same values;
-# - corrupting or cutting a valid buffer yields a value or Pith::DecodeError
+# - corrupting or cutting a valid buffer yields a value or Tersa::DecodeError
 #   with an offset inside the input, never another exception or a crash.
 class TestProperty < Minitest::Test
-  include PithTestHelper
+  include TersaTestHelper
 
-  SEED = Integer(ENV.fetch("PITH_SEED", 20_261_120))
+  SEED = Integer(ENV.fetch("TERSA_SEED", 20_261_120))
   # Fewer iterations under valgrind (make memcheck), more for a long soak.
-  SCALE = Float(ENV.fetch("PITH_PROPERTY_SCALE", 1))
+  SCALE = Float(ENV.fetch("TERSA_PROPERTY_SCALE", 1))
 
   def iterations(n) = [(n * SCALE).round, 1].max
 
@@ -67,7 +67,7 @@ class TestProperty < Minitest::Test
     when 1
       off = r.rand(-23 * 60..23 * 60)
       Time.at(sec, nsec, :nsec, in: format("%s%02d:%02d", off.negative? ? "-" : "+", off.abs / 60, off.abs % 60))
-    else Pith::Timestamp.floating(sec, nsec)
+    else Tersa::Timestamp.floating(sec, nsec)
     end
   end
 
@@ -100,10 +100,10 @@ class TestProperty < Minitest::Test
     r = Random.new(SEED)
     iterations(2000).times do |i|
       v = rand_value(r)
-      bytes = Pith.dump(v)
-      back = Pith.load(bytes)
+      bytes = Tersa.dump(v)
+      back = Tersa.load(bytes)
       assert exact?(v, back), "seed #{SEED} value #{i}: #{v.inspect[0, 300]} came back as #{back.inspect[0, 300]}"
-      assert_equal bytes, Pith.dump(back), "seed #{SEED} value #{i}: re-encoding changed the bytes"
+      assert_equal bytes, Tersa.dump(back), "seed #{SEED} value #{i}: re-encoding changed the bytes"
     end
   end
 
@@ -111,12 +111,12 @@ class TestProperty < Minitest::Test
     r = Random.new(SEED + 1)
     iterations(20).times do
       values = Array.new(r.rand(1..30)) { rand_value(r) }
-      enc = Pith::Encoder.new
+      enc = Tersa::Encoder.new
       values.each { |v| enc << v }
       bytes = enc.to_s
-      assert values.zip(Pith.load_stream(bytes)).all? { |a, b| exact?(a, b) }
+      assert values.zip(Tersa.load_stream(bytes)).all? { |a, b| exact?(a, b) }
 
-      dec = Pith::Decoder.new
+      dec = Tersa::Decoder.new
       got = []
       pos = 0
       while pos < bytes.bytesize
@@ -133,8 +133,8 @@ class TestProperty < Minitest::Test
 
   def test_corrupted_input_fails_cleanly
     r = Random.new(SEED + 2)
-    seeds = Array.new(iterations(60)) { Pith.dump(rand_value(r)) }
-    seeds += Dir[File.join(ROOT, "bench/corpus/seed/*.json")].map { |f| Pith.dump(JSON.parse(File.read(f))) }
+    seeds = Array.new(iterations(60)) { Tersa.dump(rand_value(r)) }
+    seeds += Dir[File.join(ROOT, "bench/corpus/seed/*.json")].map { |f| Tersa.dump(JSON.parse(File.read(f))) }
     iterations(15_000).times do
       bytes = seeds.sample(random: r).dup
       case r.rand(4)
@@ -152,10 +152,10 @@ class TestProperty < Minitest::Test
   private
 
   def check_decodes_or_fails(bytes)
-    value = Pith.load(bytes)
+    value = Tersa.load(bytes)
     # Whatever decodes is a valid value: it must encode and come back equal.
-    assert exact?(value, Pith.load(Pith.dump(value)))
-  rescue Pith::DecodeError => e
+    assert exact?(value, Tersa.load(Tersa.dump(value)))
+  rescue Tersa::DecodeError => e
     assert_kind_of Integer, e.offset
     assert_operator e.offset, :<=, bytes.bytesize, "#{e.message} (offset past the input)"
     assert_kind_of Symbol, e.code

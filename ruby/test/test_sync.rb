@@ -7,11 +7,11 @@ require_relative "helper"
 # binding's caches keyed by string- and shape-table indices, which every sync
 # frame makes stale on both sides.
 class TestSync < Minitest::Test
-  include PithTestHelper
+  include TersaTestHelper
 
-  SEED = Integer(ENV.fetch("PITH_SEED", 20_261_125))
-  # Fewer values under valgrind (make memcheck sets PITH_PROPERTY_SCALE).
-  SCALE = Float(ENV.fetch("PITH_PROPERTY_SCALE", 1))
+  SEED = Integer(ENV.fetch("TERSA_SEED", 20_261_125))
+  # Fewer values under valgrind (make memcheck sets TERSA_PROPERTY_SCALE).
+  SCALE = Float(ENV.fetch("TERSA_PROPERTY_SCALE", 1))
   LONG = "L" * 70 # over the decoder's 64-byte threshold for shared long strings and keys
 
   Frame = Struct.new(:offset, :size, :sync)
@@ -32,7 +32,7 @@ class TestSync < Minitest::Test
   end
 
   def stream(values, **opts)
-    enc = Pith::Encoder.new(**opts)
+    enc = Tersa::Encoder.new(**opts)
     values.each { |v| enc << v }
     enc.to_s
   end
@@ -71,34 +71,34 @@ class TestSync < Minitest::Test
   def test_frame_from_the_middle_is_out_of_sequence
     bytes = unhex("c17012" "0b8242636300")
     [
-      -> { Pith.load_stream(bytes) },
-      -> { Pith::Decoder.new.decode_stream(bytes) },
-      -> { feed(Pith::Decoder.new, bytes, -> { bytes.bytesize }) },
-      -> { feed(Pith::Decoder.new, bytes, -> { 1 }) }
+      -> { Tersa.load_stream(bytes) },
+      -> { Tersa::Decoder.new.decode_stream(bytes) },
+      -> { feed(Tersa::Decoder.new, bytes, -> { bytes.bytesize }) },
+      -> { feed(Tersa::Decoder.new, bytes, -> { 1 }) }
     ].each do |decode|
-      err = assert_raises(Pith::DecodeError) { decode.call }
+      err = assert_raises(Tersa::DecodeError) { decode.call }
       assert_equal [:out_of_sequence, 4], [err.code, err.offset], err.message
-      assert_kind_of Pith::Error, err
+      assert_kind_of Tersa::Error, err
     end
     # The frame is fine where it belongs: after the frame it depends on.
-    assert_equal [%w[aa bb], %w[cc aa]], Pith.load_stream(stream([%w[aa bb], %w[cc aa]]))
+    assert_equal [%w[aa bb], %w[cc aa]], Tersa.load_stream(stream([%w[aa bb], %w[cc aa]]))
   end
 
   def test_bad_sync_is_a_decode_error
     bytes = stream([1, 2], sync_frames: 1)
     bad = bytes.b
     bad.setbyte(frames(bytes, 3)[1].offset + 2, 0x13)
-    err = assert_raises(Pith::DecodeError) { Pith.load_stream(bad) }
+    err = assert_raises(Tersa::DecodeError) { Tersa.load_stream(bad) }
     assert_equal [:bad_sync, frames(bytes, 3)[1].offset + 2], [err.code, err.offset]
-    err = assert_raises(Pith::DecodeError) { feed(Pith::Decoder.new, bad, -> { 1 }) }
+    err = assert_raises(Tersa::DecodeError) { feed(Tersa::Decoder.new, bad, -> { 1 }) }
     assert_equal :bad_sync, err.code
   end
 
   # With a sync frame every frame, each frame is its value alone: the body of
-  # Pith.dump of it after the sync marker. A cached shape index from an
+  # Tersa.dump of it after the sync marker. A cached shape index from an
   # earlier frame would show here as a reference to a shape not yet written.
   def test_every_frame_a_sync_frame_is_self_contained
-    dict = Pith::Dictionary.new(strings: ["admin"], shapes: [%w[id role]])
+    dict = Tersa::Dictionary.new(strings: ["admin"], shapes: [%w[id role]])
     keys = %w[id name]
     vals = Array.new(6) { |i| [keys.to_h { |k| [k, i] }, { "id" => i, "role" => "admin" }, [LONG, "admin"]][i % 3] }
     [[nil, 3], [dict, 11]].each do |d, header|
@@ -106,13 +106,13 @@ class TestSync < Minitest::Test
       fs = frames(bytes, header)
       assert_equal vals.size, fs.size
       fs.zip(vals).each do |f, v|
-        one = Pith.dump(v, dictionary: d)
+        one = Tersa.dump(v, dictionary: d)
         # The header's magic becomes SYNC and its flags gain STREAM; the id and the item stay.
         body = [0xFD, one.getbyte(2) | 0x02].pack("C*") + one.byteslice(3..)
         assert_operator body.bytesize, :<, 128 # a one-byte length prefix
         assert_equal hex([body.bytesize * 2 + 1].pack("C") + body), hex(bytes.byteslice(f.offset, f.size)), v.inspect
       end
-      assert_equal vals, Pith.load_stream(bytes, dictionary: d)
+      assert_equal vals, Tersa.load_stream(bytes, dictionary: d)
     end
   end
 
@@ -128,10 +128,10 @@ class TestSync < Minitest::Test
       bytes = stream(vals, sync_frames: every)
       [{}, { freeze: true }, { symbolize_keys: true }].each do |opts|
         want = opts[:symbolize_keys] ? vals.map { |v| v.map { |x| x.is_a?(Hash) ? x.transform_keys(&:to_sym) : x } } : vals
-        assert_equal want, Pith.load_stream(bytes, **opts), "sync every #{every}, #{opts}"
-        assert_equal want, feed(Pith::Decoder.new(**opts), bytes, -> { 1 }), "fed, sync every #{every}, #{opts}"
+        assert_equal want, Tersa.load_stream(bytes, **opts), "sync every #{every}, #{opts}"
+        assert_equal want, feed(Tersa::Decoder.new(**opts), bytes, -> { 1 }), "fed, sync every #{every}, #{opts}"
         tail = bytes.byteslice(frames(bytes, 3)[1].offset..)
-        dec = Pith::Decoder.new(join: true, **opts)
+        dec = Tersa::Decoder.new(join: true, **opts)
         assert_equal want[every == 1 ? 1.. : 2..], dec.decode_stream(tail), "joined, sync every #{every}, #{opts}"
       end
     end
@@ -148,7 +148,7 @@ class TestSync < Minitest::Test
       fs = frames(bytes, 3)
       assert_equal vals.size, fs.size
       assert_operator fs.count(&:sync), :>=, 3, sync.inspect
-      assert_equal vals, Pith.load_stream(bytes)
+      assert_equal vals, Tersa.load_stream(bytes)
       (0..fs.size).each do |k|
         start = k < fs.size ? fs[k].offset : bytes.bytesize
         tail = bytes.byteslice(start..)
@@ -157,12 +157,12 @@ class TestSync < Minitest::Test
         joined_at = j && fs[j].offset - start
         [{}, { freeze: true }].each do |opts|
           where = "#{sync} joined at frame #{k} #{opts}"
-          dec = Pith::Decoder.new(join: true, **opts)
+          dec = Tersa::Decoder.new(join: true, **opts)
           assert_equal want, dec.decode_stream(tail), where
           assert_equal_or_nil joined_at, dec.joined_at, where
-          assert_equal want, Pith.load_stream(tail, join: true, **opts), where
+          assert_equal want, Tersa.load_stream(tail, join: true, **opts), where
           [-> { 1 }, -> { 3 }, -> { r.rand(1..40) }].each do |pieces|
-            dec = Pith::Decoder.new(join: true, **opts)
+            dec = Tersa::Decoder.new(join: true, **opts)
             assert_equal want, feed(dec, tail, pieces), where
             assert_equal_or_nil joined_at, dec.joined_at, where
           end
@@ -173,17 +173,17 @@ class TestSync < Minitest::Test
 
   def test_sync_on_request
     vals = [%w[aa bb], %w[cc aa], { "id" => "usr_1", "n" => 1000 }, { "id" => "usr_2", "n" => 1001 }, "bb", 22.5]
-    enc = Pith::Encoder.new
+    enc = Tersa::Encoder.new
     vals.each_with_index do |v, i|
       assert_same enc, enc.sync if [2, 4].include?(i)
       enc << v
     end
     bytes = enc.to_s
     assert_equal [true, false, true, false, true, false], frames(bytes, 3).map(&:sync)
-    assert_equal vals, Pith.load_stream(bytes)
+    assert_equal vals, Tersa.load_stream(bytes)
     # #sync before the first value, twice, or after #reset changes nothing: the first frame always is one.
     plain = stream(vals.first(2))
-    enc = Pith::Encoder.new
+    enc = Tersa::Encoder.new
     enc.sync.sync
     vals.first(2).each { |v| enc << v }
     assert_equal plain, enc.to_s
@@ -192,22 +192,22 @@ class TestSync < Minitest::Test
     vals.first(2).each { |v| enc << v }
     assert_equal plain, enc.to_s
     # A request lasts for one frame.
-    enc = Pith::Encoder.new
+    enc = Tersa::Encoder.new
     enc << 1
     enc.sync
     enc << 2 << 3
     assert_equal [true, true, false], frames(enc.to_s, 3).map(&:sync)
     # From a hook, while a value is being appended: the frame after it.
-    enc = Pith::Encoder.new
+    enc = Tersa::Encoder.new
     hook = Object.new
-    hook.define_singleton_method(:to_pith) { enc.sync && "hooked" }
+    hook.define_singleton_method(:to_tersa) { enc.sync && "hooked" }
     enc << 1 << [hook] << 2 << 3
     assert_equal [true, false, true, false], frames(enc.to_s, 3).map(&:sync)
-    assert_equal [1, ["hooked"], 2, 3], Pith.load_stream(enc.to_s)
+    assert_equal [1, ["hooked"], 2, 3], Tersa.load_stream(enc.to_s)
   end
 
   def test_sync_options_stay_for_later_streams_and_are_checked
-    enc = Pith::Encoder.new(sync_frames: 2)
+    enc = Tersa::Encoder.new(sync_frames: 2)
     [1, 2, 3].each { |v| enc << v }
     first = enc.to_s
     enc.reset
@@ -216,39 +216,39 @@ class TestSync < Minitest::Test
     assert_equal [true, false, true], frames(first, 3).map(&:sync)
     assert_equal [true, false, false], frames(stream([1, 2, 3], sync_frames: 0, sync_bytes: nil), 3).map(&:sync)
     # One-value buffers have no frames: the options do not change them.
-    assert_equal Pith.dump({ "a" => [1] }), Pith::Encoder.new(sync_frames: 1).encode({ "a" => [1] })
-    assert_raises(ArgumentError) { Pith::Encoder.new(sync_frames: -1) }
-    assert_raises(ArgumentError) { Pith::Encoder.new(sync_bytes: -(2**70)) }
-    assert_raises(TypeError) { Pith::Encoder.new(sync_bytes: "10") }
-    assert_raises(ArgumentError) { Pith.dump(1, sync_frames: 1) }
-    assert_raises(ArgumentError) { Pith.load(Pith.dump(1), join: true) }
+    assert_equal Tersa.dump({ "a" => [1] }), Tersa::Encoder.new(sync_frames: 1).encode({ "a" => [1] })
+    assert_raises(ArgumentError) { Tersa::Encoder.new(sync_frames: -1) }
+    assert_raises(ArgumentError) { Tersa::Encoder.new(sync_bytes: -(2**70)) }
+    assert_raises(TypeError) { Tersa::Encoder.new(sync_bytes: "10") }
+    assert_raises(ArgumentError) { Tersa.dump(1, sync_frames: 1) }
+    assert_raises(ArgumentError) { Tersa.load(Tersa.dump(1), join: true) }
     # A rejected option changes nothing.
-    enc = Pith::Encoder.new(sync_frames: 1)
+    enc = Tersa::Encoder.new(sync_frames: 1)
     assert_raises(TypeError) { enc.send(:initialize, sync_frames: 2, sync_bytes: :x) }
     [1, 2].each { |v| enc << v }
     assert_equal [true, true], frames(enc.to_s, 3).map(&:sync)
   end
 
   def test_dictionaries_with_sync_frames
-    dict = Pith::Dictionary.new(strings: %w[admin user], shapes: [%w[id name role]])
+    dict = Tersa::Dictionary.new(strings: %w[admin user], shapes: [%w[id name role]])
     vals = Array.new(9) { |i| i.even? ? { "id" => i, "name" => "n#{i % 3}", "role" => %w[admin user][i % 2] } : "n#{i % 3}" }
     bytes = stream(vals, dictionary: dict, sync_frames: 3)
     fs = frames(bytes, 11)
     assert_equal [true, false, false] * 3, fs.map(&:sync)
-    assert_equal vals, Pith.load_stream(bytes, dictionary: dict)
+    assert_equal vals, Tersa.load_stream(bytes, dictionary: dict)
     fs.each_with_index do |f, k|
       tail = bytes.byteslice(f.offset..)
       want = vals[((k + 2) / 3 * 3)..] || []
-      dec = Pith::Decoder.new(join: true, dictionary: dict)
+      dec = Tersa::Decoder.new(join: true, dictionary: dict)
       assert_equal want, feed(dec, tail, -> { 2 }), "joined at frame #{k}"
       next if want.empty?
 
       # Without its dictionary a joining decoder fails at the first sync frame's id.
       sync_at = dec.joined_at
-      err = assert_raises(Pith::DecodeError) { Pith.load_stream(tail, join: true) }
+      err = assert_raises(Tersa::DecodeError) { Tersa.load_stream(tail, join: true) }
       assert_equal [:unknown_dictionary, sync_at + 3], [err.code, err.offset]
-      other = Pith::Dictionary.new(strings: %w[admin], shapes: [])
-      err = assert_raises(Pith::DecodeError) { feed(Pith::Decoder.new(join: true, dictionaries: [other]), tail, -> { 1 }) }
+      other = Tersa::Dictionary.new(strings: %w[admin], shapes: [])
+      err = assert_raises(Tersa::DecodeError) { feed(Tersa::Decoder.new(join: true, dictionaries: [other]), tail, -> { 1 }) }
       assert_equal [:unknown_dictionary, sync_at + 3], [err.code, err.offset]
     end
   end
@@ -256,7 +256,7 @@ class TestSync < Minitest::Test
   def test_joined_at_is_reset_with_the_stream
     bytes = stream([1, 2, 3], sync_frames: 2)
     tail = bytes.byteslice(frames(bytes, 3)[1].offset..)
-    dec = Pith::Decoder.new(join: true)
+    dec = Tersa::Decoder.new(join: true)
     assert_nil dec.joined_at
     assert_equal [3], feed(dec, tail, -> { 1 })
     assert_equal frames(bytes, 3)[2].offset - frames(bytes, 3)[1].offset, dec.joined_at
@@ -265,14 +265,14 @@ class TestSync < Minitest::Test
     assert_equal [1, 2, 3], feed(dec, bytes.byteslice(3..), -> { 1 })
     assert_equal 0, dec.joined_at
     # Not joining: there is no header to skip to, nothing to report.
-    dec = Pith::Decoder.new
+    dec = Tersa::Decoder.new
     assert_equal [1, 2, 3], dec.decode_stream(bytes)
     assert_nil dec.joined_at
     # A decoder reading a fed stream does not take another meanwhile.
-    dec = Pith::Decoder.new(join: true)
+    dec = Tersa::Decoder.new(join: true)
     dec.feed(tail).each.to_a
-    assert_raises(Pith::Error) { dec.decode_stream(tail) }
-    assert_raises(Pith::Error) { dec.finish && dec.decode(Pith.dump(1)) }
+    assert_raises(Tersa::Error) { dec.decode_stream(tail) }
+    assert_raises(Tersa::Error) { dec.finish && dec.decode(Tersa.dump(1)) }
   end
 
   # Compaction moves the objects the decoder's caches hold while a joined
@@ -284,8 +284,8 @@ class TestSync < Minitest::Test
     tail = bytes.byteslice(fs[2].offset..)
     want = vals[4..]
     [{}, { freeze: true }, { symbolize_keys: true }].each do |opts|
-      want_here = opts[:symbolize_keys] ? Pith.load_stream(bytes, symbolize_keys: true)[4..] : want
-      dec = Pith::Decoder.new(join: true, **opts)
+      want_here = opts[:symbolize_keys] ? Tersa.load_stream(bytes, symbolize_keys: true)[4..] : want
+      dec = Tersa::Decoder.new(join: true, **opts)
       got = []
       tail.bytes.each_slice(7).with_index do |piece, i|
         dec.feed(piece.pack("C*")).each { |v| got << v }
@@ -302,7 +302,7 @@ class TestSync < Minitest::Test
   def test_long_stream_keeps_only_what_the_frames_since_the_last_sync_frame_need
     count = [(2000 * SCALE).round, 200].max
     bytes = stream(Array.new(count) { |i| ["uniq#{i}#{LONG}", i] }, sync_frames: 10)
-    dec = Pith::Decoder.new
+    dec = Tersa::Decoder.new
     seen = 0
     bytes.bytes.each_slice(4096) { |piece| dec.feed(piece.pack("C*")).each { seen += 1 } }
     assert_equal count, seen

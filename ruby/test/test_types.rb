@@ -2,12 +2,12 @@
 
 require_relative "helper"
 
-# Every Ruby type Pith holds comes back exactly.
+# Every Ruby type Tersa holds comes back exactly.
 class TestTypes < Minitest::Test
-  include PithTestHelper
+  include TersaTestHelper
 
   def round_trip(value)
-    back = Pith.load(Pith.dump(value))
+    back = Tersa.load(Tersa.dump(value))
     assert exact?(value, back), "#{value.inspect[0, 200]} came back as #{back.inspect[0, 200]}"
     back
   end
@@ -31,15 +31,15 @@ class TestTypes < Minitest::Test
     bin = "\x00\xff\xfe".b
     assert_equal Encoding::BINARY, round_trip(bin).encoding
     # US-ASCII strings are strings; other encodings are converted to UTF-8.
-    assert_equal "abc", Pith.load(Pith.dump("abc".encode("US-ASCII")))
-    assert_equal "café", Pith.load(Pith.dump("café".encode("ISO-8859-1")))
-    err = assert_raises(Pith::EncodeError) { Pith.dump(["ok", "\xff\xfe".dup.force_encoding("UTF-8")]) }
+    assert_equal "abc", Tersa.load(Tersa.dump("abc".encode("US-ASCII")))
+    assert_equal "café", Tersa.load(Tersa.dump("café".encode("ISO-8859-1")))
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump(["ok", "\xff\xfe".dup.force_encoding("UTF-8")]) }
     assert_match(/invalid UTF-8.*\$\[1\]/, err.message)
     # Another encoding that does not convert: an EncodeError with the path, not Encoding's error.
     bad = "\xff".dup.force_encoding("Shift_JIS")
-    err = assert_raises(Pith::EncodeError) { Pith.dump({ "k" => [bad] }) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump({ "k" => [bad] }) }
     assert_match(/cannot convert a Shift_JIS String to UTF-8.*\$\["k"\]\[0\]/, err.message)
-    err = assert_raises(Pith::EncodeError) { Pith.dump({ bad => 1 }) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump({ bad => 1 }) }
     assert_match(/Shift_JIS/, err.message)
   end
 
@@ -50,11 +50,11 @@ class TestTypes < Minitest::Test
     { { latin => 1, ascii => 2 } => { "café" => 1, "id" => 2 },
       { fresh => 1, "x".b => 2 } => { "name" => 1, "x".b => 2 },
       { "id".b.to_sym => 1, :"é" => 2 } => { id: 1, "é": 2 } }.each do |value, back|
-      assert_equal back, Pith.load(Pith.dump(value))
-      assert_equal Pith.dump(back), Pith.dump(value)
+      assert_equal back, Tersa.load(Tersa.dump(value))
+      assert_equal Tersa.dump(back), Tersa.dump(value)
     end
     broken = "\xff".dup.force_encoding("UTF-8")
-    err = assert_raises(Pith::EncodeError) { Pith.dump([1, { "ok" => 1, broken => 2 }]) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump([1, { "ok" => 1, broken => 2 }]) }
     assert_match(/invalid UTF-8 in a key of a Hash at \$\[1\]/, err.message)
   end
 
@@ -91,7 +91,7 @@ class TestTypes < Minitest::Test
     300.times do
       ary = Array.new(r.rand(0..40)) { kinds.sample(random: r) }
       value = [ary, { "a" => ary, "b" => ary.first(3) }, [ary.first(2), ary.last(16)], ary.first(17)]
-      back = Pith.load(Pith.dump(value))
+      back = Tersa.load(Tersa.dump(value))
       assert exact?(convert.(value), back), "#{value.inspect[0, 300]} came back as #{back.inspect[0, 300]}"
     end
   end
@@ -100,7 +100,7 @@ class TestTypes < Minitest::Test
     bad = "\xff".dup.force_encoding("UTF-8")
     { [[1, 2.5, bad]] => "$[0][2]", { "k" => [1, bad] } => '$["k"][1]', [0] * 20 + [bad] => "$[20]",
       [[1, [2.5, "ok", bad]]] => "$[0][1][2]", { "k" => bad } => '$["k"]', [{ "k" => [nil, bad] }] => '$[0]["k"][1]' }.each do |v, path|
-      err = assert_raises(Pith::EncodeError) { Pith.dump(v) }
+      err = assert_raises(Tersa::EncodeError) { Tersa.dump(v) }
       assert_includes err.message, "invalid UTF-8 in String at #{path}"
     end
   end
@@ -115,10 +115,10 @@ class TestTypes < Minitest::Test
       rows = [sparse, Array.new(5) { |r| keys.to_h { |k| [k, r] } }, keys.to_h { |k| [k, nil] }]
       back = round_trip(rows)
       assert_equal rows.flatten.map(&:keys), back.flatten.map(&:keys)
-      dec = Pith::Decoder.new(symbolize_keys: true)
-      bytes = Pith.dump(rows)
+      dec = Tersa::Decoder.new(symbolize_keys: true)
+      bytes = Tersa.dump(rows)
       2.times { assert_equal rows[1].map { |h| h.transform_keys(&:to_sym) }, dec.decode(bytes)[1] }
-      assert Pith.load(bytes, freeze: true).flatten.all?(&:frozen?)
+      assert Tersa.load(bytes, freeze: true).flatten.all?(&:frozen?)
     end
     # Large ordinary Hashes are trusted to hold distinct keys, identity ones are not.
     big = Array.new(40) { |i| ["key#{i}", i] }.to_h
@@ -127,7 +127,7 @@ class TestTypes < Minitest::Test
     40.times { |i| twins[+"key#{i}"] = i }
     assert_equal big, round_trip(twins)
     twins[+"key3"] = 0
-    assert_raises(Pith::EncodeError) { Pith.dump([big, twins]) }
+    assert_raises(Tersa::EncodeError) { Tersa.dump([big, twins]) }
   end
 
   def test_time_keeps_nanoseconds_and_offset
@@ -140,19 +140,19 @@ class TestTypes < Minitest::Test
     round_trip(Time.utc(2106, 2, 7, 6, 28, 16))
     round_trip(Time.utc(1, 1, 1))
     round_trip(Time.utc(9999, 12, 31, 23, 59, 59))
-    assert_raises(Pith::EncodeError) { Pith.dump(Time.utc(10_000, 1, 1)) }
-    assert_raises(Pith::EncodeError) { Pith.dump(Time.at(0, in: "+00:00:30")) }
-    assert_raises(Pith::EncodeError) { Pith.dump(Time.at(Rational(1, 3))) }
-    floating = Pith::Timestamp.floating(1_744_795_427, 5)
-    assert_equal floating, Pith.load(Pith.dump(floating))
+    assert_raises(Tersa::EncodeError) { Tersa.dump(Time.utc(10_000, 1, 1)) }
+    assert_raises(Tersa::EncodeError) { Tersa.dump(Time.at(0, in: "+00:00:30")) }
+    assert_raises(Tersa::EncodeError) { Tersa.dump(Time.at(Rational(1, 3))) }
+    floating = Tersa::Timestamp.floating(1_744_795_427, 5)
+    assert_equal floating, Tersa.load(Tersa.dump(floating))
   end
 
   Point = Struct.new(:x, :y)
 
   def test_struct_through_default_hook
     hook = ->(o) { o.is_a?(Struct) ? o.to_h : raise(TypeError) }
-    assert_equal({ x: 1, y: 2 }, Pith.load(Pith.dump(Point.new(1, 2), default: hook)))
-    err = assert_raises(Pith::EncodeError) { Pith.dump({ "p" => [Point.new(1, 2)] }) }
+    assert_equal({ x: 1, y: 2 }, Tersa.load(Tersa.dump(Point.new(1, 2), default: hook)))
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump({ "p" => [Point.new(1, 2)] }) }
     assert_match(/TestTypes::Point/, err.message)
     assert_match(/\$\["p"\]\[0\]/, err.message)
   end
@@ -161,35 +161,35 @@ class TestTypes < Minitest::Test
     attr_reader :cents
 
     def initialize(cents) = @cents = cents
-    def to_pith = { "cents" => cents }
+    def to_tersa = { "cents" => cents }
   end
 
-  def test_to_pith
-    assert_equal({ "cents" => 250 }, Pith.load(Pith.dump(Money.new(250))))
+  def test_to_tersa
+    assert_equal({ "cents" => 250 }, Tersa.load(Tersa.dump(Money.new(250))))
   end
 
   def test_unsupported_object_names_class_and_path
-    err = assert_raises(Pith::EncodeError) { Pith.dump([1, 2, { "user" => Object.new }]) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump([1, 2, { "user" => Object.new }]) }
     assert_match(/unsupported type Object at \$\[2\]\["user"\]/, err.message)
   end
 
   def test_cycles_raise
     a = [1]
     a << a
-    err = assert_raises(Pith::EncodeError) { Pith.dump(a) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump(a) }
     assert_match(/circular reference/, err.message)
     h = {}
     h["self"] = h
-    assert_raises(Pith::EncodeError) { Pith.dump(h) }
+    assert_raises(Tersa::EncodeError) { Tersa.dump(h) }
   end
 
   def test_extension_values_without_a_type
-    e = Pith::Ext.new(7, "\x01\x02".b)
-    assert_equal e, Pith.load(Pith.dump(e))
+    e = Tersa::Ext.new(7, "\x01\x02".b)
+    assert_equal e, Tersa.load(Tersa.dump(e))
   end
 
   def test_binary_output
-    out = Pith.dump({ "a" => 1 })
+    out = Tersa.dump({ "a" => 1 })
     assert_equal Encoding::BINARY, out.encoding
     assert_equal "\xC1\x70\x10".b, out[0, 3]
   end

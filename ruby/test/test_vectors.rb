@@ -8,7 +8,7 @@ require_relative "helper"
 # decoder (all at once and byte by byte). A vector with a field this runner
 # does not know fails: a new kind of vector must not pass unchecked.
 class TestVectors < Minitest::Test
-  include PithTestHelper
+  include TersaTestHelper
 
   COMMON = %w[name hex note dictionary].freeze
   FIELDS = {
@@ -55,14 +55,14 @@ class TestVectors < Minitest::Test
       opts[:max_depth] = v["max_depth"] if v["max_depth"]
       if v["join"] || v["stream"]
         opts[:join] = true if v["join"]
-        assert_fails(v, name) { Pith.load_stream(bytes, **opts) }
-        assert_fails(v, "#{name} (decode_stream)") { Pith::Decoder.new(**opts).decode_stream(bytes) }
+        assert_fails(v, name) { Tersa.load_stream(bytes, **opts) }
+        assert_fails(v, "#{name} (decode_stream)") { Tersa::Decoder.new(**opts).decode_stream(bytes) }
         [bytes.bytesize, 1].uniq.each do |piece|
-          assert_fails(v, "#{name} (fed in pieces of #{piece})") { feed(Pith::Decoder.new(**opts), bytes, piece) }
+          assert_fails(v, "#{name} (fed in pieces of #{piece})") { feed(Tersa::Decoder.new(**opts), bytes, piece) }
         end
         counts[v["join"] ? :join : :stream] += 1
       else
-        assert_fails(v, name) { Pith.load(bytes, **opts) }
+        assert_fails(v, name) { Tersa.load(bytes, **opts) }
         counts[:value] += 1
       end
     end
@@ -89,22 +89,22 @@ class TestVectors < Minitest::Test
   def check_valid(v, name, dict)
     bytes = unhex(v["hex"])
     want = from_xjson(v["value"])
-    got = dict ? Pith.load(bytes, dictionary: dict) : Pith.load(bytes)
+    got = dict ? Tersa.load(bytes, dictionary: dict) : Tersa.load(bytes)
     assert exact?(want, got), "#{name}: decoded #{got.inspect[0, 300]}"
     expected = v["canonical"] ? v["hex"] : v["canonical_hex"]
-    out = dict ? Pith.dump(want, dictionary: dict) : Pith.dump(want)
+    out = dict ? Tersa.dump(want, dictionary: dict) : Tersa.dump(want)
     assert_equal expected, hex(out), name
   end
 
   def check_stream(v, name, dict)
     bytes = unhex(v["hex"])
     want = v["values"].map { |x| from_xjson(x) }
-    assert exact?(want, Pith.load_stream(bytes, dictionary: dict)), "#{name}: load_stream"
+    assert exact?(want, Tersa.load_stream(bytes, dictionary: dict)), "#{name}: load_stream"
     [bytes.bytesize, 1].uniq.each do |piece|
-      got = feed(Pith::Decoder.new(dictionary: dict), bytes, piece)
+      got = feed(Tersa::Decoder.new(dictionary: dict), bytes, piece)
       assert exact?(want, got), "#{name}: fed in pieces of #{piece}: #{got.inspect[0, 300]}"
     end
-    enc = Pith::Encoder.new(dictionary: dict, sync_frames: v["sync_frames"], sync_bytes: v["sync_bytes"])
+    enc = Tersa::Encoder.new(dictionary: dict, sync_frames: v["sync_frames"], sync_bytes: v["sync_bytes"])
     sync_before = v.fetch("sync_before", [])
     want.each_with_index do |x, i|
       enc.sync if sync_before.include?(i)
@@ -116,12 +116,12 @@ class TestVectors < Minitest::Test
   def check_join(v, name, dict)
     bytes = unhex(v["hex"])
     want = v["values"].map { |x| from_xjson(x) }
-    assert exact?(want, Pith.load_stream(bytes, join: true, dictionary: dict)), "#{name}: load_stream"
-    dec = Pith::Decoder.new(join: true, dictionary: dict)
+    assert exact?(want, Tersa.load_stream(bytes, join: true, dictionary: dict)), "#{name}: load_stream"
+    dec = Tersa::Decoder.new(join: true, dictionary: dict)
     assert exact?(want, dec.decode_stream(bytes)), "#{name}: decode_stream"
     assert_equal_or_nil v["joined_at"], dec.joined_at, "#{name}: joined_at of decode_stream"
     [bytes.bytesize, 3, 1].uniq.each do |piece|
-      dec = Pith::Decoder.new(join: true, dictionary: dict)
+      dec = Tersa::Decoder.new(join: true, dictionary: dict)
       got = feed(dec, bytes, piece)
       assert exact?(want, got), "#{name}: fed in pieces of #{piece}: #{got.inspect[0, 300]}"
       assert_equal_or_nil v["joined_at"], dec.joined_at, "#{name}: joined_at fed in pieces of #{piece}"
@@ -133,7 +133,7 @@ class TestVectors < Minitest::Test
   end
 
   def assert_fails(v, name, &block)
-    err = assert_raises(Pith::DecodeError, name, &block)
+    err = assert_raises(Tersa::DecodeError, name, &block)
     assert_equal v["error"].to_sym, err.code, "#{name}: #{err.message}"
     assert_equal v["offset"], err.offset, "#{name}: #{err.message}"
   end

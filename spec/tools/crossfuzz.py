@@ -1,12 +1,12 @@
-"""Differential fuzzing of every Pith implementation against the reference codec.
+"""Differential fuzzing of every Tersa implementation against the reference codec.
 
-    python3 spec/tools/crossfuzz.py --impl c=c/build-asan/pith_harness \\
+    python3 spec/tools/crossfuzz.py --impl c=c/build-asan/tersa_harness \\
         --impl python="python/.venv/bin/python python/tests/support/harness.py" \\
         --impl ruby="ruby -Iruby/lib ruby/test/support/harness.rb" \\
         --impl js="node js/test/support/harness.mjs" \\
         [--values N] [--mutations N] [--seconds S] [--seed S] [--save DIR]
 
-Three checks, each answered by the reference codec (pithref.py) and by every
+Three checks, each answered by the reference codec (tersaref.py) and by every
 implementation's harness, which must all agree:
 
   values     random values of the whole data model (gen_values.py) are encoded
@@ -75,7 +75,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import gen_values  # noqa: E402
-import pithref as P  # noqa: E402
+import tersaref as P  # noqa: E402
 
 ROOT = HERE.parent.parent
 REPLY_TIMEOUT = 60.0
@@ -491,7 +491,7 @@ class CrossFuzz:
                 {"check": check, "impl": name, **what, "reference": ref, name: got},
                 indent=1, default=list) + "\n")
             if "hex" in what:
-                stem.with_suffix(".pith").write_bytes(bytes.fromhex(what["hex"]))
+                stem.with_suffix(".tersa").write_bytes(bytes.fromhex(what["hex"]))
 
     def compare(self, check, name, reply, ref, what, shrink=None, as_chunks=False):
         got = chunk_answer(reply) if as_chunks else answer_of(reply)

@@ -2,10 +2,10 @@
 
 Random values (gen_values.py) are encoded as one stream by the reference
 codec. The CLI must re-encode that stream to exactly the same bytes
-(`pith recode`) and print exactly the reference's diagnostic notation for
-every value (`pith decode --diag`).
+(`tersa recode`) and print exactly the reference's diagnostic notation for
+every value (`tersa decode --diag`).
 
-    python3 spec/tools/differential.py --cli c/build/pith [--count N] [--seed S]
+    python3 spec/tools/differential.py --cli c/build/tersa [--count N] [--seed S]
 
 A binding without a diagnostic printer is checked by re-encoding alone: its
 --recode command reads a stream on stdin and writes the re-encoded stream.
@@ -22,13 +22,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gen_values  # noqa: E402
-import pithref as P  # noqa: E402
+import tersaref as P  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     target = ap.add_mutually_exclusive_group(required=True)
-    target.add_argument("--cli", help="a pith CLI: checks `recode` and `decode --diag`")
+    target.add_argument("--cli", help="a tersa CLI: checks `recode` and `decode --diag`")
     target.add_argument("--recode", help="a command re-encoding a stream from stdin to stdout")
     ap.add_argument("--count", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=20261120)

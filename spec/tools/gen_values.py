@@ -5,7 +5,7 @@ integers, decimal and non-decimal floats, repeated key sequences."""
 import random
 import struct
 
-import pithref as P
+import tersaref as P
 
 WORDS = ["", "a", "ab", "abc", "usr_1", "usr_12", "usr_123", "é", "éa", "日本", "日本語",
          "2025-04-16T00:00:00Z", "2025-04-16T00:00:00.123Z", "2025-04-16 10:00:00+02:00",

@@ -16,7 +16,7 @@ import struct
 import sys
 from pathlib import Path
 
-import pithref as P
+import tersaref as P
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "spec" / "vectors"
@@ -819,15 +819,15 @@ def gen_corpus():
             assert P.diag(P.decode(b)) == P.diag(value), src
             name = src.name.removesuffix(".xz").removesuffix(".json")
             if kind == "seed":
-                dst = out / kind / f"{name}.pith"
+                dst = out / kind / f"{name}.tersa"
                 dst.write_bytes(b)
             else:
-                dst = out / kind / f"{name}.pith.xz"
+                dst = out / kind / f"{name}.tersa.xz"
                 dst.write_bytes(lzma.compress(b, preset=9 | lzma.PRESET_EXTREME))
             import hashlib
             manifest.append({"name": name, "kind": kind, "json": str(src.relative_to(ROOT)),
-                             "pith": str(dst.relative_to(ROOT)), "json_bytes": len(raw),
-                             "pith_bytes": len(b), "pith_sha256": hashlib.sha256(b).hexdigest()})
+                             "tersa": str(dst.relative_to(ROOT)), "json_bytes": len(raw),
+                             "tersa_bytes": len(b), "tersa_sha256": hashlib.sha256(b).hexdigest()})
     (out / "manifest.json").write_text(json.dumps({"documents": manifest}, indent=1) + "\n")
 
 

@@ -5,7 +5,7 @@ SPEC.md's table is normative; this script reads it and
     name of a tag byte and whether it starts a string item), and
   * checks, with --check, that c/src/tags.h is what it would write, that the
     reference codec's constants agree, and that the fuzz dictionary
-    (c/fuzz/pith.dict) has an entry starting with every single-byte tag.
+    (c/fuzz/tersa.dict) has an entry starting with every single-byte tag.
 
 A new item form thus changes SPEC's table, then `python3 spec/tools/tags.py`
 regenerates the C constants, and `make test` fails until the reference codec
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "spec" / "SPEC.md"
 HEADER = ROOT / "c" / "src" / "tags.h"
-FUZZ_DICT = ROOT / "c" / "fuzz" / "pith.dict"
+FUZZ_DICT = ROOT / "c" / "fuzz" / "tersa.dict"
 
 # The reference codec names the small-integer range SMALLINT; C calls it INT.
 REFERENCE_RANGE_NAMES = {"INT": "SMALLINT"}
@@ -92,8 +92,8 @@ def render_header(tags: list[Tag]) -> str:
  * short forms (the count in the tag) has TAG_<NAME>0, its first byte, and
  * N_<NAME>0, its number of bytes.
  */
-#ifndef PITH_TAGS_H
-#define PITH_TAGS_H
+#ifndef TERSA_TAGS_H
+#define TERSA_TAGS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -103,35 +103,35 @@ enum {{
 }};
 
 /* The form name of a tag byte, as SPEC 5.1 names it; "reserved" otherwise. */
-static inline const char *pith_tag_name(uint8_t t) {{
+static inline const char *tersa_tag_name(uint8_t t) {{
 {chr(10).join(names)}
     return "reserved";
 }}
 
 /* Whether a tag byte starts a string item (SPEC 5.1). */
-static inline bool pith_tag_is_string(uint8_t t) {{
+static inline bool tersa_tag_is_string(uint8_t t) {{
     return {body};
 }}
 
-#endif /* PITH_TAGS_H */
+#endif /* TERSA_TAGS_H */
 """
 
 
 def check_reference(tags: list[Tag]) -> list[str]:
     sys.path.insert(0, str(ROOT / "spec" / "tools"))
-    import pithref  # noqa: E402
+    import tersaref  # noqa: E402
 
     problems = []
     for t in tags:
         if t.is_range:
             name = REFERENCE_RANGE_NAMES.get(t.name, t.name) + "0"
-            if getattr(pithref, name, None) != t.first:
-                problems.append(f"pithref.{name} is not 0x{t.first:02X}")
-            count = getattr(pithref, f"N_{t.name}0", None)
+            if getattr(tersaref, name, None) != t.first:
+                problems.append(f"tersaref.{name} is not 0x{t.first:02X}")
+            count = getattr(tersaref, f"N_{t.name}0", None)
             if count is not None and count != t.last - t.first + 1:
-                problems.append(f"pithref.N_{t.name}0 is not {t.last - t.first + 1}")
-        elif getattr(pithref, t.name, None) != t.first:
-            problems.append(f"pithref.{t.name} is not 0x{t.first:02X}")
+                problems.append(f"tersaref.N_{t.name}0 is not {t.last - t.first + 1}")
+        elif getattr(tersaref, t.name, None) != t.first:
+            problems.append(f"tersaref.{t.name} is not 0x{t.first:02X}")
     return problems
 
 
@@ -143,7 +143,7 @@ def check_fuzz_dict(tags: list[Tag]) -> list[str]:
             raw = m.group(1).encode("latin-1").decode("unicode_escape").encode("latin-1")
             if raw:
                 firsts.add(raw[0])
-    return [f"c/fuzz/pith.dict has no entry starting with {t.name} (0x{t.first:02X})"
+    return [f"c/fuzz/tersa.dict has no entry starting with {t.name} (0x{t.first:02X})"
             for t in tags if not t.is_range and t.first not in firsts]
 
 

@@ -191,7 +191,7 @@ def build():
     for d in docs:
         d.setdefault("group", "kinds")
     manifest = {
-        "schema": "pith-kinds/1",
+        "schema": "tersa-kinds/1",
         "generator": "bench/corpus/kinds/generate.py",
         "notes": [
             "group 'kinds' documents are generated here; group 'large' are bench/corpus/large, listed for reporting.",

@@ -23,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "spec" / "tools"))
-import pithref as P  # noqa: E402
+import tersaref as P  # noqa: E402
 
 M32 = 0xFFFFFFFF
 

@@ -9,7 +9,7 @@ module Bench
   module Charts
     FONT = "DejaVu Sans, Helvetica, Arial, sans-serif"
     COLORS = {
-      "pith" => "#d9480f", "json" => "#868e96", "oj" => "#f08c00", "msgpack" => "#1971c2",
+      "tersa" => "#d9480f", "json" => "#868e96", "oj" => "#f08c00", "msgpack" => "#1971c2",
       "cbor" => "#2f9e44", "marshal" => "#7048e8", "bson" => "#9c6644", "yajl" => "#c2255c",
       "msgpackr" => "#1971c2", "msgpackr-records" => "#74c0fc",
       "floor" => "#212529", "json + zstd" => "#343a40",
@@ -101,7 +101,7 @@ module Bench
         else
           svg.rect(cx, y - 10, 12, 12, fill: c)
         end
-        svg.text(cx + 18, y, n, size: 12, weight: n == "pith" ? "bold" : nil)
+        svg.text(cx + 18, y, n, size: 12, weight: n == "tersa" ? "bold" : nil)
         cx += w
       end
       y + 22
@@ -234,7 +234,7 @@ module Bench
       order.each do |s, si|
         pts = s[:values].each_with_index.map { |v, i| pt.(i, v || 0) }
         c = s[:color] || color(s[:name], si)
-        bold = s[:name] == "pith"
+        bold = s[:name] == "tersa"
         svg.polyline(pts, stroke: c, width: bold ? 3 : 1.8, fill: bold ? c : "none",
                           fill_opacity: bold ? 0.18 : nil, closed: true, dash: dashed.include?(s[:name]) ? "6 4" : nil)
         pts.each { |x, y| svg.circle(x, y, bold ? 3 : 2, fill: c) } unless dashed.include?(s[:name])
@@ -292,7 +292,7 @@ module Bench
         p[:series].each_with_index do |s, si|
           c = color(s[:name], si)
           ps = s[:points].select { |_, y| y&.positive? }.map { |x, y| [xm.(x), ym.(y)] }
-          svg.polyline(ps, stroke: c, width: s[:name] == "pith" ? 3 : 2, dash: s[:dash])
+          svg.polyline(ps, stroke: c, width: s[:name] == "tersa" ? 3 : 2, dash: s[:dash])
           ps.each { |x, y| svg.circle(x, y, 3, fill: c) }
         end
       end

@@ -83,14 +83,14 @@ module Bench
       end
     end
 
-    class Pith < Codec
+    class Tersa < Codec
       def initialize
-        require "pith"
-        super("pith", api: "one Pith::Encoder#encode and Pith::Decoder#decode, reused", package: "ruby/ (this repository)")
-        @encoder = ::Pith::Encoder.new
-        @decoder = ::Pith::Decoder.new
+        require "tersa"
+        super("tersa", api: "one Tersa::Encoder#encode and Tersa::Decoder#decode, reused", package: "ruby/ (this repository)")
+        @encoder = ::Tersa::Encoder.new
+        @decoder = ::Tersa::Decoder.new
       end
-      def version = defined?(::Pith::VERSION) ? ::Pith::VERSION : "?"
+      def version = defined?(::Tersa::VERSION) ? ::Tersa::VERSION : "?"
       def encode(obj) = @encoder.encode(obj)
       def decode(str) = @decoder.decode(str)
     end
@@ -156,19 +156,19 @@ module Bench
     # node) of the decoded value, i.e. the cost of creating the objects at all.
     class Floor
       def initialize
-        require "pith"
-        raise LoadError, "Pith::Native.deep_copy is missing" unless defined?(::Pith::Native) && ::Pith::Native.respond_to?(:deep_copy)
+        require "tersa"
+        raise LoadError, "Tersa::Native.deep_copy is missing" unless defined?(::Tersa::Native) && ::Tersa::Native.respond_to?(:deep_copy)
       end
       def name = "floor"
-      def copy(obj) = ::Pith::Native.deep_copy(obj)
+      def copy(obj) = ::Tersa::Native.deep_copy(obj)
     end
 
-    # Order of the rows in every table: Pith first, then the seed benchmark's peers.
-    ORDER = %w[pith json oj msgpack cbor marshal bson yajl].freeze
+    # Order of the rows in every table: Tersa first, then the seed benchmark's peers.
+    ORDER = %w[tersa json oj msgpack cbor marshal bson yajl].freeze
     # Codecs of the per-type section alone (ONLY/EXCEPT name them too).
     TYPES_ONLY = %w[yaml].freeze
     CLASSES = {
-      "pith" => Pith, "json" => Json, "oj" => Oj, "msgpack" => Msgpack, "cbor" => Cbor,
+      "tersa" => Tersa, "json" => Json, "oj" => Oj, "msgpack" => Msgpack, "cbor" => Cbor,
       "marshal" => Marshal, "bson" => Bson, "yajl" => Yajl, "yaml" => Yaml
     }.freeze
 

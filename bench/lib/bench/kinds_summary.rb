@@ -5,7 +5,7 @@ require_relative "util"
 module Bench
   # Aggregates of the kinds section, from its rows (one per language,
   # document and codec): per peer, the geometric mean of the per-document
-  # Pith ÷ peer ratios and the worst document, for encode, decode and size;
+  # Tersa ÷ peer ratios and the worst document, for encode, decode and size;
   # and what makes the run fail.
   module KindsSummary
     module_function
@@ -13,12 +13,12 @@ module Bench
     # rows of one language -> { peer => { "encode" => agg, "decode" => agg, "bytes" => agg,
     #   "exact" => n, "excused" => n, "docs" => n } }; agg = { "geomean", "worst" => [ratio, doc],
     #   "best" => [ratio, doc], "n" } or nil when no document has both rates.
-    # Rates: ratio = pith ÷ peer (above 1: Pith faster), worst = lowest.
-    # Bytes: ratio = pith ÷ peer (below 1: Pith smaller), worst = highest.
+    # Rates: ratio = tersa ÷ peer (above 1: Tersa faster), worst = lowest.
+    # Bytes: ratio = tersa ÷ peer (below 1: Tersa smaller), worst = highest.
     def peers(rows)
       by = rows.group_by { |r| r["codec"] }
-      pith = (by["pith"] || []).to_h { |r| [r["document"], r] }
-      by.keys.reject { |c| c == "pith" }.to_h do |peer|
+      tersa = (by["tersa"] || []).to_h { |r| [r["document"], r] }
+      by.keys.reject { |c| c == "tersa" }.to_h do |peer|
         rs = by[peer]
         agg = {
           "docs" => rs.size,
@@ -27,11 +27,11 @@ module Bench
         }
         %w[encode decode].each do |op|
           k = "#{op}_per_s"
-          pairs = rs.filter_map { |r| (p = pith[r["document"]]) && p[k] && r[k] && r[k].positive? ? [p[k] / r[k], r["document"]] : nil }
+          pairs = rs.filter_map { |r| (p = tersa[r["document"]]) && p[k] && r[k] && r[k].positive? ? [p[k] / r[k], r["document"]] : nil }
           agg[op] = aggregate(pairs, worst: :min)
         end
         pairs = rs.filter_map do |r|
-          p = pith[r["document"]]
+          p = tersa[r["document"]]
           p && p["correct"] && r["correct"] && p["bytes"] && r["bytes"]&.positive? ? [p["bytes"].to_f / r["bytes"], r["document"]] : nil
         end
         agg["bytes"] = aggregate(pairs, worst: :max)
@@ -48,7 +48,7 @@ module Bench
     end
 
     # What fails the run: a language that could not run or wrote no rows, a
-    # Pith round trip that is not exact, a peer's that is not exact without a
+    # Tersa round trip that is not exact, a peer's that is not exact without a
     # known limit to explain it, a program that exited 1 for another reason.
     def failures(result)
       f = []
@@ -57,14 +57,14 @@ module Bench
           f << "kinds #{lang}: #{l['error'] || l['status']}"
           next
         end
-        bad = Array(l["rows"]).reject { |r| r["correct"] || (r["codec"] != "pith" && r["expected"]) }
+        bad = Array(l["rows"]).reject { |r| r["correct"] || (r["codec"] != "tersa" && r["expected"]) }
         bad.each do |r|
           what = r["error"] ? "failed: #{r['error']}" : "round trip not exact: #{r['diff'] || 'differs'}"
           f << "kinds #{lang} #{r['document']}: #{r['codec']} #{what}"
         end
         f << "kinds #{lang}: program exited with status #{l['exit_status']}" if l["exit_status"] && bad.empty?
-        no_pith = result["docs"].map { |d| d["name"] } - Array(l["rows"]).select { |r| r["codec"] == "pith" }.map { |r| r["document"] }
-        f << "kinds #{lang}: no pith row for #{no_pith.join(', ')}" if !no_pith.empty? && Array(l["rows"]).any? { |r| r["codec"] == "pith" }
+        no_tersa = result["docs"].map { |d| d["name"] } - Array(l["rows"]).select { |r| r["codec"] == "tersa" }.map { |r| r["document"] }
+        f << "kinds #{lang}: no tersa row for #{no_tersa.join(', ')}" if !no_tersa.empty? && Array(l["rows"]).any? { |r| r["codec"] == "tersa" }
       end
       f
     end

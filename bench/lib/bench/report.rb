@@ -95,7 +95,7 @@ module Bench
       "#{cell} ✗"
     end
 
-    def bold_pith(name) = name == "pith" ? "**pith**" : name
+    def bold_tersa(name) = name == "tersa" ? "**tersa**" : name
 
     # ------------------------------------------------------------- summaries
 
@@ -122,13 +122,13 @@ module Bench
 
     SEED_OPS = %w[encode decode encode_lz4 encode_zstd lz4_decode zstd_decode].freeze
 
-    # Geometric mean over documents of codec/pith, for a per-document metric.
-    def ratio_to_pith(codec, key)
+    # Geometric mean over documents of codec/tersa, for a per-document metric.
+    def ratio_to_tersa(codec, key)
       s = seed
-      return nil unless s && s["rows"]["pith"]
+      return nil unless s && s["rows"]["tersa"]
       rs = s["docs"].map do |d|
         a = metric(s["rows"][codec][d["name"]], key)
-        b = metric(s["rows"]["pith"][d["name"]], key)
+        b = metric(s["rows"]["tersa"][d["name"]], key)
         a && b && b.positive? ? a / b.to_f : nil
       end
       rs.any?(&:nil?) ? nil : geomean(rs)
@@ -147,7 +147,7 @@ module Bench
     def summary_rows
       sum = seed_summary or return []
       rows = sum.map do |c, a|
-        [bold_pith(c), commas(a["bytes"]), commas(a["lz4"]), commas(a["zstd"]), commas(a["encode"]), commas(a["decode"]),
+        [bold_tersa(c), commas(a["bytes"]), commas(a["lz4"]), commas(a["zstd"]), commas(a["encode"]), commas(a["decode"]),
          commas(a["encode_zstd"]), commas(a["zstd_decode"]), sig(a["encode_objects"]), sig(a["decode_objects"]),
          sig(a["decode_bytes"] && a["decode_bytes"] / 1024.0), "#{a['exact']}/#{a['docs']}"]
       end
@@ -168,10 +168,10 @@ module Bench
 
     def relative_rows
       s = seed or return []
-      return [] unless s["rows"]["pith"]
+      return [] unless s["rows"]["tersa"]
       keys = %w[bytes lz4 zstd] + %w[encode decode encode_zstd zstd_decode]
       s["codecs"].map do |c|
-        [bold_pith(c)] + keys.map { |k| fmt_ratio(ratio_to_pith(c, k)) }
+        [bold_tersa(c)] + keys.map { |k| fmt_ratio(ratio_to_tersa(c, k)) }
       end
     end
 
@@ -180,20 +180,20 @@ module Bench
     # Issue 3's targets for the Ruby gem, checked against this run.
     def targets
       s = seed
-      return [] unless s && s["rows"]["pith"]
+      return [] unless s && s["rows"]["tersa"]
       t = []
       chk = ->(name, val, goal, fmt = method(:fmt_ratio)) { t << [name, val.nil? ? "–" : fmt.(val), val.nil? ? "–" : (val >= goal ? "✅" : "❌")] }
       if s["rows"]["msgpack"]
-        chk.("encode docs/s ≥ 1.25× msgpack", inv(ratio_to_pith("msgpack", "encode")), 1.25)
-        chk.("decode docs/s ≥ 2.2× msgpack", inv(ratio_to_pith("msgpack", "decode")), 2.2)
+        chk.("encode docs/s ≥ 1.25× msgpack", inv(ratio_to_tersa("msgpack", "encode")), 1.25)
+        chk.("decode docs/s ≥ 2.2× msgpack", inv(ratio_to_tersa("msgpack", "decode")), 2.2)
       end
-      chk.("decode docs/s ≥ 3.2× json #{lib_version('json')}", inv(ratio_to_pith("json", "decode")), 3.2) if s["rows"]["json"]
-      fastest = s["codecs"].reject { |c| c == "pith" }.max_by { |c| seed_summary[c]["encode"] || 0 }
+      chk.("decode docs/s ≥ 3.2× json #{lib_version('json')}", inv(ratio_to_tersa("json", "decode")), 3.2) if s["rows"]["json"]
+      fastest = s["codecs"].reject { |c| c == "tersa" }.max_by { |c| seed_summary[c]["encode"] || 0 }
       if fastest && fastest != "msgpack"
-        chk.("encode docs/s ≥ 1.25× the fastest other encoder (#{fastest})", inv(ratio_to_pith(fastest, "encode")), 1.25)
+        chk.("encode docs/s ≥ 1.25× the fastest other encoder (#{fastest})", inv(ratio_to_tersa(fastest, "encode")), 1.25)
       end
       docs = s["docs"]
-      per = docs.map { |d| [d, s["rows"]["pith"][d["name"]].dig("mem", "decode_objects")] }
+      per = docs.map { |d| [d, s["rows"]["tersa"][d["name"]].dig("mem", "decode_objects")] }
       if per.all? { |_, o| o }
         wd, wo = per.max_by { |d, o| o / 5000.0 / d["value_objects"] }
         worst = wo / 5000.0 / wd["value_objects"]
@@ -201,15 +201,15 @@ module Bench
               format("worst: %s, %.1f objects per decode for a value of %d (%.2f×)", wd["name"], wo / 5000.0, wd["value_objects"], worst),
               worst <= 1.0001 ? "✅" : "❌"]
       end
-      enc = docs.map { |d| s["rows"]["pith"][d["name"]].dig("mem", "encode_objects") }
+      enc = docs.map { |d| s["rows"]["tersa"][d["name"]].dig("mem", "encode_objects") }
       if enc.all?
         worst = enc.max / 5000.0
         t << ["encode allocates ≤ 2 objects per call", format("worst document: %.2f", worst), worst <= 2.0001 ? "✅" : "❌"]
       end
       l = @r.dig("sections", "large", "result")
-      if l && l["rows"]["pith"] && l["rows"]["msgpack"]
+      if l && l["rows"]["tersa"] && l["rows"]["msgpack"]
         l["docs"].each do |d|
-          p = l["rows"]["pith"][d["name"]]
+          p = l["rows"]["tersa"][d["name"]]
           m = l["rows"]["msgpack"][d["name"]]
           next unless p["bytes"] && m["bytes"]
           ok = p["bytes"] < m["bytes"] && p["encode_per_s"].to_f >= m["encode_per_s"].to_f && p["decode_per_s"].to_f >= m["decode_per_s"].to_f
@@ -236,7 +236,7 @@ module Bench
     def render
       meta = @r["meta"]
       m = @r["machine"]
-      emit("# Pith benchmark · #{meta['date']}#{meta['mode'] == 'full' ? '' : " (#{meta['mode']} run)"}", "")
+      emit("# Tersa benchmark · #{meta['date']}#{meta['mode'] == 'full' ? '' : " (#{meta['mode']} run)"}", "")
       emit("`#{meta['command']}` · #{meta['duration']} · #{m['cpu']}, #{m['cores']} cores · #{m['ruby'].split(' (').first} · YJIT #{m['yjit']}" \
            "#{m['commit'] ? " · commit #{m['commit']}" : ''}", "")
       emit("Rates are medians over interleaved rounds in one process; compare ratios, not absolute numbers (the machine is shared). " \
@@ -270,9 +270,9 @@ module Bench
       emit("The #{s['docs'].size} documents of `#{s['corpus']}`, Ruby. Sizes are the average bytes per document; rates are " \
            "geometric means over the documents of documents per second; allocations are per call, averaged over the documents.", "")
       emit(table(summary_headers, summary_rows))
-      if s["rows"]["pith"]
-        emit("", "Relative to Pith (geometric mean over the documents of each document's ratio; Pith = 1.00; " \
-                 "sizes above 1 are larger than Pith, rates below 1 are slower):", "")
+      if s["rows"]["tersa"]
+        emit("", "Relative to Tersa (geometric mean over the documents of each document's ratio; Tersa = 1.00; " \
+                 "sizes above 1 are larger than Tersa, rates below 1 are slower):", "")
         emit(table(relative_headers, relative_rows))
       end
       sum = seed_summary
@@ -339,19 +339,19 @@ module Bench
     def seed_table(key, fmt: ->(v) { commas(v) }, agg: :mean, floor: false, ratio: true)
       s = seed
       docs = s["docs"].map { |d| d["name"] }
-      headers = ["codec"] + docs + ["average", "geomean"] + (ratio && s["rows"]["pith"] ? ["× pith"] : []) + ["exact"]
+      headers = ["codec"] + docs + ["average", "geomean"] + (ratio && s["rows"]["tersa"] ? ["× tersa"] : []) + ["exact"]
       rows = s["codecs"].map do |c|
         row = s["rows"][c]
         vals = docs.map { |d| metric(row[d], key) }
         cells = docs.each_with_index.map { |d, i| vals[i].nil? ? (row[d]["error"] ? "error" : "–") : mark_exact(fmt.(vals[i]), row[d]) }
-        [bold_pith(c)] + cells + [fmt.(mean(vals)), fmt.(geomean(vals))] +
-          (ratio && s["rows"]["pith"] ? [fmt_ratio(ratio_to_pith(c, key))] : []) +
+        [bold_tersa(c)] + cells + [fmt.(mean(vals)), fmt.(geomean(vals))] +
+          (ratio && s["rows"]["tersa"] ? [fmt_ratio(ratio_to_tersa(c, key))] : []) +
           ["#{docs.count { |d| row[d]['exact'] }}/#{docs.size}"]
       end
       if floor && s["floor"]
         vals = docs.map { |d| s["floor"][d].dig("rates", "decode") }
         rows << ["floor"] + vals.map { |v| v ? fmt.(v) : "–" } + [fmt.(mean(vals)), fmt.(geomean(vals))] +
-                (ratio && s["rows"]["pith"] ? [fmt_ratio(s["rows"]["pith"] && geomean(docs.map { |d| (a = s["floor"][d].dig("rates", "decode")) && (b = s["rows"]["pith"][d].dig("rates", "decode")) ? a / b : nil }))] : []) + [""]
+                (ratio && s["rows"]["tersa"] ? [fmt_ratio(s["rows"]["tersa"] && geomean(docs.map { |d| (a = s["floor"][d].dig("rates", "decode")) && (b = s["rows"]["tersa"][d].dig("rates", "decode")) ? a / b : nil }))] : []) + [""]
       end
       table(headers, rows)
     end
@@ -367,7 +367,7 @@ module Bench
         ob = docs.map { |d| row[d].dig("mem", "#{op}_objects") }
         by = docs.map { |d| row[d].dig("mem", "#{op}_bytes") }
         next if ob.all?(&:nil?)
-        rows << [bold_pith(c), "MB"] + by.map { |v| v ? format("%.2f", v / 1e6) : "–" } + [format("%.2f", mean(by) / 1e6), "#{sig(mean(by) / 5000.0 / 1024)} KB"]
+        rows << [bold_tersa(c), "MB"] + by.map { |v| v ? format("%.2f", v / 1e6) : "–" } + [format("%.2f", mean(by) / 1e6), "#{sig(mean(by) / 5000.0 / 1024)} KB"]
         rows << ["", "objects"] + ob.map { |v| commas(v) } + [commas(mean(ob)), sig(mean(ob) / 5000.0)]
       end
       if op == "decode"
@@ -403,10 +403,10 @@ module Bench
       end
       emit(line, "")
       emit(seed_table("bytes"))
-      canon = s["rows"]["pith"] && s["docs"].map { |d| s["rows"]["pith"][d["name"]]["canonical"] }
+      canon = s["rows"]["tersa"] && s["docs"].map { |d| s["rows"]["tersa"][d["name"]]["canonical"] }
       if canon && !canon.compact.empty?
-        emit("", canon.all? ? "Pith's bytes are the canonical encodings in `spec/vectors/corpus` for every document." :
-                   "**Pith's bytes differ from the canonical encodings in `spec/vectors/corpus` for: #{s['docs'].each_with_index.reject { |_, i| canon[i] }.map { |d, _| d['name'] }.join(', ')}.**")
+        emit("", canon.all? ? "Tersa's bytes are the canonical encodings in `spec/vectors/corpus` for every document." :
+                   "**Tersa's bytes differ from the canonical encodings in `spec/vectors/corpus` for: #{s['docs'].each_with_index.reject { |_, i| canon[i] }.map { |d, _| d['name'] }.join(', ')}.**")
       end
       emit("", "### Size after LZ4, bytes", "", "LZ4 block format, default acceleration, plus a 4-byte length.", "")
       emit(seed_table("lz4"))
@@ -415,7 +415,7 @@ module Bench
       docs = s["docs"].map { |d| d["name"] }
       %w[encode decode].each do |op|
         emit("", "### #{OP_TITLES[op]}, documents per second", "")
-        emit("The floor is `Pith::Native.deep_copy` of the decoded value: a new Hash, Array and String for every node, the cost of creating the objects at all.", "") if op == "decode" && s["floor"]
+        emit("The floor is `Tersa::Native.deep_copy` of the decoded value: a new Hash, Array and String for every node, the cost of creating the objects at all.", "") if op == "decode" && s["floor"]
         emit(seed_table(op, floor: op == "decode"))
         series = s["codecs"].map do |c|
           { name: c, values: docs.map { |d| s["rows"][c][d].dig("rates", op) }, marks: docs.map { |d| s["rows"][c][d]["exact"] == false } }
@@ -465,11 +465,11 @@ module Bench
       return emit(section_status(@r.dig("sections", "types")), "") unless t
       emit("Round trips (encode + decode) per second of one value, median of #{t['params']['rounds']} rounds; each codec uses its own " \
            "mechanism for the type (n/a: it has none). ✗: the value came back different (see below). " \
-           "`custom` is `Bench::Money`, a plain class with no method for any codec: Pith takes it through " \
-           "`Pith.register_type` (a packer and an unpacker outside the class), msgpack through its factory's registry, " \
+           "`custom` is `Bench::Money`, a plain class with no method for any codec: Tersa takes it through " \
+           "`Tersa.register_type` (a packer and an unpacker outside the class), msgpack through its factory's registry, " \
            "oj (object mode), Marshal and YAML by reflection; json and cbor would need methods in the class.", "")
       emit(table(["codec"] + t["types"], t["codecs"].map do |c|
-        [bold_pith(c)] + t["types"].map do |ty|
+        [bold_tersa(c)] + t["types"].map do |ty|
           r = t["rows"][c][ty]
           if !r["supported"] then "n/a"
           elsif r["error"] then "error"
@@ -478,7 +478,7 @@ module Bench
         end
       end))
       emit("", "Bytes:", "")
-      emit(table(["codec"] + t["types"], t["codecs"].map { |c| [bold_pith(c)] + t["types"].map { |ty| (b = t["rows"][c][ty]["bytes"]) ? commas(b) : "–" } }))
+      emit(table(["codec"] + t["types"], t["codecs"].map { |c| [bold_tersa(c)] + t["types"].map { |ty| (b = t["rows"][c][ty]["bytes"]) ? commas(b) : "–" } }))
       render_type_allocations(t)
       emit("", "Values: " + t["values"].map { |k, v| "#{k} `#{v}`" }.join(" · "), "")
       notes = []
@@ -511,9 +511,9 @@ module Bench
       cell = lambda do |r, k|
         r["enc_objects"] ? "#{fmt_objects(r["enc_#{k}"])} / #{fmt_objects(r["dec_#{k}"])}" : "–"
       end
-      emit(table(["codec"] + t["types"], t["codecs"].map { |c| [bold_pith(c)] + t["types"].map { |ty| cell.call(t["rows"][c][ty], "objects") } }))
+      emit(table(["codec"] + t["types"], t["codecs"].map { |c| [bold_tersa(c)] + t["types"].map { |ty| cell.call(t["rows"][c][ty], "objects") } }))
       emit("", "Bytes allocated per encode / per decode:", "")
-      emit(table(["codec"] + t["types"], t["codecs"].map { |c| [bold_pith(c)] + t["types"].map { |ty| cell.call(t["rows"][c][ty], "alloc_bytes") } }))
+      emit(table(["codec"] + t["types"], t["codecs"].map { |c| [bold_tersa(c)] + t["types"].map { |ty| cell.call(t["rows"][c][ty], "alloc_bytes") } }))
       libs = t["libraries"]&.slice(*Array(t["codecs"]).reject { |c| @r["libraries"].any? { |l| l["name"] == c } })
       emit("", "Codecs of this section only: " + libs.map { |k, v| "#{k} #{v}" }.join(", ") + ".") unless libs.nil? || libs.empty?
       (t["unavailable"] || {}).each { |n, why| emit("", "#{n} unavailable: #{why}.") }
@@ -532,7 +532,7 @@ module Bench
       rows = []
       sc["codecs"].each do |c|
         row = sc["rows"][c]
-        rows << [bold_pith(c), "bytes"] + counts.map { |n| (r = row[n.to_s]) && r["bytes_per_item"] ? mark_exact(sig(r["bytes_per_item"]), r) : "–" }
+        rows << [bold_tersa(c), "bytes"] + counts.map { |n| (r = row[n.to_s]) && r["bytes_per_item"] ? mark_exact(sig(r["bytes_per_item"]), r) : "–" }
         rows << ["", "encode ns"] + counts.map { |n| sig(row.dig(n.to_s, "encode_ns_per_item")) }
         rows << ["", "decode ns"] + counts.map { |n| sig(row.dig(n.to_s, "decode_ns_per_item")) }
       end
@@ -558,18 +558,18 @@ module Bench
       l["docs"].each do |d|
         name = d["name"]
         emit("### #{name} (#{commas(d['json_bytes'])} bytes of compact JSON, #{commas(d['value_objects'])} objects)", "")
-        pith = l["rows"]["pith"]&.dig(name)
+        tersa = l["rows"]["tersa"]&.dig(name)
         rows = l["codecs"].map do |c|
           r = l["rows"][c][name]
-          next [bold_pith(c), "error: #{r['error']}", "", "", "", "", "", "", "", "✗"] if r["error"]
-          [bold_pith(c), commas(r["bytes"]), commas(r["lz4"]), commas(r["zstd"]),
+          next [bold_tersa(c), "error: #{r['error']}", "", "", "", "", "", "", "", "✗"] if r["error"]
+          [bold_tersa(c), commas(r["bytes"]), commas(r["lz4"]), commas(r["zstd"]),
            sig(r["encode_per_s"] && 1000.0 / r["encode_per_s"]), sig(r["decode_per_s"] && 1000.0 / r["decode_per_s"]),
-           pith && pith["decode_per_s"] && r["decode_per_s"] ? fmt_ratio(pith["decode_per_s"] / r["decode_per_s"]) : "–",
+           tersa && tersa["decode_per_s"] && r["decode_per_s"] ? fmt_ratio(tersa["decode_per_s"] / r["decode_per_s"]) : "–",
            commas(r.dig("mem", "decode_objects")), r.dig("mem", "decode_bytes") ? format("%.1f", r["mem"]["decode_bytes"] / 1e6) : "–",
            r["exact"] ? "yes" : "✗ `#{r['diff']}`"]
         end
-        emit(table(["codec", "bytes", "LZ4", "Zstd", "encode ms", "decode ms", "pith decode ×", "objects/decode", "MB/decode", "exact"], rows))
-        emit("", "Pith's bytes are #{pith['canonical'] ? '' : '**not** '}the canonical encoding in `spec/vectors/corpus/large`.") if pith && !pith["canonical"].nil?
+        emit(table(["codec", "bytes", "LZ4", "Zstd", "encode ms", "decode ms", "tersa decode ×", "objects/decode", "MB/decode", "exact"], rows))
+        emit("", "Tersa's bytes are #{tersa['canonical'] ? '' : '**not** '}the canonical encoding in `spec/vectors/corpus/large`.") if tersa && !tersa["canonical"].nil?
         emit("")
       end
       cats = l["docs"].map { |d| d["name"] }
@@ -626,23 +626,23 @@ module Bench
     def external_tables(rows, group)
       docs = rows.map { |x| x["document"] }.uniq
       codecs = rows.map { |x| x["codec"] }.uniq
-      codecs = codecs.sort_by { |c| [c == "pith" ? 0 : 1, codecs.index(c)] }
+      codecs = codecs.sort_by { |c| [c == "tersa" ? 0 : 1, codecs.index(c)] }
       get = ->(c, d) { rows.find { |x| x["codec"] == c && x["document"] == d } }
       { "bytes" => "size, bytes", "encode_per_s" => "encode, documents per second", "decode_per_s" => "decode, documents per second" }.each do |k, label|
         next unless rows.any? { |x| x[k] }
         emit("#{group ? "#{group.capitalize}, #{label}" : label.capitalize}:", "")
         trows = codecs.map do |c|
           vals = docs.map { |d| get.(c, d)&.dig(k) }
-          ratio = if codecs.include?("pith") && c != "pith"
-                    rs = docs.map { |d| (a = get.(c, d)&.dig(k)) && (b = get.("pith", d)&.dig(k)) && b.positive? ? a.to_f / b : nil }
+          ratio = if codecs.include?("tersa") && c != "tersa"
+                    rs = docs.map { |d| (a = get.(c, d)&.dig(k)) && (b = get.("tersa", d)&.dig(k)) && b.positive? ? a.to_f / b : nil }
                     rs.any?(&:nil?) ? "–" : fmt_ratio(geomean(rs))
                   else "1.00×"
                   end
-          [bold_pith(c)] + docs.map { |d| (x = get.(c, d)) ? (x["error"] ? "error" : mark_exact(commas(x[k]), "exact" => x["correct"])) : "–" } +
+          [bold_tersa(c)] + docs.map { |d| (x = get.(c, d)) ? (x["error"] ? "error" : mark_exact(commas(x[k]), "exact" => x["correct"])) : "–" } +
             [k == "bytes" ? commas(mean(vals)) : commas(geomean(vals)), ratio,
              "#{docs.count { |d| get.(c, d)&.dig('correct') }}/#{docs.size}"]
         end
-        emit(table(["codec"] + docs + [k == "bytes" ? "average" : "geomean", "× pith", "exact"], trows), "")
+        emit(table(["codec"] + docs + [k == "bytes" ? "average" : "geomean", "× tersa", "exact"], trows), "")
       end
     end
 
@@ -662,7 +662,7 @@ module Bench
         lines.concat(text_table(summary_headers, summary_rows))
         unless relative_rows.empty?
           lines << ""
-          lines << "Relative to Pith (Pith = 1.00)"
+          lines << "Relative to Tersa (Tersa = 1.00)"
           lines.concat(text_table(relative_headers, relative_rows))
         end
         t = targets
@@ -703,13 +703,13 @@ module Bench
       lines.concat(table(summary_headers, summary_rows))
       unless relative_rows.empty?
         lines << ""
-        lines << "Relative to Pith (Pith = 1.00):"
+        lines << "Relative to Tersa (Tersa = 1.00):"
         lines << ""
         lines.concat(table(relative_headers, relative_rows))
       end
       unless kinds_summary_rows.empty?
         lines << ""
-        lines << "Document kinds (`bench/corpus/kinds` and `large`): Pith ÷ peer, geometric mean and worst document:"
+        lines << "Document kinds (`bench/corpus/kinds` and `large`): Tersa ÷ peer, geometric mean and worst document:"
         lines << ""
         lines.concat(table(kinds_summary_headers, kinds_summary_rows, %i[l l r r l r l r l l]))
       end

@@ -5,7 +5,7 @@ require_relative "kinds_summary"
 
 module Bench
   # The kinds section in report.md and on the terminal: a summary (per
-  # language and peer, the mean Pith ÷ peer ratio and the worst document) near
+  # language and peer, the mean Tersa ÷ peer ratio and the worst document) near
   # the top, and per language the per-document tables. Mixed into Report.
   module ReportKinds
     LANG_TITLES = { "ruby" => "Ruby", "python" => "Python", "js" => "TypeScript" }.freeze
@@ -38,8 +38,8 @@ module Bench
       k = kinds or return
       emit("## Document kinds: mean and worst document", "")
       emit("The #{k['docs'].size} documents of `bench/corpus/kinds` and `bench/corpus/large` (section 5), per language and peer. " \
-           "**encode ×** and **decode ×** are the geometric means over the documents of Pith's rate ÷ the peer's (above 1: Pith is faster); " \
-           "**worst** is the document with the lowest ratio. **size ÷** is the geometric mean of Pith's bytes ÷ the peer's (below 1: Pith is smaller); " \
+           "**encode ×** and **decode ×** are the geometric means over the documents of Tersa's rate ÷ the peer's (above 1: Tersa is faster); " \
+           "**worst** is the document with the lowest ratio. **size ÷** is the geometric mean of Tersa's bytes ÷ the peer's (below 1: Tersa is smaller); " \
            "**largest size** the document with the highest. A document counts for a peer when both round trips are exact.", "")
       emit(table(kinds_summary_headers, kinds_summary_rows, %i[l l r r l r l r l l]), "")
     end
@@ -84,8 +84,8 @@ module Bench
       rows = l["rows"]
       get = ->(d, c) { rows.find { |r| r["document"] == d && r["codec"] == c } }
       codecs = rows.map { |r| r["codec"] }.uniq
-      codecs = ["pith"] + (codecs - ["pith"]) if codecs.include?("pith")
-      peers = codecs - ["pith"]
+      codecs = ["tersa"] + (codecs - ["tersa"]) if codecs.include?("tersa")
+      peers = codecs - ["tersa"]
       docs = k["docs"]
       mark = ->(r) { r["expected"] ? "✗†" : "✗" }
 
@@ -102,9 +102,9 @@ module Bench
 
       %w[encode decode].each do |op|
         key = "#{op}_per_s"
-        emit("#{op.capitalize}: Pith in JSON-equivalent MB/s, then Pith's rate ÷ each peer's (above 1: Pith is faster):", "")
+        emit("#{op.capitalize}: Tersa in JSON-equivalent MB/s, then Tersa's rate ÷ each peer's (above 1: Tersa is faster):", "")
         trs = docs.map do |d|
-          p = get.(d["name"], "pith")
+          p = get.(d["name"], "tersa")
           pcell = p.nil? ? "–" : (p["correct"] ? (p[key] ? sig(p[key] * d["json_bytes"] / 1e6) : "–") : mark.(p))
           [d["name"], pcell] + peers.map do |c|
             r = get.(d["name"], c)
@@ -116,7 +116,7 @@ module Bench
         sum = KindsSummary.peers(rows)
         trs << ["**geomean**", ""] + peers.map { |c| kinds_mean(sum.dig(c, op)) }
         trs << ["**worst**", ""] + peers.map { |c| (a = sum.dig(c, op)) ? "#{fmt_ratio(a['worst'][0])} #{a['worst'][1]}" : "–" }
-        emit(table(["document", "pith MB/s"] + peers, trs), "")
+        emit(table(["document", "tersa MB/s"] + peers, trs), "")
       end
 
       odd = rows.reject { |r| r["correct"] }
@@ -132,7 +132,7 @@ module Bench
 
     def kinds_text_summary
       k = kinds or return []
-      lines = ["Document kinds (#{k['docs'].size} documents): pith ÷ peer, geometric mean and worst document (rates: above 1 pith is faster; size: below 1 pith is smaller)"]
+      lines = ["Document kinds (#{k['docs'].size} documents): tersa ÷ peer, geometric mean and worst document (rates: above 1 tersa is faster; size: below 1 tersa is smaller)"]
       lines.concat(text_table(kinds_summary_headers, kinds_summary_rows))
       lines
     end

@@ -8,9 +8,9 @@ module Bench
   module ReportQueue
     # The C# write-up's figures, for scale (its records, not these).
     WRITEUP = { "msgpack" => { 1 => 26, 1_000_000 => 32_888_895 }, "json" => { 1 => 43, 1_000_000 => 50_854_409 } }.freeze
-    CODEC_ORDER = %w[pith-dict pith pith-stream msgpack json].freeze
+    CODEC_ORDER = %w[tersa-dict tersa tersa-stream msgpack json].freeze
     CODEC_NAMES = {
-      "pith-dict" => "**pith + dictionary**", "pith" => "**pith**", "pith-stream" => "**pith stream**",
+      "tersa-dict" => "**tersa + dictionary**", "tersa" => "**tersa**", "tersa-stream" => "**tersa stream**",
       "msgpack" => "msgpack", "json" => "json"
     }.freeze
     KEY_TITLES = { "named" => "named keys `{symbol, price, volume}`", "int" => "integer-like keys `{\"0\", \"1\", \"2\"}`" }.freeze
@@ -50,7 +50,7 @@ module Bench
       emit("> **#{entry['error']}**", "") if entry["status"] == "error"
       emit("The records of the C# message-queue write-up: arrays of `Stock {symbol, price, volume}` with #{KEY_TITLES['named']} and with the " \
            "#{KEY_TITLES['int']} its int-keyed MessagePack maps use, built the same in Ruby and Python (`bench/queue/stock.rb`, `stock.py`: " \
-           "32 tickers, prices moving by whole cents, volumes 100,000 to 5,000,000). **pith + dictionary** uses a pre-shared dictionary " \
+           "32 tickers, prices moving by whole cents, volumes 100,000 to 5,000,000). **tersa + dictionary** uses a pre-shared dictionary " \
            "of the 32 tickers and both key sets. The write-up's own figures (other records) are shown for scale: MessagePack 26 B for one " \
            "record and 32,888,895 B for a million, JSON 43 and 50,854,409.", "")
       render_queue_single
@@ -70,7 +70,7 @@ module Bench
       end
       emit(table(["codec", "named keys, bytes", "int-like keys, bytes"], trows))
       same = other && other.all? { |y| single.find { |x| x.values_at("keys", "codec") == y.values_at("keys", "codec") }&.dig("hex") == y["hex"] }
-      d = single.select { |x| x["codec"] == "pith-dict" }.map { |x| x["bytes"] }.max
+      d = single.select { |x| x["codec"] == "tersa-dict" }.map { |x| x["bytes"] }.max
       emit("", "One record with the pre-shared dictionary takes **#{d} bytes** (#{d && d <= 26 ? '✅ at most' : '❌ more than'} the 26 bytes of " \
                "int-keyed MessagePack): a 3-byte header and the dictionary's 8-byte id, then the record as a shape reference, a string " \
                "reference for the ticker and the price and volume. The bytes are #{same ? 'identical' : 'not identical'} in Ruby and Python.", "")
@@ -158,9 +158,9 @@ module Bench
            "subscribes, then a producer process publishes the records one per message. NATS rather than RabbitMQ: one binary that starts " \
            "in milliseconds with no Erlang runtime. Flow control keeps every message: the consumer acknowledges every #{commas(p['ack_every'])}, " \
            "the producer has at most #{commas(p['window'])} unacknowledged. The consumer decodes every message and compares it with the " \
-           "record it expects. **pith + dictionary**: the producer publishes the dictionary to Redis under its id " \
-           "(`pith.DictionaryRegistry`), and the consumer fetches it by the id in the first message's header " \
-           "(one fetch per run). **pith stream**: the messages are the frames of one Pith stream (a sync frame every " \
+           "record it expects. **tersa + dictionary**: the producer publishes the dictionary to Redis under its id " \
+           "(`tersa.DictionaryRegistry`), and the consumer fetches it by the id in the first message's header " \
+           "(one fetch per run). **tersa stream**: the messages are the frames of one Tersa stream (a sync frame every " \
            "#{commas(p['sync_frames'])}), so keys and tickers travel once per sync interval; a consumer needs the frames in order, which " \
            "one NATS subscription delivers. Messages per second: from the producer's first publish to the consumer's last decode " \
            "(CLOCK_MONOTONIC, shared by the processes), median of #{p['rounds']} round(s) (#{p['big_rounds']} from 100k on), codecs " \

@@ -8,10 +8,10 @@ module Bench
   # on collections of Active Model posts, calls per second and allocations per
   # call, as the panko/alba write-ups tabulate them. Mixed into Report.
   module ReportSerializers
-    DECLARED = "pith (declared)"
-    HASHES = "pith (Hashes given)"
+    DECLARED = "tersa (declared)"
+    HASHES = "tersa (Hashes given)"
     SERIALIZER_COLORS = {
-      DECLARED => "#d9480f", "as_json + pith" => "#ffa94d", HASHES => "#ffd8a8", "ams 0.10" => "#7048e8",
+      DECLARED => "#d9480f", "as_json + tersa" => "#ffa94d", HASHES => "#ffd8a8", "ams 0.10" => "#7048e8",
       "jbuilder" => "#2f9e44", "as_json + json" => "#868e96", "as_json + oj" => "#f08c00"
     }.freeze
 
@@ -29,7 +29,7 @@ module Bench
            "#{(s['params']['slice_s'] * 1000).round} ms, GC enabled. Objects and bytes: allocated per call with the GC " \
            "disabled (`ObjectSpace.memsize_of_all`), averaged over #{s['params']['alloc_calls'].map { |k, v| "#{v} calls at #{k}" }.join(', ')}. " \
            "Every output decodes to the same Hashes (✗ where not). `#{HASHES}` is no serializer: its Hashes exist before " \
-           "the clock starts; it is the reference for Pith's declared path.", "")
+           "the clock starts; it is the reference for Tersa's declared path.", "")
       sizes = s["sizes"]
       big = sizes.max.to_s
       headers = ["serializer"] + sizes.map { |n| "i/s, #{label(n)}" } + sizes.map { |n| "objects, #{label(n)}" } +
@@ -66,7 +66,7 @@ module Bench
       r["correct"] == false ? "#{text} ✗" : text
     end
 
-    # The issue's requirements for the declared path, with the distance to Pith.dump of ready Hashes.
+    # The issue's requirements for the declared path, with the distance to Tersa.dump of ready Hashes.
     def serializer_targets(s)
       s["sizes"].map do |n|
         k = n.to_s
@@ -80,10 +80,10 @@ module Bench
         ratio = h && h["per_s"] ? format("%.2f×", d["per_s"] / h["per_s"]) : "–"
         runner_up = others.select { |r| r["per_s"] }.max_by { |r| r["per_s"] }
         name = rows.key(runner_up)
-        "#{label(n)}: declared Pith #{fastest ? '✅ fastest' : '❌ not the fastest'}" \
+        "#{label(n)}: declared Tersa #{fastest ? '✅ fastest' : '❌ not the fastest'}" \
           "#{runner_up ? " (#{format('%.1f', d['per_s'] / runner_up['per_s'])}× #{name})" : ''}, " \
           "#{fewest ? '✅ fewest' : '❌ not the fewest'} objects (#{fmt_objects(d['objects'])} per call); " \
-          "#{ratio} the rate of `Pith.dump` of the equivalent Hashes.  "
+          "#{ratio} the rate of `Tersa.dump` of the equivalent Hashes.  "
       end
     end
 

@@ -31,19 +31,19 @@ module Bench
       true
     end
 
-    # The users_<n> documents in the order of the run, their counts, the codecs (pith first).
+    # The users_<n> documents in the order of the run, their counts, the codecs (tersa first).
     def service_axes(rows)
       docs = rows.map { |x| x["document"] }.uniq
       counts = docs.map { |d| rows.find { |x| x["document"] == d }["items"] }
       codecs = rows.map { |x| x["codec"] }.uniq
-      [docs, counts, codecs.sort_by { |c| [c == "pith" ? 0 : 1, codecs.index(c)] }]
+      [docs, counts, codecs.sort_by { |c| [c == "tersa" ? 0 : 1, codecs.index(c)] }]
     end
 
     def count_label(n) = n >= 1000 ? "#{Util.short(n)} users" : "#{n} users"
 
     # codec × size table of one metric; the last columns: the geometric mean
-    # over sizes of codec ÷ pith, and the exact rows.
-    def service_table(rows, key, fmt, ratio_label: "× pith")
+    # over sizes of codec ÷ tersa, and the exact rows.
+    def service_table(rows, key, fmt, ratio_label: "× tersa")
       docs, counts, codecs = service_axes(rows)
       get = ->(c, d) { rows.find { |x| x["codec"] == c && x["document"] == d } }
       trows = codecs.map do |c|
@@ -54,9 +54,9 @@ module Bench
           v = x[key]
           v.nil? ? "–" : (x["correct"] ? fmt.(v) : "#{fmt.(v)} ✗")
         end
-        rs = docs.map { |d| (a = get.(c, d)&.dig(key)) && (b = get.("pith", d)&.dig(key)) && b.positive? ? a.to_f / b : nil }
-        ratio = c == "pith" ? "1.00×" : (rs.any?(&:nil?) ? "–" : fmt_ratio(geomean(rs)))
-        [bold_pith(c)] + cells + [ratio, "#{docs.count { |d| get.(c, d)&.dig('correct') }}/#{docs.size}"]
+        rs = docs.map { |d| (a = get.(c, d)&.dig(key)) && (b = get.("tersa", d)&.dig(key)) && b.positive? ? a.to_f / b : nil }
+        ratio = c == "tersa" ? "1.00×" : (rs.any?(&:nil?) ? "–" : fmt_ratio(geomean(rs)))
+        [bold_tersa(c)] + cells + [ratio, "#{docs.count { |d| get.(c, d)&.dig('correct') }}/#{docs.size}"]
       end
       table(["codec"] + counts.map { |n| count_label(n) } + [ratio_label, "exact"], trows)
     end
@@ -82,7 +82,7 @@ module Bench
            "with GET and decoded by a decoder that shares nothing with the encoder. Encode and decode are timed from and to the bytes Redis " \
            "holds: a median of #{p["rounds"]} round#{p["rounds"] == 1 ? "" : "s"} of #{p['slice_ms']} ms slices (and at least one call), every (array, format, operation) " \
            "once per round in a shuffled order, after a warm-up round.", "")
-      emit(table(%w[format how], res["codecs"].map { |c, how| [bold_pith(c), how] }, %i[l l]), "")
+      emit(table(%w[format how], res["codecs"].map { |c, how| [bold_tersa(c), how] }, %i[l l]), "")
       arrays = res["arrays"] || []
       unless arrays.empty?
         emit("Arrays: " + arrays.map { |a| "#{count_label(a['items'])} #{commas(a['json_bytes'])} B of JSON (sha256 #{a['sha256']}…)" }.join(" · "), "")
@@ -102,7 +102,7 @@ module Bench
                                                          alt: "Redis memory per key", fmt: ->(v) { Util.short(v) })
       emit("#### Encode and decode, milliseconds per array", "")
       emit("Encode: records to the bytes stored; decode: the bytes GET returned to records (JSON's includes the UTF-8 → string step). " \
-           "× pith: geometric mean over the sizes of format ÷ Pith (above 1: Pith is faster).", "")
+           "× tersa: geometric mean over the sizes of format ÷ Tersa (above 1: Tersa is faster).", "")
       emit("Encode:", "")
       emit(service_table(rows, "encode_ms", ->(v) { sig(v) }))
       emit("", "Decode:", "")
@@ -121,7 +121,7 @@ module Bench
       emit("The arrays of the Redis section, stored in each format in a redis-server of its own, served by Express (`bench/node/server.mjs`, " \
            "its own process, ETags off) at `GET /<mode>/<format>/<n>`, loaded from the benchmark's process over loopback. " \
            "The load generator is #{res['load_generator']}; autocannon is not used because its response hook gets each body as a string " \
-           "built from UTF-8 decoded chunks, which corrupts MessagePack and Pith bodies, so its client could not decode them. " \
+           "built from UTF-8 decoded chunks, which corrupts MessagePack and Tersa bodies, so its client could not decode them. " \
            "Every response is decoded and checked (length and last record); the first of each format and size is compared whole.", "")
       emit("Per format and size: #{p['rounds']} round#{p['rounds'] == 1 ? '' : 's'} of #{p['seconds']} s (formats in a shuffled order in each round), " \
            "each going on until at least #{p['min_requests']} request#{p['min_requests'] == 1 ? '' : 's'} and stopping sending at #{p['max_seconds']} s; " \
@@ -132,7 +132,7 @@ module Bench
         rows = res["documents"].select { |x| x["group"] == mode }
         next if rows.empty?
         emit("#### #{mode}: #{what}", "")
-        emit("Requests per second (× pith: geometric mean over the sizes of format ÷ Pith; below 1 Pith serves more):", "")
+        emit("Requests per second (× tersa: geometric mean over the sizes of format ÷ Tersa; below 1 Tersa serves more):", "")
         emit(service_table(rows, "rps", ->(v) { sig(v) }))
         emit("", "Latency p50 / p99, ms:", "")
         emit(latency_table(rows))
@@ -150,7 +150,7 @@ module Bench
     def latency_table(rows)
       docs, counts, codecs = service_axes(rows)
       trows = codecs.map do |c|
-        [bold_pith(c)] + docs.map do |d|
+        [bold_tersa(c)] + docs.map do |d|
           x = rows.find { |r| r["codec"] == c && r["document"] == d }
           x && x["p50_ms"] ? "#{sig(x['p50_ms'])} / #{sig(x['p99_ms'])}#{x['correct'] ? '' : ' ✗'}" : "–"
         end
@@ -158,7 +158,7 @@ module Bench
       table(["codec"] + counts.map { |n| count_label(n) }, trows)
     end
 
-    # Terminal lines: Pith ÷ JSON and ÷ the best other format, for memory and rates.
+    # Terminal lines: Tersa ÷ JSON and ÷ the best other format, for memory and rates.
     def services_text_summary
       lines = []
       if (res = service_result("redis"))
@@ -175,11 +175,11 @@ module Bench
           next if rows.empty?
           docs, counts, codecs = service_axes(rows)
           parts = docs.each_with_index.map do |d, i|
-            pith = rows.find { |x| x["codec"] == "pith" && x["document"] == d }&.dig("rps")
+            tersa = rows.find { |x| x["codec"] == "tersa" && x["document"] == d }&.dig("rps")
             json = rows.find { |x| x["codec"] == "json" && x["document"] == d }&.dig("rps")
-            "#{Util.short(counts[i])} #{pith && json ? fmt_ratio(pith / json) : '–'}"
+            "#{Util.short(counts[i])} #{tersa && json ? fmt_ratio(tersa / json) : '–'}"
           end
-          lines << "HTTP #{mode}: pith ÷ json requests/s by size: #{parts.join(', ')} (#{codecs.size} formats)"
+          lines << "HTTP #{mode}: tersa ÷ json requests/s by size: #{parts.join(', ')} (#{codecs.size} formats)"
         end
       end
       lines

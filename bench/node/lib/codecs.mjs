@@ -12,26 +12,26 @@ import { Packr, Unpackr } from 'msgpackr';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(HERE, '..', '..', '..');
 
-// Pith is loaded from a copy of js/dist/esm taken when the first process of a
-// run starts (its children get the copy through PITH_JS_DIST): `npm run build`
+// Tersa is loaded from a copy of js/dist/esm taken when the first process of a
+// run starts (its children get the copy through TERSA_JS_DIST): `npm run build`
 // in js/ empties dist/ first, and a build during a run would otherwise break
 // it or mix two builds in one report.
-function pithDist() {
-  if (process.env.PITH_JS_DIST) return process.env.PITH_JS_DIST;
+function tersaDist() {
+  if (process.env.TERSA_JS_DIST) return process.env.TERSA_JS_DIST;
   const src = path.join(ROOT, 'js/dist/esm');
   if (!fs.existsSync(path.join(src, 'index.js'))) {
     throw new Error('js/dist is missing: build the TypeScript package first (make js, or cd js && npm run build)');
   }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pith-bench-js-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tersa-bench-js-'));
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   fs.cpSync(src, dir, { recursive: true, preserveTimestamps: true });
   fs.writeFileSync(path.join(dir, 'package.json'), '{"type": "module"}\n'); // the .js files are ES modules
-  process.env.PITH_JS_DIST = dir;
+  process.env.TERSA_JS_DIST = dir;
   return dir;
 }
-const PITH_DIST = pithDist();
-const PITH_BUILT = fs.statSync(path.join(PITH_DIST, 'index.js')).mtime;
-const pith = await import(pathToFileURL(path.join(PITH_DIST, 'index.js')).href);
+const TERSA_DIST = tersaDist();
+const TERSA_BUILT = fs.statSync(path.join(TERSA_DIST, 'index.js')).mtime;
+const tersa = await import(pathToFileURL(path.join(TERSA_DIST, 'index.js')).href);
 
 const asBuffer = (u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
 
@@ -63,12 +63,12 @@ export const CODECS = {
       return { encode: (v) => p.pack(v), decode: (b) => u.unpack(b) };
     },
   },
-  pith: {
-    contentType: 'application/x-pith',
-    about: 'Pith Encoder.encode / Decoder.decode from js/dist (one of each, reused)',
+  tersa: {
+    contentType: 'application/x-tersa',
+    about: 'Tersa Encoder.encode / Decoder.decode from js/dist (one of each, reused)',
     make: () => {
-      const e = new pith.Encoder();
-      const d = new pith.Decoder();
+      const e = new tersa.Encoder();
+      const d = new tersa.Decoder();
       return { encode: (v) => asBuffer(e.encode(v)), decode: (b) => d.decode(b) };
     },
   },
@@ -80,9 +80,9 @@ export const CODEC_NAMES = Object.keys(CODECS);
 export function versions() {
   // read from node_modules: some packages do not export their package.json
   const v = (name) => JSON.parse(fs.readFileSync(path.join(HERE, '..', 'node_modules', name, 'package.json'), 'utf8')).version;
-  const pithPkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'js/package.json'), 'utf8'));
+  const tersaPkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'js/package.json'), 'utf8'));
   return {
-    pith: `${pithPkg.version} (js/dist, built ${PITH_BUILT.toISOString().slice(0, 16).replace('T', ' ')} UTC)`,
+    tersa: `${tersaPkg.version} (js/dist, built ${TERSA_BUILT.toISOString().slice(0, 16).replace('T', ' ')} UTC)`,
     msgpackr: v('msgpackr'),
     redis: v('redis'),
     express: v('express'),

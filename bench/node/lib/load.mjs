@@ -6,7 +6,7 @@
 // Not autocannon: its response hook (requests[].onResponse) receives the
 // body as a string built by `body += chunk` (autocannon 9,
 // lib/pipelinedRequestsQueue.js), so every chunk is converted as UTF-8 and a
-// binary body (MessagePack, Pith) arrives corrupted and cannot be decoded;
+// binary body (MessagePack, Tersa) arrives corrupted and cannot be decoded;
 // its public API offers no hook with the bytes. undici gives the body as
 // Buffers, and its client is what Node's own fetch runs on.
 import fs from 'node:fs';

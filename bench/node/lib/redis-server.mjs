@@ -80,7 +80,7 @@ async function startOnce(dir, port) {
 
 /** Starts redis-server; returns { url, port, version, pid, stop() }. Throws if it cannot be started. */
 export async function startRedis() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pith-bench-redis-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tersa-bench-redis-'));
   // a program ended by a signal (process.exit from its handler) skips stop()
   process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
   const why = [];

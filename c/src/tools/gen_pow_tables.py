@@ -9,10 +9,10 @@ takes (the fixed-point logarithm approximations) is checked here over the whole 
 it is used on, so the C side needs no proof beyond "the generator asserted it".
 
 Tables
-  pith_pow10_schubfach[k - SF_MIN]   for k in SF_MIN..SF_MAX (dtoa.c, Schubfach)
+  tersa_pow10_schubfach[k - SF_MIN]   for k in SF_MIN..SF_MAX (dtoa.c, Schubfach)
       g(k) = floor(10^k * 2^(127 - floor(log2 10^k))) + 1, a 128-bit integer in
       (2^127, 2^128]: an upper bound of 10^k scaled to 128 bits (Giulietti's g).
-  pith_pow10_lemire[q - EL_MIN]       for q in EL_MIN..EL_MAX (strtod.c, Eisel-Lemire)
+  tersa_pow10_lemire[q - EL_MIN]       for q in EL_MIN..EL_MAX (strtod.c, Eisel-Lemire)
       floor(10^q * 2^(127 - floor(log2 10^q))): the first 128 bits of 10^q,
       truncated (a lower bound), most significant bit set.
 Each entry is stored as {high 64 bits, low 64 bits}.
@@ -130,7 +130,7 @@ def entry(x: int) -> str:
 
 
 def table(name: str, lo: int, hi: int, fn) -> str:
-    rows = [f"static const pith_u128_pair {name}[{hi - lo + 1}] = {{"]
+    rows = [f"static const tersa_u128_pair {name}[{hi - lo + 1}] = {{"]
     for k in range(lo, hi + 1):
         rows.append(f"    {entry(fn(k))}, /* {k} */")
     rows.append("};")
@@ -147,44 +147,44 @@ def main() -> None:
  * computes every entry with exact integer arithmetic and checks the ranges and
  * fixed-point logarithm constants below over every exponent they are used on.
  */
-#ifndef PITH_DTOA_TABLES_H
-#define PITH_DTOA_TABLES_H
+#ifndef TERSA_DTOA_TABLES_H
+#define TERSA_DTOA_TABLES_H
 
 #include <stdint.h>
 
 /** A 128-bit value as {{high 64 bits, low 64 bits}}. */
-typedef struct pith_u128_pair {{
+typedef struct tersa_u128_pair {{
     uint64_t hi;
     uint64_t lo;
-}} pith_u128_pair;
+}} tersa_u128_pair;
 
 /* floor(log10(2^q)) = (q * LOG10_2_MUL) >> LOG10_2_SHIFT for q in {Q_MIN}..{Q_MAX};
  * floor(log10(3/4 * 2^q)) = (q * LOG10_2_MUL - LOG10_34_SUB) >> LOG10_2_SHIFT;
  * floor(log2(10^k)) = (k * LOG2_10_MUL) >> LOG2_10_SHIFT for k in {SF_MIN}..{SF_MAX}. */
-#define PITH_LOG10_2_MUL {LOG10_2_MUL}
-#define PITH_LOG10_2_SHIFT {LOG10_2_SHIFT}
-#define PITH_LOG10_34_SUB {LOG10_34_SUB}
-#define PITH_LOG2_10_MUL {LOG2_10_MUL}
-#define PITH_LOG2_10_SHIFT {LOG2_10_SHIFT}
+#define TERSA_LOG10_2_MUL {LOG10_2_MUL}
+#define TERSA_LOG10_2_SHIFT {LOG10_2_SHIFT}
+#define TERSA_LOG10_34_SUB {LOG10_34_SUB}
+#define TERSA_LOG2_10_MUL {LOG2_10_MUL}
+#define TERSA_LOG2_10_SHIFT {LOG2_10_SHIFT}
 
 /* Schubfach: g(k) = floor(10^k * 2^(127 - floor(log2 10^k))) + 1 for k in
- * PITH_SF_MIN..PITH_SF_MAX. */
-#define PITH_SF_MIN ({SF_MIN})
-#define PITH_SF_MAX {SF_MAX}
-{table("pith_pow10_schubfach", SF_MIN, SF_MAX, schubfach_g)}
+ * TERSA_SF_MIN..TERSA_SF_MAX. */
+#define TERSA_SF_MIN ({SF_MIN})
+#define TERSA_SF_MAX {SF_MAX}
+{table("tersa_pow10_schubfach", SF_MIN, SF_MAX, schubfach_g)}
 
 /* floor(log2(10^q)) = (q * LOG2_10_EL_MUL) >> LOG2_10_EL_SHIFT for q in {EL_MIN}..{EL_MAX}. */
-#define PITH_LOG2_10_EL_MUL {LOG2_10_EL_MUL}
-#define PITH_LOG2_10_EL_SHIFT {LOG2_10_EL_SHIFT}
+#define TERSA_LOG2_10_EL_MUL {LOG2_10_EL_MUL}
+#define TERSA_LOG2_10_EL_SHIFT {LOG2_10_EL_SHIFT}
 
 /* Eisel-Lemire: floor(10^q * 2^(127 - floor(log2 10^q))) for q in
- * PITH_EL_MIN..PITH_EL_MAX (w * 10^q is 0 below and infinite above for any
+ * TERSA_EL_MIN..TERSA_EL_MAX (w * 10^q is 0 below and infinite above for any
  * 64-bit w). */
-#define PITH_EL_MIN ({EL_MIN})
-#define PITH_EL_MAX {EL_MAX}
-{table("pith_pow10_lemire", EL_MIN, EL_MAX, lemire_t)}
+#define TERSA_EL_MIN ({EL_MIN})
+#define TERSA_EL_MAX {EL_MAX}
+{table("tersa_pow10_lemire", EL_MIN, EL_MAX, lemire_t)}
 
-#endif /* PITH_DTOA_TABLES_H */
+#endif /* TERSA_DTOA_TABLES_H */
 """
     with open(out, "w", newline="\n") as f:
         f.write(text)

@@ -1,20 +1,20 @@
 /*
  * consumer.c - a program built against the installed library, as its users
- * build theirs: only <pith.h> and pkg-config's flags. It encodes a value,
+ * build theirs: only <tersa.h> and pkg-config's flags. It encodes a value,
  * checks the canonical bytes and decodes them back.
  */
-#include <pith.h>
+#include <tersa.h>
 
 #include <stdio.h>
 #include <string.h>
 
 int main(void) {
-    pith_writer *w = pith_writer_new(NULL);
-    pith_key keys[2] = {{"id", 2, false}, {"price", 5, false}};
-    bool ok = w && pith_writer_start(w, NULL, 0) && pith_write_map_begin(w, keys, 2) && pith_write_int(w, 7) &&
-              pith_write_double(w, 101.25) && pith_write_map_end(w);
+    tersa_writer *w = tersa_writer_new(NULL);
+    tersa_key keys[2] = {{"id", 2, false}, {"price", 5, false}};
+    bool ok = w && tersa_writer_start(w, NULL, 0) && tersa_write_map_begin(w, keys, 2) && tersa_write_int(w, 7) &&
+              tersa_write_double(w, 101.25) && tersa_write_map_end(w);
     size_t len = 0;
-    const uint8_t *data = ok ? pith_writer_data(w, &len) : NULL;
+    const uint8_t *data = ok ? tersa_writer_data(w, &len) : NULL;
     /* header C1 70 10, MAPDEF of keys "id" and "price", INT 7, DEC e-2 with
      * mantissa 10125 (zigzag 20250, a 3-byte varint) */
     static const uint8_t expected[] = {0xC1, 0x70, 0x10, 0x92, 0x42, 'i',  'd',  0x45, 'p',
@@ -23,17 +23,17 @@ int main(void) {
         fprintf(stderr, "consumer: unexpected encoding (%zu bytes)\n", len);
         return 1;
     }
-    pith_reader *r = pith_reader_new(NULL);
-    pith_item it;
-    ok = r && pith_reader_start(r, data, len, NULL, 0, 0) && pith_read(r, &it) && it.type == PITH_MAP &&
-         pith_read(r, &it) && it.type == PITH_INT && pith_read(r, &it) && it.type == PITH_FLOAT &&
-         pith_reader_finish(r);
+    tersa_reader *r = tersa_reader_new(NULL);
+    tersa_item it;
+    ok = r && tersa_reader_start(r, data, len, NULL, 0, 0) && tersa_read(r, &it) && it.type == TERSA_MAP &&
+         tersa_read(r, &it) && it.type == TERSA_INT && tersa_read(r, &it) && it.type == TERSA_FLOAT &&
+         tersa_reader_finish(r);
     if (!ok) {
         fprintf(stderr, "consumer: decode failed\n");
         return 1;
     }
-    pith_reader_free(r);
-    pith_writer_free(w);
+    tersa_reader_free(r);
+    tersa_writer_free(w);
     puts("consumer: ok");
     return 0;
 }

@@ -10,9 +10,9 @@
 //
 //   node js/test/support/harness.mjs
 import readline from 'node:readline';
-import * as pith from '../../dist/esm/index.js';
+import * as tersa from '../../dist/esm/index.js';
 
-const { Float64, Timestamp, Ext, DecodeError, EncodeError } = pith;
+const { Float64, Timestamp, Ext, DecodeError, EncodeError } = tersa;
 const DECODE_OPTIONS = { exactFloats: true, dates: 'timestamp' };
 
 function hexToBytes(h) {
@@ -77,14 +77,14 @@ function decodeError(e) {
 // Feed `data` to a StreamDecoder in pieces of the given sizes (the last size
 // repeats), taking the completed values after every piece, then end().
 function chunked(data, pieces, join = false) {
-  const dec = new pith.StreamDecoder(join ? { ...DECODE_OPTIONS, join } : DECODE_OPTIONS);
+  const dec = new tersa.StreamDecoder(join ? { ...DECODE_OPTIONS, join } : DECODE_OPTIONS);
   const values = [];
   try {
     for (let at = 0, i = 0; at < data.length; i++) {
       const size = pieces[Math.min(i, pieces.length - 1)];
       dec.feed(data.subarray(at, at + size));
       at += size;
-      for (const v of dec) values.push(hex(pith.encode(v)));
+      for (const v of dec) values.push(hex(tersa.encode(v)));
     }
     dec.end();
   } catch (e) {
@@ -99,10 +99,10 @@ function chunked(data, pieces, join = false) {
 // the missing sync() that comes with them.
 function encodeStream(req) {
   const wants = req.sync_frames !== undefined || req.sync_bytes !== undefined || req.sync_before !== undefined;
-  if (wants && typeof pith.StreamEncoder.prototype.sync !== 'function') {
+  if (wants && typeof tersa.StreamEncoder.prototype.sync !== 'function') {
     return { unsupported: 'StreamEncoder has no sync options (no sync())' };
   }
-  const enc = new pith.StreamEncoder({ syncFrames: req.sync_frames ?? 0, syncBytes: req.sync_bytes ?? 0 });
+  const enc = new tersa.StreamEncoder({ syncFrames: req.sync_frames ?? 0, syncBytes: req.sync_bytes ?? 0 });
   const before = new Set(req.sync_before ?? []);
   const parts = req.values.map((x, i) => {
     if (before.has(i)) enc.sync();
@@ -116,44 +116,44 @@ function handle(req) {
     case 'hello':
       return { impl: 'js', node: process.version };
     case 'encode':
-      return { hex: hex(pith.encode(fromX(req.value))) };
+      return { hex: hex(tersa.encode(fromX(req.value))) };
     case 'encode_stream':
       return encodeStream(req);
     case 'decode': {
       let v;
       try {
-        v = pith.decode(hexToBytes(req.hex), DECODE_OPTIONS);
+        v = tersa.decode(hexToBytes(req.hex), DECODE_OPTIONS);
       } catch (e) {
         if (e instanceof DecodeError) return decodeError(e);
         throw e;
       }
-      return { hex: hex(pith.encode(v)) };
+      return { hex: hex(tersa.encode(v)) };
     }
     case 'decode_stream': {
       let vs;
       try {
-        vs = pith.decodeStream(hexToBytes(req.hex), DECODE_OPTIONS);
+        vs = tersa.decodeStream(hexToBytes(req.hex), DECODE_OPTIONS);
       } catch (e) {
         if (e instanceof DecodeError) return decodeError(e);
         throw e;
       }
-      return { values: vs.map((v) => hex(pith.encode(v))) };
+      return { values: vs.map((v) => hex(tersa.encode(v))) };
     }
     case 'decode_stream_chunks':
       return chunked(hexToBytes(req.hex), req.pieces);
     case 'join_stream': {
-      if (typeof pith.joinStream !== 'function') return { unsupported: 'no joinStream' };
+      if (typeof tersa.joinStream !== 'function') return { unsupported: 'no joinStream' };
       let r;
       try {
-        r = pith.joinStream(hexToBytes(req.hex), DECODE_OPTIONS);
+        r = tersa.joinStream(hexToBytes(req.hex), DECODE_OPTIONS);
       } catch (e) {
         if (e instanceof DecodeError) return decodeError(e);
         throw e;
       }
-      return { joined_at: r.joinedAt, values: r.values.map((v) => hex(pith.encode(v))) };
+      return { joined_at: r.joinedAt, values: r.values.map((v) => hex(tersa.encode(v))) };
     }
     case 'join_stream_chunks':
-      if (!('joinedAt' in new pith.StreamDecoder())) return { unsupported: 'StreamDecoder cannot join' };
+      if (!('joinedAt' in new tersa.StreamDecoder())) return { unsupported: 'StreamDecoder cannot join' };
       return chunked(hexToBytes(req.hex), req.pieces, true);
     default:
       return { unsupported: 'unknown op ' + JSON.stringify(req.op) };
@@ -177,7 +177,7 @@ if (process.env.NODE_TEST_CONTEXT) {
   const assert = (await import('node:assert/strict')).default;
   test('crossfuzz harness: replies of the line protocol', () => {
     assert.deepEqual(reply({ op: 'decode', hex: 'c17010fd' }), { error: 'invalid_tag', offset: 3 });
-    // 0.0, -0.0 and 1.0 stay three keys, 1 a fourth (bytes from spec/tools/pithref.py).
+    // 0.0, -0.0 and 1.0 stay three keys, 1 a fourth (bytes from spec/tools/tersaref.py).
     const x = { $map: [[{ $float: '0.0' }, 1], [{ $float: '-0.0' }, 2], [{ $float: '1.0' }, 3], [1, 4]] };
     const enc = reply({ op: 'encode', value: x });
     assert.equal(enc.hex, 'c17010f409dc01a9e300000080aadc05aba9ac');

@@ -89,7 +89,7 @@ export class RespClient {
 
 export async function startRedis() {
   const bin = process.env.REDIS_SERVER || 'redis-server';
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pith-test-redis-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tersa-test-redis-'));
   const port = await freePort();
   const proc = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
     { stdio: 'ignore' });

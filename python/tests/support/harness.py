@@ -16,9 +16,9 @@ import struct
 import sys
 import traceback
 
-import pith
+import tersa
 
-ZONES = {"utc": pith.ZONE_UTC, "offset": pith.ZONE_OFFSET, "floating": pith.ZONE_FLOATING}
+ZONES = {"utc": tersa.ZONE_UTC, "offset": tersa.ZONE_OFFSET, "floating": tersa.ZONE_FLOATING}
 
 
 def parse_float(text: str) -> float:
@@ -35,19 +35,19 @@ def parse_float(text: str) -> float:
 
 def make_map(pairs, key: bool):
     # A dict merges keys Python thinks equal (1, 1.0, True; a Symbol and the
-    # str of its text) and cannot hold unhashable keys: pith.Map keeps them.
+    # str of its text) and cannot hold unhashable keys: tersa.Map keeps them.
     if key:
-        return pith.Map(pairs)
+        return tersa.Map(pairs)
     try:
         d = dict(pairs)
     except TypeError:
-        return pith.Map(pairs)
-    return d if len(d) == len(pairs) else pith.Map(pairs)
+        return tersa.Map(pairs)
+    return d if len(d) == len(pairs) else tersa.Map(pairs)
 
 
 def from_x(x, key: bool = False):
     """The Python value of an xvalue; inside map keys, arrays are tuples and
-    maps pith.Map, as loads() gives them."""
+    maps tersa.Map, as loads() gives them."""
     if x is None or isinstance(x, (bool, int, str)):
         return x
     if isinstance(x, list):
@@ -60,29 +60,29 @@ def from_x(x, key: bool = False):
         if k == "$float":
             return parse_float(v)
         if k == "$symbol":
-            return pith.Symbol(v)
+            return tersa.Symbol(v)
         if k == "$binary":
             return bytes.fromhex(v)
         if k == "$time":
-            return pith.Timestamp(v["seconds"], v["nanos"], ZONES[v["zone"]], v.get("offset", 0))
+            return tersa.Timestamp(v["seconds"], v["nanos"], ZONES[v["zone"]], v.get("offset", 0))
         if k == "$ext":
-            return pith.Ext(v["type"], bytes.fromhex(v["data"]))
+            return tersa.Ext(v["type"], bytes.fromhex(v["data"]))
         if k == "$map":
             return make_map([(from_x(a, True), from_x(b, key)) for a, b in v], key)
     return make_map([(k, from_x(v, key)) for k, v in x.items()], key)
 
 
-def decode_error(e: pith.DecodeError) -> dict:
+def decode_error(e: tersa.DecodeError) -> dict:
     return {"error": e.code, "offset": e.offset}
 
 
 def chunked(data: bytes, pieces: list, join: bool = False) -> dict:
-    """Feed `data` to pith.Decoder in pieces of the given sizes (the last size
+    """Feed `data` to tersa.Decoder in pieces of the given sizes (the last size
     repeats), iterating after every piece, then close()."""
     try:
-        dec = pith.Decoder(join=True) if join else pith.Decoder()
+        dec = tersa.Decoder(join=True) if join else tersa.Decoder()
     except TypeError as e:
-        return {"unsupported": f"pith.Decoder(join=True): {e}"}
+        return {"unsupported": f"tersa.Decoder(join=True): {e}"}
     values: list = []
     at, i = 0, 0
     try:
@@ -92,30 +92,30 @@ def chunked(data: bytes, pieces: list, join: bool = False) -> dict:
             dec.feed(data[at : at + size])
             at += size
             for v in dec:
-                values.append(pith.dumps(v).hex())
+                values.append(tersa.dumps(v).hex())
         dec.close()
-    except pith.DecodeError as e:
+    except tersa.DecodeError as e:
         return {"values": values, **decode_error(e)}
     return {"values": values, "joined_at": dec.joined_at} if join else {"values": values}
 
 
 def encode_stream(req: dict) -> dict:
-    """pith.Encoder with the sync-frame options of the request (SPEC 2.3)."""
+    """tersa.Encoder with the sync-frame options of the request (SPEC 2.3)."""
     opts = {k: req[k] for k in ("sync_frames", "sync_bytes") if k in req}
     before = set(req.get("sync_before", ()))
     try:
-        enc = pith.Encoder(**opts)
+        enc = tersa.Encoder(**opts)
     except TypeError as e:
-        return {"unsupported": f"pith.Encoder({', '.join(opts)}=...): {e}"}
+        return {"unsupported": f"tersa.Encoder({', '.join(opts)}=...): {e}"}
     if before and not hasattr(enc, "sync"):
-        return {"unsupported": "pith.Encoder has no sync()"}
+        return {"unsupported": "tersa.Encoder has no sync()"}
     parts = []
     try:
         for i, v in enumerate(req["values"]):
             if i in before:
                 enc.sync()
             parts.append(enc.encode(from_x(v)))
-    except pith.EncodeError as e:
+    except tersa.EncodeError as e:
         return {"encode_error": str(e)}
     return {"hex": (b"".join(parts) if parts else enc.header()).hex()}
 
@@ -123,37 +123,37 @@ def encode_stream(req: dict) -> dict:
 def handle(req: dict) -> dict:
     op = req["op"]
     if op == "hello":
-        return {"impl": "python", "pith": pith.__version__}
+        return {"impl": "python", "tersa": tersa.__version__}
     if op == "encode":
         try:
-            return {"hex": pith.dumps(from_x(req["value"])).hex()}
-        except pith.EncodeError as e:
+            return {"hex": tersa.dumps(from_x(req["value"])).hex()}
+        except tersa.EncodeError as e:
             return {"encode_error": str(e)}
     if op == "encode_stream":
         return encode_stream(req)
     data = bytes.fromhex(req["hex"])
     if op == "decode":
         try:
-            v = pith.loads(data)
-        except pith.DecodeError as e:
+            v = tersa.loads(data)
+        except tersa.DecodeError as e:
             return decode_error(e)
-        return {"hex": pith.dumps(v).hex()}
+        return {"hex": tersa.dumps(v).hex()}
     if op == "decode_stream":
         try:
-            vs = pith.loads_stream(data)
-        except pith.DecodeError as e:
+            vs = tersa.loads_stream(data)
+        except tersa.DecodeError as e:
             return decode_error(e)
-        return {"values": [pith.dumps(v).hex() for v in vs]}
+        return {"values": [tersa.dumps(v).hex() for v in vs]}
     if op == "decode_stream_chunks":
         return chunked(data, req["pieces"])
     if op == "join_stream":
-        if not hasattr(pith, "join_stream"):
-            return {"unsupported": "no pith.join_stream"}
+        if not hasattr(tersa, "join_stream"):
+            return {"unsupported": "no tersa.join_stream"}
         try:
-            at, vs = pith.join_stream(data)
-        except pith.DecodeError as e:
+            at, vs = tersa.join_stream(data)
+        except tersa.DecodeError as e:
             return decode_error(e)
-        return {"joined_at": at, "values": [pith.dumps(v).hex() for v in vs]}
+        return {"joined_at": at, "values": [tersa.dumps(v).hex() for v in vs]}
     if op == "join_stream_chunks":
         return chunked(data, req["pieces"], join=True)
     return {"unsupported": f"unknown op {op!r}"}
@@ -167,7 +167,7 @@ def main() -> None:
             continue
         try:
             reply = handle(json.loads(line))
-        except pith.EncodeError as e:  # a decoded value this binding cannot write back
+        except tersa.EncodeError as e:  # a decoded value this binding cannot write back
             reply = {"encode_error": str(e)}
         except Exception as e:  # anything but a DecodeError/EncodeError is a defect to report
             reply = {"crash": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-2000:]}

@@ -2,12 +2,12 @@
 
 # Chains of nested containers for test_depth.rb (also loaded by the
 # subprocess it runs with small stacks): arrays, {"a" => ...} Hashes,
-# {1 => ...} generic maps, Pith::Maps, or all four in turn ("mixed").
+# {1 => ...} generic maps, Tersa::Maps, or all four in turn ("mixed").
 module DeepChains
   module_function
 
-  KINDS = %i[array hash generic pith_map mixed].freeze
-  CYCLE = %i[array hash generic pith_map].freeze
+  KINDS = %i[array hash generic tersa_map mixed].freeze
+  CYCLE = %i[array hash generic tersa_map].freeze
 
   def kind_at(kind, level) = kind == :mixed ? CYCLE[level % CYCLE.size] : kind
 
@@ -19,7 +19,7 @@ module DeepChains
               when :array then [value]
               when :hash then { "a" => value }
               when :generic then { 1 => value }
-              else Pith::Map.new([["a", value], ["a".b, 0]])
+              else Tersa::Map.new([["a", value], ["a".b, 0]])
               end
     end
     value
@@ -41,8 +41,8 @@ module DeepChains
         raise "level #{level}: #{value.keys.inspect}, expected #{expected}" unless value.size == 1 && value.key?(key)
 
         value = value[key]
-      when Pith::Map
-        raise "level #{level}: Pith::Map, expected #{expected}" unless expected == :pith_map && value.size == 2
+      when Tersa::Map
+        raise "level #{level}: Tersa::Map, expected #{expected}" unless expected == :tersa_map && value.size == 2
 
         value = value["a"]
       else

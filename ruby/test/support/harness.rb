@@ -8,9 +8,9 @@
 #
 #   ruby -Iruby/lib ruby/test/support/harness.rb
 require "json"
-require "pith"
+require "tersa"
 
-module PithHarness
+module TersaHarness
   module_function
 
   def parse_float(text)
@@ -30,15 +30,15 @@ module PithHarness
       off = x["offset"]
       zone = format("%s%02d:%02d", off.negative? ? "-" : "+", off.abs / 60, off.abs % 60)
       Time.at(x["seconds"], x["nanos"], :nsec, in: zone)
-    else Pith::Timestamp.new(x["seconds"], x["nanos"], :floating, nil)
+    else Tersa::Timestamp.new(x["seconds"], x["nanos"], :floating, nil)
     end
   end
 
-  # A Hash merges keys that are distinct Pith values (0.0 and -0.0, "a" and
-  # "a".b, ...): then only Pith::Map keeps every pair.
+  # A Hash merges keys that are distinct Tersa values (0.0 and -0.0, "a" and
+  # "a".b, ...): then only Tersa::Map keeps every pair.
   def make_map(pairs)
     h = pairs.to_h
-    h.size == pairs.size ? h : Pith::Map.new(pairs)
+    h.size == pairs.size ? h : Tersa::Map.new(pairs)
   end
 
   def from_x(j)
@@ -54,7 +54,7 @@ module PithHarness
         when "$symbol" then x.to_sym
         when "$binary" then [x].pack("H*").b
         when "$time" then timestamp(x)
-        when "$ext" then Pith::Ext.new(x["type"], [x["data"]].pack("H*").b)
+        when "$ext" then Tersa::Ext.new(x["type"], [x["data"]].pack("H*").b)
         when "$map" then make_map(x.map { |a, b| [from_x(a), from_x(b)] })
         else raise ArgumentError, "unknown xvalue tag #{k}"
         end
@@ -69,13 +69,13 @@ module PithHarness
   def unhex(h) = [h].pack("H*").b
   def decode_error(e) = { "error" => e.code.to_s, "offset" => e.offset }
 
-  # Feed `data` to Pith::Decoder in pieces of the given sizes (the last size
+  # Feed `data` to Tersa::Decoder in pieces of the given sizes (the last size
   # repeats), taking the completed values after every piece, then finish.
   def chunked(data, pieces, join: false)
     begin
-      dec = join ? Pith::Decoder.new(join: true) : Pith::Decoder.new
+      dec = join ? Tersa::Decoder.new(join: true) : Tersa::Decoder.new
     rescue ArgumentError => e
-      return { "unsupported" => "Pith::Decoder.new(join: true): #{e.message}" }
+      return { "unsupported" => "Tersa::Decoder.new(join: true): #{e.message}" }
     end
     values = []
     at = 0
@@ -86,25 +86,25 @@ module PithHarness
         i += 1
         dec.feed(data.byteslice(at, size))
         at += size
-        dec.each { |v| values << hex(Pith.dump(v)) }
+        dec.each { |v| values << hex(Tersa.dump(v)) }
       end
       dec.finish
-    rescue Pith::DecodeError => e
+    rescue Tersa::DecodeError => e
       return { "values" => values }.merge(decode_error(e))
     end
     join ? { "values" => values, "joined_at" => dec.joined_at } : { "values" => values }
   end
 
-  # Pith::Encoder with the sync-frame options of the request (SPEC 2.3).
+  # Tersa::Encoder with the sync-frame options of the request (SPEC 2.3).
   def encode_stream(req)
     opts = req.slice("sync_frames", "sync_bytes").transform_keys(&:to_sym)
     before = req.fetch("sync_before", [])
     begin
-      enc = Pith::Encoder.new(**opts)
+      enc = Tersa::Encoder.new(**opts)
     rescue ArgumentError => e
-      return { "unsupported" => "Pith::Encoder.new(#{opts.keys.join(', ')}): #{e.message}" }
+      return { "unsupported" => "Tersa::Encoder.new(#{opts.keys.join(', ')}): #{e.message}" }
     end
-    return { "unsupported" => "Pith::Encoder has no #sync" } if before.any? && !enc.respond_to?(:sync)
+    return { "unsupported" => "Tersa::Encoder has no #sync" } if before.any? && !enc.respond_to?(:sync)
 
     req["values"].each_with_index do |v, i|
       enc.sync if before.include?(i)
@@ -115,38 +115,38 @@ module PithHarness
 
   def handle(req)
     case req["op"]
-    when "hello" then { "impl" => "ruby", "pith" => Pith::VERSION, "ruby" => RUBY_VERSION }
-    when "encode" then { "hex" => hex(Pith.dump(from_x(req["value"]))) }
+    when "hello" then { "impl" => "ruby", "tersa" => Tersa::VERSION, "ruby" => RUBY_VERSION }
+    when "encode" then { "hex" => hex(Tersa.dump(from_x(req["value"]))) }
     when "encode_stream" then encode_stream(req)
     when "decode"
       begin
-        v = Pith.load(unhex(req["hex"]))
-      rescue Pith::DecodeError => e
+        v = Tersa.load(unhex(req["hex"]))
+      rescue Tersa::DecodeError => e
         return decode_error(e)
       end
-      { "hex" => hex(Pith.dump(v)) }
+      { "hex" => hex(Tersa.dump(v)) }
     when "decode_stream"
       begin
-        vs = Pith.load_stream(unhex(req["hex"]))
-      rescue Pith::DecodeError => e
+        vs = Tersa.load_stream(unhex(req["hex"]))
+      rescue Tersa::DecodeError => e
         return decode_error(e)
       end
-      { "values" => vs.map { |v| hex(Pith.dump(v)) } }
+      { "values" => vs.map { |v| hex(Tersa.dump(v)) } }
     when "decode_stream_chunks" then chunked(unhex(req["hex"]), req["pieces"])
     when "join_stream"
       begin
-        dec = Pith::Decoder.new(join: true)
+        dec = Tersa::Decoder.new(join: true)
         vs = dec.decode_stream(unhex(req["hex"]))
       rescue ArgumentError, NoMethodError => e
-        return { "unsupported" => "Pith::Decoder.new(join: true).decode_stream: #{e.message}" }
-      rescue Pith::DecodeError => e
+        return { "unsupported" => "Tersa::Decoder.new(join: true).decode_stream: #{e.message}" }
+      rescue Tersa::DecodeError => e
         return decode_error(e)
       end
-      { "joined_at" => dec.joined_at, "values" => vs.map { |v| hex(Pith.dump(v)) } }
+      { "joined_at" => dec.joined_at, "values" => vs.map { |v| hex(Tersa.dump(v)) } }
     when "join_stream_chunks" then chunked(unhex(req["hex"]), req["pieces"], join: true)
     else { "unsupported" => "unknown op #{req['op'].inspect}" }
     end
-  rescue Pith::EncodeError => e
+  rescue Tersa::EncodeError => e
     { "encode_error" => e.message }
   end
 end
@@ -156,7 +156,7 @@ $stdin.each_line do |line|
   next if line.strip.empty?
 
   reply = begin
-    PithHarness.handle(JSON.parse(line))
+    TersaHarness.handle(JSON.parse(line))
   rescue StandardError, SystemStackError => e
     { "crash" => "#{e.class}: #{e.message}", "trace" => (e.backtrace || []).first(8).join("\n") }
   end

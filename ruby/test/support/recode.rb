@@ -1,15 +1,15 @@
 # frozen_string_literal: true
 
-# Reads a Pith stream on stdin, decodes every value into Ruby objects and
-# writes the stream Pith::Encoder makes of them: the differential test
+# Reads a Tersa stream on stdin, decodes every value into Ruby objects and
+# writes the stream Tersa::Encoder makes of them: the differential test
 # (spec/tools/differential.py --recode) requires the reference's exact bytes.
 # Sync frames (SPEC 2.3) are requested where the input has them, so a stream
 # written with any sync options comes back the same.
 $LOAD_PATH.unshift File.expand_path("../../lib", __dir__)
-require "pith"
+require "tersa"
 
 # Which frames of the stream `data` are sync frames (the stream is valid:
-# Pith.load_stream read it first).
+# Tersa.load_stream read it first).
 def sync_frames(data)
   at = (data.getbyte(2) & 0x01).zero? ? 3 : 11
   out = []
@@ -24,8 +24,8 @@ def sync_frames(data)
 end
 
 data = $stdin.binmode.read
-values = Pith.load_stream(data)
-enc = Pith::Encoder.new
+values = Tersa.load_stream(data)
+enc = Tersa::Encoder.new
 values.zip(sync_frames(data)).each do |v, sync|
   enc.sync if sync
   enc << v

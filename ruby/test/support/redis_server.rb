@@ -12,7 +12,7 @@ class TestRedisServer
   attr_reader :port
 
   def initialize
-    @dir = Dir.mktmpdir("pith-test-redis-")
+    @dir = Dir.mktmpdir("tersa-test-redis-")
     @port = free_port
     @owner = Process.pid
     bin = ENV["REDIS_SERVER"] || "redis-server"

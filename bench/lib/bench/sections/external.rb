@@ -9,12 +9,12 @@ module Bench
   module Sections
     # 5. Sections written by other parts of the project (other languages, Redis,
     # HTTP): a program that takes `--json OUT` and writes a result in the
-    # pith-bench/1 schema (bench/README.md, "Plugging in a section"). A section
+    # tersa-bench/1 schema (bench/README.md, "Plugging in a section"). A section
     # whose program does not exist yet is listed as pending; one that exists and
     # fails, times out or writes an invalid result is an error (the smoke run
     # fails on it).
     class External
-      SCHEMA = "pith-bench/1"
+      SCHEMA = "tersa-bench/1"
 
       # id => [title, program path (from the repository root), how to run it]
       PLUGINS = {
@@ -50,7 +50,7 @@ module Bench
           return { "title" => @title, "program" => @program, "status" => "error", "error" => "#{@program} does not exist" }
         end
         cmd = command(path) + @args
-        Dir.mktmpdir("pith-bench-") do |tmp|
+        Dir.mktmpdir("tersa-bench-") do |tmp|
           out = File.join(tmp, "result.json")
           log = File.join(tmp, "log.txt")
           @ctx.progress(@label, "#{cmd.map { |a| File.basename(a) }.join(' ')} --json OUT")
@@ -122,7 +122,7 @@ module Bench
         end
       end
 
-      # Accepts, besides pith-bench/1, the per-document form js/bench/bench.mjs
+      # Accepts, besides tersa-bench/1, the per-document form js/bench/bench.mjs
       # wrote first: {"documents": [{"name", "kind", "codecs": {codec: {"bytes",
       # "encPerSec", "decPerSec", "ok"}}}], "node": ...}.
       def normalize(r)
@@ -159,7 +159,7 @@ module Bench
       end
     end
 
-    # The C core's own benchmark (c/build/pith_bench, built by `make c`), its
+    # The C core's own benchmark (c/build/tersa_bench, built by `make c`), its
     # text output kept as is: the ceiling for every binding.
     class CCore
       def initialize(ctx)
@@ -167,14 +167,14 @@ module Bench
       end
 
       def run
-        bin = File.join(@ctx.root, "c/build/pith_bench")
-        return { "status" => "pending", "program" => "c/build/pith_bench (make c)" } unless File.executable?(bin)
-        @ctx.progress("c", "c/build/pith_bench")
+        bin = File.join(@ctx.root, "c/build/tersa_bench")
+        return { "status" => "pending", "program" => "c/build/tersa_bench (make c)" } unless File.executable?(bin)
+        @ctx.progress("c", "c/build/tersa_bench")
         secs = @ctx.params[:c_seconds]
         text = IO.popen([bin, @ctx.root, secs.to_s], err: [:child, :out], &:read)
-        return { "status" => "error", "error" => "c/build/pith_bench exited with #{$?.exitstatus}", "log" => text.lines.last(10).join } unless $?.success?
+        return { "status" => "error", "error" => "c/build/tersa_bench exited with #{$?.exitstatus}", "log" => text.lines.last(10).join } unless $?.success?
         @ctx.progress("c", "done", done: true)
-        { "status" => "ok", "command" => "c/build/pith_bench . #{secs}", "output" => text }
+        { "status" => "ok", "command" => "c/build/tersa_bench . #{secs}", "output" => text }
       end
     end
   end

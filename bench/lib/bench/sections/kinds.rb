@@ -11,9 +11,9 @@ module Bench
   module Sections
     # 5. Document kinds: every document of bench/corpus/kinds (and
     # bench/corpus/large) in Ruby, Python and TypeScript: bytes, encode and
-    # decode rates of Pith and of each peer, exactness. The summary
+    # decode rates of Tersa and of each peer, exactness. The summary
     # (KindsSummary) gives, per language and peer, the geometric mean of the
-    # Pith ÷ peer ratios and the worst document.
+    # Tersa ÷ peer ratios and the worst document.
     class Kinds
       LANGS = %w[ruby python js].freeze
       TIMEOUTS = { "full" => 600, "quick" => 240, "smoke" => 120 }.freeze
@@ -21,7 +21,7 @@ module Bench
       # What a Ruby peer cannot carry, by document feature (the manifest's
       # "features"). A peer's failed or inexact round trip on a document with
       # one of its features is reported with the reason and does not fail the
-      # run; any other one does. Pith is never excused.
+      # run; any other one does. Tersa is never excused.
       LIMITS = {
         "json" => { "nesting_beyond_100" => "JSON.generate and JSON.parse refuse nesting beyond max_nesting, 100 by default (NestingError)" },
         "oj" => { "negative_zero" => "Oj.dump in :compat mode writes -0.0 as 0.0" },
@@ -62,7 +62,7 @@ module Bench
       end
 
       def self.excuse(limits, codec, features)
-        return nil if codec == "pith"
+        return nil if codec == "tersa"
         why = (limits[codec] || {}).filter_map { |f, reason| reason if features.include?(f) }.uniq
         why.empty? ? nil : why.join("; ")
       end

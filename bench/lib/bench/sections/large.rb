@@ -45,7 +45,7 @@ module Bench
               r.merge!("bytes" => enc.bytesize, "lz4" => BenchCompress::LZ4.compress(enc).bytesize,
                        "zstd" => BenchCompress::Zstd.compress(enc).bytesize, "exact" => diff.nil?)
               r["diff"] = diff if diff
-              r["canonical"] = canonical?(name, enc) if c.name == "pith"
+              r["canonical"] = canonical?(name, enc) if c.name == "tersa"
               eo, eb = Measure.allocations(1) { c.encode(value) }
               dobj, db = Measure.allocations(1) { c.decode(enc) }
               r["mem"] = { "encode_objects" => eo, "encode_bytes" => eb, "decode_objects" => dobj, "decode_bytes" => db }
@@ -78,7 +78,7 @@ module Bench
       end
 
       def canonical?(name, enc)
-        path = File.join(@ctx.root, "spec/vectors/corpus/large/#{name}.pith.xz")
+        path = File.join(@ctx.root, "spec/vectors/corpus/large/#{name}.tersa.xz")
         return nil unless File.exist?(path)
         want = IO.popen(["xz", "-dc", path], "rb", &:read)
         want == enc

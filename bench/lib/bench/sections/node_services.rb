@@ -6,7 +6,7 @@ require_relative "external"
 module Bench
   module Sections
     # 7. Redis and HTTP: bench/node/redis.mjs and bench/node/http.mjs, run as
-    # external programs (pith-bench/1). Each starts its own redis-server (and
+    # external programs (tersa-bench/1). Each starts its own redis-server (and
     # http.mjs its Express server) on loopback; what they need is installed by
     # bench/setup (redis-server), `make bench-node` (npm ci in bench/node) and
     # `make js` (js/dist). Missing any of these, or a server that does not

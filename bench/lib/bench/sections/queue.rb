@@ -9,10 +9,10 @@ module Bench
     # bench/queue/records.rb (Ruby), records.py (Python) and broker.py (a
     # nats-server and a redis-server it starts on loopback, producer and
     # consumer processes), each an external program writing
-    # pith-bench-queue/1. A part that is missing, fails, times out or writes
+    # tersa-bench-queue/1. A part that is missing, fails, times out or writes
     # an invalid result fails the run: never pending.
     class Queue
-      SCHEMA = "pith-bench-queue/1"
+      SCHEMA = "tersa-bench-queue/1"
       # id => [title, program, runner]
       PARTS = {
         "ruby" => ["Records in Ruby", "bench/queue/records.rb", :ruby],
@@ -28,7 +28,7 @@ module Bench
       }.freeze
 
       # One program of the section: External's runner with this section's
-      # schema instead of pith-bench/1.
+      # schema instead of tersa-bench/1.
       class Part < External
         def initialize(ctx, part) # rubocop:disable Lint/MissingSuper
           @ctx = ctx
@@ -76,7 +76,7 @@ module Bench
       end
 
       # Inexact round trips, wrong messages, a single record with the
-      # dictionary over 26 bytes, Pith bytes that differ between Ruby and Python.
+      # dictionary over 26 bytes, Tersa bytes that differ between Ruby and Python.
       def self.failures(entry)
         return [] unless entry && entry["parts"]
 
@@ -90,7 +90,7 @@ module Bench
           end
           (res["single"] || []).each do |x|
             f << "queue #{part} one #{x['keys']} record: #{x['codec']} round trip not exact" unless x["exact"]
-            if x["codec"] == "pith-dict" && x["bytes"] > 26
+            if x["codec"] == "tersa-dict" && x["bytes"] > 26
               f << "queue #{part}: one #{x['keys']} record with the dictionary takes #{x['bytes']} bytes, over int-keyed MessagePack's 26"
             end
           end
@@ -99,7 +99,7 @@ module Bench
         py = entry.dig("parts", "python", "result")
         if rb && py
           rb["rows"].each do |x|
-            next unless x["codec"].start_with?("pith")
+            next unless x["codec"].start_with?("tersa")
 
             y = py["rows"].find { |z| z.values_at("keys", "codec", "count") == x.values_at("keys", "codec", "count") }
             f << "queue: #{x['codec']} bytes of #{x['count']} #{x['keys']} records differ between Ruby and Python" if y && y["sha256"] != x["sha256"]

@@ -7,9 +7,9 @@ require_relative "../measure"
 module Bench
   module Sections
     # 3. Scaling: arrays of {symbol, price, volume} records from 1 item to a
-    # million; bytes and encode/decode time per item for Pith, JSON, MessagePack.
+    # million; bytes and encode/decode time per item for Tersa, JSON, MessagePack.
     class Scaling
-      CODECS = %w[pith json msgpack].freeze
+      CODECS = %w[tersa json msgpack].freeze
       TICKERS = %w[AAPL MSFT GOOG AMZN NVDA META TSLA BRK.B JPM V UNH XOM JNJ WMT MA PG
                    HD CVX MRK ABBV PEP KO AVGO COST ORCL BAC MCD CSCO TMO ACN ABT CRM].map(&:freeze).freeze
 

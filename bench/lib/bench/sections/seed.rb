@@ -66,7 +66,7 @@ module Bench
                      Exact.diff(d[:value], c.decode(BenchCompress::Zstd.decompress(zs)))&.then { |x| "after Zstd: #{x}" }
               r.merge!("bytes" => enc.bytesize, "lz4" => lz.bytesize, "zstd" => zs.bytesize, "exact" => diff.nil?)
               r["diff"] = diff if diff
-              r["canonical"] = canonical?(d[:name], enc) if c.name == "pith"
+              r["canonical"] = canonical?(d[:name], enc) if c.name == "tersa"
               cases[[c.name, d[:name]]] = { codec: c, value: d[:value], enc: enc, lz: lz, zs: zs, dec: dec }
             rescue StandardError => e
               r.merge!("exact" => false, "error" => "#{e.class}: #{e.message.lines.first&.strip}")
@@ -76,7 +76,7 @@ module Bench
         if @floor
           res["floor"] = {}
           docs.each do |d|
-            src = cases[["pith", d[:name]]]&.fetch(:dec) || d[:value]
+            src = cases[["tersa", d[:name]]]&.fetch(:dec) || d[:value]
             copy = @floor.copy(src)
             res["floor"][d[:name]] = { "exact" => Exact.equal?(src, copy), "rates" => {}, "rounds" => {} }
             cases[["floor", d[:name]]] = { value: src }
@@ -106,9 +106,9 @@ module Bench
         { "checked" => checked, "mismatches" => mismatches }
       end
 
-      # Pith's bytes must be the canonical encoding in spec/vectors/corpus.
+      # Tersa's bytes must be the canonical encoding in spec/vectors/corpus.
       def canonical?(doc, enc)
-        path = File.join(@ctx.root, "spec/vectors/corpus/seed/#{doc}.pith")
+        path = File.join(@ctx.root, "spec/vectors/corpus/seed/#{doc}.tersa")
         return nil unless @ctx.default_corpus? && File.exist?(path)
         File.binread(path) == enc
       end

@@ -26,7 +26,7 @@ module Bench
         if (missing = missing_packages).any?
           return error("#{missing.values.join(', ')} missing (#{missing.keys.join(', ')} do not load): run bench/setup")
         end
-        Dir.mktmpdir("pith-bench-serializers-") do |tmp|
+        Dir.mktmpdir("tersa-bench-serializers-") do |tmp|
           out = File.join(tmp, "result.json")
           log = File.join(tmp, "log.txt")
           cmd = [RbConfig.ruby, *(yjit? ? ["--yjit"] : []), File.join(@ctx.root, PROGRAM), "--json", out]
@@ -56,13 +56,13 @@ module Bench
       end
 
       # The gem this run loaded (the snapshot run.rb took of ruby/lib).
-      def pith_lib
-        f = $LOADED_FEATURES.find { |x| x.end_with?("/pith.rb") }
+      def tersa_lib
+        f = $LOADED_FEATURES.find { |x| x.end_with?("/tersa.rb") }
         f ? File.dirname(f) : File.join(@ctx.root, "ruby/lib")
       end
 
       def spawn(cmd, log)
-        env = { "BENCH_MODE" => @ctx.mode, "PITH_LIB" => pith_lib }
+        env = { "BENCH_MODE" => @ctx.mode, "TERSA_LIB" => tersa_lib }
         pid = Process.spawn(env, *cmd, chdir: @ctx.root, out: log, err: [:child, :out], pgroup: true)
         deadline = Util.now + TIMEOUTS.fetch(@ctx.mode)
         loop do

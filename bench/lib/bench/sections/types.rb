@@ -23,7 +23,7 @@ module Bench
     def inspect = "#<Money #{cents} #{currency}>"
   end
 
-  # The ext payload msgpack and Pith carry for a Money: int64 cents + currency
+  # The ext payload msgpack and Tersa carry for a Money: int64 cents + currency
   # text, packed and unpacked outside the class.
   module MoneyExt
     module_function
@@ -121,16 +121,16 @@ module Bench
 
       def plain(c) = [[c.method(:encode), c.method(:decode)], "native"]
 
-      def adapt_pith(c, type, _v)
+      def adapt_tersa(c, type, _v)
         case type
         when "custom"
-          return [nil, "Pith.register_type missing"] unless ::Pith.respond_to?(:register_type)
-          @pith_ext ||= begin
-            ::Pith.register_type(EXT_ID, Money, packer: MoneyExt.method(:pack), unpacker: MoneyExt.method(:unpack))
-            [::Pith::Encoder.new, ::Pith::Decoder.new]
+          return [nil, "Tersa.register_type missing"] unless ::Tersa.respond_to?(:register_type)
+          @tersa_ext ||= begin
+            ::Tersa.register_type(EXT_ID, Money, packer: MoneyExt.method(:pack), unpacker: MoneyExt.method(:unpack))
+            [::Tersa::Encoder.new, ::Tersa::Decoder.new]
           end
-          e, d = @pith_ext
-          [[e.method(:encode), d.method(:decode)], "Pith.register_type(#{EXT_ID}, Money, packer:, unpacker:)"]
+          e, d = @tersa_ext
+          [[e.method(:encode), d.method(:decode)], "Tersa.register_type(#{EXT_ID}, Money, packer:, unpacker:)"]
         else plain(c)
         end
       end

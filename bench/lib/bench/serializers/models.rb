@@ -14,7 +14,7 @@ require "active_model"
 require "active_support/core_ext/object/deep_dup" # active_model_serializers expects Rails to have loaded it
 require "active_model_serializers"
 require "jbuilder"
-require "pith"
+require "tersa"
 
 module SerializersBench
   COMMENT_ATTRS = %i[id body author likes].freeze
@@ -69,7 +69,7 @@ module SerializersBench
     end
   end
 
-  # The Hashes every serializer must produce (and plain Pith.dump's input).
+  # The Hashes every serializer must produce (and plain Tersa.dump's input).
   def hashes(posts)
     posts.map do |p|
       h = POST_ATTRS.to_h { |a| [a.to_s, p.public_send(a)] }
@@ -83,22 +83,22 @@ module SerializersBench
     ActiveSupport::Notifications.unsubscribe(ActiveModelSerializers::Logging::RENDER_EVENT)
     ActiveModelSerializers.logger = Logger.new(IO::NULL)
     ActiveModelSerializers.config.adapter = :attributes
-    Pith.register_class(Comment, attributes: COMMENT_ATTRS)
-    Pith.register_class(Post, attributes: POST_ATTRS + [:comments])
+    Tersa.register_class(Comment, attributes: COMMENT_ATTRS)
+    Tersa.register_class(Post, attributes: POST_ATTRS + [:comments])
   end
 
   AS_JSON = { include: :comments }.freeze
   OJ = { mode: :compat }.freeze
 
-  # name => [how, serialize(posts) -> String, decode(String) -> Hashes]. "pith
+  # name => [how, serialize(posts) -> String, decode(String) -> Hashes]. "tersa
   # (Hashes given)" is no serializer: it starts from Hashes that already exist,
   # the reference the declared path is compared with.
   def serializers
-    pith = ->(s) { Pith.load(s) }
+    tersa = ->(s) { Tersa.load(s) }
     json = ->(s) { JSON.parse(s) }
     {
-      "pith (declared)" => ["Pith.register_class(Post, attributes: [..., :comments]), Comment likewise; Pith.dump(posts)",
-                            ->(ps, _) { Pith.dump(ps) }, pith],
+      "tersa (declared)" => ["Tersa.register_class(Post, attributes: [..., :comments]), Comment likewise; Tersa.dump(posts)",
+                            ->(ps, _) { Tersa.dump(ps) }, tersa],
       "ams 0.10" => ["ActiveModelSerializers::SerializableResource.new(posts, each_serializer: PostSerializer, adapter: :attributes).to_json",
                      ->(ps, _) { ActiveModelSerializers::SerializableResource.new(ps, each_serializer: PostSerializer, adapter: :attributes).to_json },
                      json],
@@ -106,8 +106,8 @@ module SerializersBench
                      ->(ps, _) { jbuilder(ps) }, json],
       "as_json + json" => ["JSON.generate(posts.as_json(include: :comments))", ->(ps, _) { JSON.generate(ps.as_json(AS_JSON)) }, json],
       "as_json + oj" => ["Oj.dump(posts.as_json(include: :comments), mode: :compat)", ->(ps, _) { Oj.dump(ps.as_json(AS_JSON), OJ) }, json],
-      "as_json + pith" => ["Pith.dump(posts.as_json(include: :comments))", ->(ps, _) { Pith.dump(ps.as_json(AS_JSON)) }, pith],
-      "pith (Hashes given)" => ["Pith.dump(hashes): the equivalent Hashes, built beforehand", ->(_, hs) { Pith.dump(hs) }, pith]
+      "as_json + tersa" => ["Tersa.dump(posts.as_json(include: :comments))", ->(ps, _) { Tersa.dump(ps.as_json(AS_JSON)) }, tersa],
+      "tersa (Hashes given)" => ["Tersa.dump(hashes): the equivalent Hashes, built beforehand", ->(_, hs) { Tersa.dump(hs) }, tersa]
     }
   end
 

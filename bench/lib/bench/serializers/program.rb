@@ -8,10 +8,10 @@
 # bytes, and whether the output decodes to the expected Hashes.
 #
 #   ruby bench/lib/bench/serializers/program.rb --json OUT
-#   env: BENCH_MODE=full|quick|smoke, PITH_LIB=dir of pith.rb (the run's snapshot; default ruby/lib)
+#   env: BENCH_MODE=full|quick|smoke, TERSA_LIB=dir of tersa.rb (the run's snapshot; default ruby/lib)
 
-pith_lib = ENV["PITH_LIB"].to_s
-$LOAD_PATH.unshift(pith_lib.empty? ? File.expand_path("../../../../ruby/lib", __dir__) : pith_lib)
+tersa_lib = ENV["TERSA_LIB"].to_s
+$LOAD_PATH.unshift(tersa_lib.empty? ? File.expand_path("../../../../ruby/lib", __dir__) : tersa_lib)
 $LOAD_PATH.unshift(File.expand_path("../..", __dir__)) # bench/lib
 require "json"
 require "bench/measure"
@@ -67,7 +67,7 @@ module SerializersBench
       end
       jobs.each { |r, _| r["per_s"] = Bench::Util.median(r["rounds"]) }
       result = {
-        "schema" => "pith-serializers/1",
+        "schema" => "tersa-serializers/1",
         "mode" => mode,
         "runtime" => RUBY_DESCRIPTION,
         "libraries" => libraries,
@@ -92,7 +92,7 @@ module SerializersBench
         "jbuilder" => Gem.loaded_specs["jbuilder"]&.version&.to_s || dpkg("ruby-jbuilder"),
         "json" => JSON::VERSION,
         "oj" => Oj::VERSION,
-        "pith" => Pith::VERSION
+        "tersa" => Tersa::VERSION
       }
     end
 

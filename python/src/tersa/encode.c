@@ -1,0 +1,860 @@
+/*
+ * encode.c - dumps(): Python objects to the core's writer.
+ *
+ * Part of _tersa.c, which includes it (one translation unit: the parts share
+ * its static helpers and inline across each other); not compiled alone.
+ *
+ * Encoding is iterative: each container being written, and each value being
+ * replaced by a conversion (default, enum, dataclass, uuid), is a frame on a
+ * heap stack (enc_ctx.frames), so that any allowed depth costs memory, never
+ * C stack. The loop (enc_run) writes the common scalars inline and resumes
+ * the innermost frame after each child.
+ */
+
+/* ==========================================================================
+ * Encoding
+ * ========================================================================== */
+
+/* Shape cache entry: a dict key sequence (by identity) -> writer shape index.
+ * Entries are appended (stable indices); sc_index hashes into them. Each key
+ * position i of an entry has a hint, hints[off + i]: the entry (+1) of the
+ * dict last seen as the value at that position, tried first next time. */
+typedef struct {
+    uint64_t hash;
+    size_t off;      /* keys in the pool, hints at the same offset */
+    uint32_t n;
+    uint32_t shape;
+} sc_ent;
+
+#define HINT_ROOT 0                  /* hint_at: the root slot */
+#define HINT_NONE ((size_t)-1)       /* hint_at: a scratch slot (uncached parent) */
+
+/* A path component recorded while unwinding after an error. */
+typedef struct {
+    PyObject *key;   /* dict key (strong), or NULL for a list index */
+    Py_ssize_t index;
+} path_ent;
+
+/* What a frame writes. */
+enum {
+    EF_LIST,  /* a list (or subclass): its size is checked before each element */
+    EF_TUPLE, /* a tuple (or subclass) */
+    EF_DICT,  /* a dict whose keys are all str or Symbol: a shaped map of its values */
+    EF_PAIRS, /* a map from (key, value) pairs: a dict of other keys, a dict subclass, a tersa.Map */
+    EF_CONV,  /* a value replaced by a conversion: the replacement is its only item */
+};
+
+typedef struct {
+    uint8_t kind;
+    uint8_t owned;      /* EF_DICT: the keys and values in kvs are references held, not borrowed */
+    uint8_t textual;    /* EF_PAIRS: the keys became strings (a shaped map: only values are written) */
+    PyObject *obj;      /* the container or converted value (strong): cycle diagnosis, kept alive */
+    PyObject *items;    /* EF_PAIRS: the pairs (list or tuple); EF_CONV: the replacement (strong) */
+    Py_ssize_t n;       /* items to write (EF_PAIRS of a generic map: keys and values, 2 per pair) */
+    Py_ssize_t i;       /* items started: on error, item i - 1 is in the path */
+    union {
+        size_t at;      /* EF_LIST, EF_TUPLE: the shape hint slot the elements share */
+        size_t kv;      /* EF_DICT: its keys are kvs[kv, kv + n), its values follow */
+    } u;
+    union {
+        uint64_t version; /* EF_DICT, borrowed: the dict's version tag when its entries were read */
+        PyObject *ckeys;  /* EF_PAIRS: the keys as Tersa sees them (list, strong) */
+    } v;
+    size_t hint0;       /* EF_DICT, EF_PAIRS: the hint slot of the value of key 0, or HINT_NONE */
+} eframe;
+
+typedef struct enc_ctx {
+    tersa_writer *w;
+    PyObject *default_fn;
+    uint32_t opt;
+    uint32_t max_depth;     /* frames allowed (containers and conversions) */
+    uint32_t empty_shape;   /* shape index of {} in this buffer */
+    sc_ent *ents;           /* shape cache entries, in insertion order */
+    size_t nents, ents_cap;
+    uint32_t *sc_index;     /* open addressing: entry + 1, 0 = empty */
+    size_t sc_cap;
+    PyObject **pool;        /* keys of the entries (strong) */
+    uint32_t *hints;        /* per key position: entry + 1 of the child dict last seen there */
+    size_t pool_used, pool_cap;
+    size_t hint_at;         /* where the next dict finds its hint: HINT_ROOT, HINT_NONE or 1 + hints index */
+    uint32_t hint_root, hint_scratch;
+    PyObject *err_msg;      /* pending EncodeError message */
+    PyObject *err_cause;
+    path_ent *path;
+    size_t path_len, path_cap;
+    eframe *frames;         /* open frames, outermost first */
+    size_t depth, frames_cap;
+    size_t room;            /* min(max_depth, frames_cap): below it, a frame is pushed without more checks */
+    PyObject **kvs;         /* the keys and values of the EF_DICT frames, a stack of their own */
+    size_t kv_used, kv_cap;
+    uint32_t small_runs;    /* buffers in a row that used a small part of the shape tables */
+    uint8_t large;          /* the last buffer was large (see pool_keep) */
+} enc_ctx;
+
+static enc_ctx *enc_ctx_new(void) {
+    enc_ctx *e = PyMem_Calloc(1, sizeof(enc_ctx));
+    if (!e) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    e->w = tersa_writer_new(NULL);
+    if (!e->w) {
+        PyMem_Free(e);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    e->empty_shape = TERSA_NO_INDEX;
+    e->max_depth = TERSA_DEFAULT_MAX_DEPTH;
+    return e;
+}
+
+/* Forget the shape cache: between buffers, and at a stream's sync frames,
+ * where the writer's shape table starts again and the cached indices would
+ * name other shapes. */
+static void enc_shapes_forget(enc_ctx *e) {
+    for (size_t i = 0; i < e->pool_used; i++) Py_DECREF(e->pool[i]);
+    e->pool_used = 0;
+    if (e->nents * 8 < e->sc_cap) {
+        /* A few entries in a table that an earlier buffer grew: clearing
+         * their slots costs what this buffer did, clearing all what that one did. */
+        size_t mask = e->sc_cap - 1;
+        for (size_t i = 0; i < e->nents; i++) {
+            size_t j = (size_t)e->ents[i].hash & mask;
+            while (e->sc_index[j] != (uint32_t)i + 1) j = (j + 1) & mask;
+            e->sc_index[j] = 0;
+        }
+    } else if (e->nents) {
+        memset(e->sc_index, 0, e->sc_cap * sizeof(uint32_t));
+    }
+    e->nents = 0;
+    e->hint_at = HINT_ROOT;
+    e->hint_root = e->hint_scratch = 0;
+    e->empty_shape = TERSA_NO_INDEX;
+}
+
+/* Forget the shape cache (between buffers) and any error state. */
+static void enc_ctx_clear(enc_ctx *e) {
+    enc_shapes_forget(e);
+    Py_CLEAR(e->err_msg);
+    Py_CLEAR(e->err_cause);
+    for (size_t i = 0; i < e->path_len; i++) Py_XDECREF(e->path[i].key);
+    e->path_len = 0;
+    e->default_fn = NULL;
+}
+
+static void enc_ctx_free(enc_ctx *e) {
+    if (!e) return;
+    enc_ctx_clear(e);
+    tersa_writer_free(e->w);
+    PyMem_Free(e->ents);
+    PyMem_Free(e->sc_index);
+    PyMem_Free(e->pool);
+    PyMem_Free(e->hints);
+    PyMem_Free(e->path);
+    PyMem_Free(e->frames);
+    PyMem_Free(e->kvs);
+    PyMem_Free(e);
+}
+
+static enc_ctx *g_enc_pool;
+
+static enc_ctx *enc_acquire(void) {
+    enc_ctx *e = g_enc_pool;
+    if (e) {
+        g_enc_pool = NULL;
+        return e;
+    }
+    return enc_ctx_new();
+}
+
+/* Tables grown by a buffer of many shapes cost their size at every start
+ * (the writer clears its shape index whole): a context that has since
+ * served a run of buffers needing a small part of them is dropped for a
+ * fresh one. */
+#define SMALL_RUNS_MAX 32
+
+static void enc_release(enc_ctx *e, size_t bytes_written) {
+    if (e->sc_cap > 256) e->small_runs = e->nents * 16 < e->sc_cap ? e->small_runs + 1 : 0;
+    enc_ctx_clear(e);
+    if (g_enc_pool || !pool_keep(&e->large, bytes_written) || e->sc_cap > 8192 || e->pool_cap > 16384 ||
+        e->frames_cap > 4096 || e->kv_cap > 65536 || e->small_runs > SMALL_RUNS_MAX) {
+        enc_ctx_free(e);
+        return;
+    }
+    g_enc_pool = e;
+}
+
+/* --- errors ------------------------------------------------------------- */
+
+NOINLINE static int enc_fail(enc_ctx *e, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
+    va_end(ap);
+    if (!msg) return -1;
+    Py_XSETREF(e->err_msg, msg);
+    return -1;
+}
+
+NOINLINE static int enc_fail_type(enc_ctx *e, PyObject *o) {
+    return enc_fail(e, "Type is not Tersa serializable: %s", Py_TYPE(o)->tp_name);
+}
+
+NOINLINE static int enc_writer_fail(enc_ctx *e) {
+    const tersa_error *err = tersa_writer_error(e->w);
+    if (err->code == TERSA_ERR_NOMEM) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return enc_fail(e, "%s", err->message ? err->message : tersa_code_name(err->code));
+}
+
+NOINLINE static void enc_path_push(enc_ctx *e, PyObject *key, Py_ssize_t index) {
+    if (!e->err_msg) return; /* only EncodeErrors carry a path */
+    if (e->path_len == e->path_cap) {
+        size_t cap = e->path_cap ? e->path_cap * 2 : 16;
+        path_ent *p = PyMem_Realloc(e->path, cap * sizeof(path_ent));
+        if (!p) return;
+        e->path = p;
+        e->path_cap = cap;
+    }
+    Py_XINCREF(key);
+    e->path[e->path_len].key = key;
+    e->path[e->path_len].index = index;
+    e->path_len++;
+}
+
+/* Turn a pending error into an EncodeError "<message> at <path>". */
+NOINLINE static void enc_raise(enc_ctx *e) {
+    if (!e->err_msg) return; /* a Python exception is already set */
+    PyErr_Clear();
+    PyObject *parts = PyList_New(0);
+    PyObject *dollar = PyUnicode_FromString("$");
+    if (!parts || !dollar || PyList_Append(parts, dollar) < 0) goto fail;
+    for (size_t i = e->path_len; i > 0; i--) {
+        path_ent *p = &e->path[i - 1];
+        PyObject *part;
+        if (!p->key) {
+            part = PyUnicode_FromFormat("[%zd]", p->index);
+        } else if (PyUnicode_Check(p->key)) {
+            PyObject *esc1 = PyObject_CallMethod(p->key, "replace", "ss", "\\", "\\\\");
+            PyObject *esc = esc1 ? PyObject_CallMethod(esc1, "replace", "ss", "\"", "\\\"") : NULL;
+            Py_XDECREF(esc1);
+            part = esc ? PyUnicode_FromFormat("[\"%U\"]", esc) : NULL;
+            Py_XDECREF(esc);
+        } else {
+            part = PyUnicode_FromFormat("[%R]", p->key);
+        }
+        if (!part || PyList_Append(parts, part) < 0) {
+            Py_XDECREF(part);
+            goto fail;
+        }
+        Py_DECREF(part);
+    }
+    {
+        PyObject *empty = PyUnicode_FromString("");
+        PyObject *path = empty ? PyUnicode_Join(empty, parts) : NULL;
+        Py_XDECREF(empty);
+        if (!path) goto fail;
+        PyObject *msg = PyUnicode_FromFormat("%U at %U", e->err_msg, path);
+        PyObject *exc = msg ? PyObject_CallFunction(EncodeError, "OO", msg, path) : NULL;
+        Py_XDECREF(msg);
+        Py_DECREF(path);
+        if (!exc) goto fail;
+        if (e->err_cause) {
+            Py_INCREF(e->err_cause);
+            PyException_SetCause(exc, e->err_cause);
+        }
+        PyErr_SetObject(EncodeError, exc);
+        Py_DECREF(exc);
+    }
+fail:
+    Py_XDECREF(parts);
+    Py_XDECREF(dollar);
+}
+
+/* --- scalars ------------------------------------------------------------- */
+
+ALWAYS_INLINE int enc_str(enc_ctx *e, PyObject *o) {
+    const char *p;
+    Py_ssize_t n;
+    if (LIKELY(PyUnicode_IS_COMPACT_ASCII(o))) {
+        p = (const char *)(((PyASCIIObject *)o) + 1);
+        n = PyUnicode_GET_LENGTH(o);
+    } else {
+        p = PyUnicode_AsUTF8AndSize(o, &n);
+        if (UNLIKELY(!p)) {
+            PyErr_Clear();
+            return enc_fail(e, "str is not valid Unicode (it contains a surrogate)");
+        }
+    }
+    if (UNLIKELY(!tersa_write_string_utf8(e->w, p, (size_t)n))) return enc_writer_fail(e);
+    return 0;
+}
+
+NOINLINE static int enc_symbol(enc_ctx *e, PyObject *o) {
+    Py_ssize_t n;
+    const char *p = str_utf8(o, &n);
+    if (!p) {
+        PyErr_Clear();
+        return enc_fail(e, "str is not valid Unicode (it contains a surrogate)");
+    }
+    if (!tersa_write_symbol(e->w, p, (size_t)n)) return enc_writer_fail(e);
+    return 0;
+}
+
+NOINLINE static int enc_bigint(enc_ctx *e, PyObject *o) {
+#if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
+    /* Three digits up to 2^64 (64-bit ids, hashes) without the calls below.
+     * Here rather than inline in enc_int: the loops that inline it stay as
+     * small as before. */
+    Py_ssize_t size = Py_SIZE(o);
+    if ((size == 3 || size == -3) && ((PyLongObject *)o)->ob_digit[2] < 16) {
+        const digit *dg = ((PyLongObject *)o)->ob_digit;
+        uint64_t a = (uint64_t)dg[0] | ((uint64_t)dg[1] << 30) | ((uint64_t)dg[2] << 60);
+        if (size > 0)
+            return (a >> 63 ? tersa_write_uint(e->w, a) : tersa_write_int(e->w, (int64_t)a)) ? 0 : enc_writer_fail(e);
+        if (a <= (uint64_t)1 << 63) return tersa_write_int(e->w, (int64_t)(0 - a)) ? 0 : enc_writer_fail(e);
+    }
+#endif
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (!overflow) return tersa_write_int(e->w, v) ? 0 : enc_writer_fail(e);
+    if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(o);
+        if (!(u == (unsigned long long)-1 && PyErr_Occurred())) return tersa_write_uint(e->w, u) ? 0 : enc_writer_fail(e);
+        PyErr_Clear();
+    }
+    /* Exact int first: a subclass's __neg__ or __index__ must not choose the bytes. */
+    PyObject *exact = PyNumber_Index(o); /* an exact int (3.10+), without calling __index__ on int subclasses */
+    if (!exact) return -1;
+    if (!PyLong_CheckExact(exact)) {
+        Py_DECREF(exact);
+        return enc_fail(e, "int subclass %s did not give an exact int", Py_TYPE(o)->tp_name);
+    }
+    PyObject *mag = overflow < 0 ? PyNumber_Negative(exact) : Py_NewRef(exact);
+    Py_DECREF(exact);
+    if (!mag) return -1;
+    int rc = -1;
+    size_t nbits = _PyLong_NumBits(mag);
+    if (nbits == (size_t)-1 && PyErr_Occurred()) goto done;
+    size_t nbytes = (nbits + 7) / 8;
+    unsigned char *buf = PyMem_Malloc(nbytes ? nbytes : 1);
+    if (!buf) {
+        PyErr_NoMemory();
+        goto done;
+    }
+#if PY_VERSION_HEX >= 0x030D0000
+    int r = _PyLong_AsByteArray((PyLongObject *)mag, buf, nbytes, 1, 0, 1);
+#else
+    int r = _PyLong_AsByteArray((PyLongObject *)mag, buf, nbytes, 1, 0);
+#endif
+    if (r == 0) rc = tersa_write_bigint(e->w, overflow < 0, buf, nbytes) ? 0 : enc_writer_fail(e);
+    PyMem_Free(buf);
+done:
+    Py_DECREF(mag);
+    return rc;
+}
+
+ALWAYS_INLINE int enc_int(enc_ctx *e, PyObject *o) {
+#if PY_VERSION_HEX < 0x030C0000
+    Py_ssize_t size = Py_SIZE(o);
+    if (LIKELY(size <= 1 && size >= -1)) {
+        int64_t v = size ? (int64_t)((PyLongObject *)o)->ob_digit[0] : 0;
+        if (size < 0) v = -v;
+        return LIKELY(tersa_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
+    }
+#if PyLong_SHIFT == 30
+    /* Two digits (60 bits): timestamps in seconds or milliseconds, most ids. */
+    if (size == 2 || size == -2) {
+        const digit *dg = ((PyLongObject *)o)->ob_digit;
+        int64_t v = (int64_t)dg[0] | ((int64_t)dg[1] << 30);
+        if (size < 0) v = -v;
+        return LIKELY(tersa_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
+    }
+#endif
+#else
+    if (PyUnstable_Long_IsCompact((PyLongObject *)o)) {
+        return LIKELY(tersa_write_int(e->w, (int64_t)PyUnstable_Long_CompactValue((PyLongObject *)o)))
+                   ? 0
+                   : enc_writer_fail(e);
+    }
+#endif
+    return enc_bigint(e, o);
+}
+
+/* The common scalars, written inline by the container loops: 0 written, -1
+ * error, 1 not one of them. */
+ALWAYS_INLINE int enc_scalar(enc_ctx *e, PyObject *o) {
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == &PyUnicode_Type) return enc_str(e, o);
+    if (t == &PyLong_Type) return enc_int(e, o);
+    if (t == &PyFloat_Type) return LIKELY(tersa_write_double(e->w, PyFloat_AS_DOUBLE(o))) ? 0 : enc_writer_fail(e);
+    if (t == &PyBool_Type) return LIKELY(tersa_write_bool(e->w, o == Py_True)) ? 0 : enc_writer_fail(e);
+    if (o == Py_None) return LIKELY(tersa_write_null(e->w)) ? 0 : enc_writer_fail(e);
+    return 1;
+}
+
+/* The shape hint slot (see hint_slot) of the value at key position i of the
+ * shape cache entry ent. */
+#define HINT_OF(ent, i) ((ent) >= 0 ? 1 + e->ents[(ent)].off + (size_t)(i) : HINT_NONE)
+
+#include "encode_shapes.c"
+
+
+/* --- frames --------------------------------------------------------------- */
+
+NOINLINE static int enc_depth_fail(enc_ctx *e, PyObject *o) {
+    for (size_t i = 0; i < e->depth; i++)
+        if (e->frames[i].obj == o) return enc_fail(e, "circular reference (%s)", Py_TYPE(o)->tp_name);
+    return enc_fail(e, "nesting deeper than %lu levels", (unsigned long)e->max_depth);
+}
+
+NOINLINE static int enc_grow(void **arr, size_t *cap, size_t need, size_t size) {
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    if (n > (size_t)PY_SSIZE_T_MAX / size) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    void *p = PyMem_Realloc(*arr, n * size);
+    if (!p) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+static void enc_set_room(enc_ctx *e) { e->room = e->max_depth < e->frames_cap ? e->max_depth : e->frames_cap; }
+
+/* Past `room`: too deep ("circular reference" if `o` is already open), or
+ * more frames. */
+NOINLINE static int enc_make_room(enc_ctx *e, PyObject *o) {
+    if (e->depth >= e->max_depth) return enc_depth_fail(e, o);
+    if (enc_grow((void **)&e->frames, &e->frames_cap, e->depth + 1, sizeof(eframe)) < 0) return -1;
+    enc_set_room(e);
+    return 0;
+}
+
+/* Enter `o`: a new frame of `kind` holding a reference to it, or NULL. The
+ * opener sets the fields its kind uses (and `items`, `ckeys` for EF_PAIRS
+ * and EF_CONV). */
+ALWAYS_INLINE eframe *enc_push(enc_ctx *e, PyObject *o, uint8_t kind) {
+    if (UNLIKELY(e->depth >= e->room) && enc_make_room(e, o) < 0) return NULL;
+    eframe *f = &e->frames[e->depth++];
+    f->kind = kind;
+    f->obj = Py_NewRef(o);
+    f->i = 0;
+    return f;
+}
+
+/* Leave the innermost frame, dropping what it holds. */
+ALWAYS_INLINE void enc_pop(enc_ctx *e) {
+    eframe *f = &e->frames[--e->depth];
+    if (f->kind == EF_DICT) {
+        if (UNLIKELY(f->owned)) {
+            for (Py_ssize_t j = 0; j < 2 * f->n; j++) Py_DECREF(e->kvs[f->u.kv + (size_t)j]);
+        }
+        e->kv_used = f->u.kv;
+    } else if (f->kind >= EF_PAIRS) {
+        Py_DECREF(f->items);
+        if (f->kind == EF_PAIRS) Py_DECREF(f->v.ckeys);
+    }
+    Py_DECREF(f->obj);
+}
+
+/* A list or tuple (or subclass) of n elements. */
+ALWAYS_INLINE int enc_open_seq(enc_ctx *e, PyObject *o, uint8_t kind, Py_ssize_t n) {
+    eframe *f = enc_push(e, o, kind);
+    if (UNLIKELY(!f)) return -1;
+    f->n = n;
+    f->u.at = e->hint_at; /* the elements share their list's hint */
+    if (UNLIKELY(!tersa_write_array_begin(e->w, (size_t)n))) {
+        enc_pop(e);
+        return enc_writer_fail(e);
+    }
+    return 0;
+}
+
+static int enc_open_pairs(enc_ctx *e, PyObject *o, PyObject *items);
+
+/* A dict (exact type): its keys and values go to kvs, then a shaped map if the
+ * keys are all str or Symbol, else the pairs of a generic map. */
+ALWAYS_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
+    Py_ssize_t n = PyDict_GET_SIZE(o);
+    if (UNLIKELY(e->kv_cap - e->kv_used < 2 * (size_t)n) &&
+        enc_grow((void **)&e->kvs, &e->kv_cap, e->kv_used + 2 * (size_t)n, sizeof(PyObject *)) < 0)
+        return -1;
+    PyObject **keys = e->kvs + e->kv_used, **vals = keys + n;
+    Py_ssize_t i = 0;
+    int textual = 1, owned = 0;
+    uint64_t version = 0;
+#if TERSA_DICT_INTERNALS
+    PyDictObject *mp = (PyDictObject *)o;
+    version = mp->ma_version_tag;
+    if (LIKELY(mp->ma_values == NULL)) {
+        tersa_dict_keys *dk = (tersa_dict_keys *)mp->ma_keys;
+        Py_ssize_t nent = dk->dk_nentries;
+        if (LIKELY(dk->dk_kind == TERSA_DK_UNICODE)) {
+            /* all keys are exact str */
+            const tersa_dict_uentry *ep = TERSA_DK_ENTRIES(dk);
+            for (Py_ssize_t j = 0; j < nent; j++) {
+                if (ep[j].me_value) {
+                    keys[i] = ep[j].me_key;
+                    vals[i++] = ep[j].me_value;
+                }
+            }
+        } else {
+            const tersa_dict_entry *ep = TERSA_DK_ENTRIES(dk);
+            for (Py_ssize_t j = 0; j < nent; j++) {
+                if (ep[j].me_value) {
+                    PyTypeObject *kt = Py_TYPE(ep[j].me_key);
+                    if (kt != &PyUnicode_Type && kt != SymbolType) textual = 0;
+                    keys[i] = ep[j].me_key;
+                    vals[i++] = ep[j].me_value;
+                }
+            }
+        }
+    } else
+#endif
+    {
+        /* Portable path: hold references, so that Python code run while
+         * encoding cannot free what is still to be written. */
+        owned = 1;
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (i < n && PyDict_Next(o, &pos, &k, &v)) {
+            PyTypeObject *kt = Py_TYPE(k);
+            if (kt != &PyUnicode_Type && kt != SymbolType) textual = 0;
+            keys[i] = Py_NewRef(k);
+            vals[i++] = Py_NewRef(v);
+        }
+    }
+    if (UNLIKELY(i != n)) {
+        memmove(keys + i, vals, (size_t)i * sizeof(PyObject *));
+        n = i;
+    }
+    if (UNLIKELY(!textual)) {
+        if (owned) {
+            for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(keys[j]);
+        }
+        PyObject *items = PyDict_Items(o); /* a new list: no other code holds it */
+        return items ? enc_open_pairs(e, o, items) : -1;
+    }
+    size_t at = e->hint_at;
+    size_t kv = e->kv_used;
+    eframe *f = enc_push(e, o, EF_DICT);
+    if (UNLIKELY(!f)) {
+        if (owned) {
+            for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(keys[j]);
+        }
+        return -1;
+    }
+    f->u.kv = kv;
+    f->n = n;
+    f->owned = (uint8_t)owned;
+    f->v.version = version;
+    e->kv_used = kv + 2 * (size_t)n;
+    Py_ssize_t ent = enc_map_open(e, at, e->kvs + kv, n, 0);
+    if (UNLIKELY(ent == -2)) {
+        enc_pop(e);
+        return -1;
+    }
+    f->hint0 = HINT_OF(ent, 0);
+    return 0;
+}
+
+#include "encode_other.c"
+
+/* --- the loop ------------------------------------------------------------- */
+
+/* After an error: close every frame, recording the path from the innermost
+ * out. A frame's item i - 1 is where the error happened, except in the
+ * innermost frame when `own` is 0 (the error is the frame's own: a list that
+ * changed size, a dict that changed). Conversions add no path component. */
+NOINLINE static void enc_unwind(enc_ctx *e, int own) {
+    while (e->depth) {
+        eframe *f = &e->frames[e->depth - 1];
+        if (own && f->i > 0) {
+            switch (f->kind) {
+            case EF_LIST:
+            case EF_TUPLE:
+                enc_path_push(e, NULL, f->i - 1);
+                break;
+            case EF_DICT:
+#if TERSA_DICT_INTERNALS
+                /* a changed dict may have freed the borrowed key */
+                if (!f->owned && ((PyDictObject *)f->obj)->ma_version_tag != f->v.version) {
+                    enc_fail(e, "dict changed during encoding");
+                    break;
+                }
+#endif
+                enc_path_push(e, e->kvs[f->u.kv + (size_t)f->i - 1], 0);
+                break;
+            case EF_PAIRS: {
+                Py_ssize_t pair = f->textual ? f->i - 1 : (f->i - 1) >> 1;
+                enc_path_push(e, PyTuple_GET_ITEM(PySequence_Fast_ITEMS(f->items)[pair], 0), 0);
+                break;
+            }
+            default:
+                break;
+            }
+        }
+        own = 1;
+        enc_pop(e);
+    }
+}
+
+/* A list item whose own items are all inline scalars (coordinates, tags, rows
+ * of numbers): written here, without a frame (0). At its first other item
+ * the list gets the frame it would have had, with that item in progress,
+ * and *o becomes that item (1: the caller opens it, with hint slot `at`, the
+ * list's). A list at the depth limit is left to the caller (1, *o
+ * unchanged). -1: an error, with the list's frame pushed if the error is in
+ * one of its items. No Python code runs while the scalars are written, so
+ * the list cannot change meanwhile. */
+static inline int enc_leaf_list(enc_ctx *e, PyObject **o, size_t at) {
+    PyObject *list = *o;
+    if (UNLIKELY(e->depth >= e->max_depth)) return 1;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    if (UNLIKELY(!tersa_write_array_begin(e->w, (size_t)n))) return enc_writer_fail(e);
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *v = PyList_GET_ITEM(list, j);
+        int s = enc_scalar(e, v);
+        if (LIKELY(s == 0)) continue;
+        eframe *f = enc_push(e, list, EF_LIST);
+        if (UNLIKELY(!f)) return -1;
+        f->n = n;
+        f->u.at = at;
+        f->i = j + 1;
+        if (s < 0) return -1;
+        *o = v;
+        return 1;
+    }
+    if (UNLIKELY(!tersa_write_array_end(e->w))) return enc_writer_fail(e);
+    return 0;
+}
+
+/* The next item of a tersa.Map or dict-items frame, and the hint slot for it. */
+ALWAYS_INLINE PyObject *pairs_item(enc_ctx *e, const eframe *f, Py_ssize_t i, size_t *at) {
+    if (f->textual) {
+        *at = f->hint0 == HINT_NONE ? HINT_NONE : f->hint0 + (size_t)i;
+        return PyTuple_GET_ITEM(PySequence_Fast_ITEMS(f->items)[i], 1);
+    }
+    *at = HINT_NONE;
+    if (!(i & 1)) return PyList_GET_ITEM(f->v.ckeys, i >> 1);
+    return PyTuple_GET_ITEM(PySequence_Fast_ITEMS(f->items)[i >> 1], 1);
+}
+
+/* Encode `o` and everything in it: 0, or -1 with the error pending (see
+ * enc_raise). Containers and conversions push frames; the loop of the
+ * innermost frame writes its scalars inline and descends into its next
+ * other item (`value`), or closes the frame and resumes its parent. A frame
+ * just opened is entered directly; a resumed one through the switch. */
+static int enc_run(enc_ctx *e, PyObject *o) {
+    eframe *f;
+    Py_ssize_t i, n;
+    size_t at;
+    int s = enc_scalar(e, o);
+    if (s <= 0) return s;
+value: /* o: any value but the inline scalars */
+    if (Py_TYPE(o) == &PyDict_Type) {
+        if (UNLIKELY(enc_open_dict(e, o) < 0)) goto fail;
+        f = &e->frames[e->depth - 1];
+        if (LIKELY(f->kind == EF_DICT)) goto dict;
+        goto resume_top;
+    }
+    if (Py_TYPE(o) == &PyList_Type) {
+        if (UNLIKELY(enc_open_seq(e, o, EF_LIST, PyList_GET_SIZE(o)) < 0)) goto fail;
+        f = &e->frames[e->depth - 1];
+        goto list;
+    }
+    if (UNLIKELY(enc_other(e, o) < 0)) goto fail;
+    if (!e->depth) return 0;
+resume_top:
+    f = &e->frames[e->depth - 1];
+resume:
+    switch (f->kind) {
+    case EF_LIST:
+        goto list;
+    case EF_TUPLE:
+        goto tuple;
+    case EF_DICT:
+#if TERSA_DICT_INTERNALS
+        /* The values are borrowed: if Python code run while encoding (a
+         * `default`, a tzinfo) changed this dict, stop before using them. */
+        if (UNLIKELY(!f->owned && ((PyDictObject *)f->obj)->ma_version_tag != f->v.version)) {
+            enc_fail(e, "dict changed during encoding");
+            goto fail_own;
+        }
+#endif
+        goto dict;
+    case EF_PAIRS:
+        goto pairs;
+    default: /* EF_CONV */
+        if (f->i == 0) {
+            f->i = 1;
+            o = f->items;
+            s = enc_scalar(e, o);
+            if (s > 0) goto value;
+            if (s < 0) goto fail;
+        }
+        goto close;
+    }
+list:
+    for (i = f->i, n = f->n; i < n;) {
+        if (UNLIKELY(PyList_GET_SIZE(f->obj) != n)) {
+            f->i = i;
+            enc_fail(e, "list changed size during encoding");
+            goto fail_own;
+        }
+        o = PyList_GET_ITEM(f->obj, i++);
+        s = enc_scalar(e, o);
+        if (LIKELY(s == 0)) continue;
+        f->i = i;
+        if (UNLIKELY(s < 0)) goto fail;
+        at = f->u.at;
+        if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
+            if (UNLIKELY(s < 0)) goto fail;
+            continue;
+        }
+        e->hint_at = at;
+        goto value;
+    }
+    f->i = i;
+    if (UNLIKELY(!tersa_write_array_end(e->w))) goto fail_close;
+    goto close;
+tuple:
+    for (i = f->i, n = f->n; i < n;) {
+        o = PyTuple_GET_ITEM(f->obj, i++);
+        s = enc_scalar(e, o);
+        if (LIKELY(s == 0)) continue;
+        f->i = i;
+        if (UNLIKELY(s < 0)) goto fail;
+        at = f->u.at;
+        if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
+            if (UNLIKELY(s < 0)) goto fail;
+            continue;
+        }
+        e->hint_at = at;
+        goto value;
+    }
+    f->i = i;
+    if (UNLIKELY(!tersa_write_array_end(e->w))) goto fail_close;
+    goto close;
+dict: {
+    PyObject **vals = e->kvs + f->u.kv + f->n;
+    for (i = f->i, n = f->n; i < n;) {
+        o = vals[i++];
+        s = enc_scalar(e, o);
+        if (LIKELY(s == 0)) continue;
+        f->i = i;
+        if (UNLIKELY(s < 0)) goto fail;
+        at = f->hint0 == HINT_NONE ? HINT_NONE : f->hint0 + (size_t)i - 1;
+        if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
+            if (UNLIKELY(s < 0)) goto fail;
+            continue;
+        }
+        e->hint_at = at;
+        goto value;
+    }
+    f->i = i;
+    if (UNLIKELY(!tersa_write_map_end(e->w))) goto fail_close;
+    goto close;
+}
+pairs:
+    for (i = f->i, n = f->n; i < n;) {
+        o = pairs_item(e, f, i++, &at);
+        s = enc_scalar(e, o);
+        if (LIKELY(s == 0)) continue;
+        f->i = i;
+        if (UNLIKELY(s < 0)) goto fail;
+        if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
+            if (UNLIKELY(s < 0)) goto fail;
+            continue;
+        }
+        e->hint_at = at;
+        goto value;
+    }
+    f->i = i;
+    if (UNLIKELY(!tersa_write_map_end(e->w))) goto fail_close;
+close:
+    enc_pop(e);
+    if (!e->depth) return 0;
+    f--; /* the parent (frames move only when one is pushed) */
+    goto resume;
+fail_close: /* the innermost frame is complete: its parent's item is in the path */
+    enc_writer_fail(e);
+    enc_pop(e);
+    enc_unwind(e, 1);
+    return -1;
+fail_own:
+    enc_unwind(e, 0);
+    return -1;
+fail:
+    enc_unwind(e, 1);
+    return -1;
+}
+
+/* Encode one top-level value with e (already started). 0 or -1 with the exception set. */
+static int enc_top(enc_ctx *e, PyObject *o) {
+    e->hint_at = HINT_ROOT;
+    enc_set_room(e);
+    tersa_writer_set_max_depth(e->w, e->max_depth);
+    if (enc_run(e, o) < 0) {
+        enc_raise(e);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *names_dumps[4];
+
+static PyObject *tersa_dumps(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)module;
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "dumps() takes exactly 1 positional argument (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *kw[4] = {NULL, NULL, NULL, NULL};
+    if (kwnames && parse_kwargs("dumps", kwnames, args + nargs, names_dumps, kw, 4) < 0) return NULL;
+    uint32_t opt = 0, max_depth = TERSA_DEFAULT_MAX_DEPTH;
+    if (kw[0] && parse_option(kw[0], &opt) < 0) return NULL;
+    if (kw[3] && parse_max_depth(kw[3], &max_depth) < 0) return NULL;
+    const tersa_dict *dict = NULL;
+    if (kw[2] && kw[2] != Py_None) {
+        if (!PyObject_TypeCheck(kw[2], &DictionaryType)) {
+            PyErr_SetString(PyExc_TypeError, "dictionary must be a tersa.Dictionary");
+            return NULL;
+        }
+        dict = ((DictionaryObject *)kw[2])->dict;
+    }
+    PyObject *dflt = kw[1] == Py_None ? NULL : kw[1];
+    if (dflt && !PyCallable_Check(dflt)) {
+        PyErr_SetString(PyExc_TypeError, "default must be callable");
+        return NULL;
+    }
+    if (stack_guard("dumps") < 0) return NULL;
+    enc_ctx *e = enc_acquire();
+    if (!e) return NULL;
+    e->opt = opt;
+    e->max_depth = max_depth;
+    e->default_fn = dflt;
+    PyObject *result = NULL;
+    size_t len = 0;
+    Py_XINCREF(kw[2]); /* the dictionary must outlive the encoding */
+    Py_XINCREF(dflt);
+    if (!tersa_writer_start(e->w, dict, 0)) {
+        PyErr_NoMemory();
+    } else if (enc_top(e, args[0]) == 0) {
+        const uint8_t *data = tersa_writer_data(e->w, &len);
+        result = PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)len);
+    }
+    Py_XDECREF(dflt);
+    Py_XDECREF(kw[2]);
+    enc_release(e, len);
+    return result;
+}

@@ -1,0 +1,622 @@
+/*
+ * streams.c - streams (SPEC 2.3): the Encoder and Decoder types,
+ * loads_stream() and join_stream().
+ *
+ * Part of _tersa.c, which includes it (one translation unit: the parts share
+ * its static helpers and inline across each other); not compiled alone.
+ */
+
+/* ==========================================================================
+ * Encoder: a stream of values sharing tables (SPEC 2.3)
+ * ========================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    enc_ctx *e;
+    PyObject *default_fn;
+    PyObject *dictionary;
+    uint32_t opt;
+    uint32_t max_depth;
+    size_t emitted;   /* bytes of the writer's buffer already returned */
+    int started;
+    int busy;
+    int failed;
+    /* sync() was called: handed to the writer just before the next frame,
+     * since the writer forgets a request made while a frame is open (a
+     * `default` calling sync()) when that frame ends. */
+    int want_sync;
+} EncoderObject;
+
+/* sync_frames, sync_bytes: an int >= 0 (0: that rule is off). */
+static int parse_sync_option(PyObject *o, const char *name, uint64_t *out) {
+    *out = 0;
+    if (!o || o == Py_None) return 0;
+    if (!PyLong_Check(o) || PyBool_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int", name);
+        return -1;
+    }
+    int overflow;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    if (overflow < 0 || (!overflow && v < 0)) {
+        PyErr_Format(PyExc_ValueError, "%s must be >= 0", name);
+        return -1;
+    }
+    /* Beyond 2^63 no stream reaches the count: the same as "very rarely". */
+    *out = overflow ? (uint64_t)INT64_MAX : (uint64_t)v;
+    return 0;
+}
+
+static PyObject *Encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"option", "default", "dictionary", "max_depth", "sync_frames", "sync_bytes", NULL};
+    PyObject *option = NULL, *dflt = NULL, *dictionary = NULL, *maxd = NULL, *sframes = NULL, *sbytes = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOOOO:Encoder", kwlist, &option, &dflt, &dictionary, &maxd,
+                                     &sframes, &sbytes))
+        return NULL;
+    uint32_t opt, max_depth;
+    uint64_t every_frames, every_bytes;
+    if (parse_option(option, &opt) < 0 || parse_max_depth(maxd, &max_depth) < 0 ||
+        parse_sync_option(sframes, "sync_frames", &every_frames) < 0 ||
+        parse_sync_option(sbytes, "sync_bytes", &every_bytes) < 0)
+        return NULL;
+    if (dflt == Py_None) dflt = NULL;
+    if (dflt && !PyCallable_Check(dflt)) {
+        PyErr_SetString(PyExc_TypeError, "default must be callable");
+        return NULL;
+    }
+    if (dictionary == Py_None) dictionary = NULL;
+    if (dictionary && !PyObject_TypeCheck(dictionary, &DictionaryType)) {
+        PyErr_SetString(PyExc_TypeError, "dictionary must be a tersa.Dictionary");
+        return NULL;
+    }
+    EncoderObject *self = (EncoderObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    self->e = enc_ctx_new();
+    if (!self->e) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    tersa_writer_set_sync(self->e->w, every_frames, every_bytes);
+    self->opt = opt;
+    self->max_depth = max_depth;
+    self->default_fn = Py_XNewRef(dflt);
+    self->dictionary = Py_XNewRef(dictionary);
+    return (PyObject *)self;
+}
+
+static int Encoder_traverse(EncoderObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->default_fn);
+    Py_VISIT(self->dictionary);
+    return 0;
+}
+
+static int Encoder_clear(EncoderObject *self) {
+    Py_CLEAR(self->default_fn);
+    return 0;
+}
+
+static void Encoder_dealloc(EncoderObject *self) {
+    PyObject_GC_UnTrack(self);
+    enc_ctx_free(self->e);
+    Py_CLEAR(self->default_fn);
+    Py_CLEAR(self->dictionary);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *Encoder_encode(EncoderObject *self, PyObject *obj) {
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode() called re-entrantly");
+        return NULL;
+    }
+    if (self->failed) {
+        PyErr_SetString(PyExc_ValueError, "this Encoder failed on an earlier value; start a new stream");
+        return NULL;
+    }
+    if (stack_guard("Encoder.encode") < 0) return NULL;
+    enc_ctx *e = self->e;
+    tersa_writer *w = e->w;
+    if (!self->started) {
+        if (!tersa_writer_start(w, self->dictionary ? ((DictionaryObject *)self->dictionary)->dict : NULL,
+                               TERSA_WRITE_STREAM))
+            return PyErr_NoMemory();
+        self->started = 1;
+        self->emitted = 0;
+    }
+    self->busy = 1;
+    e->opt = self->opt;
+    e->max_depth = self->max_depth;
+    e->default_fn = self->default_fn;
+    PyObject *result = NULL;
+    if (self->want_sync) {
+        tersa_writer_sync(w);
+        self->want_sync = 0;
+    }
+    int begun = tersa_write_frame_begin(w);
+    /* A sync frame restarts the writer's shape table: the cached indices are stale. */
+    if (begun && tersa_writer_frame_synced(w)) enc_shapes_forget(e);
+    if (!begun) {
+        enc_writer_fail(e);
+        enc_raise(e);
+    } else if (enc_top(e, obj) == 0) {
+        if (!tersa_write_frame_end(w)) {
+            enc_writer_fail(e);
+            enc_raise(e);
+        } else {
+            size_t len;
+            const uint8_t *data = tersa_writer_data(w, &len);
+            result = PyBytes_FromStringAndSize((const char *)data + self->emitted, (Py_ssize_t)(len - self->emitted));
+#ifdef TERSA_HAVE_WRITER_DISCARD_OUTPUT
+            /* The stream's tables stay; its output need not. */
+            if (result && tersa_writer_discard_output(w)) len = 0;
+#endif
+            self->emitted = len;
+        }
+    }
+    if (!result) self->failed = 1;
+    /* Keep the shape cache (the stream's shapes persist until a sync frame); drop error state. */
+    Py_CLEAR(e->err_msg);
+    Py_CLEAR(e->err_cause);
+    for (size_t i = 0; i < e->path_len; i++) Py_XDECREF(e->path[i].key);
+    e->path_len = 0;
+    e->default_fn = NULL;
+    self->busy = 0;
+    return result;
+}
+
+static PyObject *Encoder_header(EncoderObject *self, PyObject *unused) {
+    (void)unused;
+    /* The stream header alone (what encode() prepends to the first value). */
+    const tersa_dict *dict = self->dictionary ? ((DictionaryObject *)self->dictionary)->dict : NULL;
+    unsigned char h[11] = {0xC1, 0x70, (unsigned char)(0x10 | 0x02 | (dict ? 0x01 : 0))};
+    size_t n = 3;
+    if (dict) {
+        uint64_t id = tersa_dict_id(dict);
+        for (int i = 0; i < 8; i++) h[3 + i] = (unsigned char)(id >> (8 * i));
+        n = 11;
+    }
+    return PyBytes_FromStringAndSize((const char *)h, (Py_ssize_t)n);
+}
+
+static PyObject *Encoder_sync(EncoderObject *self, PyObject *unused) {
+    (void)unused;
+    self->want_sync = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef Encoder_methods[] = {
+    {"encode", (PyCFunction)Encoder_encode, METH_O,
+     "encode($self, obj, /)\n--\n\nThe next value of the stream as bytes to append: the first call returns the\n"
+     "stream header followed by the first frame, later calls one frame each."},
+    {"header", (PyCFunction)Encoder_header, METH_NOARGS, "header($self, /)\n--\n\nThe stream header (for a stream of zero values)."},
+    {"sync", (PyCFunction)Encoder_sync, METH_NOARGS,
+     "sync($self, /)\n--\n\nMake the next frame a sync frame (SPEC 2.3): it and the frames after it depend on\n"
+     "nothing before it, so a consumer can join the stream there."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tersa.Encoder",
+    .tp_basicsize = sizeof(EncoderObject),
+    .tp_dealloc = (destructor)Encoder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Encoder(*, option=0, default=None, dictionary=None, max_depth=1000, sync_frames=0, sync_bytes=0)\n--\n\n"
+              "Encodes a stream of values that share string and shape tables (SPEC 2.3). The\n"
+              "first frame is a sync frame; so is every sync_frames-th frame, a frame once\n"
+              "sync_bytes bytes of frames followed the last sync frame's start, and the frame\n"
+              "after sync() (0: that rule is off).",
+    .tp_traverse = (traverseproc)Encoder_traverse,
+    .tp_clear = (inquiry)Encoder_clear,
+    .tp_methods = Encoder_methods,
+    .tp_new = Encoder_new,
+};
+
+/* ==========================================================================
+ * Decoder: incremental stream decoding
+ * ========================================================================== */
+
+typedef struct {
+    PyObject_HEAD
+    dec_ctx *d;
+    PyObject *dictionary;   /* as given (kept alive) */
+    dict_list dicts;
+    uint32_t max_depth;
+    char *buf;              /* bytes received and not yet consumed: buf[start..len) */
+    size_t start, len, cap;
+    size_t base;            /* stream offset of buf[start] */
+    unsigned char header[11];
+    int header_done;        /* a joining decoder has no header: set from the start */
+    int join;
+    int busy;
+    PyObject *failed;       /* the DecodeError that broke the stream */
+} DecoderObject;
+
+static PyObject *Decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"option", "dictionary", "max_depth", "join", NULL};
+    PyObject *option = NULL, *dictionary = NULL, *maxd = NULL;
+    int join = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOp:Decoder", kwlist, &option, &dictionary, &maxd, &join))
+        return NULL;
+    uint32_t opt, max_depth;
+    if (parse_option(option, &opt) < 0 || parse_max_depth(maxd, &max_depth) < 0) return NULL;
+    DecoderObject *self = (DecoderObject *)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    self->dicts.ptr = self->dicts.items;
+    if (dict_list_init(&self->dicts, dictionary) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->dictionary = Py_XNewRef(dictionary);
+    self->d = dec_ctx_new();
+    if (!self->d) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    self->d->strong = 1; /* values are handed out frame by frame; later frames may refer to their strings */
+    self->d->opt = opt;
+    self->max_depth = max_depth;
+    tersa_reader_set_max_depth(self->d->r, max_depth);
+    if (join) {
+        /* Started on no bytes: each frame comes through tersa_reader_feed_frame, and the
+         * first sync frame supplies what a header would (self->dicts stays put: the
+         * reader looks the dictionary up then). */
+        if (!tersa_reader_start(self->d->r, "", 0, self->dicts.ptr, self->dicts.n, TERSA_READ_JOIN)) {
+            dec_fail(self->d);
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->join = 1;
+        self->header_done = 1;
+    }
+    return (PyObject *)self;
+}
+
+static int Decoder_traverse(DecoderObject *self, visitproc visit, void *arg) {
+    Py_VISIT(self->dictionary);
+    Py_VISIT(self->failed);
+    return 0;
+}
+
+static void Decoder_dealloc(DecoderObject *self) {
+    PyObject_GC_UnTrack(self);
+    dec_ctx_free(self->d);
+    dict_list_free(&self->dicts);
+    Py_CLEAR(self->dictionary);
+    Py_CLEAR(self->failed);
+    PyMem_Free(self->buf);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Make room for `more` bytes after buf[len): what the new bytes must not
+ * overwrite is buf[start..len), the bytes not yet consumed (consumed frames
+ * are not needed: the reader copies what later frames refer to). The pending
+ * bytes move to the front, and the buffer is sized to at least 1.5 times what
+ * it must then hold: a third of it stays free, so the bytes moved are at most
+ * three times the bytes fed. A buffer much larger than that shrinks, so that
+ * one large frame does not pin its size for the rest of the stream. */
+static int feed_make_room(DecoderObject *self, size_t more) {
+    size_t pending = self->len - self->start;
+    if (more > (size_t)PY_SSIZE_T_MAX / 2 - pending) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t need = pending + more, want = 4096;
+    while (want < need + need / 2) want *= 2;
+    if (self->start && pending) memmove(self->buf, self->buf + self->start, pending);
+    self->start = 0;
+    self->len = pending;
+    if (want > self->cap || (self->cap > (1u << 16) && want < self->cap / 4)) {
+        char *p = PyMem_Realloc(self->buf, want);
+        if (!p) {
+            if (want > self->cap) {
+                PyErr_NoMemory();
+                return -1;
+            }
+        } else {
+            self->buf = p;
+            self->cap = want;
+        }
+    }
+    return 0;
+}
+
+static PyObject *Decoder_feed(DecoderObject *self, PyObject *data) {
+    input_bytes in;
+    if (input_get(data, &in) < 0) return NULL;
+    if (self->busy) {
+        input_release(&in);
+        PyErr_SetString(PyExc_RuntimeError, "Decoder used re-entrantly");
+        return NULL;
+    }
+    if (in.len > self->cap - self->len && feed_make_room(self, in.len) < 0) {
+        input_release(&in);
+        return NULL;
+    }
+    if (in.len) memcpy(self->buf + self->len, in.ptr, in.len);
+    self->len += in.len;
+    input_release(&in);
+    Py_RETURN_NONE;
+}
+
+/* A failed value leaves the stream's tables part-way through a frame, so
+ * every later call must fail too: with the DecodeError itself, or for any
+ * other exception (MemoryError, an error from a tzinfo) with a DecodeError
+ * "stream_broken" whose cause is that exception, raised from the next call. */
+static PyObject *Decoder_fail(DecoderObject *self) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (value && PyObject_IsInstance(value, DecodeError) == 1) {
+        Py_XSETREF(self->failed, Py_NewRef(value));
+    } else if (value) {
+        PyObject *broken = PyObject_CallFunction(DecodeError, "ssn",
+                                                 "the stream broke on an earlier error (see __cause__)",
+                                                 "stream_broken", (Py_ssize_t)self->base);
+        if (broken) {
+            PyException_SetCause(broken, Py_NewRef(value));
+            Py_XSETREF(self->failed, broken);
+        } else {
+            PyErr_Clear();
+        }
+    }
+    PyErr_Restore(type, value, tb);
+    return NULL;
+}
+
+static PyObject *Decoder_iternext(DecoderObject *self) {
+    if (self->failed) {
+        PyErr_SetObject(DecodeError, self->failed);
+        return NULL;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Decoder used re-entrantly");
+        return NULL;
+    }
+    if (stack_guard("Decoder") < 0) return NULL;
+    dec_ctx *d = self->d;
+    const char *p = self->buf + self->start;
+    size_t avail = self->len - self->start;
+    size_t size;
+    tersa_error err = {TERSA_OK, 0, NULL};
+    if (!self->header_done) {
+        tersa_scan s = tersa_stream_scan(p, avail, true, &size, &err);
+        if (s == TERSA_SCAN_NEED_MORE) return NULL;
+        if (s == TERSA_SCAN_ERROR) {
+            err.offset += self->base;
+            raise_tersa_error(&err);
+            return Decoder_fail(self);
+        }
+        memcpy(self->header, p, size);
+        if (!tersa_reader_start(d->r, self->header, size, self->dicts.ptr, self->dicts.n, TERSA_READ_STREAM)) {
+            dec_fail(d);
+            return Decoder_fail(self);
+        }
+        self->header_done = 1;
+        self->start += size;
+        self->base += size;
+        p += size;
+        avail -= size;
+    }
+    for (;;) {
+        tersa_scan s = tersa_stream_scan(p, avail, false, &size, &err);
+        if (s == TERSA_SCAN_NEED_MORE) return NULL;
+        if (s == TERSA_SCAN_ERROR) {
+            err.offset += self->base;
+            raise_tersa_error(&err);
+            return Decoder_fail(self);
+        }
+        bool has_value = false;
+        if (!tersa_reader_feed_frame(d->r, p, size, self->base, &has_value)) {
+            dec_fail(d);
+            return Decoder_fail(self);
+        }
+        if (has_value) break;
+        /* A joining decoder skipped a frame before its first sync frame. */
+        self->start += size;
+        self->base += size;
+        p += size;
+        avail -= size;
+    }
+    self->busy = 1;
+    /* The string and shape tables restarted: the caches by index are stale. */
+    if (tersa_reader_frame_synced(d->r)) dec_ctx_clear(d);
+    d->ahead = AHEAD(size);
+    PyObject *v = dec_value(d);
+    if (v && !tersa_reader_frame_end(d->r)) {
+        Py_CLEAR(v);
+        dec_fail(d);
+    }
+    self->busy = 0;
+    if (!v) return Decoder_fail(self);
+    self->start += size;
+    self->base += size;
+    return v;
+}
+
+static PyObject *Decoder_close(DecoderObject *self, PyObject *unused) {
+    (void)unused;
+    if (self->failed) {
+        PyErr_SetObject(DecodeError, self->failed);
+        return NULL;
+    }
+    const char *p = self->buf ? self->buf + self->start : "";
+    size_t avail = self->len - self->start;
+    if (!self->header_done) {
+        /* What there is of the header: the reader checks its fields in order,
+         * so a wrong version or flags byte is reported before a missing id. */
+        if (!tersa_reader_start(self->d->r, p, avail, self->dicts.ptr, self->dicts.n, TERSA_READ_STREAM)) {
+            dec_fail(self->d);
+            return Decoder_fail(self);
+        }
+        size_t size = (avail >= 3 && ((unsigned char)p[2] & 0x01)) ? 11 : 3;
+        if (avail == size) Py_RETURN_NONE; /* a stream of no values */
+        p += size;
+        avail -= size;
+    }
+    if (avail) {
+        size_t at = self->base + (size_t)(p - (self->buf + self->start)), size;
+        tersa_error err = {TERSA_OK, 0, NULL};
+        tersa_scan scan = tersa_stream_scan(p, avail, false, &size, &err);
+        if (scan == TERSA_SCAN_ERROR) { /* the length prefix itself is wrong */
+            err.offset += at;
+            raise_tersa_error(&err);
+            return Decoder_fail(self);
+        }
+        if (scan == TERSA_SCAN_READY) {
+            PyErr_SetString(PyExc_ValueError, "close() with whole frames not yet read (iterate the decoder first)");
+            return NULL;
+        }
+        /* An incomplete frame: its length prefix is cut short, or claims more than remains. */
+        unsigned n = (unsigned char)p[0] ? (unsigned)__builtin_ctz((unsigned char)p[0]) + 1 : 9;
+        if (avail < n) raise_decode_error("truncated", at, "the stream ends inside a frame length");
+        else raise_decode_error("length_exceeds_input", at, "the last frame is longer than the stream");
+        return Decoder_fail(self);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Decoder_iter(PyObject *self) { return Py_NewRef(self); }
+
+static PyObject *Decoder_get_pending(DecoderObject *self, void *c) {
+    (void)c;
+    return PyLong_FromSize_t(self->len - self->start);
+}
+
+static PyMethodDef Decoder_methods[] = {
+    {"feed", (PyCFunction)Decoder_feed, METH_O,
+     "feed($self, data, /)\n--\n\nAppend received bytes (bytes, bytearray or memoryview); iterate the decoder\n"
+     "for the values they complete."},
+    {"close", (PyCFunction)Decoder_close, METH_NOARGS,
+     "close($self, /)\n--\n\nCheck that the stream ended cleanly (DecodeError if a header or frame is incomplete)."},
+    {NULL, NULL, 0, NULL},
+};
+
+/* Where a joining reader met its first sync frame (the offset of the frame's length), else None. */
+static PyObject *joined_offset(const tersa_reader *r) {
+    size_t at;
+    if (!tersa_reader_joined(r, &at)) Py_RETURN_NONE;
+    return PyLong_FromSize_t(at);
+}
+
+static PyObject *Decoder_get_joined_at(DecoderObject *self, void *c) {
+    (void)c;
+    if (!self->join) Py_RETURN_NONE;
+    return joined_offset(self->d->r);
+}
+
+static PyGetSetDef Decoder_getset[] = {
+    {"pending", (getter)Decoder_get_pending, NULL, "Bytes received but not yet decoded.", NULL},
+    {"joined_at", (getter)Decoder_get_joined_at, NULL,
+     "join=True: the offset in the bytes fed of the first sync frame (its length prefix), where\n"
+     "decoding started; None before it arrives, and for a decoder that reads a stream from its header.",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject DecoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "tersa.Decoder",
+    .tp_basicsize = sizeof(DecoderObject),
+    .tp_dealloc = (destructor)Decoder_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Decoder(*, option=0, dictionary=None, max_depth=1000, join=False)\n--\n\n"
+              "Decodes a stream incrementally: feed() bytes as they arrive, iterate for the\n"
+              "values completed so far, close() at the end. join=True joins a stream midway\n"
+              "(SPEC 2.3): the bytes start at a frame boundary, without a header, and frames\n"
+              "before the first sync frame are skipped (see joined_at).",
+    .tp_traverse = (traverseproc)Decoder_traverse,
+    .tp_iter = Decoder_iter,
+    .tp_iternext = (iternextfunc)Decoder_iternext,
+    .tp_methods = Decoder_methods,
+    .tp_getset = Decoder_getset,
+    .tp_new = Decoder_new,
+};
+
+/* ==========================================================================
+ * loads_stream, join_stream: whole buffers
+ * ========================================================================== */
+
+/* The values of a whole stream buffer (join: frames from a frame boundary on,
+ * without a header), and in *joined_at where a join started (None if no sync
+ * frame came). */
+static PyObject *stream_values(const input_bytes *in, const dec_args *a, int join, PyObject **joined_at) {
+    PyObject *result = PyList_New(0);
+    dec_ctx *d = result ? dec_acquire() : NULL;
+    if (!d) {
+        Py_XDECREF(result);
+        return NULL;
+    }
+    d->opt = a->opt;
+    d->ahead = AHEAD(in->len);
+    if (a->max_depth != TERSA_DEFAULT_MAX_DEPTH) tersa_reader_set_max_depth(d->r, a->max_depth);
+    if (!tersa_reader_start(d->r, in->ptr, in->len, a->dicts.ptr, a->dicts.n, join ? TERSA_READ_JOIN : TERSA_READ_STREAM)) {
+        dec_fail(d);
+        Py_CLEAR(result);
+    }
+    while (result) {
+        bool more;
+        if (!tersa_reader_frame_begin(d->r, &more)) {
+            dec_fail(d);
+            Py_CLEAR(result);
+            break;
+        }
+        if (!more) break;
+        /* The string and shape tables restarted: the caches by index are stale. */
+        if (tersa_reader_frame_synced(d->r)) dec_ctx_clear(d);
+        PyObject *v = dec_value(d);
+        if (!v || !tersa_reader_frame_end(d->r) || PyList_Append(result, v) < 0) {
+            if (v && !PyErr_Occurred()) dec_fail(d);
+            Py_XDECREF(v);
+            Py_CLEAR(result);
+            break;
+        }
+        Py_DECREF(v);
+    }
+    if (result && joined_at && !(*joined_at = joined_offset(d->r))) Py_CLEAR(result);
+    dec_release(d, in->len);
+    return result;
+}
+
+static PyObject *tersa_loads_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)module;
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "loads_stream() takes exactly 1 positional argument (%zd given)", nargs);
+        return NULL;
+    }
+    dec_args a;
+    PyObject *join_arg = NULL;
+    if (stack_guard("loads_stream") < 0 || parse_dec_args("loads_stream", args, nargs, kwnames, &a, &join_arg) < 0)
+        return NULL;
+    int join = join_arg ? PyObject_IsTrue(join_arg) : 0;
+    input_bytes in;
+    if (join < 0 || input_get(args[0], &in) < 0) {
+        dict_list_free(&a.dicts);
+        return NULL;
+    }
+    PyObject *result = stream_values(&in, &a, join, NULL);
+    input_release(&in);
+    dict_list_free(&a.dicts);
+    return result;
+}
+
+static PyObject *tersa_join_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)module;
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "join_stream() takes exactly 1 positional argument (%zd given)", nargs);
+        return NULL;
+    }
+    dec_args a;
+    if (stack_guard("join_stream") < 0 || parse_dec_args("join_stream", args, nargs, kwnames, &a, NULL) < 0)
+        return NULL;
+    input_bytes in;
+    if (input_get(args[0], &in) < 0) {
+        dict_list_free(&a.dicts);
+        return NULL;
+    }
+    PyObject *joined_at = NULL;
+    PyObject *values = stream_values(&in, &a, 1, &joined_at);
+    input_release(&in);
+    dict_list_free(&a.dicts);
+    if (!values) return NULL;
+    return Py_BuildValue("(NN)", joined_at, values);
+}

@@ -1,0 +1,133 @@
+/*
+ * decoder.h - the state of a Tersa::Decoder, shared by decoder_class.c (decoding),
+ * decoder_stream.c (streams: whole buffers, feeding, joining) and deep_copy.c
+ * (the benchmark's copy, which builds Hashes the same way).
+ */
+#ifndef TERSA_RB_DECODER_H
+#define TERSA_RB_DECODER_H
+
+#include "common.h"
+
+#include "stack.h"
+
+#define KEY_CACHE 4096
+#define TEMPLATE_CACHE 512
+/* Ways per set: a document's shapes must not evict one another, or every
+ * map of an evicted shape would cost a fresh template object. */
+#define TEMPLATE_WAYS 4
+
+/* A shape's template Hash (hash_fast.c), keyed by the identity of its keys:
+ * 0 (Qfalse) an empty way, Qnil a shape seen once (see tersa_rb_template_for). */
+typedef struct template_entry {
+    uint64_t sig;
+    VALUE template;
+} template_entry;
+
+enum { KEY_EMPTY = 0, KEY_STRING = 1, KEY_SYMBOL = 2 };
+
+typedef struct key_entry {
+    uint64_t hash;
+    VALUE value;
+    uint32_t len;
+    uint8_t kind;
+} key_entry;
+
+/* An open container of the value being built (decoder_class.c). Its
+ * elements wait on the value stack from `values` on; a map's key objects are
+ * on the keys stack at `koff`, or for a shape used once on the value stack
+ * (from `base`, under the values). */
+typedef struct build_frame {
+    size_t left;   /* items still to read */
+    long base;     /* value-stack length when the container opened */
+    long values;   /* where its elements (generic maps: key, value, ...) start */
+    size_t koff;
+    size_t offset; /* the container item's offset, for errors */
+    uint8_t kind;  /* TERSA_ARRAY, TERSA_MAP or TERSA_GENERIC_MAP */
+    bool once;     /* TERSA_MAP: keys on the value stack */
+} build_frame;
+
+typedef struct tersa_rb_decoder {
+    tersa_reader *r;
+    VALUE stack_obj;    /* children waiting for their container */
+    tersa_rb_stack *stack;
+    VALUE keys_obj;     /* this call's shape keys (shape i at shape_off[i]) and frozen strings */
+    tersa_rb_stack *keys;
+    build_frame *frames;    /* the open containers, innermost last: nesting costs heap, not machine stack */
+    size_t frames_cap;
+    size_t *shape_off;      /* per shape index: offset of its keys on `keys`... */
+    uint32_t *shape_gen;    /* ...valid when shape_gen[i] == gen */
+    size_t shape_cap;
+    uint32_t gen;
+    VALUE *frozen_by_index; /* freeze: mode: one String per string-table index (entries live on keys) */
+    size_t frozen_cap, frozen_hi;
+    VALUE *long_by_index;   /* long strings: the first String made per string-table index, which
+                               references share (copy-on-write), entries live on keys */
+    size_t long_cap, long_hi;
+    VALUE *long_keys;       /* long keys: per string-table index, [2i] as String and [2i+1] as
+                               Symbol; entries live on keys (pinned) */
+    size_t long_keys_cap;   /* slots (two per index) */
+    size_t long_keys_hi;    /* *_hi: the caches are empty from there on (what a reset must clear) */
+    size_t hashed;          /* key bytes Hashes had to hash this call (stream); see charge_hashing */
+    size_t hash_budget;     /* ...and how many the input allows */
+    VALUE dictionaries; /* Array of Tersa::Dictionary, or nil */
+    const tersa_dict **dicts; /* ...as the reader takes them, for as long as it reads: a joining
+                                reader looks its dictionary up at the first sync frame */
+    size_t dicts_cap;
+    VALUE buffer;       /* feed: bytes received; those before buf_pos are decoded */
+    size_t buf_pos;
+    size_t stream_offset; /* feed: offset of buffer[buf_pos] in the stream */
+    size_t joined_at;   /* where the stream last read was joined (SIZE_MAX: not joined) */
+    bool stream_started;
+    bool join;          /* streams start at a frame boundary, without a header (SPEC 2.3) */
+    bool symbolize_keys;
+    bool freeze;
+    bool busy;
+    uint32_t max_depth;
+    key_entry cache[KEY_CACHE];
+    template_entry templates[TEMPLATE_CACHE];
+} tersa_rb_decoder;
+
+/* A decoding body run by tersa_rb_dec_run. */
+typedef VALUE (*tersa_rb_dec_body)(VALUE self, tersa_rb_decoder *d, VALUE arg);
+
+/** The decoder of a Tersa::Decoder object (TypeError for anything else). */
+tersa_rb_decoder *tersa_rb_get_decoder(VALUE self);
+
+/** The current Ractor's default decoder, or a fresh one when it is busy. */
+VALUE tersa_rb_default_decoder(void);
+
+/** The template Hash for maps with these keys (made on first use), or Qundef
+ *  when the fast path cannot serve them; charges the hashing to `d`. */
+VALUE tersa_rb_template_for(VALUE self, tersa_rb_decoder *d, const VALUE *keys, long n, size_t at);
+
+/* decoder_class.c, for decoder_stream.c */
+
+/** Run `body` with `opts` (Qnil, or options for this call only) applied;
+ *  any exception leaves the decoder reset and usable, its stream over. */
+VALUE tersa_rb_dec_run(VALUE self, tersa_rb_decoder *d, VALUE arg, tersa_rb_dec_body body, VALUE opts);
+TERSA_RB_NORETURN(void tersa_rb_dec_raise_busy(void));
+/** Forget the call or stream being read (not its bytes: see tersa_rb_dec_reset_after_error). */
+void tersa_rb_dec_reset(tersa_rb_decoder *d);
+/** ...and the bytes fed: after an error the stream is over. */
+void tersa_rb_dec_reset_after_error(VALUE self, tersa_rb_decoder *d);
+/** Raise the reader's error (resetting first). */
+TERSA_RB_NORETURN(void tersa_rb_dec_fail(tersa_rb_decoder *d));
+/** The next value of the input; everything it made goes with it. */
+VALUE tersa_rb_dec_build(VALUE self, tersa_rb_decoder *d);
+/** The dictionaries for tersa_reader_start (they live until the next call), in *n how many. */
+const tersa_dict *const *tersa_rb_dec_dicts(tersa_rb_decoder *d, size_t *n);
+/** Start reading a whole buffer with these reader flags; returns the String the
+ *  reader points into, which the caller keeps alive until the reader is done. */
+VALUE tersa_rb_dec_start_buffer(tersa_rb_decoder *d, VALUE str, uint32_t flags);
+/** A new call or stream: every cache of the last one dropped, hashing counted from 0. */
+void tersa_rb_dec_new_generation(tersa_rb_decoder *d);
+/** A sync frame began: drop the caches keyed by string- or shape-table index. */
+void tersa_rb_dec_drop_index_caches(tersa_rb_decoder *d);
+/** The key bytes Hashes may hash for `input_len` bytes of input. */
+void tersa_rb_dec_set_hash_budget(tersa_rb_decoder *d, size_t input_len);
+
+/* decoder_stream.c */
+VALUE tersa_rb_dec_stream_buffer(VALUE self, tersa_rb_decoder *d, VALUE str);
+void tersa_rb_init_decoder_stream(void);
+
+#endif

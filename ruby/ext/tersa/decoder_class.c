@@ -1,0 +1,755 @@
+/*
+ * decoder_class.c - Tersa::Decoder and Tersa.load: the C pull reader -> Ruby objects.
+ *
+ * Allocation discipline: a decode creates the objects of the value and
+ * nothing else. Keys are frozen, interned Strings (or Symbols) from a bounded
+ * cache that outlives calls, so repeated keys cost no object. Children wait on
+ * a GC-visible value stack and their container is created once complete, with
+ * its exact size (counts in the input are only claims). Open containers are
+ * frames on the heap, not calls: nesting costs no machine stack.
+ */
+#include "common.h"
+
+#include "decoder.h"
+#include "hash_fast.h"
+#include "internal.h"
+#include "key_cost.h"
+
+#include <limits.h>
+
+VALUE cDecoder;
+static ID id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries, id_join, id_call, id_floating;
+static rb_ractor_local_key_t default_decoder_key;
+
+/* ==========================================================================
+ * State
+ * ========================================================================== */
+
+static void dec_mark(void *p) {
+    tersa_rb_decoder *d = (tersa_rb_decoder *)p;
+    rb_gc_mark_movable(d->stack_obj);
+    rb_gc_mark_movable(d->keys_obj);
+    rb_gc_mark_movable(d->dictionaries);
+    rb_gc_mark_movable(d->buffer);
+    for (size_t i = 0; i < KEY_CACHE; i++)
+        if (d->cache[i].kind) rb_gc_mark_movable(d->cache[i].value);
+    for (size_t i = 0; i < TEMPLATE_CACHE; i++)
+        if (!RB_SPECIAL_CONST_P(d->templates[i].template)) rb_gc_mark_movable(d->templates[i].template);
+}
+
+static void dec_compact(void *p) {
+    tersa_rb_decoder *d = (tersa_rb_decoder *)p;
+    d->stack_obj = rb_gc_location(d->stack_obj);
+    d->keys_obj = rb_gc_location(d->keys_obj);
+    d->dictionaries = rb_gc_location(d->dictionaries);
+    d->buffer = rb_gc_location(d->buffer);
+    for (size_t i = 0; i < KEY_CACHE; i++)
+        if (d->cache[i].kind) d->cache[i].value = rb_gc_location(d->cache[i].value);
+    for (size_t i = 0; i < TEMPLATE_CACHE; i++)
+        if (!RB_SPECIAL_CONST_P(d->templates[i].template))
+            d->templates[i].template = rb_gc_location(d->templates[i].template);
+}
+
+static void dec_free(void *p) {
+    tersa_rb_decoder *d = (tersa_rb_decoder *)p;
+    tersa_reader_free(d->r);
+    xfree(d->frames);
+    xfree(d->shape_off);
+    xfree(d->shape_gen);
+    xfree(d->frozen_by_index);
+    xfree(d->long_by_index);
+    xfree(d->long_keys);
+    xfree(d->dicts);
+    xfree(d);
+}
+
+static size_t dec_memsize(const void *p) {
+    const tersa_rb_decoder *d = (const tersa_rb_decoder *)p;
+    return sizeof(*d) + d->frames_cap * sizeof(build_frame) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) +
+           (d->frozen_cap + d->long_cap + d->long_keys_cap) * sizeof(VALUE) + d->dicts_cap * sizeof(tersa_dict *);
+}
+
+static const rb_data_type_t decoder_type = {
+    .wrap_struct_name = "Tersa::Decoder",
+    .function = {.dmark = dec_mark, .dfree = dec_free, .dsize = dec_memsize, .dcompact = dec_compact},
+    .flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
+};
+
+static VALUE dec_alloc(VALUE klass) {
+    tersa_rb_decoder *d;
+    VALUE self = TypedData_Make_Struct(klass, tersa_rb_decoder, &decoder_type, d);
+    d->stack_obj = d->keys_obj = d->dictionaries = d->buffer = Qnil;
+    d->max_depth = TERSA_DEFAULT_MAX_DEPTH;
+    d->joined_at = SIZE_MAX;
+    d->r = tersa_reader_new(NULL);
+    if (!d->r) rb_memerror();
+    tersa_rb_stack *s;
+    VALUE so = tersa_rb_stack_new(&s);
+    RB_OBJ_WRITE(self, &d->stack_obj, so);
+    d->stack = s;
+    VALUE ko = tersa_rb_stack_new(&s);
+    RB_OBJ_WRITE(self, &d->keys_obj, ko);
+    d->keys = s;
+    return self;
+}
+
+tersa_rb_decoder *tersa_rb_get_decoder(VALUE self) {
+    return (tersa_rb_decoder *)rb_check_typeddata(self, &decoder_type);
+}
+
+#define get_decoder tersa_rb_get_decoder
+
+void tersa_rb_dec_reset(tersa_rb_decoder *d) {
+    d->stack->len = 0;
+    d->keys->len = 0;
+    d->busy = false;
+    /* Shapes recorded so far pointed into `keys`; after an error a stream is over. */
+    d->gen++;
+    d->stream_started = false;
+    d->buf_pos = 0;
+    d->stream_offset = 0;
+}
+
+#define reset tersa_rb_dec_reset
+
+/* After an error: the call (or the whole stream) is over. */
+void tersa_rb_dec_reset_after_error(VALUE self, tersa_rb_decoder *d) {
+    reset(d);
+    RB_OBJ_WRITE(self, &d->buffer, Qnil);
+}
+
+void tersa_rb_dec_fail(tersa_rb_decoder *d) {
+    tersa_error err = *tersa_reader_error(d->r);
+    reset(d);
+    tersa_rb_raise_decode(&err);
+}
+
+#define fail_decode tersa_rb_dec_fail
+
+/* ==========================================================================
+ * Keys and strings
+ * ========================================================================== */
+
+/* A frozen key String (or Symbol), from the cache when seen before. */
+static VALUE key_value(VALUE self, tersa_rb_decoder *d, const char *ptr, size_t len, bool symbol) {
+    uint8_t kind = symbol ? KEY_SYMBOL : KEY_STRING;
+    uint64_t h = hash_bytes(ptr, len, kind);
+    key_entry *e = &d->cache[h & (KEY_CACHE - 1)];
+    if (e->kind == kind && e->hash == h && e->len == len) {
+        VALUE s = kind == KEY_SYMBOL ? rb_sym2str(e->value) : e->value;
+        if (memcmp(RSTRING_PTR(s), ptr, len) == 0) return e->value;
+    }
+    /* Symbols made from data are dynamic (collectable), never immortal IDs. */
+    VALUE v = kind == KEY_SYMBOL ? rb_str_intern(rb_enc_interned_str(ptr, (long)len, tersa_utf8))
+                                 : rb_enc_interned_str(ptr, (long)len, tersa_utf8);
+    if (len <= UINT32_MAX) {
+        e->hash = h;
+        e->len = (uint32_t)len;
+        e->kind = kind;
+        RB_OBJ_WRITE(self, &e->value, v);
+    }
+    return v;
+}
+
+/* A one-byte reference can repeat a long string (SPEC 9): Strings made from
+ * it share the first one's bytes (copy-on-write) and keys made from it are
+ * made once, so a small input cannot demand a large heap or hash the same
+ * long bytes at every shape. Shorter strings are cheaper copied. */
+#define SHARE_MIN_LEN 64
+
+/* Set slot `slot` of a per-string-index cache of VALUEs (zero-filled up to
+ * its capacity, empty from *hi on), growing it. */
+static void index_cache_set(VALUE **cache, size_t *cap, size_t *hi, size_t slot, VALUE v) {
+    if (slot >= *cap) {
+        size_t n = *cap ? *cap * 2 : 256;
+        while (n <= slot) n *= 2;
+        TERSA_RB_REALLOC_N(*cache, VALUE, n);
+        memset(*cache + *cap, 0, (n - *cap) * sizeof(VALUE));
+        *cap = n;
+    }
+    (*cache)[slot] = v;
+    if (slot >= *hi) *hi = slot + 1;
+}
+
+/* A long key by its string-table index, made once per call (stream). */
+TERSA_RB_NOINLINE static VALUE long_key_value(VALUE self, tersa_rb_decoder *d, const tersa_key *k, uint32_t index,
+                                             bool symbol, tersa_rb_stack *stack) {
+    size_t slot = 2 * (size_t)index + symbol;
+    if (slot < d->long_keys_cap && d->long_keys[slot]) return d->long_keys[slot];
+    VALUE v = key_value(self, d, k->ptr, k->len, symbol);
+    /* Shape keys live on d->keys already; keys of a once-used shape go with
+     * their map, so those are kept here for the rest of the call. */
+    if (stack != d->keys) tersa_rb_stack_push(d->keys, v);
+    index_cache_set(&d->long_keys, &d->long_keys_cap, &d->long_keys_hi, slot, v);
+    return v;
+}
+
+/* Building a Hash hashes its String keys in full, again for every Hash
+ * (Ruby keeps no String hashes), and one reference byte can repeat a long
+ * string as a key in map after map: a small input could take hours to
+ * decode. So the key bytes hashed are counted against a budget of
+ * HASH_BUDGET_PER_BYTE per input byte plus HASH_BUDGET_BASE (about 50 ms
+ * of hashing). A key slot costs at least two input bytes (key and value),
+ * so only keys over 512 bytes, repeated in many shapes or generic maps, can
+ * reach it; JSON or MessagePack would have to repeat their bytes. */
+#define HASH_BUDGET_PER_BYTE 256
+#define HASH_BUDGET_BASE ((size_t)64 << 20)
+
+void tersa_rb_dec_set_hash_budget(tersa_rb_decoder *d, size_t input_len) {
+    size_t per = input_len > (SIZE_MAX - HASH_BUDGET_BASE) / HASH_BUDGET_PER_BYTE ? SIZE_MAX - HASH_BUDGET_BASE
+                                                                                   : input_len * HASH_BUDGET_PER_BYTE;
+    d->hash_budget = per + HASH_BUDGET_BASE;
+}
+
+TERSA_RB_NORETURN(static void hash_budget_exceeded(tersa_rb_decoder *d, size_t at));
+static void hash_budget_exceeded(tersa_rb_decoder *d, size_t at) {
+    reset(d);
+    tersa_rb_raise_decode_code("key_hashing_exceeded", at,
+                              "map keys repeated by reference would take more hashing than the input allows");
+}
+
+static inline void charge_hashing(tersa_rb_decoder *d, size_t bytes, size_t at) {
+    d->hashed += bytes;
+    if (TERSA_RB_UNLIKELY(d->hashed > d->hash_budget)) hash_budget_exceeded(d, at);
+}
+
+/* The bytes hashing shaped-map keys reads: Strings in full, Symbols by identity. */
+static size_t text_keys_cost(const VALUE *keys, size_t n) {
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        if (RB_TYPE_P(keys[i], T_STRING)) total += (size_t)RSTRING_LEN(keys[i]);
+    return total;
+}
+
+/* Push a map's key objects on `stack`; returns where they start. */
+static size_t push_keys(VALUE self, tersa_rb_decoder *d, const tersa_item *it, tersa_rb_stack *stack) {
+    size_t off = (size_t)stack->len;
+    const uint32_t *indices = it->v.map.key_strings;
+    for (size_t i = 0; i < it->v.map.count; i++) {
+        const tersa_key *k = &it->v.map.keys[i];
+        bool symbol = k->symbol || d->symbolize_keys;
+        VALUE v = indices && k->len >= SHARE_MIN_LEN && indices[i] != TERSA_NO_INDEX
+                      ? long_key_value(self, d, k, indices[i], symbol, stack)
+                      : key_value(self, d, k->ptr, k->len, symbol);
+        tersa_rb_stack_push(stack, v);
+    }
+    return off;
+}
+
+/* The offset on the keys stack of a shaped map's key objects; a shape's keys
+ * are made once per call (once per stream) and then shared by its maps. */
+static size_t shape_keys(VALUE self, tersa_rb_decoder *d, const tersa_item *it) {
+    uint32_t shape = it->v.map.shape;
+    if (!(it->flags & TERSA_ITEM_NEW_SHAPE) && shape < d->shape_cap && d->shape_gen[shape] == d->gen)
+        return d->shape_off[shape];
+    size_t off = push_keys(self, d, it, d->keys);
+    if (shape >= d->shape_cap) {
+        size_t cap = d->shape_cap ? d->shape_cap * 2 : 64;
+        while (cap <= shape) cap *= 2;
+        TERSA_RB_REALLOC_N(d->shape_off, size_t, cap);
+        TERSA_RB_REALLOC_N(d->shape_gen, uint32_t, cap);
+        memset(d->shape_gen + d->shape_cap, 0, (cap - d->shape_cap) * sizeof(uint32_t));
+        d->shape_cap = cap;
+    }
+    d->shape_off[shape] = off;
+    d->shape_gen[shape] = d->gen;
+    return off;
+}
+
+static inline VALUE new_string(const tersa_item *it) {
+    /* rb_utf8_str_new goes through rb_enc_associate_index's checks; the
+     * index of UTF-8 fits the flags, and the reader already knows the coderange. */
+    VALUE s = rb_str_new(it->v.str.ptr, (long)it->v.str.len);
+    RB_ENCODING_SET_INLINED(s, tersa_utf8_index);
+    ENC_CODERANGE_SET(s, (it->flags & TERSA_ITEM_ASCII) ? ENC_CODERANGE_7BIT : ENC_CODERANGE_VALID);
+    return s;
+}
+
+TERSA_RB_NOINLINE static VALUE long_string_value(tersa_rb_decoder *d, const tersa_item *it) {
+    uint32_t i = it->v.str.index;
+    if (i < d->long_cap && d->long_by_index[i]) return rb_str_dup(d->long_by_index[i]);
+    VALUE s = new_string(it);
+    tersa_rb_stack_push(d->keys, s); /* keeps it alive for this call (stream) */
+    index_cache_set(&d->long_by_index, &d->long_cap, &d->long_hi, i, s);
+    return s;
+}
+
+static inline VALUE string_value(tersa_rb_decoder *d, const tersa_item *it) {
+    if (TERSA_RB_UNLIKELY(d->freeze)) {
+        uint32_t i = it->v.str.index;
+        if (i != TERSA_NO_INDEX && i < d->frozen_cap && d->frozen_by_index[i]) return d->frozen_by_index[i];
+        VALUE v = rb_enc_interned_str(it->v.str.ptr, (long)it->v.str.len, tersa_utf8);
+        if (i != TERSA_NO_INDEX) {
+            tersa_rb_stack_push(d->keys, v); /* keeps it alive for this call */
+            index_cache_set(&d->frozen_by_index, &d->frozen_cap, &d->frozen_hi, i, v);
+        }
+        return v;
+    }
+    if (TERSA_RB_UNLIKELY(it->v.str.len >= SHARE_MIN_LEN) && it->v.str.index != TERSA_NO_INDEX)
+        return long_string_value(d, it);
+    return new_string(it);
+}
+
+/* ==========================================================================
+ * Building values
+ * ========================================================================== */
+
+typedef struct call_args {
+    VALUE proc, arg;
+} call_args;
+
+static VALUE call_proc(VALUE p) {
+    call_args *a = (call_args *)p;
+    return rb_funcall(a->proc, id_call, 1, a->arg);
+}
+
+typedef struct build_ctx {
+    VALUE self;
+    tersa_rb_decoder *d;
+} build_ctx;
+
+/* The template for maps with these keys, or Qundef: then build the map
+ * directly. A template is made the second time a shape is seen: making one
+ * costs about as much as building a map key by key, and a document of sparse
+ * records uses most of its shapes once (sparse_records: 1,283 shapes in 2,316
+ * maps), which paid for a template and a copy of it each. The first sighting
+ * leaves a marker (Qnil) in the set; a signature shared by two shapes only
+ * makes one template early. */
+VALUE tersa_rb_template_for(VALUE self, tersa_rb_decoder *d, const VALUE *keys, long n, size_t at) {
+    uint64_t sig = (uint64_t)n;
+    for (long i = 0; i < n; i++) sig = (sig ^ (uint64_t)keys[i]) * 0x9E3779B97F4A7C15ull;
+    template_entry *set = &d->templates[((sig >> 40) * TEMPLATE_WAYS) & (TEMPLATE_CACHE - 1)];
+    template_entry *seen = NULL;
+    for (int w = 0; w < TEMPLATE_WAYS; w++) {
+        template_entry *e = &set[w];
+        if (e->sig != sig || !e->template) continue;
+        if (e->template == Qnil) seen = e;
+        else if (tersa_rb_template_matches(e->template, keys, n)) return e->template;
+    }
+    if (!seen) {
+        /* Replace the least recently inserted way: entries shift down, the new one goes first. */
+        memmove(set + 1, set, (TEMPLATE_WAYS - 1) * sizeof(template_entry));
+        set[0].sig = sig;
+        set[0].template = Qnil;
+        return Qundef;
+    }
+    charge_hashing(d, text_keys_cost(keys, (size_t)n), at);
+    VALUE t = tersa_rb_hash_template(keys, n);
+    if (!tersa_rb_template_matches(t, keys, n)) return Qundef;
+    RB_OBJ_WRITE(self, &seen->template, t);
+    return t;
+}
+
+static VALUE build_ext(build_ctx *c, const tersa_item *it) {
+    VALUE data = rb_enc_str_new((const char *)it->v.ext.ptr, (long)it->v.ext.len, tersa_binary);
+    if (c->d->freeze) rb_obj_freeze(data);
+    VALUE unpacker = tersa_rb_ext_unpacker(it->v.ext.type);
+    if (NIL_P(unpacker)) return rb_struct_new(cExt, UINT2NUM(it->v.ext.type), data);
+    call_args a = {unpacker, data};
+    int state = 0;
+    VALUE v = rb_protect(call_proc, (VALUE)&a, &state);
+    if (state) {
+        reset(c->d);
+        rb_jump_tag(state);
+    }
+    return v;
+}
+
+static VALUE build_time(const tersa_item *it) {
+    const tersa_timestamp *t = &it->v.time;
+    if (t->zone == TERSA_ZONE_FLOATING)
+        return rb_struct_new(cTimestamp, LL2NUM(t->seconds), UINT2NUM(t->nanos), ID2SYM(id_floating), Qnil);
+    struct timespec ts;
+    ts.tv_sec = (time_t)t->seconds;
+    ts.tv_nsec = (long)t->nanos;
+    return rb_time_timespec_new(&ts, t->zone == TERSA_ZONE_UTC ? INT_MAX - 1 : t->offset * 60);
+}
+
+/* A scalar item as its Ruby object. */
+static VALUE build_scalar(build_ctx *c, const tersa_item *it) {
+    tersa_rb_decoder *d = c->d;
+    switch (it->type) {
+    case TERSA_NULL:
+        return Qnil;
+    case TERSA_TRUE:
+        return Qtrue;
+    case TERSA_FALSE:
+        return Qfalse;
+    case TERSA_UINT:
+        return ULL2NUM(it->v.u);
+    case TERSA_BIGINT:
+        return rb_integer_unpack(it->v.big.mag, it->v.big.len, 1, 0,
+                                 INTEGER_PACK_LITTLE_ENDIAN | (it->v.big.negative ? INTEGER_PACK_NEGATIVE : 0));
+    case TERSA_SYMBOL:
+        return rb_str_intern(rb_enc_interned_str(it->v.str.ptr, (long)it->v.str.len, tersa_utf8));
+    case TERSA_BINARY: {
+        VALUE s = rb_enc_str_new((const char *)it->v.bin.ptr, (long)it->v.bin.len, tersa_binary);
+        if (d->freeze) rb_obj_freeze(s);
+        return s;
+    }
+    case TERSA_EXT: {
+        VALUE v = build_ext(c, it);
+        if (d->freeze) rb_obj_freeze(v);
+        return v;
+    }
+    case TERSA_TIME: {
+        VALUE v = build_time(it);
+        if (d->freeze) rb_obj_freeze(v);
+        return v;
+    }
+    default:
+        rb_raise(eError, "unknown item type");
+    }
+}
+
+/* Open the container item `it` as frame `depth` (growing the frames). Its
+ * elements follow in the input; a map's keys are made now. */
+static void open_container(build_ctx *c, const tersa_item *it, size_t depth) {
+    tersa_rb_decoder *d = c->d;
+    if (TERSA_RB_UNLIKELY(depth == d->frames_cap)) {
+        size_t cap = d->frames_cap ? d->frames_cap * 2 : 32;
+        TERSA_RB_REALLOC_N(d->frames, build_frame, cap);
+        d->frames_cap = cap;
+    }
+    build_frame *f = &d->frames[depth];
+    f->kind = (uint8_t)it->type;
+    f->offset = it->offset;
+    f->base = d->stack->len;
+    f->once = false;
+    if (it->type == TERSA_ARRAY) {
+        f->left = it->v.array.count;
+    } else if (it->type == TERSA_MAP) {
+        f->left = it->v.map.count;
+        /* A shape the full table did not take is used once: its keys wait on
+         * the value stack, under the values, and go with them. */
+        f->once = it->v.map.shape == TERSA_NO_INDEX;
+        f->koff = f->once ? push_keys(c->self, d, it, d->stack) : shape_keys(c->self, d, it);
+    } else {
+        f->left = 2 * it->v.map.count;
+    }
+    f->values = d->stack->len;
+}
+
+static VALUE close_generic_map(build_ctx *c, const build_frame *f);
+
+/* The container of frame `f`, whose elements are all on the value stack; pops them. */
+static VALUE close_container(build_ctx *c, const build_frame *f) {
+    tersa_rb_decoder *d = c->d;
+    long n = d->stack->len - f->values;
+    VALUE v;
+    if (f->kind == TERSA_ARRAY) {
+        v = rb_ary_new_from_values(n, d->stack->ptr + f->values);
+    } else if (f->kind == TERSA_MAP) {
+        /* Keys and values are read here: building the elements may have moved the stacks. */
+        const VALUE *keys = (f->once ? d->stack : d->keys)->ptr + f->koff, *values = d->stack->ptr + f->values;
+        v = Qundef;
+        if (n && tersa_rb_hash_fast) {
+            VALUE t = tersa_rb_template_for(c->self, d, keys, n, f->offset);
+            if (t != Qundef) v = tersa_rb_hash_from_template(t, values, n);
+        }
+        if (v == Qundef) {
+            charge_hashing(d, text_keys_cost(keys, (size_t)n), f->offset);
+            v = tersa_rb_hash_build(keys, values, n);
+        }
+        /* symbolize_keys can make two keys one ("a" and :a): the option asked
+         * for it, and no Tersa::Map could hold two equal Symbols. */
+        if (TERSA_RB_UNLIKELY(d->symbolize_keys) && (long)RHASH_SIZE(v) != n) {
+            tersa_error err = {TERSA_ERR_DUPLICATE_KEY, f->offset, "keys that symbolize_keys makes equal"};
+            reset(d);
+            tersa_rb_raise_decode(&err);
+        }
+    } else {
+        return close_generic_map(c, f);
+    }
+    d->stack->len = f->base;
+    if (d->freeze) rb_obj_freeze(v);
+    return v;
+}
+
+/* A generic map: a Hash, unless its keys are distinct Tersa values that
+ * Ruby's Hash would merge ("a" and "a".b, 0.0 and -0.0, two Times of one
+ * instant in different zones, [0.0] and [-0.0]) or keys nested so deep that
+ * Ruby would hash them by deep recursion: then a Tersa::Map, which compares
+ * keys by their Tersa encoding. */
+static VALUE close_generic_map(build_ctx *c, const build_frame *f) {
+    tersa_rb_decoder *d = c->d;
+    long n = (d->stack->len - f->values) / 2;
+    uint32_t depth;
+    charge_hashing(d, tersa_rb_keys_cost(d->stack, f->values, n, 2, &depth), f->offset);
+    VALUE v = Qundef;
+    if (depth <= TERSA_RB_HASHABLE_DEPTH) {
+        VALUE hash = rb_hash_new();
+        if (n) rb_hash_bulk_insert(2 * n, d->stack->ptr + f->values, hash);
+        if ((long)RHASH_SIZE(hash) == n) v = hash;
+    }
+    /* The pairs are read again: Ruby's #hash methods ran, but nothing pushed. */
+    if (v == Qundef) v = tersa_rb_map_new(d->stack->ptr + f->values, n);
+    d->stack->len = f->base;
+    if (d->freeze) rb_obj_freeze(v);
+    return v;
+}
+
+/* The next value in the input. Containers do not recurse: each open one is a
+ * frame on the decoder's heap and its elements wait on the value stack, so
+ * any depth the reader allows costs no machine stack. */
+static VALUE build(build_ctx *c) {
+    tersa_rb_decoder *d = c->d;
+    size_t depth = 0; /* open containers */
+    for (;;) {
+        tersa_item it;
+        VALUE v;
+        if (TERSA_RB_UNLIKELY(!tersa_read(d->r, &it))) fail_decode(d);
+        switch (it.type) {
+        case TERSA_STRING:
+            v = string_value(d, &it);
+            break;
+        case TERSA_INT:
+            v = LL2NUM(it.v.i);
+            break;
+        case TERSA_FLOAT:
+            v = tersa_rb_float_new(it.v.f);
+            break;
+        case TERSA_MAP:
+        case TERSA_ARRAY:
+        case TERSA_GENERIC_MAP:
+            open_container(c, &it, depth);
+            if (d->frames[depth].left) {
+                depth++;
+                continue;
+            }
+            v = close_container(c, &d->frames[depth]);
+            break;
+        default:
+            v = build_scalar(c, &it);
+            break;
+        }
+        /* v is complete: it joins its container, which may be complete in turn. */
+        for (;;) {
+            if (depth == 0) return v;
+            build_frame *f = &d->frames[depth - 1];
+            tersa_rb_stack_push(d->stack, v);
+            if (--f->left) break;
+            v = close_container(c, f);
+            depth--;
+        }
+    }
+}
+
+/* ==========================================================================
+ * Entry points
+ * ========================================================================== */
+
+VALUE tersa_rb_dec_build(VALUE self, tersa_rb_decoder *d) {
+    build_ctx c = {self, d};
+    return build(&c);
+}
+
+const tersa_dict *const *tersa_rb_dec_dicts(tersa_rb_decoder *d, size_t *n) {
+    size_t nd = NIL_P(d->dictionaries) ? 0 : (size_t)RARRAY_LEN(d->dictionaries);
+    if (nd > d->dicts_cap) {
+        TERSA_RB_REALLOC_N(d->dicts, const tersa_dict *, nd);
+        d->dicts_cap = nd;
+    }
+    /* The Array is frozen and marked and dictionaries never change, so the
+     * pointers hold until the option changes, which ends any stream. */
+    for (size_t i = 0; i < nd; i++) d->dicts[i] = tersa_rb_dict(RARRAY_AREF(d->dictionaries, (long)i));
+    *n = nd;
+    return d->dicts;
+}
+
+void tersa_rb_dec_drop_index_caches(tersa_rb_decoder *d) {
+    if (++d->gen == 0) {
+        if (d->shape_cap) memset(d->shape_gen, 0, d->shape_cap * sizeof(uint32_t));
+        d->gen = 1;
+    }
+    /* Only these caches kept what `keys` holds alive. */
+    d->keys->len = 0;
+    if (d->frozen_hi) memset(d->frozen_by_index, 0, d->frozen_hi * sizeof(VALUE));
+    if (d->long_hi) memset(d->long_by_index, 0, d->long_hi * sizeof(VALUE));
+    if (d->long_keys_hi) memset(d->long_keys, 0, d->long_keys_hi * sizeof(VALUE));
+    d->frozen_hi = d->long_hi = d->long_keys_hi = 0;
+}
+
+void tersa_rb_dec_new_generation(tersa_rb_decoder *d) {
+    tersa_rb_dec_drop_index_caches(d);
+    d->hashed = 0;
+}
+
+VALUE tersa_rb_dec_start_buffer(tersa_rb_decoder *d, VALUE str, uint32_t flags) {
+    StringValue(str);
+    /* Unpackers run Ruby code, which could modify the input under the reader:
+     * then decode a frozen view (no Ruby code runs otherwise). */
+    VALUE input = OBJ_FROZEN(str) || !tersa_rb_has_unpackers() ? str : rb_str_new_frozen(str);
+    size_t nd;
+    const tersa_dict *const *dicts = tersa_rb_dec_dicts(d, &nd);
+    d->busy = true;
+    d->stack->len = 0;
+    tersa_rb_dec_new_generation(d);
+    tersa_rb_dec_set_hash_budget(d, (size_t)RSTRING_LEN(input));
+    tersa_reader_set_max_depth(d->r, d->max_depth);
+    if (!tersa_reader_start(d->r, RSTRING_PTR(input), (size_t)RSTRING_LEN(input), dicts, nd, flags)) fail_decode(d);
+    return input;
+}
+
+static VALUE decode_buffer(VALUE self, tersa_rb_decoder *d, VALUE str) {
+    VALUE input = tersa_rb_dec_start_buffer(d, str, 0);
+    build_ctx c = {self, d};
+    VALUE v = build(&c);
+    if (!tersa_reader_finish(d->r)) fail_decode(d);
+    reset(d);
+    RB_GC_GUARD(input);
+    return v;
+}
+
+/* Options are checked in full before any is applied: a bad one changes
+ * nothing. `join:` only where a stream is read. */
+static void apply_options(VALUE self, tersa_rb_decoder *d, VALUE opts, bool streams) {
+    if (NIL_P(opts)) return;
+    ID ids[6] = {id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries, id_join};
+    VALUE vals[6] = {Qundef, Qundef, Qundef, Qundef, Qundef, Qundef};
+    rb_get_kwargs(opts, ids, 0, streams ? 6 : 5, vals);
+    long depth = -1;
+    if (vals[2] != Qundef) {
+        depth = NUM2LONG(vals[2]);
+        if (depth < 1 || depth > 100000) rb_raise(rb_eArgError, "max_depth must be 1..100000");
+    }
+    VALUE list = Qundef;
+    if (vals[3] != Qundef) list = NIL_P(vals[3]) ? Qnil : rb_ary_new_from_args(1, vals[3]);
+    if (vals[4] != Qundef) list = NIL_P(vals[4]) ? Qnil : rb_ary_dup(rb_Array(vals[4]));
+    if (list != Qundef && !NIL_P(list)) {
+        for (long i = 0; i < RARRAY_LEN(list); i++) tersa_rb_dict(RARRAY_AREF(list, i));
+        rb_obj_freeze(list); /* our own copy: the caller's Array stays as it was */
+    }
+    if (vals[0] != Qundef) d->symbolize_keys = RTEST(vals[0]);
+    if (vals[1] != Qundef) d->freeze = RTEST(vals[1]);
+    if (depth > 0) d->max_depth = (uint32_t)depth;
+    if (list != Qundef) RB_OBJ_WRITE(self, &d->dictionaries, list);
+    if (vals[5] != Qundef) d->join = RTEST(vals[5]);
+}
+
+void tersa_rb_dec_raise_busy(void) {
+    rb_raise(eError, "decoder is in use (re-entered from an unpacker, or shared between threads?)");
+}
+
+/* call-seq: Tersa::Decoder.new(symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil, join: false)
+ * Called again on a decoder, it takes the new options and forgets any stream. */
+static VALUE dec_initialize(int argc, VALUE *argv, VALUE self) {
+    VALUE opts;
+    rb_scan_args(argc, argv, ":", &opts);
+    tersa_rb_decoder *d = get_decoder(self);
+    if (d->busy) tersa_rb_dec_raise_busy();
+    apply_options(self, d, opts, true);
+    reset(d);
+    RB_OBJ_WRITE(self, &d->buffer, Qnil);
+    d->joined_at = SIZE_MAX;
+    return self;
+}
+
+typedef struct decode_call {
+    VALUE self;
+    tersa_rb_decoder *d;
+    VALUE arg;
+    tersa_rb_dec_body body;
+    VALUE opts;
+} decode_call;
+
+static VALUE decode_call_body(VALUE p) {
+    decode_call *c = (decode_call *)p;
+    apply_options(c->self, c->d, c->opts, c->body != decode_buffer);
+    return c->body(c->self, c->d, c->arg);
+}
+
+VALUE tersa_rb_dec_run(VALUE self, tersa_rb_decoder *d, VALUE arg, tersa_rb_dec_body body, VALUE opts) {
+    decode_call c = {self, d, arg, body, opts};
+    int state = 0;
+    VALUE v = rb_protect(decode_call_body, (VALUE)&c, &state);
+    if (state) {
+        tersa_rb_dec_reset_after_error(self, d);
+        rb_jump_tag(state);
+    }
+    return v;
+}
+
+/* call-seq: decoder.decode(string) -> object */
+static VALUE dec_decode(VALUE self, VALUE str) {
+    tersa_rb_decoder *d = get_decoder(self);
+    if (d->busy) tersa_rb_dec_raise_busy();
+    if (d->stream_started) rb_raise(eError, "decoder is reading a stream (call #reset first)");
+    return tersa_rb_dec_run(self, d, str, decode_buffer, Qnil);
+}
+
+VALUE tersa_rb_default_decoder(void) {
+    VALUE dec;
+    if (!rb_ractor_local_storage_value_lookup(default_decoder_key, &dec) || NIL_P(dec)) {
+        dec = dec_alloc(cDecoder);
+        rb_ractor_local_storage_value_set(default_decoder_key, dec);
+    }
+    if (get_decoder(dec)->busy) dec = dec_alloc(cDecoder);
+    return dec;
+}
+
+typedef struct load_call {
+    VALUE self;
+    tersa_rb_decoder *d;
+    VALUE str, opts;
+    tersa_rb_dec_body body;
+} load_call;
+
+static VALUE load_call_body(VALUE p) {
+    load_call *c = (load_call *)p;
+    return tersa_rb_dec_run(c->self, c->d, c->str, c->body, c->opts);
+}
+
+static VALUE load_with(int argc, VALUE *argv, bool stream) {
+    VALUE str, opts;
+    rb_scan_args(argc, argv, "1:", &str, &opts);
+    VALUE self = tersa_rb_default_decoder();
+    tersa_rb_decoder *d = get_decoder(self);
+    load_call c = {self, d, str, opts, stream ? tersa_rb_dec_stream_buffer : decode_buffer};
+    if (NIL_P(opts)) return load_call_body((VALUE)&c);
+    /* Options apply to this call only; restore them whatever happens. */
+    bool sym = d->symbolize_keys, frz = d->freeze, join = d->join;
+    uint32_t depth = d->max_depth;
+    VALUE dicts = d->dictionaries;
+    int state = 0;
+    VALUE v = rb_protect(load_call_body, (VALUE)&c, &state);
+    d->symbolize_keys = sym;
+    d->freeze = frz;
+    d->join = join;
+    d->max_depth = depth;
+    RB_OBJ_WRITE(self, &d->dictionaries, dicts);
+    if (state) rb_jump_tag(state);
+    return v;
+}
+
+/*
+ * call-seq: Tersa.load(string, symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil) -> object
+ */
+static VALUE tersa_s_load(int argc, VALUE *argv, VALUE mod) { return load_with(argc, argv, false); }
+
+/*
+ * call-seq: Tersa.load_stream(string, join: false, **options) -> Array
+ * Every value of a complete stream buffer (as written by Tersa::Encoder#<<),
+ * or with join: true of the frames of a stream from a frame boundary on.
+ */
+static VALUE tersa_s_load_stream(int argc, VALUE *argv, VALUE mod) { return load_with(argc, argv, true); }
+
+void tersa_rb_init_decoder(void) {
+    id_symbolize_keys = rb_intern("symbolize_keys");
+    id_freeze = rb_intern("freeze");
+    id_max_depth = rb_intern("max_depth");
+    id_dictionary = rb_intern("dictionary");
+    id_dictionaries = rb_intern("dictionaries");
+    id_join = rb_intern("join");
+    id_call = rb_intern("call");
+    id_floating = rb_intern("floating");
+    default_decoder_key = rb_ractor_local_storage_value_newkey();
+
+    cDecoder = rb_define_class_under(mTersa, "Decoder", rb_cObject);
+    rb_define_alloc_func(cDecoder, dec_alloc);
+    rb_define_method(cDecoder, "initialize", dec_initialize, -1);
+    rb_define_method(cDecoder, "decode", dec_decode, 1);
+    rb_define_module_function(mTersa, "load", tersa_s_load, -1);
+    rb_define_module_function(mTersa, "load_stream", tersa_s_load_stream, -1);
+    tersa_rb_init_decoder_stream();
+}

@@ -1,0 +1,145 @@
+/*
+ * encoder.h - the state of a Tersa::Encoder, shared by encoder_class.c (values,
+ * the frame loop, entry points), encoder_maps.c (how a map starts) and
+ * encoder_errors.c (paths and raisers).
+ */
+#ifndef TERSA_RB_ENCODER_H
+#define TERSA_RB_ENCODER_H
+
+#include "common.h"
+
+#include <string.h>
+
+#include "hash_fast.h"
+#include "stack.h"
+
+/* Shape cache: a hash's key objects (by identity) -> the writer's shape index.
+ * Valid within one buffer or stream frame (shape indices are per buffer, and
+ * a sync frame starts the shape table again) and only while no GC has run
+ * since it was filled (a collected key's address could be reused). */
+#define SHAPE_CACHE_BITS 8
+#define SHAPE_CACHE (1 << SHAPE_CACHE_BITS)
+
+typedef struct shape_entry {
+    uint64_t sig;
+    uint32_t gen;
+    uint32_t n;
+    uint32_t shape;
+    uint32_t pool; /* offset of the keys in the pool */
+} shape_entry;
+
+enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
+
+/* An open container (innermost last): where encoding is, for error paths and
+ * cycle reports, and what comes next. Containers do not recurse on the
+ * machine stack, so any depth max_depth allows costs only these frames. The
+ * container is on the value stack at `base` (alive and pinned), a map's
+ * {key, value} pairs right after it. */
+typedef struct enc_frame {
+    VALUE container;
+    long index;     /* the current element or pair (-1 before the first) */
+    long n;         /* elements or pairs */
+    long base;
+    uint32_t hooks; /* hook replacements standing for the container (under it on the
+                       value stack), released when it closes */
+    uint8_t kind;   /* FRAME_ARRAY, FRAME_MAP (shaped: values only), FRAME_GENERIC (key, value, ...) */
+    bool at_value;  /* FRAME_GENERIC: the current pair's key is written */
+} enc_frame;
+
+typedef struct tersa_rb_encoder {
+    tersa_writer *w;
+    VALUE stack_obj;
+    tersa_rb_stack *stack;
+    VALUE default_proc;
+    VALUE dictionary;
+    uint32_t max_depth;
+    uint64_t sync_frames;    /* streams: a sync frame every N frames (0: only the first)... */
+    uint64_t sync_bytes;     /* ...and once N bytes of frames followed the last one (0: never) */
+    uint32_t hooks;          /* hook replacements being encoded, nested (they count as depth) */
+    bool busy;
+    bool streaming;
+    bool stream_failed;      /* a value failed mid-frame: the stream's tables are unknown */
+    size_t stream_good_len;  /* the stream's bytes up to the last complete frame */
+    uint32_t gen;
+    size_t gc_count;
+    uint32_t buf_shapes;     /* shapes the current buffer used (highest index + 1) */
+    uint32_t shapes_peak;    /* the most any buffer of this writer used: its shape index is sized for them */
+    uint32_t small_runs;     /* buffers in a row that used a small part of that */
+    shape_entry cache[SHAPE_CACHE];
+    VALUE *pool;
+    size_t pool_len, pool_cap;
+    tersa_key *kbuf;
+    size_t kbuf_cap;
+    enc_frame *frames;       /* the open containers (see enc_frame) */
+    size_t frames_cap;
+} tersa_rb_encoder;
+
+/** Forget every cached shape index (see shape_entry). */
+static inline void tersa_rb_enc_drop_shapes(tersa_rb_encoder *e) {
+    if (++e->gen == 0) {
+        /* Entries of 2^32 generations ago would look current again. */
+        memset(e->cache, 0, sizeof e->cache);
+        e->gen = 1;
+    }
+    e->pool_len = 0; /* only entries of the current generation point into the pool */
+}
+
+/* Reset after an error (the encoder stays usable); the raisers reset first. */
+void tersa_rb_enc_reset(tersa_rb_encoder *e);
+TERSA_RB_NORETURN(void tersa_rb_enc_fail_writer(tersa_rb_encoder *e, uint32_t depth));
+TERSA_RB_NORETURN(void tersa_rb_enc_fail_value(tersa_rb_encoder *e, uint32_t depth, const char *what, VALUE obj));
+TERSA_RB_NORETURN(void tersa_rb_enc_too_deep(tersa_rb_encoder *e, uint32_t depth, VALUE container));
+/** A String of another encoding as UTF-8 (EncodeError naming the path if it cannot be). */
+VALUE tersa_rb_enc_to_utf8(tersa_rb_encoder *e, VALUE str, uint32_t depth);
+
+/* A writer call that failed raises the writer's error at the current path
+ * (uses the `e` and `depth` in scope). */
+#define CHECK_W(call)                                  \
+    do {                                               \
+        if (TERSA_RB_UNLIKELY(!(call))) tersa_rb_enc_fail_writer(e, depth); \
+    } while (0)
+
+/* What the writers can take of a String, from its flags word alone (the
+ * encoding index and the coderange; tersa_rb_str_kind is filled at load time
+ * from the actual encoding indices): one load and one table lookup instead
+ * of comparisons against three encodings and two coderanges. */
+enum { STR_OTHER, STR_TEXT, STR_TEXT_SCAN, STR_BINARY };
+extern uint8_t tersa_rb_str_kind[(RUBY_ENCODING_INLINE_MAX + 1) * 4];
+
+static inline int tersa_rb_str_kind_of(VALUE flags) {
+    const int cr_shift = __builtin_ctz(RUBY_ENC_CODERANGE_7BIT);
+    /* Ruby 3.x keeps the encoding index right above the coderange: one shift. */
+    if (RUBY_ENCODING_SHIFT == cr_shift + 2 && RUBY_ENC_CODERANGE_MASK == 3 << cr_shift)
+        return tersa_rb_str_kind[(flags >> cr_shift) & ((RUBY_ENCODING_INLINE_MAX << 2) | 3)];
+    unsigned enc = (unsigned)((flags & RUBY_ENCODING_MASK) >> RUBY_ENCODING_SHIFT);
+    unsigned cr = (unsigned)((flags & RUBY_ENC_CODERANGE_MASK) >> cr_shift);
+    return tersa_rb_str_kind[enc * 4 + cr];
+}
+
+/* A Tersa::Map (or an instance of a subclass). */
+static inline bool tersa_rb_is_map(VALUE obj) {
+    return RB_TYPE_P(obj, T_OBJECT) && (rb_obj_class(obj) == cMap || rb_obj_is_kind_of(obj, cMap));
+}
+
+/* The frame of `container`, opening at `depth` (checked against max_depth). */
+static inline enc_frame *tersa_rb_enc_frame_open(tersa_rb_encoder *e, uint32_t depth, VALUE container) {
+    if (TERSA_RB_UNLIKELY(depth >= e->frames_cap)) {
+        size_t cap = e->frames_cap ? e->frames_cap * 2 : 64;
+        while (cap <= depth) cap *= 2;
+        TERSA_RB_REALLOC_N(e->frames, enc_frame, cap);
+        e->frames_cap = cap;
+    }
+    if (TERSA_RB_UNLIKELY(depth + e->hooks >= e->max_depth)) tersa_rb_enc_too_deep(e, depth, container);
+    enc_frame *f = &e->frames[depth];
+    f->container = container;
+    f->kind = FRAME_ARRAY; /* until a map knows its kind: paths show indices */
+    f->index = -1;
+    f->at_value = true;
+    return f;
+}
+
+/** Open a Hash (or a Tersa::Map when `hash` is false) at `depth`, `hooks`
+ *  replacements standing for it; false if it is empty (then it is written whole). */
+bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth, uint32_t hooks);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * encoder_maps.c - how the encoder starts a map (a Hash or a Tersa::Map): its
+ * pairs onto the value stack, then the shape from the cache, the checked or
+ * trusted string keys, or a generic map.
+ */
+#include "encoder.h"
+
+typedef struct collect_ctx {
+    tersa_rb_stack *stack;
+    long at;
+} collect_ctx;
+
+static int collect_pair(VALUE key, VALUE value, VALUE arg) {
+    collect_ctx *c = (collect_ctx *)arg;
+    c->stack->ptr[c->at++] = key;
+    c->stack->ptr[c->at++] = value;
+    return ST_CONTINUE;
+}
+
+#ifdef HAVE_RB_HASH_STLIKE_FOREACH
+/* Exported by libruby but declared only in its internal headers. */
+int rb_hash_stlike_foreach(VALUE hash, st_foreach_callback_func *func, st_data_t arg);
+
+static int collect_st_pair(st_data_t key, st_data_t value, st_data_t arg) {
+    return collect_pair((VALUE)key, (VALUE)value, (VALUE)arg);
+}
+
+static inline void collect_pairs(VALUE hash, collect_ctx *c) {
+    rb_hash_stlike_foreach(hash, collect_st_pair, (st_data_t)c);
+}
+#else
+static inline void collect_pairs(VALUE hash, collect_ctx *c) { rb_hash_foreach(hash, collect_pair, (VALUE)c); }
+#endif
+
+/* The signature of a key sequence by identity, from its length and its first,
+ * middle and last keys: a hit is confirmed key by key anyway, and hashing
+ * every key cost as much as that confirmation. Shapes that agree on all
+ * four share a cache entry and take turns in it. */
+static inline uint64_t keys_signature(const VALUE *pairs, long n) {
+    if (n == 0) return 0x9e3779b97f4a7c15ull;
+    uint64_t first = (uint64_t)pairs[0] >> 3, middle = (uint64_t)pairs[2 * (n >> 1)] >> 3,
+             last = (uint64_t)pairs[2 * (n - 1)] >> 3;
+    uint64_t sig = (uint64_t)n + first + ((middle << 21) | (middle >> 43)) + ((last << 42) | (last >> 22));
+    return sig * 0x9e3779b97f4a7c15ull;
+}
+
+/* A key textual_keys does not take from its flags alone: a Symbol, a String
+ * of a subclass, of another encoding or of unknown coderange; false if it is
+ * neither a String nor a Symbol, or a binary String (a generic map). */
+TERSA_RB_NOINLINE static bool other_textual_key(tersa_rb_encoder *e, VALUE k, tersa_key *out, bool *plain,
+                                               uint32_t depth) {
+    bool symbol = false;
+    if (SYMBOL_P(k)) {
+        k = rb_sym2str(k);
+        symbol = true;
+    } else if (!RB_TYPE_P(k, T_STRING)) {
+        return false;
+    } else if (RBASIC_CLASS(k) != rb_cString) {
+        *plain = false;
+    }
+    switch (tersa_rb_str_kind_of(RBASIC(k)->flags)) {
+    case STR_TEXT:
+        break;
+    case STR_TEXT_SCAN:
+        if (rb_enc_str_coderange(k) == ENC_CODERANGE_BROKEN)
+            tersa_rb_enc_fail_value(e, depth, "invalid UTF-8 in a key of a", e->frames[depth].container);
+        break;
+    case STR_BINARY:
+        if (!symbol) return false;
+        k = tersa_rb_enc_to_utf8(e, k, depth); /* a binary Symbol's name, like any other encoding's */
+        tersa_rb_stack_push(e->stack, k);
+        *plain = false;
+        break;
+    default:
+        k = tersa_rb_enc_to_utf8(e, k, depth);
+        tersa_rb_stack_push(e->stack, k);
+        *plain = false;
+    }
+    out->ptr = RSTRING_PTR(k);
+    out->len = (size_t)RSTRING_LEN(k);
+    out->symbol = symbol;
+    return true;
+}
+
+/* Keys as tersa_keys when all are Strings or Symbols (else false). Converted
+ * strings are pushed on the value stack to keep them alive. *plain is false
+ * when a key is a converted String or an object of a String subclass (or
+ * with a singleton class), which may define eql? and hash so that a Hash
+ * holds two equal keys, and which a Hash does not freeze. */
+static bool textual_keys(tersa_rb_encoder *e, long base, long n, bool *plain, uint32_t depth) {
+    if ((size_t)n > e->kbuf_cap) {
+        TERSA_RB_REALLOC_N(e->kbuf, tersa_key, n);
+        e->kbuf_cap = (size_t)n;
+    }
+    *plain = true;
+    tersa_key *out = e->kbuf;
+    for (long i = 0; i < n; i++) {
+        VALUE k = e->stack->ptr[base + 2 * i];
+        if (TERSA_RB_LIKELY(!RB_SPECIAL_CONST_P(k))) {
+            VALUE flags = RBASIC(k)->flags;
+            if (TERSA_RB_LIKELY((flags & RUBY_T_MASK) == T_STRING && tersa_rb_str_kind_of(flags) == STR_TEXT &&
+                               RBASIC_CLASS(k) == rb_cString)) {
+                out[i].ptr = RSTRING_PTR(k);
+                out[i].len = (size_t)RSTRING_LEN(k);
+                out[i].symbol = false;
+                continue;
+            }
+        }
+        if (!other_textual_key(e, k, &out[i], plain, depth)) return false;
+    }
+    return true;
+}
+
+static void cache_store(tersa_rb_encoder *e, shape_entry *entry, uint64_t sig, long base, long n, uint32_t shape) {
+    if (e->pool_len + (size_t)n > e->pool_cap) {
+        size_t cap = e->pool_cap ? e->pool_cap * 2 : 1024;
+        while (cap < e->pool_len + (size_t)n) cap *= 2;
+        TERSA_RB_REALLOC_N(e->pool, VALUE, cap);
+        e->pool_cap = cap;
+    }
+    for (long i = 0; i < n; i++) e->pool[e->pool_len + (size_t)i] = e->stack->ptr[base + 2 * i];
+    entry->sig = sig;
+    entry->gen = e->gen;
+    entry->n = (uint32_t)n;
+    entry->shape = shape;
+    entry->pool = (uint32_t)e->pool_len;
+    e->pool_len += (size_t)n;
+}
+
+/* Copy the pairs of `container` (a Hash, or a Tersa::Map when `hash` is false)
+ * onto the value stack; returns how many. */
+static long push_pairs(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth) {
+    if (!hash) {
+        VALUE pairs = tersa_rb_map_pairs(container);
+        if (NIL_P(pairs)) tersa_rb_enc_fail_value(e, depth, "uninitialized", container);
+        long n = RARRAY_LEN(pairs);
+        long at = tersa_rb_stack_grow_raw(e->stack, 2 * n);
+        for (long i = 0; i < n; i++) {
+            VALUE pair = RARRAY_AREF(pairs, i);
+            e->stack->ptr[at + 2 * i] = RARRAY_AREF(pair, 0);
+            e->stack->ptr[at + 2 * i + 1] = RARRAY_AREF(pair, 1);
+        }
+        return n;
+    }
+    long n = tersa_rb_hash_size(container);
+    /* The iteration below fills every slot and cannot allocate. */
+    long at = tersa_rb_stack_grow_raw(e->stack, 2 * n);
+    if (!tersa_rb_hash_pairs(container, e->stack->ptr + at, n)) {
+        collect_ctx c = {e->stack, at};
+        collect_pairs(container, &c);
+        if (TERSA_RB_UNLIKELY(c.at != at + 2 * n)) {
+            tersa_rb_enc_reset(e);
+            rb_raise(eEncodeError, "hash modified during encoding");
+        }
+    }
+    return n;
+}
+
+/* Open a Hash (or a Tersa::Map) at `depth`; false if it is empty (then it is written whole). */
+bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth,
+                          uint32_t hooks) {
+    enc_frame *f = tersa_rb_enc_frame_open(e, depth, container);
+    long self = e->stack->len;
+    tersa_rb_stack_push(e->stack, container);
+    long base = self + 1;
+    long n = push_pairs(e, container, hash, depth);
+
+    uint64_t sig = keys_signature(e->stack->ptr + base, n);
+    shape_entry *entry = &e->cache[sig >> (64 - SHAPE_CACHE_BITS)];
+    bool hit = entry->gen == e->gen && entry->sig == sig && entry->n == (uint32_t)n;
+    if (hit) {
+        const VALUE *keys = e->pool + entry->pool;
+        for (long i = 0; i < n && hit; i++) hit = keys[i] == e->stack->ptr[base + 2 * i];
+        if (hit && TERSA_RB_UNLIKELY(rb_gc_count() != e->gc_count)) {
+            /* A collection may have freed and reused addresses: start over. */
+            tersa_rb_enc_drop_shapes(e);
+            e->gc_count = rb_gc_count();
+            hit = false;
+        }
+    }
+    uint8_t kind = FRAME_MAP;
+    if (hit) {
+        CHECK_W(tersa_write_map_shape(e->w, entry->shape));
+    } else {
+        bool plain;
+        if (textual_keys(e, base, n, &plain, depth)) {
+            /* Keys are distinct and valid UTF-8 without a check only when they
+             * are plain Strings and Symbols of an ordinary Hash: a
+             * compare_by_identity Hash (st table), a String subclass's own
+             * eql? or a Tersa::Map (whose keys differ as Tersa values, maybe not
+             * once converted) can repeat a key. */
+            bool trusted = plain && hash && !tersa_rb_hash_may_repeat_keys(container);
+            CHECK_W(trusted ? tersa_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
+                            : tersa_write_map_begin(e->w, e->kbuf, (size_t)n));
+            uint32_t shape = tersa_writer_last_shape(e->w);
+            if (shape != TERSA_NO_INDEX) {
+                if (shape >= e->buf_shapes) e->buf_shapes = shape + 1;
+                if (plain) cache_store(e, entry, sig, base, n, shape);
+            }
+        } else {
+            CHECK_W(tersa_write_generic_map_begin(e->w, (size_t)n));
+            kind = FRAME_GENERIC;
+        }
+    }
+    if (n == 0) {
+        CHECK_W(tersa_write_map_end(e->w));
+        e->stack->len = self;
+        return false;
+    }
+    f->kind = kind;
+    f->n = n;
+    f->hooks = hooks;
+    f->base = self;
+    f->at_value = true;
+    return true;
+}
