@@ -348,18 +348,18 @@ test('diag notation', () => {
 });
 
 test('entry points: ESM subpaths and CommonJS', async () => {
-  const encOnly = await import('@tersa/tersa/encode');
-  const decOnly = await import('@tersa/tersa/decode');
+  const encOnly = await import('tersa/encode');
+  const decOnly = await import('tersa/decode');
   assert.equal(typeof encOnly.encode, 'function');
   assert.equal(encOnly.decode, undefined);
   assert.equal(typeof decOnly.decode, 'function');
   assert.equal(decOnly.encode, undefined);
   assert.deepEqual(decOnly.decode(encOnly.encode({ a: [1, 'b'] })), { a: [1, 'b'] });
   const require = createRequire(import.meta.url);
-  const cjs = require('@tersa/tersa');
+  const cjs = require('tersa');
   assert.equal(typeof cjs.encode, 'function');
   assert.deepEqual(cjs.decode(cjs.encode({ x: 1 })), { x: 1 });
-  assert.equal(typeof require('@tersa/tersa/decode').Decoder, 'function');
+  assert.equal(typeof require('tersa/decode').Decoder, 'function');
   // the decode entry does not load the encoder module
   const fs = await import('node:fs');
   const src = fs.readFileSync(new URL('../dist/esm/decode.js', import.meta.url), 'utf8') + fs.readFileSync(new URL('../dist/esm/decoder.js', import.meta.url), 'utf8');

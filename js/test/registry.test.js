@@ -6,16 +6,16 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
-const esm = await import('@tersa/tersa');
-const cjs = require('@tersa/tersa');
-const esmEncode = await import('@tersa/tersa/encode');
-const cjsDecode = require('@tersa/tersa/decode');
+const esm = await import('tersa');
+const cjs = require('tersa');
+const esmEncode = await import('tersa/encode');
+const cjsDecode = require('tersa/decode');
 
 test('the two loads are distinct module instances', () => {
   // Otherwise the tests below would pass without checking anything.
   assert.notEqual(esm.encode, cjs.encode);
   assert.notEqual(esm.Decoder, cjs.Decoder);
-  assert.match(require.resolve('@tersa/tersa'), /dist[\\/]cjs[\\/]index\.js$/);
+  assert.match(require.resolve('tersa'), /dist[\\/]cjs[\\/]index\.js$/);
 });
 
 test('the error and value classes are the same objects', () => {
