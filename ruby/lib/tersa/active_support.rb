@@ -1,0 +1,105 @@
+# frozen_string_literal: true
+
+require "zlib"
+require "active_support"
+require "active_support/cache"
+require "tersa"
+
+module Tersa
+  # A coder for ActiveSupport::Cache stores (tested with ActiveSupport 6.1's
+  # MemoryStore and RedisCacheStore): each ActiveSupport::Cache::Entry is one
+  # Tersa buffer, the Array [value, expires_at, version], with the value as a
+  # Tersa value (not a Marshal blob), expires_at a Float of epoch seconds or
+  # nil, version a String or nil.
+  #
+  #   require "tersa/active_support"
+  #   cache = ActiveSupport::Cache::RedisCacheStore.new(url: ..., coder: Tersa::ActiveSupportCoder.new,
+  #                                                     compress: false)
+  #
+  # A value Tersa cannot represent raises Tersa::EncodeError naming its class
+  # and path: there is no Marshal fallback. ActiveSupport 6.1 compresses an
+  # Entry's value with Marshal and zlib when the store's compress option is on
+  # (RedisCacheStore's default), before the coder sees it; the coder reads such
+  # entries through Entry#value, but stores should say compress: false and let
+  # the coder compress (compress_threshold:), which deflates the value's Tersa
+  # bytes instead.
+  #
+  # A payload that does not start with Tersa's magic (an entry another coder
+  # wrote before the switch) reads as a miss, so the store rewrites it; one
+  # that starts with it but is not an entry raises Tersa::DecodeError.
+  class ActiveSupportCoder
+    # Raised when a Tersa buffer in the cache is not an entry this coder wrote.
+    class EntryError < DecodeError
+      def initialize(message)
+        super
+        @code = :not_a_cache_entry
+        @offset = 0
+      end
+    end
+
+    MAGIC = "\xC1\x70".b.freeze
+    DEFLATE = :deflate
+    DUMP_OPTIONS = %i[default dictionary max_depth].freeze
+    LOAD_OPTIONS = %i[freeze max_depth dictionary dictionaries].freeze
+
+    # compress_threshold: Tersa bytes of a value at least this long are
+    # deflated when that makes them shorter; nil (the default) never deflates.
+    # The other options are Tersa.dump's and Tersa.load's (symbolize_keys is
+    # refused: the cache must give back the keys it was given).
+    def initialize(compress_threshold: nil, **options)
+      unknown = options.keys - DUMP_OPTIONS - LOAD_OPTIONS
+      raise ArgumentError, "unknown options: #{unknown.join(', ')}" unless unknown.empty?
+
+      @compress_threshold = compress_threshold
+      @dump_options = options.slice(*DUMP_OPTIONS).freeze
+      load_options = options.slice(*LOAD_OPTIONS)
+      load_options[:dictionaries] = [*load_options[:dictionaries], load_options.delete(:dictionary)] if options[:dictionary]
+      @load_options = load_options.freeze
+    end
+
+    def dump(entry)
+      unless entry.is_a?(ActiveSupport::Cache::Entry)
+        raise ArgumentError, "#{self.class} dumps ActiveSupport::Cache::Entry, not #{entry.class}"
+      end
+
+      value = entry.value
+      expires_at = entry.expires_at
+      if @compress_threshold
+        bytes = encode(value)
+        if bytes.bytesize >= @compress_threshold
+          deflated = Zlib::Deflate.deflate(bytes)
+          return encode([deflated, expires_at, entry.version, DEFLATE]) if deflated.bytesize < bytes.bytesize
+        end
+      end
+      encode([value, expires_at, entry.version], value_at: "$[0]")
+    end
+
+    def load(payload)
+      return nil if payload.nil? || !payload.b.start_with?(MAGIC)
+
+      fields = Tersa.load(payload, **@load_options)
+      unless fields.is_a?(Array) && [3, 4].include?(fields.size) && fields[1].then { |t| t.nil? || t.is_a?(Float) } &&
+             fields[2].then { |v| v.nil? || v.is_a?(String) } && (fields.size == 3 || fields[3] == DEFLATE)
+        raise EntryError, "not an ActiveSupport cache entry: a #{fields.class} where [value, expires_at, version] was expected"
+      end
+
+      value, expires_at, version = fields
+      value = Tersa.load(Zlib::Inflate.inflate(value), **@load_options) if fields.size == 4
+      entry = ActiveSupport::Cache::Entry.new(value, compress: false, version: version)
+      # Set after construction: 6.1's constructor takes only expires_in,
+      # relative to a created_at of now.
+      entry.expires_at = expires_at
+      entry
+    end
+
+    private
+
+    # value_at: where the value sits in what is encoded, so that an
+    # unsupported type's path names the value itself ($), not the entry.
+    def encode(object, value_at: "$")
+      Tersa.dump(object, **@dump_options)
+    rescue Tersa::EncodeError => e
+      raise Tersa::EncodeError, "cache entry value: #{e.message.sub(" at #{value_at}", ' at $')}"
+    end
+  end
+end
