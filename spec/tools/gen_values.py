@@ -75,7 +75,7 @@ def rand_value(r: random.Random, depth: int = 0):
         return rand_str(r)
     if k == 8:
         return r.choice([P.Symbol(rand_str(r)), r.randbytes(r.randrange(0, 40)),
-                         P.Ext(r.randrange(0, 65536), r.randbytes(r.randrange(0, 9)))])
+                         P.Ext(r.randrange(0, P.MAX_APP_EXT_TYPE + 1), r.randbytes(r.randrange(0, 9)))])
     if k == 9:
         return rand_time(r)
     if k == 10:

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import tersaref as P
+import vectors_well_known
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "spec" / "vectors"
@@ -468,7 +469,7 @@ def gen_others():
     V.valid("binary", "binary is not tabled", [b"ab", b"ab"])
     V.valid("binary", "binary beside an equal string", [b"ab", "ab", b"ab"])
     V.file("ext", "Extension values")
-    for t, data in [(0, b""), (1, b"\x01"), (127, b"abc"), (128, b"x" * 200), (65535, b"\xff")]:
+    for t, data in [(0, b""), (1, b"\x01"), (127, b"abc"), (128, b"x" * 200), (P.MAX_APP_EXT_TYPE, b"\xff")]:
         V.valid("ext", f"type {t}, {len(data)} bytes", P.Ext(t, data))
     V.file("symbols", "Symbols")
     V.valid("symbols", "symbol", P.Symbol("active"))
@@ -857,9 +858,11 @@ def main():
     gen_timestamps()
     gen_containers()
     gen_others()
+    vectors_well_known.gen_valid(V)
     gen_streams_and_dicts()
     gen_noncanonical()
     gen_invalid()
+    vectors_well_known.gen_invalid(V, "invalid")
     if V.mismatches:
         sys.exit("must-fail vectors disagree with the reference decoder:\n  " + "\n  ".join(V.mismatches))
     OUT.mkdir(parents=True, exist_ok=True)

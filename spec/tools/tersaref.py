@@ -7,14 +7,19 @@ disagree, the SPEC is right and this file has a bug.
 Data model in Python:
     None, bool, int (any size), float, str, bytes (binary), list (array),
     dict (map with str/Symbol keys, insertion order) or Map (any keys),
-    Symbol, Timestamp, Ext.
+    Symbol, Timestamp, Ext; the well-known extension types (SPEC 5.8) are
+    decimal.Decimal, datetime.date (not datetime), uuid.UUID and naive
+    datetime.time.
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import math
 import re
 import struct
+import uuid
 from dataclasses import dataclass, field
 
 # --------------------------------------------------------------------------
@@ -96,6 +101,13 @@ BIN_RETEST = 19                    # the count at which it tests again; 4 follow
 MAX_PREFIX = 127
 DEFAULT_MAX_DEPTH = 1000
 MAX_EXT_TYPE = 0xFFFF
+MAX_APP_EXT_TYPE = 0xFEFF          # 0xFF00.. are the well-known types (SPEC 5.8)
+EXT_DECIMAL, EXT_DATE, EXT_UUID, EXT_TIME_OF_DAY = 0xFF00, 0xFF01, 0xFF02, 0xFF03
+DECIMAL_FINITE, DECIMAL_NEGATIVE, DECIMAL_INF, DECIMAL_NEG_INF, DECIMAL_NAN = range(5)
+MAX_DECIMAL_EXPONENT = 999_999_999
+MAX_DECIMAL_COEFFICIENT = 1024     # bytes
+MIN_DATE_DAYS, MAX_DATE_DAYS = -719_162, 2_932_896   # 0001-01-01, 9999-12-31
+MICROS_PER_DAY = 86_400_000_000
 MIN_SECONDS = -62135596800         # 0001-01-01T00:00:00Z
 MAX_SECONDS = 253402300799         # 9999-12-31T23:59:59Z
 MAX_OFFSET = 1439                  # minutes; +-23:59
@@ -312,6 +324,118 @@ def render_ts_string(variant: int, seconds: int, frac: int, offset: int) -> byte
     else:
         out += b"Z"
     return out
+
+
+# --------------------------------------------------------------------------
+# Well-known extension types (SPEC 5.8)
+# --------------------------------------------------------------------------
+
+EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
+
+
+def is_well_known(v) -> bool:
+    # datetime is a date but stays the format's own TIME item (a Timestamp here).
+    return isinstance(v, (decimal.Decimal, uuid.UUID, datetime.time)) or (
+        isinstance(v, datetime.date) and not isinstance(v, datetime.datetime))
+
+
+def well_known_payload(v) -> tuple[int, bytes]:
+    """(type, payload) of a well-known value; EncodeError if it has no exact form."""
+    if isinstance(v, decimal.Decimal):
+        sign, digits, exp = v.as_tuple()
+        if v.is_snan() or (v.is_qnan() and (sign or digits)):
+            raise EncodeError("a decimal NaN with a sign or payload has no Tersa form")
+        if v.is_nan():
+            return EXT_DECIMAL, bytes([DECIMAL_NAN])
+        if v.is_infinite():
+            return EXT_DECIMAL, bytes([DECIMAL_NEG_INF if sign else DECIMAL_INF])
+        c = int("".join(map(str, digits)))
+        coefficient = c.to_bytes((c.bit_length() + 7) // 8, "big")
+        if not -MAX_DECIMAL_EXPONENT <= exp <= MAX_DECIMAL_EXPONENT:
+            raise EncodeError("decimal exponent out of range")
+        if len(coefficient) > MAX_DECIMAL_COEFFICIENT:
+            raise EncodeError("decimal coefficient longer than 1,024 bytes")
+        return EXT_DECIMAL, bytes([sign]) + varint(zigzag(exp)) + coefficient
+    if isinstance(v, uuid.UUID):
+        return EXT_UUID, v.bytes
+    if isinstance(v, datetime.time):
+        if v.tzinfo is not None:
+            raise EncodeError("a time of day with a zone has no Tersa form")
+        micros = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+        return EXT_TIME_OF_DAY, varint(micros)
+    return EXT_DATE, varint(zigzag(v.toordinal() - EPOCH_ORDINAL))
+
+
+def payload_varint(p: bytes, pos: int) -> tuple[int, int]:
+    """A minimal varint inside a payload: (value, next position); ValueError otherwise."""
+    if pos >= len(p):
+        raise ValueError("payload ends before a varint")
+    first = p[pos]
+    length = 9 if first == 0 else (first & -first).bit_length()
+    if pos + length > len(p):
+        raise ValueError("payload ends inside a varint")
+    if length == 9:
+        n = int.from_bytes(p[pos + 1:pos + 9], "little")
+        minimum = 1 << 56
+    else:
+        n = int.from_bytes(p[pos:pos + length], "little") >> length
+        minimum = 1 << (7 * (length - 1)) if length > 1 else 0
+    if n < minimum:
+        raise ValueError("varint is not minimal")
+    return n, pos + length
+
+
+def well_known_value(typ: int, p: bytes):
+    """The value of a reserved extension type's payload; ValueError if invalid."""
+    if typ == EXT_DECIMAL:
+        if not p:
+            raise ValueError("decimal without a kind byte")
+        k = p[0]
+        if k in (DECIMAL_INF, DECIMAL_NEG_INF, DECIMAL_NAN):
+            if len(p) != 1:
+                raise ValueError("bytes after a decimal infinity or NaN")
+            return decimal.Decimal(("Infinity", "-Infinity", "NaN")[k - DECIMAL_INF])
+        if k not in (DECIMAL_FINITE, DECIMAL_NEGATIVE):
+            raise ValueError("decimal kind out of range")
+        z, pos = payload_varint(p, 1)
+        e = unzigzag(z)
+        if not -MAX_DECIMAL_EXPONENT <= e <= MAX_DECIMAL_EXPONENT:
+            raise ValueError("decimal exponent out of range")
+        coefficient = p[pos:]
+        if len(coefficient) > MAX_DECIMAL_COEFFICIENT:
+            raise ValueError("decimal coefficient longer than 1,024 bytes")
+        if coefficient[:1] == b"\x00":
+            raise ValueError("decimal coefficient with a leading zero byte")
+        c = int.from_bytes(coefficient, "big")
+        return decimal.Decimal((k, tuple(map(int, str(c))), e))
+    if typ in (EXT_DATE, EXT_TIME_OF_DAY):
+        n, pos = payload_varint(p, 0)
+        if pos != len(p):
+            raise ValueError("bytes after the varint")
+        if typ == EXT_TIME_OF_DAY:
+            if n >= MICROS_PER_DAY:
+                raise ValueError("time of day out of range")
+            seconds, micros = divmod(n, 1_000_000)
+            return datetime.time(seconds // 3600, seconds // 60 % 60, seconds % 60, micros)
+        days = unzigzag(n)
+        if not MIN_DATE_DAYS <= days <= MAX_DATE_DAYS:
+            raise ValueError("date out of range")
+        return datetime.date.fromordinal(days + EPOCH_ORDINAL)
+    if typ == EXT_UUID:
+        if len(p) != 16:
+            raise ValueError("a uuid is 16 bytes")
+        return uuid.UUID(bytes=bytes(p))
+    raise ValueError(f"reserved extension type 0x{typ:04x} is not defined in version 1")
+
+
+def decimal_text(v: decimal.Decimal) -> str:
+    """Python's str(): the General Decimal Arithmetic to-scientific-string."""
+    return str(v)
+
+
+def time_of_day_text(v: datetime.time) -> str:
+    text = f"{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
+    return text + f".{v.microsecond:06d}" if v.microsecond else text
 
 
 # --------------------------------------------------------------------------
@@ -582,9 +706,12 @@ class Encoder:
         elif isinstance(v, Timestamp):
             self.timestamp(v)
         elif isinstance(v, Ext):
-            if not 0 <= v.type <= MAX_EXT_TYPE:
-                raise EncodeError("extension type out of range")
+            if not 0 <= v.type <= MAX_APP_EXT_TYPE:
+                raise EncodeError("extension type out of range (0xFF00-0xFFFF are the well-known types)")
             out += bytes([EXT]) + varint(v.type) + varint(len(v.data)) + v.data
+        elif is_well_known(v):
+            typ, payload = well_known_payload(v)
+            out += bytes([EXT]) + varint(typ) + varint(len(payload)) + payload
         elif isinstance(v, (list, tuple)):
             if depth >= self.max_depth:
                 raise EncodeError("depth exceeded")
@@ -919,7 +1046,13 @@ class Decoder:
             if typ > MAX_EXT_TYPE:
                 raise DecodeError("invalid_value", at, "extension type out of range")
             n = self.length(at)
-            return Ext(typ, self.fixed(n, at))
+            data = self.fixed(n, at)
+            if typ <= MAX_APP_EXT_TYPE:
+                return Ext(typ, data)
+            try:
+                return well_known_value(typ, data)
+            except ValueError as e:
+                raise DecodeError("invalid_value", at, str(e)) from None
         if t == SYMBOL:
             return Symbol(self.string_after_symbol(slot).decode("utf-8"))
         if t == TIME:
@@ -1244,6 +1377,14 @@ def diag(v) -> str:
         return diag_time(v)
     if isinstance(v, Ext):
         return f"ext({v.type}, h'{v.data.hex()}')"
+    if isinstance(v, decimal.Decimal):
+        return f'decimal("{decimal_text(v)}")'
+    if isinstance(v, datetime.time):
+        return f'time_of_day("{time_of_day_text(v)}")'
+    if isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
+        return f'date("{v.isoformat()}")'
+    if isinstance(v, uuid.UUID):
+        return f'uuid("{v}")'
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(diag(x) for x in v) + "]"
     if isinstance(v, dict):
@@ -1279,6 +1420,14 @@ def to_xjson(v):
         return o
     if isinstance(v, Ext):
         return {"$ext": {"type": v.type, "data": v.data.hex()}}
+    if isinstance(v, decimal.Decimal):
+        return {"$decimal": decimal_text(v)}
+    if isinstance(v, datetime.time):
+        return {"$time_of_day": time_of_day_text(v)}
+    if isinstance(v, datetime.date) and not isinstance(v, datetime.datetime):
+        return {"$date": v.isoformat()}
+    if isinstance(v, uuid.UUID):
+        return {"$uuid": str(v)}
     if isinstance(v, (list, tuple)):
         return [to_xjson(x) for x in v]
     if isinstance(v, dict) and all(isinstance(k, str) and not k.startswith("$")
@@ -1322,6 +1471,14 @@ def from_xjson(j):
             return Timestamp(x["seconds"], x["nanos"], zone, x.get("offset", 0))
         if k == "$ext":
             return Ext(x["type"], bytes.fromhex(x["data"]))
+        if k == "$decimal":
+            return decimal.Decimal(x)
+        if k == "$date":
+            return datetime.date.fromisoformat(x)
+        if k == "$uuid":
+            return uuid.UUID(x)
+        if k == "$time_of_day":
+            return datetime.time.fromisoformat(x)
         if k == "$map":
             pairs = [(from_xjson(a), from_xjson(b)) for a, b in x]
             if all(isinstance(a, (str, Symbol)) for a, _ in pairs):
