@@ -67,9 +67,10 @@ deps-python:
 	  { echo "python3 >= 3.10 with venv is required"; exit 1; }
 
 # Ruby 3.1 and the peers of the benchmark come from Debian, never from rubygems.org;
-# the dictionary registry's tests (test/test_registry.rb) run against a real redis-server.
+# the dictionary registry's and the cache coder's tests run against a real redis-server,
+# the Rack middleware's through WEBrick.
 deps-ruby:
-	$(call apt_need,ruby ruby-dev rake ruby-minitest ruby-json ruby-oj ruby-msgpack ruby-cbor gcc make valgrind python3 ruby-redis redis-server)
+	$(call apt_need,ruby ruby-dev rake ruby-minitest ruby-json ruby-oj ruby-msgpack ruby-cbor gcc make valgrind python3 ruby-redis redis-server ruby-activesupport ruby-rack ruby-webrick)
 
 # --------------------------------------------------------------------------
 # C core
@@ -160,16 +161,19 @@ test-ruby: ruby
 	cd ruby && rake test
 	$(PYTHON) spec/tools/differential.py --recode "ruby ruby/test/support/recode.rb" --count 2000
 
-# The gem as users get it: gem build (vendoring the core), gem install into
-# a scratch GEM_HOME, then require it from outside the source tree.
+# The gem as users get it, from a clone of the committed tree: gem build
+# (vendoring the core) puts LICENSE and every file of the core in the gem;
+# gem install into a scratch GEM_HOME, then test/support/installed_gem.rb
+# requires it and its integrations from outside the source tree.
 test-gem: deps-ruby
-	@tmp=$$(mktemp -d); \
-	cd ruby && rake build >/dev/null && gem=$$(ls -t tersa-*.gem | head -1) && \
-	GEM_HOME=$$tmp gem install --local --no-document $$gem && \
-	(cd $$tmp && GEM_HOME=$$tmp GEM_PATH=$$tmp ruby -e 'require "tersa"; \
-	  v = {"ok" => [1, 2.5, "x"]}; abort "gem round trip failed" unless Tersa.load(Tersa.dump(v)) == v; \
-	  puts "gem install: tersa #{Tersa::VERSION} from #{Gem.loaded_specs["tersa"].full_gem_path}"') ; \
-	status=$$?; rm -rf $$tmp $$gem ext/tersa/core; exit $$status
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	git clone -q --no-local $(ROOT) $$tmp/repo; \
+	(cd $$tmp/repo/ruby && rake build >/dev/null); gem=$$(ls $$tmp/repo/ruby/tersa-*.gem); \
+	tar -xOf $$gem data.tar.gz | tar -tz > $$tmp/files; \
+	for f in LICENSE ext/tersa/core/include/tersa.h $$(cd $$tmp/repo/c && ls src/*.[ch] | sed 's|^|ext/tersa/core/|'); do \
+	  grep -qxF "$$f" $$tmp/files || { echo "$$f is not in $$gem"; exit 1; }; done; \
+	GEM_HOME=$$tmp/gems gem install --local --no-document $$gem >/dev/null; \
+	cd $$tmp && GEM_HOME=$$tmp/gems ruby repo/ruby/test/support/installed_gem.rb $$tmp/gems
 
 memcheck: ruby
 	cd ruby && ruby test/memcheck.rb $(foreach t,$(RUBY_MEMCHECK_TESTS),test/test_$(t).rb)
