@@ -1,59 +1,84 @@
 """Build the tersa extension: the binding (src/tersa/_tersa.c) plus the C core.
 
-Inside the repository the core's sources are copied from ../c into csrc/
-before building (so that an sdist made here is self-contained); an unpacked
-sdist builds from its csrc/ copy.
+The core is compiled from where it lies: TERSA_CORE_DIR if set, else ../c (the
+repository), else csrc/ (an unpacked sdist, into which `sdist` copies it; a
+csrc/ left in a checkout by older builds is ignored).
+Nothing is written into the source tree: build/ and the egg-info go to a
+temporary directory removed when the build ends (unless --build-base or
+--egg-base name one), and the core reaches an sdist only inside its archive.
 """
 
-import filecmp
+import atexit
 import os
 import shutil
+import tempfile
 
 from setuptools import Extension, setup
+from setuptools.command.build import build
 from setuptools.command.build_ext import build_ext
+from setuptools.command.egg_info import egg_info
+from setuptools.command.sdist import sdist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The C core: ../c in the repository, or another checkout named by TERSA_CORE_DIR.
-CORE = os.path.abspath(os.environ.get("TERSA_CORE_DIR") or os.path.join(HERE, "..", "c"))
-VENDOR = os.path.join(HERE, "csrc")
 
 
-def sync_core() -> None:
-    src = os.path.join(CORE, "src")
-    header = os.path.join(CORE, "include", "tersa.h")
-    if not (os.path.isdir(src) and os.path.isfile(header)):
-        if not os.path.isfile(os.path.join(VENDOR, "include", "tersa.h")):
-            raise SystemExit("tersa: the C core was not found (expected ../c or csrc/)")
-        return
-    wanted = {}
-    for name in sorted(os.listdir(src)):
-        if name.endswith((".c", ".h")):
-            wanted[os.path.join("src", name)] = os.path.join(src, name)
-    wanted[os.path.join("include", "tersa.h")] = header
-    for rel, origin in wanted.items():
-        dest = os.path.join(VENDOR, rel)
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        if not os.path.exists(dest) or not filecmp.cmp(origin, dest, shallow=False):
-            shutil.copyfile(origin, dest)
-    for sub in ("src", "include"):
-        for name in os.listdir(os.path.join(VENDOR, sub)):
-            if os.path.join(sub, name) not in wanted:
-                os.remove(os.path.join(VENDOR, sub, name))
+def find_core() -> str:
+    candidates = [os.environ.get("TERSA_CORE_DIR"), os.path.join(HERE, "..", "c"), os.path.join(HERE, "csrc")]
+    for path in filter(None, candidates):
+        if os.path.isfile(os.path.join(path, "include", "tersa.h")) and os.path.isdir(os.path.join(path, "src")):
+            return os.path.abspath(path)
+        if path is candidates[0]:
+            raise SystemExit(f"tersa: TERSA_CORE_DIR={path} holds no C core (include/tersa.h, src/)")
+    raise SystemExit("tersa: the C core was not found (TERSA_CORE_DIR, ../c or csrc/)")
 
 
-sync_core()
+CORE = find_core()
+# The core's files an sdist carries and the build compiles: src/*.c, src/*.h, include/tersa.h.
+CORE_FILES = sorted(
+    os.path.join("src", name) for name in os.listdir(os.path.join(CORE, "src")) if name.endswith((".c", ".h"))
+) + [os.path.join("include", "tersa.h")]
 
-CORE_SOURCES = sorted(
-    os.path.join("csrc", "src", name)
-    for name in os.listdir(os.path.join(VENDOR, "src"))
-    if name.endswith(".c")
-)
+_scratch = []
+
+
+def scratch(name: str) -> str:
+    """A directory outside the source tree that lives as long as this process."""
+    if not _scratch:
+        _scratch.append(tempfile.mkdtemp(prefix="tersa-build-"))
+        atexit.register(shutil.rmtree, _scratch[0], True)
+    path = os.path.join(_scratch[0], name)
+    os.makedirs(path, exist_ok=True)
+    return path
 
 
 def core_allows_private_api() -> bool:
     """Newer cores let an embedder define TERSA_API (empty: the core's symbols stay private)."""
-    with open(os.path.join(VENDOR, "include", "tersa.h"), encoding="utf-8") as f:
+    with open(os.path.join(CORE, "include", "tersa.h"), encoding="utf-8") as f:
         return "#ifndef TERSA_API" in f.read()
+
+
+class Build(build):
+    def finalize_options(self):
+        if self.build_base == "build":  # the default: not asked for on the command line
+            self.build_base = scratch("build")
+        super().finalize_options()
+
+
+class EggInfo(egg_info):
+    def finalize_options(self):
+        if self.egg_base is None:
+            self.egg_base = scratch("egg-info")
+        super().finalize_options()
+
+
+class Sdist(sdist):
+    def make_release_tree(self, base_dir, files):
+        # The egg-info lives outside the tree (absolute paths): the sdist gets PKG-INFO instead.
+        super().make_release_tree(base_dir, [f for f in files if not os.path.isabs(f)])
+        for rel in CORE_FILES:
+            dest = os.path.join(base_dir, "csrc", rel)
+            self.mkpath(os.path.dirname(dest))
+            self.copy_file(os.path.join(CORE, rel), dest)
 
 
 class BuildExt(build_ext):
@@ -67,6 +92,9 @@ class BuildExt(build_ext):
             flags = ["-O3", "-ffp-contract=off", "-fvisibility=hidden", "-fno-semantic-interposition",
                      "-Wno-missing-field-initializers"]
         for ext in self.extensions:
+            # The core's sources join here, not in setup(): sdist would list them as project files.
+            ext.sources = list(ext.sources) + [os.path.join(CORE, rel) for rel in CORE_FILES if rel.endswith(".c")]
+            ext.depends = list(ext.depends) + [os.path.join(CORE, rel) for rel in CORE_FILES if rel.endswith(".h")]
             ext.extra_compile_args = flags + list(ext.extra_compile_args or [])
             if core_allows_private_api():
                 ext.define_macros = list(ext.define_macros or []) + [("TERSA_API", "")]
@@ -78,14 +106,14 @@ setup(
         Extension(
             "tersa._tersa",
             # _tersa.c includes the binding's other parts (one translation unit).
-            sources=[os.path.join("src", "tersa", "_tersa.c")] + CORE_SOURCES,
+            sources=[os.path.join("src", "tersa", "_tersa.c")],
             depends=[
                 os.path.join("src", "tersa", name)
                 for name in ("encode.c", "encode_shapes.c", "encode_other.c", "decode.c", "decode_keys.c",
                              "decode_generic.c", "streams.c")
             ],
-            include_dirs=[os.path.join("csrc", "include"), os.path.join("csrc", "src")],
+            include_dirs=[os.path.join(CORE, "include"), os.path.join(CORE, "src")],
         )
     ],
-    cmdclass={"build_ext": BuildExt},
+    cmdclass={"build": Build, "build_ext": BuildExt, "egg_info": EggInfo, "sdist": Sdist},
 )
