@@ -5,9 +5,11 @@ require_relative "support/redis_server"
 require "tersa/active_support"
 require "active_support/cache/redis_cache_store"
 require "active_support/testing/time_helpers"
+require "tmpdir"
+require "fileutils"
 
-# Tersa::ActiveSupportCoder with Debian's ActiveSupport 6.1: MemoryStore, and
-# RedisCacheStore against a real redis-server on loopback. Expiry is checked
+# Tersa::ActiveSupportCoder with Debian's ActiveSupport 6.1: MemoryStore,
+# FileStore, and RedisCacheStore against a real redis-server on loopback. Expiry is checked
 # by moving ActiveSupport's clock (travel), never by sleeping.
 module ActiveSupportCoderCases
   include ActiveSupport::Testing::TimeHelpers
@@ -153,6 +155,43 @@ class TestActiveSupportMemoryStore < Minitest::Test
 
   def put_payload(cache, name, bytes)
     cache.instance_variable_get(:@data)[cache.send(:normalize_key, name, {})] = bytes
+  end
+end
+
+class TestActiveSupportFileStore < Minitest::Test
+  include ActiveSupportCoderCases
+
+  def setup
+    @dir = Dir.mktmpdir("tersa-test-cache-")
+  end
+
+  def teardown
+    super
+    FileUtils.rm_rf(@dir)
+  end
+
+  def store(coder: self.coder, **options)
+    ActiveSupport::Cache::FileStore.new(@dir, coder: coder, **options)
+  end
+
+  def payload(cache, name)
+    File.binread(cache.send(:normalize_key, name, {}))
+  end
+
+  def put_payload(cache, name, bytes)
+    path = cache.send(:normalize_key, name, {})
+    FileUtils.mkdir_p(File.dirname(path))
+    File.binwrite(path, bytes)
+  end
+
+  # FileStore reads files in text mode and turns every error of a read into
+  # a miss (it logs them), so the coder's error is seen by calling it.
+  def test_tersa_that_is_not_an_entry_raises
+    cache = store
+    put_payload(cache, "k", Tersa.dump({ "not" => "an entry" }))
+    assert_nil cache.read("k")
+    error = assert_raises(Tersa::DecodeError) { coder.load(payload(cache, "k").force_encoding(Encoding::UTF_8)) }
+    assert_equal :not_a_cache_entry, error.code
   end
 end
 

@@ -7,10 +7,11 @@ require "tersa"
 
 module Tersa
   # A coder for ActiveSupport::Cache stores (tested with ActiveSupport 6.1's
-  # MemoryStore and RedisCacheStore): each ActiveSupport::Cache::Entry is one
-  # Tersa buffer, the Array [value, expires_at, version], with the value as a
-  # Tersa value (not a Marshal blob), expires_at a Float of epoch seconds or
-  # nil, version a String or nil.
+  # MemoryStore, FileStore and RedisCacheStore): each
+  # ActiveSupport::Cache::Entry is one Tersa buffer, the Array
+  # [value, expires_at, version], with the value as a Tersa value (not a
+  # Marshal blob), expires_at a Float of epoch seconds or nil, version a
+  # String or nil.
   #
   #   require "tersa/active_support"
   #   cache = ActiveSupport::Cache::RedisCacheStore.new(url: ..., coder: Tersa::ActiveSupportCoder.new,
