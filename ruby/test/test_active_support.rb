@@ -119,6 +119,18 @@ module ActiveSupportCoderCases
     cache.write("small", [1, 2])
     assert_equal 3, Tersa.load(payload(cache, "small")).size
     assert_equal [1, 2], cache.read("small")
+    noise = Random.new(1).bytes(1000)
+    cache.write("noise", noise)
+    assert_equal 3, Tersa.load(payload(cache, "noise")).size, "deflating that does not shorten is not kept"
+    assert_equal noise, cache.read("noise")
+  end
+
+  def test_corrupt_deflated_value_raises
+    cache = store(coder: Tersa::ActiveSupportCoder.new(compress_threshold: 1))
+    put_payload(cache, "k", Tersa.dump(["not zlib".b, nil, nil, :deflate]))
+    assert_equal :not_a_cache_entry, assert_raises(Tersa::DecodeError) { coder.load(payload(cache, "k")) }.code
+    put_payload(cache, "k", Tersa.dump([1, nil, nil, :deflate]))
+    assert_equal :not_a_cache_entry, assert_raises(Tersa::DecodeError) { coder.load(payload(cache, "k")) }.code
   end
 
   def test_dictionary_option

@@ -16,7 +16,8 @@ class TestRack < Minitest::Test
   APP = lambda do |env|
     case env["PATH_INFO"]
     when "/echo"
-      Tersa::Rack.response({ "got" => Tersa::Rack.body(env), "method" => env["REQUEST_METHOD"] },
+      Tersa::Rack.response({ "got" => Tersa::Rack.body(env), "has_body" => env.key?(Tersa::Rack::BODY),
+                             "method" => env["REQUEST_METHOD"] },
                            status: 201, headers: { "x-app" => "1", "Vary" => "Origin" })
     when "/plain"
       body = env["rack.input"].read
@@ -97,7 +98,13 @@ class TestRack < Minitest::Test
     assert_equal ["400", "application/json"], [res.code, res["content-type"]]
     err = JSON.parse(res.body)
     assert_equal [expected.code.to_s, expected.offset], [err["code"], err["offset"]]
-    assert_equal 400, post("/echo", "").code.to_i, "an empty Tersa body is not a value"
+  end
+
+  def test_empty_body_is_no_body
+    res = post("/echo", "")
+    assert_equal "201", res.code
+    assert_equal [nil, false], Tersa.load(res.body).values_at("got", "has_body")
+    assert_equal [nil, true], Tersa.load(post("/echo", Tersa.dump(nil)).body).values_at("got", "has_body")
   end
 
   def test_other_media_types_pass_through

@@ -38,7 +38,6 @@ module Tersa
       end
     end
 
-    MAGIC = "\xC1\x70".b.freeze
     DEFLATE = :deflate
     DUMP_OPTIONS = %i[default dictionary max_depth].freeze
     LOAD_OPTIONS = %i[freeze max_depth dictionary dictionaries].freeze
@@ -64,28 +63,25 @@ module Tersa
       end
 
       value = entry.value
-      expires_at = entry.expires_at
-      if @compress_threshold
-        bytes = encode(value)
-        if bytes.bytesize >= @compress_threshold
-          deflated = Zlib::Deflate.deflate(bytes)
-          return encode([deflated, expires_at, entry.version, DEFLATE]) if deflated.bytesize < bytes.bytesize
-        end
-      end
-      encode([value, expires_at, entry.version], value_at: "$[0]")
+      bytes = encode([value, entry.expires_at, entry.version], value_at: "$[0]")
+      return bytes unless @compress_threshold && bytes.bytesize >= @compress_threshold
+
+      deflated = Zlib::Deflate.deflate(encode(value))
+      packed = encode([deflated, entry.expires_at, entry.version, DEFLATE])
+      packed.bytesize < bytes.bytesize ? packed : bytes
     end
 
     def load(payload)
-      return nil if payload.nil? || !payload.b.start_with?(MAGIC)
+      # Tersa's magic, C1 70: anything else is another coder's entry.
+      return nil if payload.nil? || payload.getbyte(0) != 0xC1 || payload.getbyte(1) != 0x70
 
       fields = Tersa.load(payload, **@load_options)
-      unless fields.is_a?(Array) && [3, 4].include?(fields.size) && fields[1].then { |t| t.nil? || t.is_a?(Float) } &&
-             fields[2].then { |v| v.nil? || v.is_a?(String) } && (fields.size == 3 || fields[3] == DEFLATE)
+      unless entry_fields?(fields)
         raise EntryError, "not an ActiveSupport cache entry: a #{fields.class} where [value, expires_at, version] was expected"
       end
 
       value, expires_at, version = fields
-      value = Tersa.load(Zlib::Inflate.inflate(value), **@load_options) if fields.size == 4
+      value = Tersa.load(inflate(value), **@load_options) if fields.size == 4
       entry = ActiveSupport::Cache::Entry.new(value, compress: false, version: version)
       # Set after construction: 6.1's constructor takes only expires_in,
       # relative to a created_at of now.
@@ -94,6 +90,20 @@ module Tersa
     end
 
     private
+
+    def entry_fields?(fields)
+      return false unless fields.is_a?(Array) && [3, 4].include?(fields.size)
+      return false unless fields[1].nil? || fields[1].is_a?(Float)
+      return false unless fields[2].nil? || fields[2].is_a?(String)
+
+      fields.size == 3 || (fields[3] == DEFLATE && fields[0].is_a?(String))
+    end
+
+    def inflate(bytes)
+      Zlib::Inflate.inflate(bytes)
+    rescue Zlib::Error => e
+      raise EntryError, "the entry's deflated value is corrupt: #{e.message}"
+    end
 
     # value_at: where the value sits in what is encoded, so that an
     # unsupported type's path names the value itself ($), not the entry.

@@ -28,7 +28,8 @@ module Tersa
       [status, headers.merge("content-type" => MEDIA_TYPE), Body.new(value)]
     end
 
-    # The decoded request body (nil when the request had no Tersa body).
+    # The decoded request body; nil when the request had no Tersa body
+    # (env.key?(BODY) tells that apart from a body that is nil).
     def self.body(env) = env[BODY]
 
     # A response body holding the value itself; #each writes it as Tersa.
@@ -48,7 +49,7 @@ module Tersa
     #
     # Requests: a body whose Content-Type is application/vnd.tersa (any
     # parameters) is read in full and decoded with the load options; the value
-    # goes to env["tersa.body"]. Malformed Tersa gets 400 with the decode
+    # goes to env["tersa.body"] (not set for an empty body). Malformed Tersa gets 400 with the decode
     # error's code and offset, a body over max_body bytes 413, and with
     # tersa_only: true a body of any other media type 415; the application is
     # not called for these. Other requests pass through untouched.
@@ -111,6 +112,9 @@ module Tersa
 
         bytes = read_body(env)
         return error(env, 413, "payload_too_large", "request body over #{@max_body} bytes") unless bytes
+        # Servers differ on whether an empty body has a length (WEBrick gives
+        # none), so an empty body is no body, whatever the Content-Type says.
+        return nil if bytes.empty?
 
         env[BODY] = Tersa.load(bytes, **@load_options)
         nil
