@@ -19,6 +19,8 @@ class TestRack < Minitest::Test
       Tersa::Rack.response({ "got" => Tersa::Rack.body(env), "has_body" => env.key?(Tersa::Rack::BODY),
                              "method" => env["REQUEST_METHOD"] },
                            status: 201, headers: { "x-app" => "1", "Vary" => "Origin" })
+    when "/fixed"
+      Tersa::Rack.response({ "items" => [1, 2, 3] })
     when "/plain"
       body = env["rack.input"].read
       [200, { "content-type" => "text/plain" }, ["plain #{body.bytesize} #{env.key?(Tersa::Rack::BODY)}"]]
@@ -74,6 +76,14 @@ class TestRack < Minitest::Test
     got = Tersa.load(res.body)
     assert_equal "POST", got["method"]
     assert TersaTestHelper.exact?(VALUE, got["got"])
+  end
+
+  def test_head_has_the_length_of_get_and_no_body
+    get = get("/fixed")
+    assert_equal Tersa.dump({ "items" => [1, 2, 3] }), get.body
+    res = Net::HTTP.start("127.0.0.1", self.class.server) { |h| h.request(Net::HTTP::Head.new("/fixed")) }
+    assert_equal ["200", Tersa::Rack::MEDIA_TYPE, get["content-length"]], [res.code, res["content-type"], res["content-length"]]
+    assert_nil res.body
   end
 
   def test_media_type_parameters_and_case

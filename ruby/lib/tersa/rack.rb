@@ -78,7 +78,6 @@ module Tersa
         raise ArgumentError, "unknown dump options: #{unknown.join(', ')}" unless unknown.empty?
 
         @app = app
-        @json = json
         @tersa_only = tersa_only
         @max_body = max_body
         @dump_options = dump.dup.freeze
@@ -148,9 +147,13 @@ module Tersa
         bytes = type == MEDIA_TYPE ? Tersa.dump(value, **@dump_options) : JSON.generate(value)
         vary = headers.find { |k, _| k.to_s.casecmp?("vary") }&.last
         headers = headers.reject { |k, _| %w[content-type content-length vary].include?(k.to_s.downcase) }
-        headers = headers.merge("content-type" => type, "content-length" => bytes.bytesize.to_s,
-                                "vary" => [vary, "Accept"].compact.join(", "))
-        [status, headers, [bytes]]
+        finish(env, status, headers.merge("vary" => [vary, "Accept"].compact.join(", ")), type, bytes)
+      end
+
+      # A HEAD response has the length GET's would have and no body.
+      def finish(env, status, headers, type, bytes)
+        headers = headers.merge("content-type" => type, "content-length" => bytes.bytesize.to_s)
+        [status, headers, env["REQUEST_METHOD"] == "HEAD" ? [] : [bytes]]
       end
 
       # The offered type of highest quality; on a tie the one offered first.
@@ -184,7 +187,7 @@ module Tersa
         body = { "error" => name, "message" => message }.merge(extra)
         type = negotiate(env["HTTP_ACCEPT"], ERROR_TYPES) || JSON_TYPE
         bytes = type == MEDIA_TYPE ? Tersa.dump(body) : JSON.generate(body)
-        [status, { "content-type" => type, "content-length" => bytes.bytesize.to_s, "vary" => "Accept" }, [bytes]]
+        finish(env, status, { "vary" => "Accept" }, type, bytes)
       end
     end
   end
