@@ -31,7 +31,7 @@ C_FUZZ := c/build-fuzz
 
 .PHONY: all c test test-c test-vectors test-corpus test-differential test-fuzz fuzz bench vectors deps-c clean \
 	crossfuzz-build test-crossfuzz crossfuzz-run fuzz-python-build fuzz-python fuzz-python-run \
-	deps-ruby ruby test-ruby test-gem memcheck deps-js js test-js deps-python python test-python test-bench bench-node \
+	deps-ruby ruby test-ruby test-gem memcheck deps-js js test-js deps-python python test-python test-wheel test-bench bench-node \
 	tags test-tags test-install-c
 
 all: c
@@ -119,7 +119,7 @@ fuzz: deps-c crossfuzz-build fuzz-python-build
 	$(MAKE) -k -j 3 --output-sync=target --no-print-directory test-fuzz fuzz-python-run crossfuzz-run \
 	  FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
 
-test: test-c test-install-c test-tags test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-bench \
+test: test-c test-install-c test-tags test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-wheel test-bench \
 	test-crossfuzz
 	@echo "all tests passed"
 
@@ -200,6 +200,33 @@ python: deps-python
 
 test-python: python
 	cd python && .venv/bin/python -m pytest -q -p no:cacheprovider tests
+
+# The Python package as users get it, from a clone of the committed tree:
+# python -m build (the sdist, then the wheel from it) and pip install ./python
+# must leave the clone clean (ignored files included); LICENSE is in both
+# archives; the wheel installs into a fresh venv and imports from outside.
+PY_BUILD := build==1.6.1
+
+test-wheel: deps-python
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	git clone -q --no-local $(ROOT) $$tmp/repo; \
+	$(PYTHON) -m venv $$tmp/tools; \
+	$$tmp/tools/bin/pip install -q --disable-pip-version-check $(PY_BUILD); \
+	$$tmp/tools/bin/python -m build --outdir $$tmp/dist $$tmp/repo/python >$$tmp/build.log 2>&1 || { cat $$tmp/build.log; exit 1; }; \
+	$$tmp/tools/bin/pip install -q --disable-pip-version-check $$tmp/repo/python; \
+	dirty=$$(git -C $$tmp/repo status --porcelain --ignored); \
+	test -z "$$dirty" || { echo "building the Python package wrote into the source tree:"; echo "$$dirty"; exit 1; }; \
+	sdist=$$(ls $$tmp/dist/tersa-*.tar.gz); wheel=$$(ls $$tmp/dist/tersa-*.whl); \
+	tar -tzf $$sdist | grep -qE '^tersa-[^/]+/LICENSE$$' || { echo "no LICENSE in $$sdist"; exit 1; }; \
+	tar -tzf $$sdist | grep -qE '^tersa-[^/]+/csrc/include/tersa.h$$' || { echo "no C core in $$sdist"; exit 1; }; \
+	$$tmp/tools/bin/python -m zipfile -l $$wheel | grep -qE 'dist-info/licenses/LICENSE ' || { echo "no LICENSE in $$wheel"; exit 1; }; \
+	$(PYTHON) -m venv $$tmp/venv; \
+	$$tmp/venv/bin/pip install -q --disable-pip-version-check $$wheel; \
+	cd $$tmp && $$tmp/venv/bin/python -c 'import tersa, sys; \
+	  assert tersa.__file__.startswith(sys.prefix), tersa.__file__; \
+	  v = {"ok": [1, 2.5, "x"]}; assert tersa.loads(tersa.dumps(v)) == v, "wheel round trip failed"; \
+	  print("wheel install: tersa", tersa.__version__, "from", tersa.__file__)'; \
+	echo "Python package: sdist and wheel built, LICENSE in both, source tree left clean"
 
 # --------------------------------------------------------------------------
 # Differential fuzzing (spec/tools/crossfuzz.py): the C core (under ASan and
