@@ -83,7 +83,7 @@ def codec_pair(name, registry=None):
         def decode(data):
             dec.feed(data)
             return next(dec)
-        return enc.encode, decode
+        return enc.write, decode
     raise ValueError(name)
 
 

@@ -46,7 +46,7 @@ def codecs(d):
         ("json", orjson.dumps, orjson.loads),
         ("msgpack", ormsgpack.packb, ormsgpack.unpackb),
         ("tersa", tersa.dumps, tersa.loads),
-        ("tersa-dict", lambda v: tersa.dumps(v, dictionary=d), lambda b: tersa.loads(b, dictionary=d)),
+        ("tersa-dict", lambda v: tersa.dumps(v, dictionary=d), lambda b: tersa.loads(b, dictionaries=d)),
     ]
 
 

@@ -112,7 +112,7 @@ def test_deep_values_in_a_small_thread(kind, n):
             got = list(dec)
             dec.close()
             assert depth(got[0]) == n and got[1] == 1
-            assert stream.startswith(tersa.Encoder(max_depth=n).encode(value))
+            assert stream.startswith(tersa.Encoder(max_depth=n).write(value))
             return len(data)
 
         status, result = in_small_thread(work, size)

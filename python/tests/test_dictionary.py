@@ -30,18 +30,18 @@ def test_encode_decode_with_dictionary():
     data = tersa.dumps(value, dictionary=D)
     assert data[2] == 0x11 and data[3:11] == D.id.to_bytes(8, "little")
     assert len(data) < len(tersa.dumps(value))
-    assert same(tersa.loads(data, dictionary=D), value)
-    assert same(tersa.loads(data, dictionary=[tersa.Dictionary(["other"]), D]), value)
+    assert same(tersa.loads(data, dictionaries=D), value)
+    assert same(tersa.loads(data, dictionaries=[tersa.Dictionary(["other"]), D]), value)
 
 
 def test_missing_or_wrong_dictionary_fails_loudly():
     data = tersa.dumps({"id": 1}, dictionary=D)
     for dicts in [None, tersa.Dictionary(["admin"]), []]:
         with pytest.raises(tersa.DecodeError) as info:
-            tersa.loads(data, dictionary=dicts)
+            tersa.loads(data, dictionaries=dicts)
         assert (info.value.code, info.value.offset) == ("unknown_dictionary", 3)
     # A buffer without a dictionary ignores the one given.
-    assert tersa.loads(tersa.dumps({"id": 1}), dictionary=D) == {"id": 1}
+    assert tersa.loads(tersa.dumps({"id": 1}), dictionaries=D) == {"id": 1}
 
 
 def test_invalid_dictionaries():
@@ -62,7 +62,7 @@ def test_invalid_dictionaries():
     with pytest.raises(tersa.DecodeError):
         tersa.Dictionary.parse(b"\x83\x40")
     with pytest.raises(TypeError):
-        tersa.loads(tersa.dumps(1), dictionary="nope")
+        tersa.loads(tersa.dumps(1), dictionaries="nope")
     with pytest.raises(TypeError):
         tersa.dumps(1, dictionary=[D])
 
@@ -70,7 +70,7 @@ def test_invalid_dictionaries():
 def test_empty_dictionary():
     e = tersa.Dictionary()
     assert e.id == 0xB1C4ACBB226D8209 and e.strings == () and e.shapes == ()
-    assert tersa.loads(tersa.dumps([1, "x"], dictionary=e), dictionary=e) == [1, "x"]
+    assert tersa.loads(tersa.dumps([1, "x"], dictionary=e), dictionaries=e) == [1, "x"]
 
 
 def test_pickle_and_repr():
@@ -93,7 +93,7 @@ def test_build_from_samples():
     for s in samples:
         data = tersa.dumps(s, dictionary=d)
         assert len(data) < len(tersa.dumps(s))
-        assert tersa.loads(data, dictionary=d) == s
+        assert tersa.loads(data, dictionaries=d) == s
     small = tersa.Dictionary.build(samples, max_strings=1, max_shapes=1)
     assert len(small.strings) == 1 and len(small.shapes) == 1
     rare = tersa.Dictionary.build([{"a": "only-once"}, {"b": 1}])
@@ -118,5 +118,5 @@ def test_build_counts_samples_and_matches_other_languages():
 def test_dictionary_shape_keys_with_symbols_decode_as_symbols():
     value = {tersa.Symbol("id"): 1, tersa.Symbol("name"): "x"}
     data = tersa.dumps(value, dictionary=D)
-    out = tersa.loads(data, dictionary=D)
+    out = tersa.loads(data, dictionaries=D)
     assert same(out, value) and all(type(k) is tersa.Symbol for k in out)

@@ -26,7 +26,7 @@ def refused(value, path: str | None = None) -> tersa.EncodeError:
     # A stream refuses it as well, and writes nothing for it.
     enc = tersa.Encoder()
     with pytest.raises(tersa.EncodeError, match="duplicate map key"):
-        enc.encode(value)
+        enc.write(value)
     return info.value
 
 

@@ -41,7 +41,7 @@ def test_threads_share_nothing():
                 enc = tersa.Encoder()
                 dec = tersa.Decoder()
                 for j in range(3):
-                    dec.feed(enc.encode(values[(seed + j) % 200]))
+                    dec.feed(enc.write(values[(seed + j) % 200]))
                 assert list(dec) == [values[(seed + j) % 200] for j in range(3)]
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)

@@ -50,7 +50,7 @@ def _workload():
         tersa.loads(data)
         tersa.loads(bytearray(data))
         tersa.loads(memoryview(data), option=tersa.OPT_TIMESTAMP | tersa.OPT_SYMBOL_AS_STR)
-    tersa.loads(tersa.dumps(SAMPLES[0], dictionary=DICT), dictionary=DICT)
+    tersa.loads(tersa.dumps(SAMPLES[0], dictionary=DICT), dictionaries=DICT)
     tersa.dumps([Custom(), {"nested": Custom()}], default=_default)
     for bad in BAD_BUFFERS:
         try:
@@ -73,7 +73,7 @@ def _workload():
     except tersa.EncodeError:
         pass
     enc = tersa.Encoder()
-    stream = b"".join(enc.encode(v) for v in SAMPLES[:3])
+    stream = b"".join(enc.write(v) for v in SAMPLES[:3])
     tersa.loads_stream(stream)
     dec = tersa.Decoder()
     dec.feed(stream)
@@ -92,13 +92,13 @@ def _workload():
     for i, v in enumerate(SAMPLES[:5] * 2):
         if i == 3:
             enc.sync()
-        parts.append(enc.encode(v))
+        parts.append(enc.write(v))
     stream = b"".join(parts)
-    tersa.loads_stream(stream, dictionary=DICT)
+    tersa.loads_stream(stream, dictionaries=DICT)
     frames = stream[len(parts[0]) :]  # from frame 1 on: a consumer that joins late
-    tersa.loads_stream(frames, dictionary=DICT, join=True)
-    tersa.join_stream(frames, dictionary=DICT)
-    dec = tersa.Decoder(dictionary=[DICT], join=True)
+    tersa.loads_stream(frames, dictionaries=DICT, join=True)
+    tersa.join_stream(frames, dictionaries=DICT)
+    dec = tersa.Decoder(dictionaries=[DICT], join=True)
     dec.feed(frames)
     list(dec)
     dec.joined_at
@@ -183,7 +183,7 @@ def test_refcounts_of_inputs_and_callbacks():
     counts = [sys.getrefcount(o) for o in (value, inner, default, DICT, data)]
     for _ in range(1000):
         tersa.dumps(value, default=default, dictionary=DICT)
-        tersa.loads(data, dictionary=DICT)
+        tersa.loads(data, dictionaries=DICT)
         try:
             tersa.dumps({"k": value, "bad": object()}, default=lambda o: 1 / 0 if type(o) is object else default(o))
         except tersa.EncodeError:

@@ -163,7 +163,7 @@ def test_streams_and_joined_streams(server, client, prefix):
     tersa.DictionaryRegistry(client, prefix=prefix).publish(STOCK)
     records = [{"symbol": ["AAPL", "MSFT", "GOOG"][i % 3], "price": 100 + i / 4, "volume": i * 1000} for i in range(50)]
     enc = tersa.Encoder(dictionary=STOCK, sync_frames=10)
-    stream = b"".join(enc.encode(r) for r in records)
+    stream = b"".join(enc.write(r) for r in records)
     reg, _ = consumer(server, prefix)
     assert reg.loads_stream(stream) == records
     # A late subscriber: frames from the 13th on, no header; it joins at frame 20.

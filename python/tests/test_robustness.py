@@ -90,7 +90,7 @@ def test_decoder_keeps_its_dictionaries():
     d = tersa.Dictionary(["shared value"], [["id", "name"]])
     data = tersa.dumps_stream([{"id": 1, "name": "shared value"}], dictionary=d)
     given = [d]
-    dec = tersa.Decoder(dictionary=given)
+    dec = tersa.Decoder(dictionaries=given)
     given.clear()
     del d
     gc.collect()

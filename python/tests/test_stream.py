@@ -12,7 +12,7 @@ RECORDS = [{"id": i, "name": f"user_{i}", "role": "admin" if i % 2 else "user", 
 
 def test_values_share_tables():
     enc = tersa.Encoder()
-    frames = [enc.encode(r) for r in RECORDS]
+    frames = [enc.write(r) for r in RECORDS]
     assert frames[0].startswith(b"\xc1\x70\x12")
     # Later records reuse the shape and strings of earlier ones.
     assert len(frames[5]) < len(tersa.dumps(RECORDS[5])) - 3
@@ -126,7 +126,7 @@ def test_decoder_rejects_single_value_buffer():
 
 def test_strings_referenced_across_frames_survive_dropping_earlier_values():
     enc = tersa.Encoder()
-    data = b"".join(enc.encode(v) for v in [["shared-string"], ["shared-string"], ["shared-string"]])
+    data = b"".join(enc.write(v) for v in [["shared-string"], ["shared-string"], ["shared-string"]])
     dec = tersa.Decoder()
     dec.feed(data)
     first = next(dec)
@@ -139,33 +139,33 @@ def test_strings_referenced_across_frames_survive_dropping_earlier_values():
 
 def test_encoder_fails_cleanly_and_stays_failed():
     enc = tersa.Encoder()
-    enc.encode(1)
+    enc.write(1)
     with pytest.raises(tersa.EncodeError):
-        enc.encode(object())
+        enc.write(object())
     with pytest.raises(ValueError, match="failed"):
-        enc.encode(2)
+        enc.write(2)
 
 
 def test_encoder_options_and_default():
     enc = tersa.Encoder(default=lambda o: "obj", option=tersa.OPT_NAIVE_UTC)
-    data = enc.encode(object()) + enc.encode(object())
+    data = enc.write(object()) + enc.write(object())
     assert tersa.loads_stream(data) == ["obj", "obj"]
 
 
 def test_encoder_reentrancy_is_refused():
-    enc = tersa.Encoder(default=lambda o: enc.encode(1))
+    enc = tersa.Encoder(default=lambda o: enc.write(1))
     with pytest.raises(tersa.EncodeError) as info:
-        enc.encode(object())
+        enc.write(object())
     assert isinstance(info.value.__cause__, RuntimeError)
 
 
 def test_stream_with_dictionary():
     d = tersa.Dictionary(["admin", "user"], [["id", "name", "role", "score"]])
     enc = tersa.Encoder(dictionary=d)
-    data = b"".join(enc.encode(r) for r in RECORDS)
-    assert data[2] == 0x13 and enc.header() == data[:11]
-    assert same(tersa.loads_stream(data, dictionary=d), RECORDS)
-    dec = tersa.Decoder(dictionary=[tersa.Dictionary(["zz"]), d])
+    data = b"".join(enc.write(r) for r in RECORDS)
+    assert data[2] == 0x13 and tersa.Encoder(dictionary=d).header() == data[:11]
+    assert same(tersa.loads_stream(data, dictionaries=d), RECORDS)
+    dec = tersa.Decoder(dictionaries=[tersa.Dictionary(["zz"]), d])
     dec.feed(data)
     assert same(list(dec), RECORDS)
     with pytest.raises(tersa.DecodeError) as info:
@@ -186,7 +186,7 @@ def test_long_stream_memory_is_bounded_per_frame():
     enc = tersa.Encoder()
     dec = tersa.Decoder()
     for i in range(2000):
-        dec.feed(enc.encode({"i": i, "s": "x" * (i % 50)}))
+        dec.feed(enc.write({"i": i, "s": "x" * (i % 50)}))
         (v,) = list(dec)
         assert v["i"] == i
     assert dec.pending == 0

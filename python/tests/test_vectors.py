@@ -69,7 +69,7 @@ def same_list(got, expected) -> bool:
 @pytest.mark.parametrize("vector", VALID)
 def test_valid_decode(vector):
     data = bytes.fromhex(vector["hex"])
-    got = tersa.loads(data, dictionary=dictionary_for(vector))
+    got = tersa.loads(data, dictionaries=dictionary_for(vector))
     assert same(got, from_x(vector["value"])), got
 
 
@@ -84,10 +84,10 @@ def test_valid_encode(vector):
 def test_stream_decode(vector):
     data = bytes.fromhex(vector["hex"])
     expected = [from_x(v) for v in vector["values"]]
-    got = tersa.loads_stream(data, dictionary=dictionary_for(vector))
+    got = tersa.loads_stream(data, dictionaries=dictionary_for(vector))
     assert same_list(got, expected)
     # Incrementally, one byte at a time.
-    dec = tersa.Decoder(dictionary=dictionary_for(vector))
+    dec = tersa.Decoder(dictionaries=dictionary_for(vector))
     values = []
     for i in range(len(data)):
         dec.feed(data[i : i + 1])
@@ -107,7 +107,7 @@ def test_stream_encode(vector):
     for i, v in enumerate(values):
         if i in sync_before:
             enc.sync()
-        parts.append(enc.encode(v))
+        parts.append(enc.write(v))
     out = b"".join(parts) if values else enc.header()
     assert out.hex() == vector["hex"]
     if not sync_before:  # (dumps_stream has no per-value requests; the Encoder above covers them)
@@ -119,12 +119,12 @@ def test_join(vector):
     data = bytes.fromhex(vector["hex"])
     expected = [from_x(v) for v in vector["values"]]
     dictionary = dictionary_for(vector)
-    assert same_list(tersa.loads_stream(data, dictionary=dictionary, join=True), expected)
-    joined_at, values = tersa.join_stream(data, dictionary=dictionary)
+    assert same_list(tersa.loads_stream(data, dictionaries=dictionary, join=True), expected)
+    joined_at, values = tersa.join_stream(data, dictionaries=dictionary)
     assert joined_at == vector["joined_at"]
     assert same_list(values, expected)
     for step in (1, len(data) or 1):
-        dec = tersa.Decoder(dictionary=dictionary, join=True)
+        dec = tersa.Decoder(dictionaries=dictionary, join=True)
         values = []
         for i in range(0, len(data), step):
             dec.feed(data[i : i + step])
@@ -135,7 +135,7 @@ def test_join(vector):
 
 
 def _kwargs(vector):
-    kwargs = {"dictionary": dictionary_for(vector)}
+    kwargs = {"dictionaries": dictionary_for(vector)}
     if "max_depth" in vector:
         kwargs["max_depth"] = vector["max_depth"]
     return kwargs

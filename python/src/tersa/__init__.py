@@ -53,7 +53,7 @@ def dumps_stream(values, *, option=0, default=None, dictionary=None, max_depth=N
     """
     enc = Encoder(option=option, default=default, dictionary=dictionary, max_depth=max_depth,
                   sync_frames=sync_frames, sync_bytes=sync_bytes)
-    parts = [enc.encode(v) for v in values]
+    parts = [enc.write(v) for v in values]
     return b"".join(parts) if parts else enc.header()
 
 

@@ -118,7 +118,7 @@ def loads(
     /,
     *,
     option: int | None = ...,
-    dictionary: _Dictionaries = ...,
+    dictionaries: _Dictionaries = ...,
     max_depth: int | None = ...,
 ) -> Any: ...
 def loads_stream(
@@ -126,7 +126,7 @@ def loads_stream(
     /,
     *,
     option: int | None = ...,
-    dictionary: _Dictionaries = ...,
+    dictionaries: _Dictionaries = ...,
     max_depth: int | None = ...,
     join: bool = ...,
 ) -> list[Any]: ...
@@ -135,7 +135,7 @@ def join_stream(
     /,
     *,
     option: int | None = ...,
-    dictionary: _Dictionaries = ...,
+    dictionaries: _Dictionaries = ...,
     max_depth: int | None = ...,
 ) -> Tuple[int | None, list[Any]]: ...
 def dumps_stream(
@@ -151,9 +151,11 @@ def dumps_stream(
 
 @final
 class Encoder:
+    # write() and header() return the bytes, or with output= their count.
     def __new__(
         cls,
         *,
+        output: Any = ...,
         option: int | None = ...,
         default: Callable[[Any], Any] | None = ...,
         dictionary: Dictionary | None = ...,
@@ -161,8 +163,8 @@ class Encoder:
         sync_frames: int | None = ...,
         sync_bytes: int | None = ...,
     ) -> Encoder: ...
-    def encode(self, obj: Any, /) -> bytes: ...
-    def header(self) -> bytes: ...
+    def write(self, obj: Any, /) -> Any: ...
+    def header(self) -> Any: ...
     def sync(self) -> None: ...
 
 @final
@@ -171,7 +173,7 @@ class Decoder:
         cls,
         *,
         option: int | None = ...,
-        dictionary: _Dictionaries = ...,
+        dictionaries: _Dictionaries = ...,
         max_depth: int | None = ...,
         join: bool = ...,
     ) -> Decoder: ...

@@ -124,7 +124,7 @@ static PyObject *g_offset_tz_fn, *g_build_dict_fn;
 static PyObject *g_utc;
 static PyObject *g_tz_offsets[2 * 1439 + 1];
 static PyObject *g_enum_type, *g_uuid_type, *g_field_marker;
-static PyObject *s_option, *s_default, *s_dictionary, *s_max_depth, *s_join, *s_value, *s_utcoffset,
+static PyObject *s_option, *s_default, *s_dictionary, *s_dictionaries, *s_max_depth, *s_join, *s_value, *s_utcoffset,
     *s_dataclass_fields, *s_field_type, *s_seconds, *s_nanos, *s_zone, *s_offset, *s_type, *s_data;
 
 /* ==========================================================================
@@ -681,7 +681,7 @@ static PyTypeObject DictionaryType = {
     .tp_new = Dictionary_new,
 };
 
-/* The dictionaries given as `dictionary=`: None, a Dictionary, or a sequence of them. */
+/* The dictionaries given as `dictionaries=`: None, a Dictionary, or a sequence of them. */
 typedef struct {
     const tersa_dict *items[8];
     const tersa_dict **ptr;
@@ -700,7 +700,7 @@ static int dict_list_init(dict_list *dl, PyObject *o) {
         return 0;
     }
     /* A tuple: the caller's list could drop a Dictionary while it is in use. */
-    dl->seq = as_tuple(o, "dictionary must be a tersa.Dictionary or a sequence of them");
+    dl->seq = as_tuple(o, "dictionaries must be a tersa.Dictionary or a sequence of them");
     if (!dl->seq) return -1;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(dl->seq);
     if (n > 8) {
@@ -714,7 +714,7 @@ static int dict_list_init(dict_list *dl, PyObject *o) {
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *d = PySequence_Fast_GET_ITEM(dl->seq, i);
         if (!PyObject_TypeCheck(d, &DictionaryType)) {
-            PyErr_SetString(PyExc_TypeError, "dictionary must be a tersa.Dictionary or a sequence of them");
+            PyErr_SetString(PyExc_TypeError, "dictionaries must be a tersa.Dictionary or a sequence of them");
             if (dl->ptr != dl->items) PyMem_Free(dl->ptr);
             Py_CLEAR(dl->seq);
             return -1;
@@ -743,15 +743,15 @@ static PyMethodDef module_methods[] = {
      "dumps(obj, /, *, option=0, default=None, dictionary=None, max_depth=1000) -> bytes\n--\n\n"
      "Serialize obj to Tersa bytes (the canonical encoding)."},
     {"loads", (PyCFunction)(void (*)(void))tersa_loads, METH_FASTCALL | METH_KEYWORDS,
-     "loads(data, /, *, option=0, dictionary=None, max_depth=1000)\n--\n\n"
+     "loads(data, /, *, option=0, dictionaries=None, max_depth=1000)\n--\n\n"
      "Deserialize one Tersa value from bytes, bytearray or memoryview."},
     {"loads_stream", (PyCFunction)(void (*)(void))tersa_loads_stream, METH_FASTCALL | METH_KEYWORDS,
-     "loads_stream(data, /, *, option=0, dictionary=None, max_depth=1000, join=False) -> list\n--\n\n"
+     "loads_stream(data, /, *, option=0, dictionaries=None, max_depth=1000, join=False) -> list\n--\n\n"
      "Deserialize a complete Tersa stream (SPEC 2.3) into the list of its values. join=True:\n"
      "data starts at a frame boundary of a stream, without a header; frames before the\n"
      "first sync frame are skipped (join_stream() also tells where decoding started)."},
     {"join_stream", (PyCFunction)(void (*)(void))tersa_join_stream, METH_FASTCALL | METH_KEYWORDS,
-     "join_stream(data, /, *, option=0, dictionary=None, max_depth=1000) -> tuple\n--\n\n"
+     "join_stream(data, /, *, option=0, dictionaries=None, max_depth=1000) -> tuple\n--\n\n"
      "Join a stream midway (SPEC 2.3): data is frames from a frame boundary on, without a\n"
      "header. Returns (joined_at, values): the offset in data of the first sync frame\n"
      "(None if none came) and the values from it on."},
@@ -775,6 +775,7 @@ PyMODINIT_FUNC PyInit__tersa(void) {
     INTERN(s_option, "option");
     INTERN(s_default, "default");
     INTERN(s_dictionary, "dictionary");
+    INTERN(s_dictionaries, "dictionaries");
     INTERN(s_max_depth, "max_depth");
     INTERN(s_join, "join");
     INTERN(s_value, "value");
@@ -792,7 +793,7 @@ PyMODINIT_FUNC PyInit__tersa(void) {
     names_dumps[2] = s_dictionary;
     names_dumps[3] = s_max_depth;
     names_loads[0] = s_option;
-    names_loads[1] = s_dictionary;
+    names_loads[1] = s_dictionaries;
     names_loads[2] = s_max_depth;
     for (int i = 0; i < 3; i++) names_loads_stream[i] = names_loads[i];
     names_loads_stream[3] = s_join;

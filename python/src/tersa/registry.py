@@ -129,7 +129,7 @@ class DictionaryRegistry:
                 return loads(data, **options)
             d = self.fetch(did)
             self._by_header[head] = d
-        return loads(data, dictionary=d, **options) if options else loads(data, dictionary=d)
+        return loads(data, dictionaries=d, **options) if options else loads(data, dictionaries=d)
 
     def loads_stream(self, data: _Buffer, *, join: bool = False, **options: Any) -> List[Any]:
         """tersa.loads_stream with the dictionary the stream names (join=True:
@@ -137,12 +137,12 @@ class DictionaryRegistry:
         d = self.dictionary_for(data, join=join)
         if d is None:
             return loads_stream(data, join=join, **options)
-        return loads_stream(data, join=join, **options, dictionary=d)
+        return loads_stream(data, join=join, **options, dictionaries=d)
 
     def join_stream(self, data: _Buffer, **options: Any) -> Tuple[Optional[int], List[Any]]:
         """tersa.join_stream with the dictionary of the first sync frame."""
         d = self.dictionary_for(data, join=True)
-        return join_stream(data, **options) if d is None else join_stream(data, **options, dictionary=d)
+        return join_stream(data, **options) if d is None else join_stream(data, **options, dictionaries=d)
 
 
 def dictionary_id(data: _Buffer, *, join: bool = False) -> Optional[int]:

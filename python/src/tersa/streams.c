@@ -15,6 +15,7 @@ typedef struct {
     enc_ctx *e;
     PyObject *default_fn;
     PyObject *dictionary;
+    PyObject *output; /* a binary file object the frames are written to, or NULL */
     uint32_t opt;
     uint32_t max_depth;
     size_t emitted;   /* bytes of the writer's buffer already returned */
@@ -48,10 +49,11 @@ static int parse_sync_option(PyObject *o, const char *name, uint64_t *out) {
 }
 
 static PyObject *Encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"option", "default", "dictionary", "max_depth", "sync_frames", "sync_bytes", NULL};
-    PyObject *option = NULL, *dflt = NULL, *dictionary = NULL, *maxd = NULL, *sframes = NULL, *sbytes = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOOOO:Encoder", kwlist, &option, &dflt, &dictionary, &maxd,
-                                     &sframes, &sbytes))
+    static char *kwlist[] = {"output", "option", "default", "dictionary", "max_depth", "sync_frames", "sync_bytes", NULL};
+    PyObject *output = NULL, *option = NULL, *dflt = NULL, *dictionary = NULL, *maxd = NULL, *sframes = NULL,
+             *sbytes = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOOOOO:Encoder", kwlist, &output, &option, &dflt, &dictionary,
+                                     &maxd, &sframes, &sbytes))
         return NULL;
     uint32_t opt, max_depth;
     uint64_t every_frames, every_bytes;
@@ -69,6 +71,14 @@ static PyObject *Encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "dictionary must be a tersa.Dictionary");
         return NULL;
     }
+    if (output == Py_None) output = NULL;
+    if (output) {
+        int has_write = PyObject_HasAttrString(output, "write");
+        if (!has_write) {
+            PyErr_SetString(PyExc_TypeError, "output must be a binary file object (with a write method)");
+            return NULL;
+        }
+    }
     EncoderObject *self = (EncoderObject *)type->tp_alloc(type, 0);
     if (!self) return NULL;
     self->e = enc_ctx_new();
@@ -81,17 +91,20 @@ static PyObject *Encoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     self->max_depth = max_depth;
     self->default_fn = Py_XNewRef(dflt);
     self->dictionary = Py_XNewRef(dictionary);
+    self->output = Py_XNewRef(output);
     return (PyObject *)self;
 }
 
 static int Encoder_traverse(EncoderObject *self, visitproc visit, void *arg) {
     Py_VISIT(self->default_fn);
     Py_VISIT(self->dictionary);
+    Py_VISIT(self->output);
     return 0;
 }
 
 static int Encoder_clear(EncoderObject *self) {
     Py_CLEAR(self->default_fn);
+    Py_CLEAR(self->output);
     return 0;
 }
 
@@ -100,28 +113,60 @@ static void Encoder_dealloc(EncoderObject *self) {
     enc_ctx_free(self->e);
     Py_CLEAR(self->default_fn);
     Py_CLEAR(self->dictionary);
+    Py_CLEAR(self->output);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *Encoder_encode(EncoderObject *self, PyObject *obj) {
+/* Start the stream (the writer then holds its header) unless it has begun. */
+static int encoder_start(EncoderObject *self) {
+    if (self->started) return 0;
+    if (!tersa_writer_start(self->e->w, self->dictionary ? ((DictionaryObject *)self->dictionary)->dict : NULL,
+                            TERSA_WRITE_STREAM)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->started = 1;
+    self->emitted = 0;
+    return 0;
+}
+
+/* Hand out what the writer holds beyond what was handed out before: as
+ * bytes, or written to `output` (then the byte count). A frame the output
+ * refused is lost to the reader while the tables keep it, so the stream
+ * cannot go on: the caller marks it failed when this returns NULL. */
+static PyObject *encoder_emit(EncoderObject *self) {
+    tersa_writer *w = self->e->w;
+    size_t len;
+    const uint8_t *data = tersa_writer_data(w, &len);
+    PyObject *out = PyBytes_FromStringAndSize((const char *)data + self->emitted, (Py_ssize_t)(len - self->emitted));
+    if (!out) return NULL;
+#ifdef TERSA_HAVE_WRITER_DISCARD_OUTPUT
+    /* The stream's tables stay; its output need not. */
+    if (tersa_writer_discard_output(w)) len = 0;
+#endif
+    self->emitted = len;
+    if (!self->output) return out;
+    Py_ssize_t n = PyBytes_GET_SIZE(out);
+    PyObject *r = PyObject_CallMethod(self->output, "write", "O", out);
+    Py_DECREF(out);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    return PyLong_FromSsize_t(n);
+}
+
+static PyObject *Encoder_write(EncoderObject *self, PyObject *obj) {
     if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "Encoder.encode() called re-entrantly");
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.write() called re-entrantly");
         return NULL;
     }
     if (self->failed) {
         PyErr_SetString(PyExc_ValueError, "this Encoder failed on an earlier value; start a new stream");
         return NULL;
     }
-    if (stack_guard("Encoder.encode") < 0) return NULL;
+    if (stack_guard("Encoder.write") < 0) return NULL;
     enc_ctx *e = self->e;
     tersa_writer *w = e->w;
-    if (!self->started) {
-        if (!tersa_writer_start(w, self->dictionary ? ((DictionaryObject *)self->dictionary)->dict : NULL,
-                               TERSA_WRITE_STREAM))
-            return PyErr_NoMemory();
-        self->started = 1;
-        self->emitted = 0;
-    }
+    if (encoder_start(self) < 0) return NULL;
     self->busy = 1;
     e->opt = self->opt;
     e->max_depth = self->max_depth;
@@ -142,14 +187,7 @@ static PyObject *Encoder_encode(EncoderObject *self, PyObject *obj) {
             enc_writer_fail(e);
             enc_raise(e);
         } else {
-            size_t len;
-            const uint8_t *data = tersa_writer_data(w, &len);
-            result = PyBytes_FromStringAndSize((const char *)data + self->emitted, (Py_ssize_t)(len - self->emitted));
-#ifdef TERSA_HAVE_WRITER_DISCARD_OUTPUT
-            /* The stream's tables stay; its output need not. */
-            if (result && tersa_writer_discard_output(w)) len = 0;
-#endif
-            self->emitted = len;
+            result = encoder_emit(self);
         }
     }
     if (!result) self->failed = 1;
@@ -165,16 +203,22 @@ static PyObject *Encoder_encode(EncoderObject *self, PyObject *obj) {
 
 static PyObject *Encoder_header(EncoderObject *self, PyObject *unused) {
     (void)unused;
-    /* The stream header alone (what encode() prepends to the first value). */
-    const tersa_dict *dict = self->dictionary ? ((DictionaryObject *)self->dictionary)->dict : NULL;
-    unsigned char h[11] = {0xC1, 0x70, (unsigned char)(0x10 | 0x02 | (dict ? 0x01 : 0))};
-    size_t n = 3;
-    if (dict) {
-        uint64_t id = tersa_dict_id(dict);
-        for (int i = 0; i < 8; i++) h[3 + i] = (unsigned char)(id >> (8 * i));
-        n = 11;
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "Encoder.header() called re-entrantly");
+        return NULL;
     }
-    return PyBytes_FromStringAndSize((const char *)h, (Py_ssize_t)n);
+    /* Once handed out (here or by the first write) the header is not repeated:
+     * every piece returned belongs to the stream exactly once. */
+    if (self->started) {
+        PyErr_SetString(PyExc_ValueError, "the stream's header was already written");
+        return NULL;
+    }
+    if (encoder_start(self) < 0) return NULL;
+    self->busy = 1;
+    PyObject *result = encoder_emit(self);
+    self->busy = 0;
+    if (!result) self->failed = 1;
+    return result;
 }
 
 static PyObject *Encoder_sync(EncoderObject *self, PyObject *unused) {
@@ -184,10 +228,13 @@ static PyObject *Encoder_sync(EncoderObject *self, PyObject *unused) {
 }
 
 static PyMethodDef Encoder_methods[] = {
-    {"encode", (PyCFunction)Encoder_encode, METH_O,
-     "encode($self, obj, /)\n--\n\nThe next value of the stream as bytes to append: the first call returns the\n"
-     "stream header followed by the first frame, later calls one frame each."},
-    {"header", (PyCFunction)Encoder_header, METH_NOARGS, "header($self, /)\n--\n\nThe stream header (for a stream of zero values)."},
+    {"write", (PyCFunction)Encoder_write, METH_O,
+     "write($self, obj, /)\n--\n\nThe next value of the stream as one frame: the bytes to append (the first\n"
+     "piece of a stream starts with its header, unless header() took it), or, with\n"
+     "output=, written there and the number of bytes returned."},
+    {"header", (PyCFunction)Encoder_header, METH_NOARGS,
+     "header($self, /)\n--\n\nThe stream header alone (to output= if given), before any frame: later writes\n"
+     "do not repeat it. ValueError once the header was written."},
     {"sync", (PyCFunction)Encoder_sync, METH_NOARGS,
      "sync($self, /)\n--\n\nMake the next frame a sync frame (SPEC 2.3): it and the frames after it depend on\n"
      "nothing before it, so a consumer can join the stream there."},
@@ -200,8 +247,10 @@ static PyTypeObject EncoderType = {
     .tp_basicsize = sizeof(EncoderObject),
     .tp_dealloc = (destructor)Encoder_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Encoder(*, option=0, default=None, dictionary=None, max_depth=1000, sync_frames=0, sync_bytes=0)\n--\n\n"
-              "Encodes a stream of values that share string and shape tables (SPEC 2.3). The\n"
+    .tp_doc = "Encoder(*, output=None, option=0, default=None, dictionary=None, max_depth=1000, sync_frames=0, "
+              "sync_bytes=0)\n--\n\n"
+              "Encodes a stream of values that share string and shape tables (SPEC 2.3), one\n"
+              "frame per write(), returned or written to output (a binary file object). The\n"
               "first frame is a sync frame; so is every sync_frames-th frame, a frame once\n"
               "sync_bytes bytes of frames followed the last sync frame's start, and the frame\n"
               "after sync() (0: that rule is off).",
@@ -232,7 +281,7 @@ typedef struct {
 } DecoderObject;
 
 static PyObject *Decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"option", "dictionary", "max_depth", "join", NULL};
+    static char *kwlist[] = {"option", "dictionaries", "max_depth", "join", NULL};
     PyObject *option = NULL, *dictionary = NULL, *maxd = NULL;
     int join = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|$OOOp:Decoder", kwlist, &option, &dictionary, &maxd, &join))
@@ -519,7 +568,7 @@ static PyTypeObject DecoderType = {
     .tp_basicsize = sizeof(DecoderObject),
     .tp_dealloc = (destructor)Decoder_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Decoder(*, option=0, dictionary=None, max_depth=1000, join=False)\n--\n\n"
+    .tp_doc = "Decoder(*, option=0, dictionaries=None, max_depth=1000, join=False)\n--\n\n"
               "Decodes a stream incrementally: feed() bytes as they arrive, iterate for the\n"
               "values completed so far, close() at the end. join=True joins a stream midway\n"
               "(SPEC 2.3): the bytes start at a frame boundary, without a header, and frames\n"

@@ -114,7 +114,7 @@ def encode_stream(req: dict) -> dict:
         for i, v in enumerate(req["values"]):
             if i in before:
                 enc.sync()
-            parts.append(enc.encode(from_x(v)))
+            parts.append(enc.write(from_x(v)))
     except tersa.EncodeError as e:
         return {"encode_error": str(e)}
     return {"hex": (b"".join(parts) if parts else enc.header()).hex()}
