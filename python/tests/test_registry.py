@@ -1,22 +1,17 @@
 """tersa.DictionaryRegistry against a real redis-server (redis-py as the
 client): publish by id, fetch on first use, typed errors for ids the store
-does not have. The server is started here on a free port; a missing
-redis-server fails the tests (make deps-python installs it)."""
+does not have. The server is started on a free port by
+support/redis_server.py; a missing redis-server fails the tests."""
 
 from __future__ import annotations
 
-import os
 import pickle
-import shutil
-import socket
-import subprocess
-import tempfile
-import time
 
 import pytest
 import redis
 
 import tersa
+from support.redis_server import redis_server
 from tersa.registry import dictionary_id
 
 STOCK = tersa.Dictionary(strings=["AAPL", "MSFT", "GOOG"], shapes=[["symbol", "price", "volume"], ["0", "1", "2"]])
@@ -25,32 +20,8 @@ RECORD = {"symbol": "MSFT", "price": 411.22, "volume": 1234567}
 
 @pytest.fixture(scope="module")
 def server():
-    binary = os.environ.get("REDIS_SERVER", "redis-server")
-    if shutil.which(binary) is None:
-        raise RuntimeError(f"{binary} not found: install Debian's redis-server (make deps-python does)")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    workdir = tempfile.mkdtemp(prefix="tersa-test-redis-")
-    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                             "--dir", workdir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        client = redis.Redis(host="127.0.0.1", port=port)
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError(f"redis-server did not answer on 127.0.0.1:{port}")
-                time.sleep(0.02)
-        client.close()
+    with redis_server() as port:
         yield port
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 class CountingStore:
