@@ -130,10 +130,10 @@ static int encoder_start(EncoderObject *self) {
     return 0;
 }
 
-/* Hand out what the writer holds beyond what was handed out before: as
- * bytes, or written to `output` (then the byte count). A frame the output
- * refused is lost to the reader while the tables keep it, so the stream
- * cannot go on: the caller marks it failed when this returns NULL. */
+/* Hand out what the writer holds beyond what was handed out before, as
+ * bytes, also written to `output` when given. A frame the output refused is
+ * lost to the reader while the tables keep it, so the stream cannot go on:
+ * the caller marks it failed when this returns NULL. */
 static PyObject *encoder_emit(EncoderObject *self) {
     tersa_writer *w = self->e->w;
     size_t len;
@@ -146,12 +146,13 @@ static PyObject *encoder_emit(EncoderObject *self) {
 #endif
     self->emitted = len;
     if (!self->output) return out;
-    Py_ssize_t n = PyBytes_GET_SIZE(out);
     PyObject *r = PyObject_CallMethod(self->output, "write", "O", out);
-    Py_DECREF(out);
-    if (!r) return NULL;
+    if (!r) {
+        Py_DECREF(out);
+        return NULL;
+    }
     Py_DECREF(r);
-    return PyLong_FromSsize_t(n);
+    return out;
 }
 
 static PyObject *Encoder_write(EncoderObject *self, PyObject *obj) {
@@ -230,8 +231,8 @@ static PyObject *Encoder_sync(EncoderObject *self, PyObject *unused) {
 static PyMethodDef Encoder_methods[] = {
     {"write", (PyCFunction)Encoder_write, METH_O,
      "write($self, obj, /)\n--\n\nThe next value of the stream as one frame: the bytes to append (the first\n"
-     "piece of a stream starts with its header, unless header() took it), or, with\n"
-     "output=, written there and the number of bytes returned."},
+     "piece of a stream starts with its header, unless header() took it), also\n"
+     "written to output= when given."},
     {"header", (PyCFunction)Encoder_header, METH_NOARGS,
      "header($self, /)\n--\n\nThe stream header alone (to output= if given), before any frame: later writes\n"
      "do not repeat it. ValueError once the header was written."},
