@@ -60,7 +60,8 @@ deps-js:
 
 # The Python package builds in a venv from the machine's python3 (3.10+); the
 # dictionary registry's tests (tests/test_registry.py) use a real redis-server
-# through redis-py.
+# through redis-py, and the kombu serializer's (tests/test_kombu.py) one as
+# kombu's broker.
 deps-python:
 	$(call apt_need,gcc redis-server)
 	@$(PYTHON) -c 'import venv, sys; sys.exit(sys.version_info < (3, 10))' || \
@@ -196,7 +197,7 @@ PY_VENV := python/.venv
 # pip install ./python rebuilds the extension every time: tests never see a stale build.
 python: deps-python
 	test -x $(PY_VENV)/bin/python || $(PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/pip install -q --disable-pip-version-check ./python pytest hypothesis mypy redis==8.1.0
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check ./python pytest hypothesis mypy redis==8.1.0 kombu==5.7.0
 
 test-python: python
 	cd python && .venv/bin/python -m pytest -q -p no:cacheprovider tests
