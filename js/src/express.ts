@@ -75,7 +75,7 @@ export type BodyErrorType = 'entity.parse.failed' | 'entity.too.large' | 'encodi
  * body-parser's name for the same failure; `body` is what the parser sends
  * in `'respond'` mode; `cause` is the DecodeError of a malformed body.
  */
-export class TersaBodyError extends Error {
+class TersaBodyError extends Error {
   readonly status: number;
   readonly statusCode: number;
   readonly expose = true;
@@ -89,6 +89,27 @@ export class TersaBodyError extends Error {
     this.body = body;
   }
 }
+
+// One class however the package is loaded (import and require are two
+// copies of this module), as common.ts does for DecodeError: an error
+// handler's `instanceof TersaBodyError` holds for errors from either copy.
+const EXPRESS_KEY = Symbol.for('tersa/express runtime v1');
+
+function sharedBodyError(): typeof TersaBodyError {
+  const g = globalThis as unknown as Record<symbol, { TersaBodyError: typeof TersaBodyError } | undefined>;
+  const found = g[EXPRESS_KEY];
+  if (found) return found.TersaBodyError;
+  try {
+    Object.defineProperty(g, EXPRESS_KEY, { value: Object.freeze({ TersaBodyError }), enumerable: false, writable: false, configurable: false });
+  } catch {
+    // A non-extensible global object: this copy keeps its own.
+  }
+  return TersaBodyError;
+}
+
+const SharedBodyError = sharedBodyError();
+type SharedBodyError = TersaBodyError;
+export { SharedBodyError as TersaBodyError };
 
 const UNITS: Record<string, number> = { b: 1, kb: 1 << 10, mb: 1 << 20, gb: 1 << 30 };
 
@@ -156,11 +177,11 @@ export function parser(options: ParserOptions = {}) {
     let received = 0;
     let settled = false;
     const tooLarge = () =>
-      new TersaBodyError(413, 'entity.too.large', { error: 'too_large', limit, detail: `request body exceeds ${limit} bytes` });
+      new SharedBodyError(413, 'entity.too.large', { error: 'too_large', limit, detail: `request body exceeds ${limit} bytes` });
 
     const encoding = (header(req, 'content-encoding') ?? 'identity').trim().toLowerCase();
     if (encoding !== 'identity') {
-      refuse(new TersaBodyError(415, 'encoding.unsupported', { error: 'unsupported_encoding', encoding, detail: `content encoding ${encoding} is not supported` }));
+      refuse(new SharedBodyError(415, 'encoding.unsupported', { error: 'unsupported_encoding', encoding, detail: `content encoding ${encoding} is not supported` }));
       return;
     }
     if (Number(header(req, 'content-length')) > limit) {
@@ -168,7 +189,7 @@ export function parser(options: ParserOptions = {}) {
       return;
     }
 
-    function refuse(err: TersaBodyError): void {
+    function refuse(err: SharedBodyError): void {
       if (settled) return;
       settled = true;
       cleanup();
@@ -200,7 +221,7 @@ export function parser(options: ParserOptions = {}) {
           (value) => { req.body = value; next(); },
           (err) => {
             if (!(err instanceof DecodeError)) { next(err); return; }
-            const e = new TersaBodyError(400, 'entity.parse.failed', { error: err.code, offset: err.offset, detail: err.detail }, err);
+            const e = new SharedBodyError(400, 'entity.parse.failed', { error: err.code, offset: err.offset, detail: err.detail }, err);
             if (passErrors) next(e);
             else sendJson(res, 400, e.body);
           },

@@ -129,7 +129,9 @@ function containerId(root: object): number {
   return cache.get(root)!;
 }
 
-/** @internal Whether a generic-map key with this tag is read with exact floats (floats, and containers that may hold floats). */
+// Public in the .d.ts although internal: decoder.ts re-exports it, and
+// stripInternal would leave that re-export dangling for TypeScript users.
+/** Whether a generic-map key with this tag is read with exact floats (floats, and containers that may hold floats). */
 export function exactKeyTag(t: number): boolean {
   return isFloatTag(t) || isContainerTag(t);
 }
@@ -138,8 +140,7 @@ export function exactKeyTag(t: number): boolean {
  * The keys and values of a generic map as they are read, and the map they
  * make. Keys keep their exact value: a float key is read as with exactFloats,
  * so 1.0 and 1 stay distinct, and -0.0 becomes Float64(-0), since a JS Map
- * would merge it with 0 and 0.0.
- * @internal
+ * would merge it with 0 and 0.0. Public in the .d.ts, like exactKeyTag.
  */
 export class MapBuilder {
   at: number;

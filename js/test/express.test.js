@@ -245,9 +245,10 @@ test('limit accepts byte counts and sizes with units, and refuses nonsense', () 
   }
 });
 
-test('tersa/express loads through require too, sharing DecodeError with the import', () => {
+test('tersa/express loads through require too, sharing DecodeError and TersaBodyError with the import', () => {
   const cjs = require('tersa/express');
   assert.equal(cjs.MEDIA_TYPE, MEDIA_TYPE);
+  assert.equal(cjs.TersaBodyError, TersaBodyError);
   assert.equal(typeof cjs.parser, 'function');
   assert.equal(require('tersa').DecodeError, DecodeError);
   assert.match(require.resolve('tersa/express'), /dist[\\/]cjs[\\/]express\.js$/);
