@@ -32,7 +32,7 @@ C_FUZZ := c/build-fuzz
 .PHONY: all c test test-c test-vectors test-corpus test-differential test-fuzz fuzz bench vectors deps-c clean \
 	crossfuzz-build test-crossfuzz crossfuzz-run fuzz-python-build fuzz-python fuzz-python-run \
 	deps-ruby ruby test-ruby test-gem memcheck deps-js js test-js deps-python python test-python test-wheel test-bench bench-node \
-	tags test-tags test-install-c
+	tags test-tags test-install-c test-npm-pack
 
 all: c
 
@@ -120,7 +120,7 @@ fuzz: deps-c crossfuzz-build fuzz-python-build
 	$(MAKE) -k -j 3 --output-sync=target --no-print-directory test-fuzz fuzz-python-run crossfuzz-run \
 	  FUZZ_TEST_SECONDS=$(FUZZ_SECONDS)
 
-test: test-c test-install-c test-tags test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-python test-wheel test-bench \
+test: test-c test-install-c test-tags test-vectors test-corpus test-differential test-fuzz test-ruby test-gem memcheck test-js test-npm-pack test-python test-wheel test-bench \
 	test-crossfuzz
 	@echo "all tests passed"
 
@@ -188,6 +188,27 @@ js: deps-js
 # Includes the cross-language tests against the C CLI (c/build/tersa).
 test-js: js c
 	cd js && TERSA_CLI=$(ROOT)/$(C_BUILD)/tersa npm test --silent
+
+# The npm package as users get it: npm pack in a clean clone (prepack builds
+# dist/ and copies LICENSE), the tarball installed into a scratch project,
+# then used through import, require and tersa/express, and type-checked.
+test-npm-pack: deps-js
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	git clone -q $(ROOT) $$tmp/src; \
+	(cd $$tmp/src/js && npm ci --no-audit --no-fund --loglevel=error --prefer-offline >/dev/null && \
+	  npm pack --pack-destination $$tmp >$$tmp/pack.log 2>&1) || { cat $$tmp/pack.log; exit 1; }; \
+	tgz=$$(ls $$tmp/tersa-*.tgz); files=$$(tar tzf $$tgz); \
+	for f in LICENSE README.md package.json dist/esm/index.js dist/cjs/index.js dist/cjs/package.json \
+	  dist/esm/express.js dist/cjs/express.js dist/esm/index.d.ts; do \
+	  grep -qx "package/$$f" <<<"$$files" || { echo "$$(basename $$tgz) lacks $$f"; exit 1; }; done; \
+	if grep -E '^package/(test|node_modules|bench)/' <<<"$$files"; then echo "the tarball ships those"; exit 1; fi; \
+	mkdir $$tmp/app; cd $$tmp/app; npm init -y >/dev/null; \
+	npm install --no-audit --no-fund --offline --loglevel=error $$tgz >/dev/null; \
+	test "$$(ls node_modules)" = tersa || { echo "installing tersa pulled in: $$(ls node_modules)"; exit 1; }; \
+	cp $$tmp/src/js/test/support/npm-pack-check.* .; \
+	node npm-pack-check.mjs; \
+	$$tmp/src/js/node_modules/.bin/tsc --noEmit --strict --module node16 --moduleResolution node16 --target es2022 \
+	  npm-pack-check.mts npm-pack-check.cts
 
 # --------------------------------------------------------------------------
 # Python
