@@ -32,6 +32,13 @@ module ActiveSupportCoderCases
     assert_nil cache.read("absent")
   end
 
+  def test_the_class_is_a_coder
+    cache = store(coder: Tersa::ActiveSupportCoder)
+    cache.write("k", VALUE, version: "v1")
+    assert TersaTestHelper.exact?(VALUE, cache.read("k", version: "v1"))
+    assert_equal coder.dump(read_entry(cache, "k")).bytesize, payload(cache, "k").bytesize
+  end
+
   def test_entry_keeps_expiry_and_version
     cache = store
     cache.write("k", VALUE, expires_in: 60, version: "v3")

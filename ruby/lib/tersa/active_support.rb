@@ -89,6 +89,12 @@ module Tersa
       entry
     end
 
+    # The class itself is a coder with the defaults: coder: Tersa::ActiveSupportCoder.
+    class << self
+      def dump(entry) = (@default ||= new).dump(entry)
+      def load(payload) = (@default ||= new).load(payload)
+    end
+
     private
 
     def entry_fields?(fields)
