@@ -72,6 +72,7 @@ static void describe(tersa_buf *out, const tersa_item *it, const uint8_t *data) 
         outf(out, "%zu elements", it->v.array.count);
         break;
     default: {
+        const bool well_known = it->type == TERSA_EXT && it->v.ext.type > TERSA_EXT_APP_MAX;
         tersa_value v;
         memset(&v, 0, sizeof v);
         v.type = it->type;
@@ -90,14 +91,15 @@ static void describe(tersa_buf *out, const tersa_item *it, const uint8_t *data) 
             v.v.bin.len = it->v.bin.len > 24 ? 24 : it->v.bin.len;
             break;
         case TERSA_EXT:
+            /* Well-known values (reserved types) print whole, as decimal("1.00") etc. */
             v.v.ext.type = it->v.ext.type;
             v.v.ext.ptr = it->v.ext.ptr;
-            v.v.ext.len = it->v.ext.len > 24 ? 24 : it->v.ext.len;
+            v.v.ext.len = it->v.ext.len > 24 && !well_known ? 24 : it->v.ext.len;
             break;
         default: break;
         }
         tersa_diag(&v, out);
-        if ((it->type == TERSA_BINARY && it->v.bin.len > 24) || (it->type == TERSA_EXT && it->v.ext.len > 24))
+        if ((it->type == TERSA_BINARY && it->v.bin.len > 24) || (it->type == TERSA_EXT && it->v.ext.len > 24 && !well_known))
             outf(out, "... (%zu bytes)", it->type == TERSA_BINARY ? it->v.bin.len : it->v.ext.len);
         if (t == TAG_INT_DELTA || t == TAG_DEC_DELTA) tersa_buf_append(out, "  (delta)", 9);
     }
@@ -274,13 +276,14 @@ bool tersa_cli_check(const uint8_t *data, size_t len, const inspect_options *opt
 
 enum {
     K_REF, K_STR, K_PFX, K_TS, K_SYMBOL, K_MAPDEF, K_SHAPE, K_GENMAP, K_ARRAY, K_INT_SMALL, K_INT, K_INT_DELTA,
-    K_BIGINT, K_DEC, K_DEC_DELTA, K_F32, K_F64, K_CONST, K_BIN, K_EXT, K_TIME, K_COUNT
+    K_BIGINT, K_DEC, K_DEC_DELTA, K_F32, K_F64, K_CONST, K_BIN, K_EXT, K_WELL_KNOWN, K_TIME, K_COUNT
 };
 static const char *const kind_names[K_COUNT] = {
     "string references", "inline strings", "prefix strings", "timestamp strings", "symbols",
     "maps defining shapes (with keys)", "maps by shape", "generic maps", "arrays", "small integers",
     "integers", "integer deltas", "big integers", "decimal floats", "decimal deltas", "binary32 floats",
-    "binary64 floats", "null and booleans", "binary", "extensions", "timestamps"};
+    "binary64 floats", "null and booleans", "binary", "extensions", "well-known values",
+    "timestamps"};
 
 typedef struct stats_ctx {
     size_t count[K_COUNT], bytes[K_COUNT];
@@ -323,7 +326,7 @@ static int kind_of(uint8_t t) {
 static bool stats_item(void *vctx, const tersa_item *it, size_t start, size_t end, size_t depth) {
     (void)depth;
     stats_ctx *c = (stats_ctx *)vctx;
-    int k = kind_of(it->tag);
+    int k = it->type == TERSA_EXT && it->v.ext.type > TERSA_EXT_APP_MAX ? K_WELL_KNOWN : kind_of(it->tag);
     c->count[k]++;
     c->bytes[k] += end - start;
     if (it->type == TERSA_MAP) {

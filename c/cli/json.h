@@ -124,7 +124,10 @@ typedef enum json_time_mode {
 /** Extension values. */
 typedef enum json_ext_mode {
     JSON_EXT_ERROR = 0,
-    JSON_EXT_OBJECT /**< {"$ext": {"type": n, "data": "<base64>"}} */
+    /** {"$ext": {"type": n, "data": "<base64>"}}; a well-known value (SPEC 5.8) as
+     *  {"$decimal": "1.00"}, {"$date": "2025-04-16"}, {"$uuid": "..."} or
+     *  {"$time_of_day": "08:00:00"} (the vectors' extended JSON) */
+    JSON_EXT_OBJECT
 } json_ext_mode;
 
 /** Map keys that are not strings. */
@@ -133,7 +136,8 @@ typedef enum json_keys_mode {
     /** Write the key as a JSON string: a symbol key as its name (this also
      *  needs symbol = JSON_SYMBOL_STRING), any other scalar as the text it
      *  would have as a value under these options (1 -> "1", true -> "true",
-     *  binary -> its base64 or hex text). Container keys and ext keys remain
+     *  binary -> its base64 or hex text; a well-known value -> its text, e.g.
+     *  "1.00" or "2025-04-16"). Container keys and application ext keys remain
      *  errors, and so do two keys of one map that become the same string. */
     JSON_KEYS_STRING
 } json_keys_mode;

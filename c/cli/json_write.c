@@ -405,6 +405,7 @@ static bool write_float(jw *w, double d) {
 }
 
 static bool write_ext_object(jw *w, const tersa_value *v);
+static bool write_well_known(jw *w, const tersa_value *v, bool as_key);
 
 /* Any value but an array or map. */
 static bool write_scalar(jw *w, const tersa_value *v) {
@@ -440,6 +441,7 @@ static bool write_scalar(jw *w, const tersa_value *v) {
         return append(w, "\"", 1) && append(w, iso, n) && append(w, "\"", 1);
     }
     case TERSA_EXT:
+        if (v->v.ext.type > TERSA_EXT_APP_MAX && v->v.ext.type <= TERSA_MAX_EXT_TYPE) return write_well_known(w, v, false);
         if (w->o.ext != JSON_EXT_OBJECT) return fail(w, "extension value has no JSON form");
         return write_ext_object(w, v);
     default:
@@ -460,6 +462,33 @@ static bool write_ext_object(jw *w, const tersa_value *v) {
            newline(w, d + 1) && APPEND_LIT(w, "}") && newline(w, d) && APPEND_LIT(w, "}");
 }
 
+/* A well-known value (SPEC 5.8): with ext = JSON_EXT_OBJECT as
+ * {"$decimal": "1.00"} (and "$date", "$uuid", "$time_of_day"), the vectors'
+ * extended JSON; as a key (keys = JSON_KEYS_STRING), its text alone. */
+static bool write_well_known(jw *w, const tersa_value *v, bool as_key) {
+    static const char *const names[] = {"\"$decimal\"", "\"$date\"", "\"$uuid\"", "\"$time_of_day\""};
+    const uint32_t type = v->v.ext.type;
+    if (!as_key && w->o.ext != JSON_EXT_OBJECT)
+        return fail(w, "well-known value (decimal, date, uuid, time of day) has no JSON form");
+    if (type - TERSA_EXT_DECIMAL >= sizeof names / sizeof names[0]) return fail(w, "reserved extension type");
+    tersa_buf text;
+    tersa_buf_init(&text, w->alloc);
+    if (!tersa_well_known_text(type, v->v.ext.ptr, v->v.ext.len, &text)) {
+        bool nomem = text.failed;
+        tersa_buf_free(&text);
+        return nomem ? out_of_memory(w) : fail(w, "invalid well-known payload");
+    }
+    const char *colon = w->o.indent ? ": " : ":";
+    const size_t d = w->depth;
+    bool ok = as_key ? write_string(w, text.ptr, text.len)
+                     : APPEND_LIT(w, "{") && newline(w, d + 1) && append(w, names[type - TERSA_EXT_DECIMAL],
+                                                                            strlen(names[type - TERSA_EXT_DECIMAL])) &&
+                           append(w, colon, strlen(colon)) && write_string(w, text.ptr, text.len) &&
+                           newline(w, d) && APPEND_LIT(w, "}");
+    tersa_buf_free(&text);
+    return ok;
+}
+
 /* ==========================================================================
  * Map keys
  * ========================================================================== */
@@ -475,6 +504,7 @@ static bool key_allowed(jw *w, const tersa_value *k) {
     case TERSA_GENERIC_MAP:
         return fail(w, "a container cannot be a JSON object key");
     case TERSA_EXT:
+        if (k->v.ext.type > TERSA_EXT_APP_MAX && w->o.keys == JSON_KEYS_STRING) return true;
         return fail(w, "an extension value cannot be a JSON object key");
     case TERSA_SYMBOL:
         if (w->o.keys != JSON_KEYS_STRING || w->o.symbol != JSON_SYMBOL_STRING)
@@ -489,6 +519,7 @@ static bool key_allowed(jw *w, const tersa_value *k) {
 /* A key as a JSON string (key_allowed said yes). */
 static bool write_key(jw *w, const tersa_value *k) {
     if (k->type == TERSA_STRING || k->type == TERSA_SYMBOL) return write_string(w, k->v.str.ptr, k->v.str.len);
+    if (k->type == TERSA_EXT) return write_well_known(w, k, true);
     size_t mark = w->out->len;
     if (!write_scalar(w, k)) return false;
     if (w->out->ptr[mark] == '"') return true; /* binary, time, "NaN": already a string */

@@ -250,7 +250,10 @@ TERSA_API bool tersa_write_string_utf8(tersa_writer *w, const char *ptr, size_t 
 /** A symbol (its name is checked to be valid UTF-8). */
 TERSA_API bool tersa_write_symbol(tersa_writer *w, const char *ptr, size_t len);
 TERSA_API bool tersa_write_binary(tersa_writer *w, const void *ptr, size_t len);
-/** An extension value; `type` must be <= TERSA_MAX_EXT_TYPE. */
+/** An application extension value; `type` must be <= TERSA_EXT_APP_MAX
+ *  (above TERSA_MAX_EXT_TYPE: TERSA_ERR_UNREPRESENTABLE; a reserved type
+ *  0xFF00-0xFFFF: TERSA_ERR_USAGE, since only the well-known writers below
+ *  write those, with valid payloads). */
 TERSA_API bool tersa_write_ext(tersa_writer *w, uint32_t type, const void *ptr, size_t len);
 /** A timestamp; fields out of range fail with TERSA_ERR_UNREPRESENTABLE. */
 TERSA_API bool tersa_write_timestamp(tersa_writer *w, const tersa_timestamp *ts);
@@ -345,6 +348,77 @@ TERSA_API bool tersa_writer_complete(const tersa_writer *w);
 
 /** The writer's error (code TERSA_OK if none). */
 TERSA_API const tersa_error *tersa_writer_error(const tersa_writer *w);
+
+/* ==========================================================================
+ * Well-known extension types (SPEC 5.8)
+ *
+ * Decimal, date, uuid and time of day travel as EXT items of the reserved
+ * types below; applications use 0..TERSA_EXT_APP_MAX. The reader checks the
+ * payload of a reserved type when it reads the EXT item (TERSA_ERR_INVALID_VALUE
+ * at the EXT tag), so an item of type TERSA_EXT with a reserved v.ext.type
+ * always holds a valid payload, which the *_of_ext functions parse. Every
+ * function here is thread-safe apart from the writer it is given.
+ * ========================================================================== */
+
+#define TERSA_EXT_APP_MAX      0xFEFFu /**< the highest application extension type */
+#define TERSA_EXT_DECIMAL      0xFF00u
+#define TERSA_EXT_DATE         0xFF01u
+#define TERSA_EXT_UUID         0xFF02u
+#define TERSA_EXT_TIME_OF_DAY  0xFF03u
+
+/** Decimal kinds: the payload's first byte. */
+typedef enum tersa_decimal_kind {
+    TERSA_DECIMAL_FINITE = 0,   /**< +coefficient x 10^exponent (zero included) */
+    TERSA_DECIMAL_NEGATIVE = 1, /**< -coefficient x 10^exponent (-0 included) */
+    TERSA_DECIMAL_INF = 2,
+    TERSA_DECIMAL_NEG_INF = 3,
+    TERSA_DECIMAL_NAN = 4       /**< no sign, no payload */
+} tersa_decimal_kind;
+
+/** An arbitrary-precision decimal. Trailing zeros are kept: 1.0 is
+ *  (coefficient 10, exponent -1), 1.00 is (100, -2). `coefficient` is
+ *  big-endian unsigned, `coefficient_len` bytes (0 for zero; may be NULL
+ *  then); for the kinds INF, NEG_INF and NAN the other fields are ignored. */
+typedef struct tersa_decimal {
+    tersa_decimal_kind kind;
+    int32_t exponent;             /**< -999999999..999999999 */
+    const uint8_t *coefficient;   /**< at most 1024 bytes once leading zero bytes are dropped */
+    size_t coefficient_len;
+} tersa_decimal;
+
+/** Write a decimal. Leading zero bytes of the coefficient are dropped; an
+ *  exponent or coefficient out of range fails with TERSA_ERR_UNREPRESENTABLE,
+ *  an unknown kind or a NULL coefficient with a non-zero length with
+ *  TERSA_ERR_USAGE. The coefficient need only live until the call returns. */
+TERSA_API bool tersa_write_decimal(tersa_writer *w, const tersa_decimal *d);
+/** Write a date: days since 1970-01-01, proleptic Gregorian, within
+ *  -719162 (0001-01-01) .. 2932896 (9999-12-31), else TERSA_ERR_UNREPRESENTABLE. */
+TERSA_API bool tersa_write_date(tersa_writer *w, int64_t days_since_epoch);
+/** Write a uuid: 16 bytes in RFC 9562 order (the text form's hex digits in order). */
+TERSA_API bool tersa_write_uuid(tersa_writer *w, const uint8_t bytes[16]);
+/** Write a time of day: microseconds since midnight, below 86400000000
+ *  (else TERSA_ERR_UNREPRESENTABLE). No zone, no leap second. */
+TERSA_API bool tersa_write_time_of_day(tersa_writer *w, uint64_t microseconds);
+
+/**
+ * Parse the payload of a TERSA_EXT_DECIMAL item (`p`, `n`: the item's v.ext).
+ * out->coefficient points into `p`. Returns false if the payload breaks SPEC
+ * 5.8 (which cannot happen for an item the reader handed out).
+ */
+TERSA_API bool tersa_decimal_of_ext(const uint8_t *p, size_t n, tersa_decimal *out);
+/** Parse a TERSA_EXT_DATE payload into days since 1970-01-01; false if invalid. */
+TERSA_API bool tersa_date_of_ext(const uint8_t *p, size_t n, int64_t *days);
+/** Parse a TERSA_EXT_TIME_OF_DAY payload into microseconds since midnight; false if invalid.
+ *  (A TERSA_EXT_UUID payload is its 16 bytes as they are.) */
+TERSA_API bool tersa_time_of_day_of_ext(const uint8_t *p, size_t n, uint64_t *microseconds);
+
+/** Days since 1970-01-01 of year `y` (|y| < 2^40; year 0 is 1 BC), month `m`
+ *  (1..12) and day `d` (1..31) in the proleptic Gregorian calendar. Nothing is
+ *  checked: an invalid date gives a meaningless count. Thread-safe. */
+TERSA_API int64_t tersa_days_from_civil(int64_t y, unsigned m, unsigned d);
+/** The inverse of tersa_days_from_civil: year, month (1..12) and day (1..31)
+ *  of a day count (|days| < 2^50); no pointer may be NULL. Thread-safe. */
+TERSA_API void tersa_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d);
 
 /* ==========================================================================
  * Reader (pull decoder)
@@ -634,7 +708,10 @@ TERSA_API tersa_dict *tersa_dict_builder_finish(tersa_dict_builder *b, const ter
 TERSA_API void tersa_dict_builder_free(tersa_dict_builder *b);
 
 /** Write a value with a writer (at its current position). Generic maps whose
- *  keys are all strings or symbols are written as shaped maps. */
+ *  keys are all strings or symbols are written as shaped maps. A TERSA_EXT
+ *  value of a reserved type (0xFF00-0xFFFF) is a well-known value, as
+ *  tersa_decode gives it: its payload is checked against SPEC 5.8 and an
+ *  invalid one fails with TERSA_ERR_UNREPRESENTABLE. */
 TERSA_API bool tersa_write_value(tersa_writer *w, const tersa_value *value);
 
 /** Structural equality of the data model (floats by bit pattern, map order matters). */
@@ -675,6 +752,18 @@ TERSA_API bool tersa_diag_double(double d, tersa_buf *out);
  *  longer than TERSA_MAX_DECIMAL_BYTES, or with out->failed set if memory ran
  *  out. tersa_diag writes longer ones in hexadecimal (`0x…`). */
 TERSA_API bool tersa_format_bigint(bool negative, const uint8_t *mag, size_t len, tersa_buf *out);
+
+/**
+ * Append the text form of a well-known value (SPEC 5.8; the `$decimal`,
+ * `$date`, `$uuid` and `$time_of_day` texts of spec/vectors/README.md), given
+ * its EXT type and payload: a decimal as the General Decimal Arithmetic
+ * to-scientific-string (Python's str(Decimal): "1.00", "-0", "1E+10",
+ * "Infinity", "NaN"), a date as YYYY-MM-DD, a uuid as lowercase
+ * 8-4-4-4-12 hex, a time of day as HH:MM:SS or HH:MM:SS.ffffff. Returns false
+ * if the type is not a well-known one or the payload is invalid, or with
+ * out->failed set if memory ran out. Thread-safe apart from `out`.
+ */
+TERSA_API bool tersa_well_known_text(uint32_t type, const uint8_t *p, size_t n, tersa_buf *out);
 
 /* ==========================================================================
  * Numbers

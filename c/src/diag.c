@@ -130,10 +130,17 @@ static bool diag_scalar(const tersa_value *v, tersa_buf *out) {
         return APPEND_LIT(out, "sym(") && diag_string(v->v.str.ptr, v->v.str.len, out) && APPEND_LIT(out, ")");
     case TERSA_BINARY:
         return diag_hex(v->v.bin.ptr, v->v.bin.len, out);
-    case TERSA_EXT:
+    case TERSA_EXT: {
+        /* Well-known values print as name("text"); an invalid payload (a
+         * value built by hand) falls back to the raw form, so nothing is hidden. */
+        const char *name = tersa_well_known_name(v->v.ext.type);
+        if (name && !tersa_well_known_check(v->v.ext.type, v->v.ext.ptr, v->v.ext.len))
+            return tersa_buf_append(out, name, strlen(name)) && APPEND_LIT(out, "(\"") &&
+                   tersa_well_known_text(v->v.ext.type, v->v.ext.ptr, v->v.ext.len, out) && APPEND_LIT(out, "\")");
         n = snprintf(tmp, sizeof tmp, "ext(%u, ", (unsigned)v->v.ext.type);
         return tersa_buf_append(out, tmp, (size_t)n) && diag_hex(v->v.ext.ptr, v->v.ext.len, out) &&
                APPEND_LIT(out, ")");
+    }
     case TERSA_TIME: {
         char iso[40];
         size_t len = tersa_timestamp_iso(&v->v.time, iso);

@@ -452,9 +452,22 @@ bool tersa_ts_parse(const uint8_t *s, size_t n, ts_parts *out);
  *  the local time is outside years 0001-9999. */
 size_t tersa_ts_render(const ts_parts *p, uint8_t out[40]);
 
-/** Days since 1970-01-01 of a Gregorian date, and back. */
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d);
-void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+/* ==========================================================================
+ * Well-known extension types (well_known.c, SPEC 5.8)
+ * ========================================================================== */
+
+/** NULL if `type` is an application type or a reserved type whose payload is
+ *  valid; otherwise why not (the reader reports it as invalid_value). */
+const char *tersa_well_known_check(uint32_t type, const uint8_t *p, size_t n);
+/** Write a reserved EXT item from its payload, checked first (UNREPRESENTABLE). */
+bool tersa_write_well_known_payload(tersa_writer *w, uint32_t type, const uint8_t *p, size_t n);
+/** "decimal", "date", "uuid", "time_of_day", or NULL for other types. */
+const char *tersa_well_known_name(uint32_t type);
+
+/** writer.c: put the writer in its error state (returns false). */
+bool tersa_writer_fail(tersa_writer *w, tersa_code code, const char *message);
+/** writer.c: an EXT item of any type 0..65535, without the reserved-type check. */
+bool tersa_write_ext_unchecked(tersa_writer *w, uint32_t type, const void *ptr, size_t len);
 
 /* ==========================================================================
  * Dictionaries

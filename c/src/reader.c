@@ -1045,6 +1045,10 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
             size_t n = 0;
             if (!read_length(r, at, 0, &n)) return false;
             const uint8_t *p = r->data + r->pos;
+            if (TERSA_UNLIKELY(type > TERSA_EXT_APP_MAX)) {
+                const char *why = tersa_well_known_check((uint32_t)type, p, n);
+                if (why) FAIL(TERSA_ERR_INVALID_VALUE, at, why);
+            }
             r->pos += n;
             if (r->copy_strings) {
                 p = (const uint8_t *)tersa_arena_copy(&r->mem, p, n);

@@ -9,7 +9,7 @@
 
 /* Howard Hinnant's algorithms: exact for the whole int64 year range we use,
  * with floor division written out so negative years work. */
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+int64_t tersa_days_from_civil(int64_t y, unsigned m, unsigned d) {
     y -= m <= 2;
     const int64_t era = (y >= 0 ? y : y - 399) / 400;
     const unsigned yoe = (unsigned)(y - era * 400);
@@ -18,7 +18,7 @@ int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
     return era * 146097 + (int64_t)doe - 719468;
 }
 
-void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
+void tersa_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
     z += 719468;
     const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
     const unsigned doe = (unsigned)(z - era * 146097);
@@ -55,7 +55,7 @@ bool tersa_ts_parse(const uint8_t *s, size_t n, ts_parts *out) {
     if (y_hi < 0 || y_lo < 0 || mo < 1 || mo > 12 || d < 1) return false;
     int64_t y = y_hi * 100 + y_lo;
     if (y < 1 || (unsigned)d > days_in_month(y, (unsigned)mo)) return false;
-    int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+    int64_t days = tersa_days_from_civil(y, (unsigned)mo, (unsigned)d);
     if (n == 10) {
         out->variant = TSV_DATE_ONLY;
         out->seconds = days * 86400;
@@ -113,7 +113,7 @@ static bool local_civil(int64_t local, int64_t *y, unsigned *mo, unsigned *d, un
         rem += 86400;
         days -= 1;
     }
-    civil_from_days(days, y, mo, d);
+    tersa_civil_from_days(days, y, mo, d);
     *sod = (unsigned)rem;
     return *y >= 1 && *y <= 9999;
 }

@@ -475,6 +475,8 @@ static bool write_scalar(tersa_writer *w, const tersa_value *v) {
     case TERSA_BINARY:
         return tersa_write_binary(w, v->v.bin.ptr, v->v.bin.len);
     case TERSA_EXT:
+        if (v->v.ext.type > TERSA_EXT_APP_MAX && v->v.ext.type <= TERSA_MAX_EXT_TYPE)
+            return tersa_write_well_known_payload(w, v->v.ext.type, v->v.ext.ptr, v->v.ext.len);
         return tersa_write_ext(w, v->v.ext.type, v->v.ext.ptr, v->v.ext.len);
     case TERSA_TIME:
         return tersa_write_timestamp(w, &v->v.time);

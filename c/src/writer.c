@@ -958,8 +958,17 @@ bool tersa_write_binary(tersa_writer *w, const void *ptr, size_t len) {
     return KEY_BYTES(w, TERSA_KID_BINARY, ptr, len);
 }
 
+bool tersa_writer_fail(tersa_writer *w, tersa_code code, const char *message) { return fail(w, code, message); }
+
 bool tersa_write_ext(tersa_writer *w, uint32_t type, const void *ptr, size_t len) {
     if (type > TERSA_MAX_EXT_TYPE) return fail(w, TERSA_ERR_UNREPRESENTABLE, "extension type above 65535");
+    /* Only well_known.c writes reserved types, so that their payloads are valid. */
+    if (type > TERSA_EXT_APP_MAX)
+        return fail(w, TERSA_ERR_USAGE, "extension types 0xFF00-0xFFFF are reserved for the well-known types");
+    return tersa_write_ext_unchecked(w, type, ptr, len);
+}
+
+bool tersa_write_ext_unchecked(tersa_writer *w, uint32_t type, const void *ptr, size_t len) {
     if (!next_slot(w) || !reserve(w, 20 + len)) return false;
     put_byte(w, TAG_EXT);
     put_varint(w, type);

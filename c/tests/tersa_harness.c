@@ -15,6 +15,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* getline */
 #include "tersa.h"
+#include "xwellknown.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,6 +490,16 @@ static bool x_value(tersa_doc *doc, const jv *x, tersa_value *out) {
     }
     if (jis(tag, "$time")) return x_time(arg, out);
     if (jis(tag, "$map") && arg->t == J_ARR) return x_map(doc, arg, true, out);
+    uint32_t wk = x_well_known_type(tag->s, tag->n);
+    if (wk && arg->t == J_STR) {
+        uint8_t payload[X_WELL_KNOWN_MAX];
+        len = x_well_known_payload(wk, arg->s, arg->n, payload);
+        out->type = TERSA_EXT;
+        out->v.ext.type = wk;
+        out->v.ext.ptr = (const uint8_t *)tersa_doc_bytes(doc, payload, len);
+        out->v.ext.len = len;
+        return len > 0 && out->v.ext.ptr != NULL;
+    }
     return false;
 }
 

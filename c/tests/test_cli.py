@@ -300,9 +300,42 @@ def test_dict_build_samples(tmp):
     check(rc == 0 and "1 strings, 1 shapes" in err, "--max-strings caps, 0 takes the default: %s %r" % (rc, err))
 
 
+def ext(type_, payload):
+    return bytes([0xF7]) + varint(type_) + varint(len(payload)) + payload
+
+
+def test_well_known(tmp):
+    """Well-known values (SPEC 5.8) by name in every output; their bad payloads are invalid_value."""
+    items = [ext(0xFF00, b"\x00" + varint(3) + b"\x64"),                    # decimal 1.00 (c=100, e=-2)
+             ext(0xFF01, varint(3)),                                            # date -2 days: 1969-12-30
+             ext(0xFF02, bytes(range(16))),
+             ext(0xFF03, varint(86399999999)),
+             bytes([0xF4]) + varint(1) + ext(0xFF00, b"\x01\x01") + bytes([0xA9])]  # {-0: 1}
+    path = write(tmp, "wk.tersa", b"\xc1\x70\x10" + arr(len(items)) + b"".join(items))
+    rc, out, err = run(["decode", "--diag", path])
+    check(rc == 0 and out == b'[decimal("1.00"), date("1969-12-30"), uuid("00010203-0405-0607-0809-0a0b0c0d0e0f"), '
+          b'time_of_day("23:59:59.999999"), {decimal("-0"): 1}]\n', "decode --diag: %s %r %r" % (rc, out, err))
+    rc, out, err = run(["decode", "--ext=object", "--keys=string", path])
+    check(rc == 0 and out == b'[{"$decimal":"1.00"},{"$date":"1969-12-30"},'
+          b'{"$uuid":"00010203-0405-0607-0809-0a0b0c0d0e0f"},{"$time_of_day":"23:59:59.999999"},{"-0":1}]\n',
+          "decode --ext=object --keys=string: %s %r %r" % (rc, out, err))
+    rc, out, err = run(["decode", path])
+    check(rc != 0 and "well-known value" in err, "decode without --ext=object refuses: %s %r" % (rc, err))
+    rc, out, err = run(["inspect", path])
+    check(rc == 0 and b'EXT         decimal("1.00")' in out and b'time_of_day("23:59:59.999999")' in out,
+          "inspect names them: %r" % out)
+    rc, out, err = run(["stats", path])
+    check(rc == 0 and b"well-known values                           5" in out, "stats counts them: %r" % out)
+    rc, out, _ = run(["recode", path])
+    check(rc == 0 and out == open(path, "rb").read(), "recode keeps them")
+    bad = write(tmp, "bad.tersa", b"\xc1\x70\x10" + arr(2) + bytes([0xE0]) + ext(0xFF03, varint(86400000000)))
+    rc, out, err = run(["decode", "--diag", bad])
+    check(rc != 0 and "invalid_value at byte offset 5:" in err, "time of day 24:00:00: invalid_value at the EXT tag: %r" % err)
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        for test in (test_dict_build_samples, test_limit_is_exact, test_max_depth_exact, test_reference_bomb, test_limit_can_be_lifted,
+        for test in (test_well_known, test_dict_build_samples, test_limit_is_exact, test_max_depth_exact, test_reference_bomb, test_limit_can_be_lifted,
                      test_recode_bound, test_inspect_bound, test_deep_small_stack, test_dict_build_many_strings):
             start = time.monotonic()
             test(tmp)

@@ -11,6 +11,7 @@
  * input (checked by a counting allocator).
  */
 #include "testutil.h"
+#include "xwellknown.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -67,6 +68,46 @@ static const struct {
 #define NWORDS (sizeof(words) / sizeof(words[0]))
 
 static tersa_doc *doc;
+
+/* A well-known value (SPEC 5.8), from its text form. */
+static void rand_well_known(tersa_value *v) {
+    char text[64];
+    uint32_t type = TERSA_EXT_DECIMAL + (uint32_t)rng_below(&rng, 4);
+    switch (type) {
+    case TERSA_EXT_DECIMAL: {
+        static const char *const special[] = {"Infinity", "-Infinity", "NaN", "0", "-0", "0.00"};
+        if (rng_below(&rng, 4) == 0) {
+            snprintf(text, sizeof text, "%s", special[rng_below(&rng, 6)]);
+        } else {
+            snprintf(text, sizeof text, "%s%llu.%0*lluE%+d", rng_below(&rng, 2) ? "-" : "",
+                     (unsigned long long)rng_next(&rng), (int)rng_below(&rng, 4) + 1,
+                     (unsigned long long)rng_below(&rng, 1000),
+                     rng_below(&rng, 2) ? (int)rng_below(&rng, 41) - 20 : (int)rng_below(&rng, 1999998000u) - 999999000);
+        }
+        break;
+    }
+    case TERSA_EXT_DATE:
+        snprintf(text, sizeof text, "%04u-%02u-%02u", 1 + (unsigned)rng_below(&rng, 9999),
+                 1 + (unsigned)rng_below(&rng, 12), 1 + (unsigned)rng_below(&rng, 28));
+        break;
+    case TERSA_EXT_UUID:
+        snprintf(text, sizeof text, "%08llx-%04llx-%04llx-%04llx-%012llx", (unsigned long long)rng_below(&rng, 1ull << 32),
+                 (unsigned long long)rng_below(&rng, 1u << 16), (unsigned long long)rng_below(&rng, 1u << 16),
+                 (unsigned long long)rng_below(&rng, 1u << 16), (unsigned long long)rng_below(&rng, 1ull << 48));
+        break;
+    default:
+        snprintf(text, sizeof text, "%02u:%02u:%02u.%06u", (unsigned)rng_below(&rng, 24),
+                 (unsigned)rng_below(&rng, 60), (unsigned)rng_below(&rng, 60), 1 + (unsigned)rng_below(&rng, 999999));
+        break;
+    }
+    uint8_t payload[X_WELL_KNOWN_MAX];
+    size_t n = x_well_known_payload(type, text, strlen(text), payload);
+    CHECK(n, "well-known text %s", text);
+    v->type = TERSA_EXT;
+    v->v.ext.type = type;
+    v->v.ext.ptr = (const uint8_t *)tersa_doc_bytes(doc, payload, n);
+    v->v.ext.len = n;
+}
 
 static const char *rand_text(size_t *len) {
     static char buf[600];
@@ -193,11 +234,13 @@ static void rand_scalar(tersa_value *v) {
             v->type = TERSA_BINARY;
             v->v.bin.ptr = (const uint8_t *)tersa_doc_bytes(doc, tmp, n);
             v->v.bin.len = n;
-        } else {
+        } else if (rng_below(&rng, 2)) {
             v->type = TERSA_EXT;
-            v->v.ext.type = (uint32_t)rng_below(&rng, 65536);
+            v->v.ext.type = (uint32_t)rng_below(&rng, TERSA_EXT_APP_MAX + 1);
             v->v.ext.ptr = (const uint8_t *)tersa_doc_bytes(doc, tmp, n);
             v->v.ext.len = n;
+        } else {
+            rand_well_known(v);
         }
         break;
     }

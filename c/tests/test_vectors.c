@@ -8,6 +8,7 @@
 
 #include "fileio.h"
 #include "json.h"
+#include "xwellknown.h"
 
 #include <dirent.h>
 #include <stdlib.h>
@@ -172,6 +173,16 @@ static bool from_xjson(tersa_doc *doc, const tersa_value *j, tersa_value *out) {
             out->type = TERSA_EXT;
             out->v.ext.type = (uint32_t)int_of(member(x, "type"));
             return hex_bytes(doc, member(x, "data"), &out->v.ext.ptr, &out->v.ext.len);
+        }
+        uint32_t wk = x_well_known_type(k->v.str.ptr, k->v.str.len);
+        if (wk) {
+            uint8_t payload[X_WELL_KNOWN_MAX];
+            size_t n = x->type == TERSA_STRING ? x_well_known_payload(wk, x->v.str.ptr, x->v.str.len, payload) : 0;
+            out->type = TERSA_EXT;
+            out->v.ext.type = wk;
+            out->v.ext.ptr = (const uint8_t *)tersa_doc_bytes(doc, payload, n);
+            out->v.ext.len = n;
+            return n > 0;
         }
         if (str_is(k, "$map")) {
             if (x->type != TERSA_ARRAY) return false;
