@@ -6,6 +6,7 @@ require "rack/handler/webrick"
 require "rack/lint"
 require "net/http"
 require "stringio"
+require "zlib"
 
 # Tersa::Rack::Middleware through a real HTTP server: Rack 2.2 under WEBrick
 # on 127.0.0.1 and a free port, with Net::HTTP as the client; Rack::Lint
@@ -17,7 +18,7 @@ class TestRack < Minitest::Test
     case env["PATH_INFO"]
     when "/echo"
       Tersa::Rack.response({ "got" => Tersa::Rack.body(env), "has_body" => env.key?(Tersa::Rack::BODY),
-                             "method" => env["REQUEST_METHOD"] },
+                             "stream" => Tersa::Rack.stream(env), "method" => env["REQUEST_METHOD"] },
                            status: 201, headers: { "x-app" => "1", "Vary" => "Origin" })
     when "/fixed"
       Tersa::Rack.response({ "items" => [1, 2, 3] })
@@ -84,6 +85,29 @@ class TestRack < Minitest::Test
     res = Net::HTTP.start("127.0.0.1", self.class.server) { |h| h.request(Net::HTTP::Head.new("/fixed")) }
     assert_equal ["200", Tersa::Rack::MEDIA_TYPE, get["content-length"]], [res.code, res["content-type"], res["content-length"]]
     assert_nil res.body
+  end
+
+  def test_stream_body
+    enc = Tersa::Encoder.new
+    values = [{ "i" => 1 }, { "i" => 2 }, "three"]
+    values.each { |v| enc << v }
+    got = Tersa.load(post("/echo", enc.to_s).body)
+    assert_equal [values, nil, false], got.values_at("stream", "got", "has_body")
+    cut = enc.to_s.byteslice(0, enc.to_s.bytesize - 1)
+    expected = assert_raises(Tersa::DecodeError) { Tersa.load_stream(cut) }
+    res = post("/echo", cut)
+    assert_equal ["400", expected.code.to_s, expected.offset], [res.code, *Tersa.load(res.body).values_at("code", "offset")]
+  end
+
+  def test_content_encoding_is_415
+    res = Net::HTTP.start("127.0.0.1", self.class.server) do |h|
+      req = Net::HTTP::Post.new("/echo")
+      req["content-type"] = Tersa::Rack::MEDIA_TYPE
+      req["content-encoding"] = "gzip"
+      req.body = Zlib.gzip(Tersa.dump(1))
+      h.request(req)
+    end
+    assert_equal ["415", "unsupported_encoding"], [res.code, Tersa.load(res.body)["error"]]
   end
 
   def test_media_type_parameters_and_case

@@ -20,6 +20,8 @@ module Tersa
   module Rack
     MEDIA_TYPE = "application/vnd.tersa"
     BODY = "tersa.body"
+    STREAM = "tersa.stream"
+    STREAM_FLAG = 0x02 # SPEC 2.1: the header's flags, in the third byte
 
     # A response whose body is a value, encoded once the client's Accept is
     # known: the middleware negotiates it; without the middleware it is Tersa.
@@ -28,9 +30,12 @@ module Tersa
       [status, headers.merge("content-type" => MEDIA_TYPE), Body.new(value)]
     end
 
-    # The decoded request body; nil when the request had no Tersa body
-    # (env.key?(BODY) tells that apart from a body that is nil).
+    # The decoded request body; nil when the request had no single-value
+    # Tersa body (env.key?(BODY) tells that apart from a body that is nil).
     def self.body(env) = env[BODY]
+
+    # The values of a stream request body, nil when it was not a stream.
+    def self.stream(env) = env[STREAM]
 
     # A response body holding the value itself; #each writes it as Tersa.
     class Body
@@ -48,11 +53,14 @@ module Tersa
     # Decodes Tersa request bodies and encodes Tersa::Rack.response values.
     #
     # Requests: a body whose Content-Type is application/vnd.tersa (any
-    # parameters) is read in full and decoded with the load options; the value
-    # goes to env["tersa.body"] (not set for an empty body). Malformed Tersa gets 400 with the decode
-    # error's code and offset, a body over max_body bytes 413, and with
-    # tersa_only: true a body of any other media type 415; the application is
-    # not called for these. Other requests pass through untouched.
+    # parameters) is read in full and decoded with the load options: a
+    # single-value buffer into env["tersa.body"], a stream (SPEC 2.3) into
+    # env["tersa.stream"] as the Array of its values; an empty body sets
+    # neither. Malformed Tersa gets 400 with the decode error's code and
+    # offset, a body over max_body bytes 413, a Content-Encoding other than
+    # identity 415, and with tersa_only: true a body of any other media type
+    # 415; the application is not called for these. Other requests pass
+    # through untouched.
     #
     # Responses: a Tersa::Rack.response value is written in the client's
     # preferred type by Accept (q-values, wildcards, q=0 refuses): Tersa, or
@@ -109,13 +117,22 @@ module Tersa
           return error(env, 415, "unsupported_media_type", "request bodies must be #{MEDIA_TYPE}, not #{type}")
         end
 
+        encoding = env["HTTP_CONTENT_ENCODING"].to_s.strip.downcase
+        unless encoding.empty? || encoding == "identity"
+          return error(env, 415, "unsupported_encoding", "content encoding #{encoding} is not supported")
+        end
+
         bytes = read_body(env)
         return error(env, 413, "payload_too_large", "request body over #{@max_body} bytes") unless bytes
         # Servers differ on whether an empty body has a length (WEBrick gives
         # none), so an empty body is no body, whatever the Content-Type says.
         return nil if bytes.empty?
 
-        env[BODY] = Tersa.load(bytes, **@load_options)
+        if bytes.bytesize > 2 && bytes.getbyte(2).anybits?(STREAM_FLAG)
+          env[STREAM] = Tersa.load_stream(bytes, **@load_options)
+        else
+          env[BODY] = Tersa.load(bytes, **@load_options)
+        end
         nil
       rescue Tersa::DecodeError => e
         error(env, 400, "invalid_tersa", e.message, "code" => e.code.to_s, "offset" => e.offset)
