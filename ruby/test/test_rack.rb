@@ -123,7 +123,7 @@ class TestRack < Minitest::Test
     assert_equal "400", res.code
     assert_equal Tersa::Rack::MEDIA_TYPE, res["content-type"]
     err = Tersa.load(res.body)
-    assert_equal "invalid_tersa", err["error"]
+    assert_equal "invalid_body", err["error"]
     assert_equal [expected.code.to_s, expected.offset], [err["code"], err["offset"]]
 
     json = "{\"json\": 1}"
@@ -162,7 +162,7 @@ class TestRack < Minitest::Test
     assert_equal "201", post("/echo", Tersa.dump("x" * 40), port: port).code
     res = post("/echo", Tersa.dump("x" * 100), port: port)
     assert_equal "413", res.code
-    assert_equal "payload_too_large", Tersa.load(res.body)["error"]
+    assert_equal ["body_too_large", 64], Tersa.load(res.body).values_at("error", "limit")
   end
 
   def test_chunked_bodies_without_length
@@ -175,7 +175,7 @@ class TestRack < Minitest::Test
         h.request(req)
       end
       assert_equal code, res.code
-      assert_equal(code == "201" ? "x" * 40 : "payload_too_large", Tersa.load(res.body)[code == "201" ? "got" : "error"])
+      assert_equal(code == "201" ? "x" * 40 : "body_too_large", Tersa.load(res.body)[code == "201" ? "got" : "error"])
     end
   end
 

@@ -123,7 +123,7 @@ module Tersa
         end
 
         bytes = read_body(env)
-        return error(env, 413, "payload_too_large", "request body over #{@max_body} bytes") unless bytes
+        return error(env, 413, "body_too_large", "request body over #{@max_body} bytes", "limit" => @max_body) unless bytes
         # Servers differ on whether an empty body has a length (WEBrick gives
         # none), so an empty body is no body, whatever the Content-Type says.
         return nil if bytes.empty?
@@ -135,7 +135,7 @@ module Tersa
         end
         nil
       rescue Tersa::DecodeError => e
-        error(env, 400, "invalid_tersa", e.message, "code" => e.code.to_s, "offset" => e.offset)
+        error(env, 400, "invalid_body", e.message, "code" => e.code.to_s, "offset" => e.offset)
       end
 
       def body?(env)
