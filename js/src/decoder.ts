@@ -41,13 +41,14 @@ import { MapBuilder, exactKeyTag, resetKeyIds } from './map-keys.js';
 export { MapBuilder, exactKeyTag };
 import { nestArray, nestShaped, nestGenericMap, suspendLevels, resumeLevels } from './decoder-deep.js';
 import { StreamDecoder } from './stream-decoder.js';
+import { checkOptions, dictionaryList, DECODER_OPTIONS } from './options.js';
 import type { StreamOptions, StreamDecoderOptions, JoinResult } from './stream-decoder.js';
 export { StreamDecoder };
 export type { StreamOptions, StreamDecoderOptions, JoinResult };
 
 export interface DecoderOptions {
-  /** Dictionaries a buffer may name (SPEC section 8). */
-  dictionaries?: readonly DictionaryLike[];
+  /** Dictionaries a buffer may name (SPEC section 8): one, or an array of them. */
+  dictionaries?: DictionaryLike | readonly DictionaryLike[];
   /** Nesting limit (SPEC 5.7); default 1000. */
   maxDepth?: number;
   /**
@@ -1783,9 +1784,10 @@ export class Decoder {
   /** @internal */ _maxDepth: number;
 
   constructor(options: DecoderOptions = {}) {
+    checkOptions(options, DECODER_OPTIONS, 'decode');
     this.options = options;
     this._maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
-    for (const d of options.dictionaries ?? []) this._dicts.set(d.id, new DictState(d));
+    for (const d of dictionaryList(options.dictionaries)) this._dicts.set(d.id, new DictState(d));
   }
 
   /** @internal */

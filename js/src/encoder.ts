@@ -33,6 +33,7 @@ import { shortestDecimal, decM, decE } from './decimal.js';
 import { tsParse, tsVariant, tsSec, tsFrac, tsOff } from './timestamp-text.js';
 import { KeyIdentities } from './key-identity.js';
 import { StreamEncoder } from './stream-encoder.js';
+import { checkOptions, ENCODER_OPTIONS } from './options.js';
 export { StreamEncoder };
 export type { StreamEncoderOptions, SyncOptions };
 import type { StreamEncoderOptions, SyncOptions } from './stream-encoder.js';
@@ -1516,6 +1517,7 @@ export class Encoder {
   /** @internal */ _instancesAsMaps: boolean;
 
   constructor(options: EncoderOptions = {}) {
+    checkOptions(options, ENCODER_OPTIONS, 'encode');
     this.options = options;
     this._hasDict = !!options.dictionary;
     this._maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
