@@ -53,6 +53,8 @@ export const MAX_SHAPES = 65536;
 export const MAX_PREFIX = 127;
 export const DEFAULT_MAX_DEPTH = 1000;
 export const MAX_EXT_TYPE = 0xffff;
+/** Extension types above this are reserved for well-known types (SPEC 5.8). */
+export const EXT_APP_MAX = 0xfeff;
 export const MIN_SECONDS = -62135596800; // 0001-01-01T00:00:00Z
 export const MAX_SECONDS = 253402300799; // 9999-12-31T23:59:59Z
 export const MAX_OFFSET = 1439;
@@ -217,7 +219,7 @@ export function hexOf(b: Uint8Array): string {
 // ---------------------------------------------------------------------------
 
 export interface Extension<T = any> {
-  /** Extension type number, 0..65535. */
+  /** Extension type number, 0..65279 (0xFF00..0xFFFF are reserved for well-known types). */
   type: number;
   /** Instances of this class (exact constructor match) are written with `write`. */
   Class?: abstract new (...args: any[]) => T;
@@ -305,8 +307,15 @@ export const extByClass = runtime.extByClass;
  * (loaded by `import` or `require`).
  */
 export function addExtension<T>(ext: Extension<T>): void {
-  if (!Number.isInteger(ext.type) || ext.type < 0 || ext.type > MAX_EXT_TYPE) {
-    throw new RangeError('extension type must be an integer 0..65535');
+  if (Number.isInteger(ext.type) && ext.type > EXT_APP_MAX && ext.type <= MAX_EXT_TYPE) {
+    throw new RangeError('extension types 0xFF00..0xFFFF (65280..65535) are reserved for well-known types (SPEC 5.8); applications use 0..65279');
+  }
+  if (!Number.isInteger(ext.type) || ext.type < 0 || ext.type > EXT_APP_MAX) {
+    throw new RangeError('extension type must be an integer 0..65279');
+  }
+  const taken = ext.Class ? extByClass.get(ext.Class) : undefined;
+  if (taken !== undefined && taken.type > EXT_APP_MAX) {
+    throw new TypeError(`${ext.Class!.name} is a well-known type (extension type 0x${taken.type.toString(16)}, SPEC 5.8): it cannot be registered`);
   }
   const old = extByType.get(ext.type);
   if (old && old.Class) extByClass.delete(old.Class);

@@ -32,12 +32,14 @@ import {
   TSV_SPACE,
   DEFAULT_MAX_DEPTH,
   MAX_EXT_TYPE,
+  EXT_APP_MAX,
   INT64_MIN,
   UINT64_MAX,
   Zone,
   HEX_BYTE,
 } from './common.js';
 import { MapBuilder, exactKeyTag, resetKeyIds } from './map-keys.js';
+import { readWellKnown } from './well-known.js';
 export { MapBuilder, exactKeyTag };
 import { nestArray, nestShaped, nestGenericMap, suspendLevels, resumeLevels } from './decoder-deep.js';
 import { StreamDecoder } from './stream-decoder.js';
@@ -1649,6 +1651,7 @@ export function read(slot: Slot): unknown {
       const data = src.slice(p, p + n);
       lastExtType = type;
       lastExtData = data;
+      if (type > EXT_APP_MAX) return readWellKnown(type, data, at);
       const ext = extByType.get(type);
       if (ext !== undefined && ext.read !== undefined) return ext.read(data);
       return new Ext(type, data);

@@ -3,6 +3,7 @@
 // integers, other numbers and Float64 are floats.
 
 import { Ext, Float64, Timestamp, civilFromDays, extByClass, float64Bits, hexOf } from './common.js';
+import { wellKnownDiag } from './well-known.js';
 
 /** Shortest round-trip digits of a finite non-zero |d|: value = digits × 10^e. */
 export function shortestDigits(d: number): { digits: string; e: number } {
@@ -149,6 +150,8 @@ function diagLeaf(v: unknown): string {
   }
   if (v instanceof Timestamp) return diagTime(v.seconds, v.nanos, v.zone, v.offset);
   if (v instanceof Ext) return 'ext(' + v.type + ", h'" + hexOf(v.data) + "')";
+  const known = wellKnownDiag(v as object);
+  if (known !== null) return known;
   const c = (v as object).constructor;
   const ext = typeof c === 'function' ? extByClass.get(c) : undefined;
   return 'ext(' + ext!.type + ", h'" + hexOf(ext!.write!(v)) + "')";

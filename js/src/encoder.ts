@@ -12,6 +12,7 @@ import {
   extByClass,
   DEFAULT_MAX_DEPTH,
   MAX_EXT_TYPE,
+  EXT_APP_MAX,
   MAX_OFFSET,
   MAX_SECONDS,
   MAX_SHAPES,
@@ -1424,7 +1425,11 @@ function writeObjectValue(v: object, slot: ESlot): void {
   if (c === Date) return writeDate(v as Date);
   if (c === Float64) return writeFloatObject(v as Float64, slot);
   if (c === Timestamp) return writeTimestamp(v as Timestamp);
-  if (c === Ext) return writeExt(v, (v as Ext).type, (v as Ext).data);
+  if (c === Ext) {
+    const t = (v as Ext).type;
+    if (t > EXT_APP_MAX && t <= MAX_EXT_TYPE) fail(v, `extension type ${t} is reserved for well-known types (SPEC 5.8): write a Decimal, CalendarDate, UUID or TimeOfDay`);
+    return writeExt(v, t, (v as Ext).data);
+  }
   const ext = typeof c === 'function' ? extByClass.get(c) : undefined;
   if (ext !== undefined) {
     let data: Uint8Array;
@@ -1439,6 +1444,7 @@ function writeObjectValue(v: object, slot: ESlot): void {
   if (v instanceof Map) return writeMap(v as Map<unknown, unknown>, slot);
   if (v instanceof Date) return writeDate(v);
   if (instancesAsMaps && typeof c === 'function' && !hasHiddenState(v)) return writeObject(v as Record<string, unknown>, slot, false);
+  if (c === Set) fail(v, 'unsupported type Set (Tersa has no set type: encode an array, [...set])');
   const name = typeof c === 'function' && c.name ? c.name : 'object';
   if (instancesAsMaps) fail(v, `unsupported type ${name} (its contents are not properties: register an extension)`);
   fail(v, `unsupported type ${name} (register an extension, or option classInstances: "map")`);

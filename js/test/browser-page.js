@@ -5,7 +5,7 @@
 // form of spec/vectors/README.md.
 import * as tersa from '/dist/esm/index.js';
 
-const { Encoder, Decoder, StreamEncoder, DecodeError, Dictionary, Float64, Timestamp, Ext, diag } = tersa;
+const { Encoder, Decoder, StreamEncoder, DecodeError, Dictionary, Float64, Timestamp, Ext, Decimal, CalendarDate, UUID, TimeOfDay, diag } = tersa;
 
 function hexToBytes(h) {
   const out = new Uint8Array(h.length / 2);
@@ -44,6 +44,10 @@ function fromX(j) {
       case '$binary': return hexToBytes(x);
       case '$time': return new Timestamp(x.seconds, x.nanos, x.zone, x.offset ?? 0);
       case '$ext': return new Ext(x.type, hexToBytes(x.data));
+      case '$decimal': return Decimal.parse(x);
+      case '$date': return CalendarDate.parse(x);
+      case '$uuid': return UUID.parse(x);
+      case '$time_of_day': return TimeOfDay.parse(x);
       case '$map': return new Map(x.map(([k, v]) => [fromX(k), fromX(v)]));
     }
   }
@@ -71,6 +75,10 @@ function modelX(j) {
       case '$binary': return ['bin', x];
       case '$time': return ['time', x.seconds, x.nanos, x.zone, x.zone === 'offset' ? x.offset : 0];
       case '$ext': return ['ext', x.type, x.data];
+      case '$decimal': return ['decimal', Decimal.parse(x).toString()];
+      case '$date': return ['date', CalendarDate.parse(x).toString()];
+      case '$uuid': return ['uuid', UUID.parse(x).toString()];
+      case '$time_of_day': return ['time_of_day', TimeOfDay.parse(x).toString()];
       case '$map': return ['map', ...x.map(([k, v]) => [modelX(k), modelX(v)])];
     }
   }
@@ -101,6 +109,10 @@ function modelJS(v) {
   }
   if (v instanceof Timestamp) return ['time', v.seconds, v.nanos, v.zone, v.zone === 'offset' ? v.offset : 0];
   if (v instanceof Ext) return ['ext', v.type, bytesToHex(v.data)];
+  if (v instanceof Decimal) return ['decimal', v.toString()];
+  if (v instanceof CalendarDate) return ['date', v.toString()];
+  if (v instanceof UUID) return ['uuid', v.toString()];
+  if (v instanceof TimeOfDay) return ['time_of_day', v.toString()];
   if (v instanceof Map) return ['map', ...[...v].map(([k, x]) => [modelJS(k), modelJS(x)])];
   return ['map', ...Object.keys(v).map((k) => [['str', k], modelJS(v[k])])];
 }

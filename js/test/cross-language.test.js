@@ -55,7 +55,7 @@ test('values of every type: TS stream -> C (diag and canonical recode)', opts, a
     1.5, -0, NaN, Infinity, -Infinity, 5e-324, 0.1 + 0.2, new Float64(2100), Float64.fromBits(0x7ff4000000000001n), Math.fround(1.1),
     '', 'é', '😀', 'x'.repeat(500), '2025-04-16T09:23:47Z', '2025-04-16', '2025-04-16 09:23:47.123456+05:30',
     Symbol.for('active'), Uint8Array.of(0, 255), new Date(1744795427123), new Timestamp(1744795427, 5, 'offset', -330), new Timestamp(0, 0, 'floating'),
-    new Ext(65535, Uint8Array.of(1)), [], {}, [{ id: 'usr_1', n: 1 }, { id: 'usr_2', n: 2 }],
+    new Ext(65279, Uint8Array.of(1)), [], {}, [{ id: 'usr_1', n: 1 }, { id: 'usr_2', n: 2 }],
     new Map([[1, 'a'], [new Float64(1), 'b'], [null, 'c'], [[1, 2], 'd']]), new Map([['10', 1], ['2', 2]]), { __proto__: null, k: 'v' },
   ];
   // single buffers

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import * as tersa from '../dist/esm/index.js';
 
-const { Float64, Timestamp, Ext, Dictionary } = tersa;
+const { Float64, Timestamp, Ext, Dictionary, Decimal, CalendarDate, UUID, TimeOfDay } = tersa;
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const ROOT = path.resolve(HERE, '..', '..');
@@ -89,6 +89,10 @@ export function toX(v) {
   }
   if (v instanceof Timestamp) return { $time: { seconds: v.seconds, nanos: v.nanos, zone: v.zone, ...(v.zone === 'offset' ? { offset: v.offset } : {}) } };
   if (v instanceof Ext) return { $ext: { type: v.type, data: bytesToHex(v.data) } };
+  if (v instanceof Decimal) return { $decimal: v.toString() };
+  if (v instanceof CalendarDate) return { $date: v.toString() };
+  if (v instanceof UUID) return { $uuid: v.toString() };
+  if (v instanceof TimeOfDay) return { $time_of_day: v.toString() };
   if (v instanceof Map) return { $map: [...v].map(([k, x]) => [toX(k), toX(x)]) };
   return { $map: Object.keys(v).map((k) => [k, toX(v[k])]) };
 }
@@ -127,6 +131,14 @@ export function fromX(j) {
         return new Timestamp(x.seconds, x.nanos, x.zone, x.offset ?? 0);
       case '$ext':
         return new Ext(x.type, hexToBytes(x.data));
+      case '$decimal':
+        return Decimal.parse(x);
+      case '$date':
+        return CalendarDate.parse(x);
+      case '$uuid':
+        return UUID.parse(x);
+      case '$time_of_day':
+        return TimeOfDay.parse(x);
       case '$map':
         return new Map(x.map(([k, v]) => [fromX(k), fromX(v)]));
     }
@@ -163,6 +175,16 @@ export function modelX(j) {
         return ['time', x.seconds, x.nanos, x.zone, x.zone === 'offset' ? x.offset : 0];
       case '$ext':
         return ['ext', x.type, x.data];
+      // Well-known values compare by their canonical text, which is exact
+      // (a decimal's text keeps its coefficient and exponent).
+      case '$decimal':
+        return ['decimal', Decimal.parse(x).toString()];
+      case '$date':
+        return ['date', CalendarDate.parse(x).toString()];
+      case '$uuid':
+        return ['uuid', UUID.parse(x).toString()];
+      case '$time_of_day':
+        return ['time_of_day', TimeOfDay.parse(x).toString()];
       case '$map':
         return ['map', ...x.map(([k, v]) => [modelX(k), modelX(v)])];
     }
@@ -205,6 +227,10 @@ export function modelJS(v, loose = false) {
   }
   if (v instanceof Timestamp) return ['time', v.seconds, v.nanos, v.zone, v.zone === 'offset' ? v.offset : 0];
   if (v instanceof Ext) return ['ext', v.type, bytesToHex(v.data)];
+  if (v instanceof Decimal) return ['decimal', v.toString()];
+  if (v instanceof CalendarDate) return ['date', v.toString()];
+  if (v instanceof UUID) return ['uuid', v.toString()];
+  if (v instanceof TimeOfDay) return ['time_of_day', v.toString()];
   if (v instanceof Map) return ['map', ...[...v].map(([k, x]) => [modelJS(k, loose), modelJS(x, loose)])];
   if (typeof v === 'object') return ['map', ...Object.keys(v).map((k) => [['str', k], modelJS(v[k], loose)])];
   throw new Error('no model for ' + typeof v);

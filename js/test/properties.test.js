@@ -9,7 +9,7 @@ import path from 'node:path';
 import * as tersa from '../dist/esm/index.js';
 import { HERE, ROOT, bytesToHex, modelJS, show, vectorFiles, hexToBytes } from './helpers.js';
 
-const { encode, decode, decodeStream, joinStream, encodeStream, Encoder, Decoder, DecodeError, EncodeError, Timestamp, Ext, Float64, diag } = tersa;
+const { encode, decode, decodeStream, joinStream, encodeStream, Encoder, Decoder, DecodeError, EncodeError, Timestamp, Ext, Float64, diag, Decimal, CalendarDate, UUID, TimeOfDay } = tersa;
 
 const SEED = Number(process.env.TERSA_SEED ?? 20250416);
 const N = Number(process.env.TERSA_FUZZ ?? 3000);
@@ -102,8 +102,21 @@ function makeGen(seed) {
         return Math.round(r() * 1e4) / 1e4;
     }
   };
+  const wellKnown = () => {
+    switch (int(4)) {
+      case 0:
+        if (r() < 0.1) return Decimal.parse(pick(['NaN', 'Infinity', '-Infinity']));
+        return new Decimal(r() < 0.5, BigInt(int(2 ** 40)) ** BigInt(int(4)) - (r() < 0.5 ? 1n : 0n), int(41) - 20);
+      case 1:
+        return CalendarDate.fromEpochDay(int(2932896 + 719163) - 719162);
+      case 2:
+        return new UUID(Uint8Array.from({ length: 16 }, () => int(256)));
+      default:
+        return TimeOfDay.fromMicroseconds(int(86400000000));
+    }
+  };
   const scalar = () => {
-    switch (int(12)) {
+    switch (int(13)) {
       case 0:
         return null;
       case 1:
@@ -128,8 +141,10 @@ function makeGen(seed) {
       }
       case 10:
         return new Date(int(2 ** 42) - 2 ** 41);
+      case 11:
+        return new Ext(int(65280), Uint8Array.from({ length: int(8) }, () => int(256)));
       default:
-        return new Ext(int(65536), Uint8Array.from({ length: int(8) }, () => int(256)));
+        return wellKnown();
     }
   };
   const value = (depth) => {

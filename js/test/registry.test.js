@@ -83,14 +83,21 @@ test('an extension registered through one load is known to the other', () => {
   }
 });
 
-test('the shared state is kept on globalThis under a versioned registered symbol', () => {
+test('the shared state is kept on globalThis under versioned registered symbols', () => {
   const keys = Object.getOwnPropertySymbols(globalThis).filter((s) => /^@tersa\/tersa /.test(Symbol.keyFor(s) ?? ''));
-  assert.equal(keys.length, 1, `symbols: ${keys.map(String)}`);
-  assert.match(Symbol.keyFor(keys[0]), /^@tersa\/tersa runtime v\d+$/);
-  const shared = globalThis[keys[0]];
+  const names = keys.map((k) => Symbol.keyFor(k)).sort();
+  assert.equal(names.length, 2, `symbols: ${names}`);
+  assert.match(names[0], /^@tersa\/tersa runtime v\d+$/);
+  assert.match(names[1], /^@tersa\/tersa well-known v\d+$/);
+  const shared = globalThis[Symbol.for(names[0])];
   assert.equal(shared.DecodeError, esm.DecodeError);
   assert.equal(shared.Timestamp, cjs.Timestamp);
-  // not enumerable, not replaceable: a later copy cannot split the registry again
-  assert.equal(Object.getOwnPropertyDescriptor(globalThis, keys[0]).enumerable, false);
-  assert.throws(() => { 'use strict'; globalThis[keys[0]] = {}; }, TypeError);
+  const known = globalThis[Symbol.for(names[1])];
+  assert.equal(known.Decimal, esm.Decimal);
+  assert.equal(known.UUID, cjs.UUID);
+  for (const k of keys) {
+    // not enumerable, not replaceable: a later copy cannot split the registry again
+    assert.equal(Object.getOwnPropertyDescriptor(globalThis, k).enumerable, false);
+    assert.throws(() => { 'use strict'; globalThis[k] = {}; }, TypeError);
+  }
 });

@@ -11,7 +11,7 @@ import vm from 'node:vm';
 import * as tersa from '../dist/esm/index.js';
 import { HERE, bytesToHex, hexToBytes, modelJS, show, toX } from './helpers.js';
 
-const { encode, decode, Encoder, Decoder, DecodeError, EncodeError, Float64, Timestamp, Ext, addExtension, removeExtension, diag } = tersa;
+const { encode, decode, Encoder, Decoder, DecodeError, EncodeError, Float64, Timestamp, Ext, addExtension, removeExtension, diag, Decimal, CalendarDate, UUID, TimeOfDay } = tersa;
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -92,7 +92,13 @@ const KINDS = {
   symbols: (g) => Symbol.for(g.pick(words) + g.int(50)),
   timestamps: (g) => g.int(2) ? new Date(g.int(4e12)) : new Timestamp(g.int(4e9), g.int(3) ? g.int(1e9) : 0, g.pick(['utc', 'offset', 'floating']), g.int(2878) - 1439),
   binary: (g) => Uint8Array.from({ length: g.int(g.pick([4, 40, 300])) }, () => g.int(256)),
-  ext: (g) => new Ext(g.int(70000) % 65536, Uint8Array.from({ length: g.int(g.pick([4, 40, 200])) }, () => g.int(256))),
+  ext: (g) => new Ext(g.int(70000) % 65280, Uint8Array.from({ length: g.int(g.pick([4, 40, 200])) }, () => g.int(256))),
+  'well-known values': (g) => g.pick([
+    () => new Decimal(g.int(2) === 1, BigInt(g.int(1e9)) ** BigInt(g.pick([1, 2, 30])), g.int(2e6) - 1e6),
+    () => CalendarDate.fromEpochDay(g.int(3652059) - 719162),
+    () => new UUID(Uint8Array.from({ length: 16 }, () => g.int(256))),
+    () => TimeOfDay.fromMicroseconds(g.int(86400000000)),
+  ])(),
   'null and booleans': (g) => g.pick([null, true, false]),
   'objects (shapes and keys)': (g) => {
     const o = {};
