@@ -21,6 +21,8 @@ export interface TersaRequest {
   on(event: string, listener: (...args: any[]) => void): unknown;
   removeListener(event: string, listener: (...args: any[]) => void): unknown;
   resume(): unknown;
+  /** Express's: when present, error bodies are negotiated as `respond` does. */
+  accepts?(types: string[]): string | false;
 }
 
 /** What `send` uses of a response: Node's ServerResponse. */
@@ -61,7 +63,8 @@ export interface ParserOptions {
   decode?: (bytes: Uint8Array) => unknown;
   /**
    * `'respond'` (default): a body that cannot be accepted is answered here
-   * with a JSON error (400, 413 or 415). `'next'`: a `TersaBodyError` is
+   * (400, 413 or 415) with `{ error, message, ... }`, in JSON unless the
+   * request's Accept prefers Tersa. `'next'`: a `TersaBodyError` is
    * passed to `next` for the application's error handler.
    */
   errors?: 'respond' | 'next';
@@ -80,9 +83,9 @@ class TersaBodyError extends Error {
   readonly statusCode: number;
   readonly expose = true;
   readonly type: BodyErrorType;
-  readonly body: Record<string, string | number>;
-  constructor(status: number, type: BodyErrorType, body: Record<string, string | number>, cause?: DecodeError) {
-    super(cause ? cause.message : String(body.detail ?? body.error), cause ? { cause } : undefined);
+  readonly body: { error: string; message: string; [field: string]: string | number };
+  constructor(status: number, type: BodyErrorType, body: { error: string; message: string; [field: string]: string | number }, cause?: DecodeError) {
+    super(body.message, cause ? { cause } : undefined);
     this.name = 'TersaBodyError';
     this.status = this.statusCode = status;
     this.type = type;
@@ -144,9 +147,20 @@ function concat(chunks: Uint8Array[], length: number): Uint8Array {
   return out;
 }
 
-function sendJson(res: TersaResponse, status: number, body: unknown): void {
-  const bytes = new TextEncoder().encode(JSON.stringify(body));
-  res.statusCode = status;
+function prefersTersa(req: { accepts?(types: string[]): string | false }): boolean {
+  return typeof req.accepts === 'function' && req.accepts(['application/json', MEDIA_TYPE]) === MEDIA_TYPE;
+}
+
+// The error names and fields are those of Ruby's Tersa::Rack and Python's
+// HTTP example, so a client reads a refusal the same way from each.
+function sendError(req: TersaRequest, res: TersaResponse, err: SharedBodyError): void {
+  res.statusCode = err.status;
+  if (typeof req.accepts === 'function') addVary(res, 'Accept');
+  if (prefersTersa(req)) {
+    send(res, err.body);
+    return;
+  }
+  const bytes = new TextEncoder().encode(JSON.stringify(err.body));
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', String(bytes.length));
   res.end(bytes);
@@ -177,11 +191,11 @@ export function parser(options: ParserOptions = {}) {
     let received = 0;
     let settled = false;
     const tooLarge = () =>
-      new SharedBodyError(413, 'entity.too.large', { error: 'too_large', limit, detail: `request body exceeds ${limit} bytes` });
+      new SharedBodyError(413, 'entity.too.large', { error: 'body_too_large', message: `request body over ${limit} bytes`, limit });
 
     const encoding = (header(req, 'content-encoding') ?? 'identity').trim().toLowerCase();
     if (encoding !== 'identity') {
-      refuse(new SharedBodyError(415, 'encoding.unsupported', { error: 'unsupported_encoding', encoding, detail: `content encoding ${encoding} is not supported` }));
+      refuse(new SharedBodyError(415, 'encoding.unsupported', { error: 'unsupported_encoding', message: `content encoding ${encoding} is not supported` }));
       return;
     }
     if (Number(header(req, 'content-length')) > limit) {
@@ -198,7 +212,7 @@ export function parser(options: ParserOptions = {}) {
       if (!res.headersSent) res.setHeader('Connection', 'close');
       req.resume();
       if (passErrors) next(err);
-      else sendJson(res, err.status, err.body);
+      else sendError(req, res, err);
     }
     function onData(chunk: Uint8Array): void {
       received += chunk.length;
@@ -221,9 +235,9 @@ export function parser(options: ParserOptions = {}) {
           (value) => { req.body = value; next(); },
           (err) => {
             if (!(err instanceof DecodeError)) { next(err); return; }
-            const e = new SharedBodyError(400, 'entity.parse.failed', { error: err.code, offset: err.offset, detail: err.detail }, err);
+            const e = new SharedBodyError(400, 'entity.parse.failed', { error: 'invalid_body', message: err.message, code: err.code, offset: err.offset }, err);
             if (passErrors) next(e);
-            else sendJson(res, 400, e.body);
+            else sendError(req, res, e);
           },
         );
     }
@@ -267,6 +281,6 @@ function addVary(res: TersaResponse, field: string): void {
  */
 export function respond(req: NegotiatingRequest, res: JsonResponse, value: unknown, options?: EncoderOptions): void {
   addVary(res, 'Accept');
-  if (req.accepts(['application/json', MEDIA_TYPE]) === MEDIA_TYPE) send(res, value, options);
+  if (prefersTersa(req)) send(res, value, options);
   else res.json(value);
 }

@@ -121,15 +121,23 @@ test('a malformed body is a 400 naming the DecodeError code and offset', async (
     const res = await post('/raw', body);
     assert.equal(res.status, 400);
     assert.match(res.headers.get('content-type'), /^application\/json/);
-    assert.deepEqual(await res.json(), { error: expected.code, offset: expected.offset, detail: expected.detail });
+    assert.deepEqual(await res.json(), { error: 'invalid_body', message: expected.message, code: expected.code, offset: expected.offset });
   }
+  // in Tersa to a client that prefers it
+  const res = await post('/raw', bodies[0], { accept: MEDIA_TYPE });
+  assert.equal(res.status, 400);
+  assert.match(res.headers.get('vary'), /\bAccept\b/);
+  const body = await tersaBody(res);
+  let expected;
+  try { decode(bodies[0]); } catch (e) { expected = e; }
+  assert.deepEqual(body, { error: 'invalid_body', message: expected.message, code: expected.code, offset: expected.offset });
 });
 
 test('a body over the limit is a 413, whether its length is declared or chunked', async () => {
   const big = encode('x'.repeat(LIMIT * 4));
   let res = await post('/raw', big);
   assert.equal(res.status, 413);
-  assert.deepEqual(await res.json(), { error: 'too_large', limit: LIMIT, detail: `request body exceeds ${LIMIT} bytes` });
+  assert.deepEqual(await res.json(), { error: 'body_too_large', message: `request body over ${LIMIT} bytes`, limit: LIMIT });
 
   const chunks = [big.subarray(0, 700), big.subarray(700, 1400), big.subarray(1400)];
   const stream = new ReadableStream({
@@ -140,7 +148,7 @@ test('a body over the limit is a 413, whether its length is declared or chunked'
   });
   res = await fetch(base + '/raw', { method: 'POST', body: stream, duplex: 'half', headers: { 'content-type': MEDIA_TYPE } });
   assert.equal(res.status, 413);
-  assert.equal((await res.json()).error, 'too_large');
+  assert.equal((await res.json()).error, 'body_too_large');
 
   // exactly at the limit is accepted, chunked too
   let n = LIMIT;
@@ -201,7 +209,8 @@ test('decoder options reach the decoder: a dictionary-encoded body', async () =>
   const refused = await post('/raw', bytes);
   assert.equal(refused.status, 400);
   const body = await refused.json();
-  assert.equal(body.error, 'unknown_dictionary');
+  assert.equal(body.error, 'invalid_body');
+  assert.equal(body.code, 'unknown_dictionary');
   assert.equal(body.offset, 3);
 });
 
@@ -224,7 +233,8 @@ test("errors: 'next' hands a TersaBodyError to the application's error handler",
   assert.ok(bad instanceof TersaBodyError);
   assert.equal(bad.status, 400);
   assert.ok(bad.cause instanceof DecodeError);
-  assert.equal(bad.body.error, bad.cause.code);
+  assert.equal(bad.body.error, 'invalid_body');
+  assert.equal(bad.body.code, bad.cause.code);
   assert.equal(bad.body.offset, bad.cause.offset);
   assert.ok(big instanceof TersaBodyError);
   assert.equal(big.status, 413);
