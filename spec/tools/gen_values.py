@@ -2,8 +2,11 @@
 tables: repeated and near-repeated strings, timestamp-like text, boundary
 integers, decimal and non-decimal floats, repeated key sequences."""
 
+import datetime
+import decimal
 import random
 import struct
+import uuid
 
 import tersaref as P
 
@@ -51,6 +54,22 @@ def rand_str(r: random.Random) -> str:
     return "p" * r.randrange(100, 300) + r.choice(WORDS)
 
 
+def rand_well_known(r: random.Random):
+    """A decimal, date, uuid or time of day (SPEC 5.8), boundaries included."""
+    k = r.randrange(4)
+    if k == 0:
+        if r.random() < 0.2:
+            return decimal.Decimal(r.choice(["0", "-0", "0.00", "Infinity", "-Infinity", "NaN", "1.0", "1.00"]))
+        digits = tuple(int(c) for c in str(r.choice([r.randrange(10**6), r.getrandbits(200), 10**r.randrange(30)])))
+        exp = r.choice([r.randrange(-20, 21), r.choice([-1, 1]) * P.MAX_DECIMAL_EXPONENT, r.randrange(-10**9 + 1, 10**9)])
+        return decimal.Decimal((r.randrange(2), digits, exp))
+    if k == 1:
+        return datetime.date.fromordinal(r.choice([1, 719163, 3652059, r.randrange(1, 3652060)]))
+    if k == 2:
+        return uuid.UUID(int=r.choice([0, (1 << 128) - 1, r.getrandbits(128)]))
+    return datetime.time(r.randrange(24), r.randrange(60), r.randrange(60), r.choice([0, 999_999, r.randrange(10**6)]))
+
+
 def rand_time(r: random.Random) -> P.Timestamp:
     zone = r.randrange(3)
     offset = r.randrange(-1439, 1440) if zone == P.ZONE_OFFSET else 0
@@ -75,7 +94,8 @@ def rand_value(r: random.Random, depth: int = 0):
         return rand_str(r)
     if k == 8:
         return r.choice([P.Symbol(rand_str(r)), r.randbytes(r.randrange(0, 40)),
-                         P.Ext(r.randrange(0, P.MAX_APP_EXT_TYPE + 1), r.randbytes(r.randrange(0, 9)))])
+                         P.Ext(r.randrange(0, P.MAX_APP_EXT_TYPE + 1), r.randbytes(r.randrange(0, 9))),
+                         rand_well_known(r)])
     if k == 9:
         return rand_time(r)
     if k == 10:
