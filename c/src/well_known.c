@@ -110,7 +110,8 @@ bool tersa_write_well_known_payload(tersa_writer *w, uint32_t type, const uint8_
 }
 
 bool tersa_write_decimal(tersa_writer *w, const tersa_decimal *d) {
-    if (!d || (unsigned)d->kind > TERSA_DECIMAL_NAN || (d->coefficient_len && !d->coefficient))
+    if (!d || (unsigned)d->kind > TERSA_DECIMAL_NAN ||
+        (d->kind <= TERSA_DECIMAL_NEGATIVE && d->coefficient_len && !d->coefficient))
         return tersa_writer_fail(w, TERSA_ERR_USAGE, "tersa_write_decimal: bad kind or NULL coefficient");
     uint8_t payload[1 + 9 + MAX_COEFFICIENT];
     payload[0] = (uint8_t)d->kind;

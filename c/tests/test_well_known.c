@@ -175,8 +175,8 @@ static void test_writers(void) {
     expect_hex(w_decimal, &d, "c17010f704f8070900010100", "256");
     d = (tersa_decimal){TERSA_DECIMAL_INF, 77, c10, 1};
     expect_hex(w_decimal, &d, "c17010f704f8070302", "infinity ignores the other fields");
-    d = (tersa_decimal){TERSA_DECIMAL_NEG_INF, 0, NULL, 0};
-    expect_hex(w_decimal, &d, "c17010f704f8070303", "-infinity");
+    d = (tersa_decimal){TERSA_DECIMAL_NEG_INF, 0, NULL, 5};
+    expect_hex(w_decimal, &d, "c17010f704f8070303", "-infinity ignores a NULL coefficient's length");
     d = (tersa_decimal){TERSA_DECIMAL_NAN, 0, NULL, 0};
     expect_hex(w_decimal, &d, "c17010f704f8070304", "NaN");
     d = (tersa_decimal){TERSA_DECIMAL_FINITE, 999999998, c10, 1};
