@@ -7,6 +7,7 @@ require_relative "tersa/dictionary"
 require_relative "tersa/map"
 require_relative "tersa/registry"
 require_relative "tersa/declared"
+require_relative "tersa/well_known"
 
 # Tersa: a compact, fast, schemaless binary serialization format.
 #

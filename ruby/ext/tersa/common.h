@@ -100,5 +100,6 @@ void tersa_rb_init_dictionary(void);
 void tersa_rb_init_types(void);
 void tersa_rb_init_map(void);
 void tersa_rb_init_deep_copy(void);
+void tersa_rb_init_known_types(void);
 
 #endif

@@ -14,6 +14,7 @@
 #include "hash_fast.h"
 #include "internal.h"
 #include "key_cost.h"
+#include "known_types.h"
 
 #include <limits.h>
 
@@ -341,6 +342,16 @@ VALUE tersa_rb_template_for(VALUE self, tersa_rb_decoder *d, const VALUE *keys, 
 }
 
 static VALUE build_ext(build_ctx *c, const tersa_item *it) {
+    if (it->v.ext.type > TERSA_EXT_APP_MAX) {
+        /* Loading date or bigdecimal and building their values runs Ruby code. */
+        int state = 0;
+        VALUE v = rb_protect(tersa_rb_well_known_value, (VALUE)it, &state);
+        if (state) {
+            reset(c->d);
+            rb_jump_tag(state);
+        }
+        return v;
+    }
     VALUE data = rb_enc_str_new((const char *)it->v.ext.ptr, (long)it->v.ext.len, tersa_binary);
     if (c->d->freeze) rb_obj_freeze(data);
     VALUE unpacker = tersa_rb_ext_unpacker(it->v.ext.type);

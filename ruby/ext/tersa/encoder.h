@@ -88,6 +88,9 @@ static inline void tersa_rb_enc_drop_shapes(tersa_rb_encoder *e) {
 void tersa_rb_enc_reset(tersa_rb_encoder *e);
 TERSA_RB_NORETURN(void tersa_rb_enc_fail_writer(tersa_rb_encoder *e, uint32_t depth));
 TERSA_RB_NORETURN(void tersa_rb_enc_fail_value(tersa_rb_encoder *e, uint32_t depth, const char *what, VALUE obj));
+/** tersa_rb_enc_fail_value with a hint after the path: what to do instead. */
+TERSA_RB_NORETURN(void tersa_rb_enc_fail_value_hint(tersa_rb_encoder *e, uint32_t depth, const char *what, VALUE obj,
+                                                    const char *hint));
 TERSA_RB_NORETURN(void tersa_rb_enc_too_deep(tersa_rb_encoder *e, uint32_t depth, VALUE container));
 /** A String of another encoding as UTF-8 (EncodeError naming the path if it cannot be). */
 VALUE tersa_rb_enc_to_utf8(tersa_rb_encoder *e, VALUE str, uint32_t depth);

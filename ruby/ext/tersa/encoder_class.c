@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "declared_class.h"
+#include "known_types.h"
 
 VALUE cEncoder;
 static ID id_to_tersa, id_call, id_utc_p, id_subsec, id_default, id_dictionary, id_max_depth, id_denominator,
@@ -229,6 +230,16 @@ TERSA_RB_NOINLINE static VALUE encode_other(tersa_rb_encoder *e, VALUE obj, uint
                                (size_t)RSTRING_LEN(data)));
         return Qundef;
     }
+    switch (tersa_rb_enc_well_known(e, obj, klass, depth)) {
+    case WK_WRITTEN:
+        return Qundef;
+    case WK_IS_DATETIME:
+        tersa_rb_enc_drop_shapes(e);
+        encode_time(e, protected_call(e, tersa_rb_datetime_to_time, obj), depth);
+        return Qundef;
+    default:
+        break;
+    }
     VALUE replacement = Qundef;
     if (rb_respond_to(obj, id_to_tersa)) {
         tersa_rb_enc_drop_shapes(e);
@@ -238,7 +249,11 @@ TERSA_RB_NOINLINE static VALUE encode_other(tersa_rb_encoder *e, VALUE obj, uint
         tersa_rb_enc_drop_shapes(e);
         replacement = protected_call(e, call_proc, (VALUE)&a);
     }
-    if (replacement == Qundef) tersa_rb_enc_fail_value(e, depth, "unsupported type", obj);
+    if (replacement == Qundef) {
+        const char *hint = tersa_rb_unsupported_hint(obj);
+        if (hint) tersa_rb_enc_fail_value_hint(e, depth, "unsupported type", obj, hint);
+        tersa_rb_enc_fail_value(e, depth, "unsupported type", obj);
+    }
     if (rb_obj_class(replacement) == klass && !RB_TYPE_P(replacement, T_HASH) && !RB_TYPE_P(replacement, T_ARRAY) &&
         !RB_TYPE_P(replacement, T_STRING))
         tersa_rb_enc_fail_value(e, depth, "the hook returned another unsupported", obj);

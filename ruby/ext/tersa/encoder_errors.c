@@ -76,6 +76,13 @@ void tersa_rb_enc_fail_value(tersa_rb_encoder *e, uint32_t depth, const char *wh
     rb_raise(eEncodeError, "%s %" PRIsVALUE " at %" PRIsVALUE, what, klass, path);
 }
 
+void tersa_rb_enc_fail_value_hint(tersa_rb_encoder *e, uint32_t depth, const char *what, VALUE obj, const char *hint) {
+    VALUE path = path_string(e, depth);
+    VALUE klass = rb_obj_class(obj);
+    tersa_rb_enc_reset(e);
+    rb_raise(eEncodeError, "%s %" PRIsVALUE " at %" PRIsVALUE " (%s)", what, klass, path, hint);
+}
+
 static VALUE to_utf8(VALUE str) { return rb_str_encode(str, rb_enc_from_encoding(tersa_utf8), 0, Qnil); }
 
 /* A String of another encoding as UTF-8; one that cannot be converted is an

@@ -46,6 +46,7 @@ RUBY_FUNC_EXPORTED void Init_tersa(void) {
     tersa_rb_init_encoder();
     tersa_rb_init_decoder();
     tersa_rb_init_deep_copy();
+    tersa_rb_init_known_types();
     tersa_rb_init_declared();
     tersa_rb_init_hash_fast();
 }

@@ -44,7 +44,8 @@ VALUE tersa_rb_ext_unpacker(uint32_t type) {
 /*
  * call-seq: Tersa.register_type(type, klass, packer:, unpacker:) -> nil
  *
- * Encode instances of +klass+ as extension +type+ (0..65535): +packer+ is
+ * Encode instances of +klass+ as extension +type+ (0..65279; 0xFF00..0xFFFF
+ * are the well-known types of SPEC 5.8): +packer+ is
  * called with the object and returns a String of bytes; decoding calls
  * +unpacker+ with those bytes. Registrations are per Ractor.
  */
@@ -54,6 +55,11 @@ static VALUE tersa_register_type(int argc, VALUE *argv, VALUE self) {
     if (!RB_TYPE_P(klass, T_CLASS)) rb_raise(rb_eTypeError, "expected a Class, got %" PRIsVALUE, rb_obj_class(klass));
     unsigned long t = NUM2ULONG(type);
     if (t > TERSA_MAX_EXT_TYPE) rb_raise(rb_eRangeError, "extension types are 0..65535, not %lu", t);
+    if (t > TERSA_EXT_APP_MAX)
+        rb_raise(rb_eArgError,
+                 "extension types 0xFF00..0xFFFF (65280..65535) are reserved for well-known types; "
+                 "applications use 0..65279, not %lu",
+                 t);
     VALUE ids[2] = {id_packer, id_unpacker}, procs[2] = {Qundef, Qundef};
     if (NIL_P(opts)) rb_raise(rb_eArgError, "missing keywords: packer, unpacker");
     rb_get_kwargs(opts, (ID *)ids, 2, 0, procs);
