@@ -4,7 +4,7 @@
 // req.accepts and res.json), so the package installs and type-checks without it.
 
 import { DecodeError } from './common.js';
-import { decode } from './decoder.js';
+import { decode, decodeStream } from './decoder.js';
 import type { DecoderOptions } from './decoder.js';
 import { encode } from './encoder.js';
 import type { EncoderOptions } from './encoder.js';
@@ -16,6 +16,8 @@ export const MEDIA_TYPE = 'application/vnd.tersa';
 export interface TersaRequest {
   headers: Record<string, string | string[] | undefined>;
   body?: unknown;
+  /** The values of a stream body (SPEC 2.3), set by the parser. */
+  tersaStream?: unknown[];
   /** Set by body parsers (body-parser's convention) once the body is read. */
   _body?: boolean;
   on(event: string, listener: (...args: any[]) => void): unknown;
@@ -61,6 +63,8 @@ export interface ParserOptions {
    * is a 400 like the decoder's.
    */
   decode?: (bytes: Uint8Array) => unknown;
+  /** The same for stream bodies, e.g. `(b) => registry.decodeStream(b)`. */
+  decodeStream?: (bytes: Uint8Array) => unknown[] | PromiseLike<unknown[]>;
   /**
    * `'respond'` (default): a body that cannot be accepted is answered here
    * (400, 413 or 415) with `{ error, message, ... }`, in JSON unless the
@@ -113,6 +117,8 @@ function sharedBodyError(): typeof TersaBodyError {
 const SharedBodyError = sharedBodyError();
 type SharedBodyError = TersaBodyError;
 export { SharedBodyError as TersaBodyError };
+
+const STREAM_FLAG = 0x02; // SPEC 2.1: in the header's third byte
 
 const UNITS: Record<string, number> = { b: 1, kb: 1 << 10, mb: 1 << 20, gb: 1 << 30 };
 
@@ -167,16 +173,18 @@ function sendError(req: TersaRequest, res: TersaResponse, err: SharedBodyError):
 }
 
 /**
- * Middleware that decodes request bodies of the Tersa media type into
- * `req.body`. Other content types, bodiless requests and requests another
- * parser has read pass through untouched. A malformed body is a 400 whose
- * JSON names the DecodeError's code and offset; a body over `limit` is a 413;
- * a compressed body (Content-Encoding) is a 415.
+ * Middleware that decodes request bodies of the Tersa media type: a single
+ * value into `req.body`, a stream (SPEC 2.3) into `req.tersaStream` as the
+ * array of its values. An empty body sets neither. Other content types,
+ * bodiless requests and requests another parser has read pass through
+ * untouched. A malformed body is a 400 naming the DecodeError's code and
+ * offset, a body over `limit` a 413, a compressed body (Content-Encoding) a 415.
  */
 export function parser(options: ParserOptions = {}) {
   const limit = parseLimit(options.limit ?? '1mb');
   const types = new Set((typeof options.type === 'string' ? [options.type] : options.type ?? [MEDIA_TYPE]).map(mediaType));
-  const decodeBody = options.decode ?? ((bytes: Uint8Array) => decode(bytes, options.decoder));
+  const decodeValue = options.decode ?? ((bytes: Uint8Array) => decode(bytes, options.decoder));
+  const decodeValues = options.decodeStream ?? ((bytes: Uint8Array) => decodeStream(bytes, options.decoder));
   const passErrors = options.errors === 'next';
 
   return function tersaParser(req: TersaRequest, res: TersaResponse, next: Next): void {
@@ -230,9 +238,16 @@ export function parser(options: ParserOptions = {}) {
       settled = true;
       cleanup();
       Promise.resolve()
-        .then(() => decodeBody(concat(chunks, received)))
+        .then(async () => {
+          // Servers differ on whether an empty body has a length, so an empty
+          // body is no body, as in Ruby's Tersa::Rack.
+          if (received === 0) return;
+          const bytes = concat(chunks, received);
+          if (bytes.length > 2 && (bytes[2] & STREAM_FLAG) !== 0) req.tersaStream = await decodeValues(bytes);
+          else req.body = await decodeValue(bytes);
+        })
         .then(
-          (value) => { req.body = value; next(); },
+          () => { next(); },
           (err) => {
             if (!(err instanceof DecodeError)) { next(err); return; }
             const e = new SharedBodyError(400, 'entity.parse.failed', { error: 'invalid_body', message: err.message, code: err.code, offset: err.offset }, err);

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import express from 'express';
-import { decode, encode, Dictionary, DecodeError } from 'tersa';
+import { decode, decodeStream, encode, encodeStream, Dictionary, DecodeError } from 'tersa';
 import { parser, send, respond, MEDIA_TYPE, TersaBodyError } from 'tersa/express';
 
 const require = createRequire(import.meta.url);
@@ -28,6 +28,9 @@ before(async () => {
     res.status(201);
     send(res, req.body);
   });
+  app.post('/parts', strict, (req, res) => {
+    send(res, { body: req.body ?? null, stream: req.tersaStream ?? null });
+  });
   app.get('/value', (req, res) => {
     respond(req, res, { id: 'usr_1', n: 1.5, tags: ['a', 'b'] });
   });
@@ -37,8 +40,11 @@ before(async () => {
   app.post('/dict', parser({ decoder: { dictionaries: [STOCK] } }), (req, res) => {
     send(res, req.body, { dictionary: STOCK });
   });
-  app.post('/async', parser({ decode: async (bytes) => ({ decoded: decode(bytes), length: bytes.length }) }), (req, res) => {
-    send(res, req.body);
+  app.post('/async', parser({
+    decode: async (bytes) => ({ decoded: decode(bytes), length: bytes.length }),
+    decodeStream: async (bytes) => decodeStream(bytes).reverse(),
+  }), (req, res) => {
+    send(res, req.body ?? req.tersaStream);
   });
   app.post('/next', parser({ limit: LIMIT, errors: 'next' }), (req, res) => {
     send(res, req.body);
@@ -113,10 +119,11 @@ test('content negotiation: Tersa only when Accept prefers it to JSON', async () 
 
 test('a malformed body is a 400 naming the DecodeError code and offset', async () => {
   const good = encode({ list: ['a', 'b', 'c'], n: 12345 });
-  const bodies = [good.subarray(0, good.length - 3), Uint8Array.of(0x00, 0x01, 0x02), new Uint8Array(0)];
+  const stream = encodeStream([{ a: 1 }, { a: 2 }]);
+  const bodies = [good.subarray(0, good.length - 3), Uint8Array.of(0x00, 0x01, 0x02), Uint8Array.of(0xc1), stream.subarray(0, stream.length - 1)];
   for (const body of bodies) {
     let expected;
-    try { decode(body); } catch (e) { expected = e; }
+    try { body === bodies[3] ? decodeStream(body) : decode(body); } catch (e) { expected = e; }
     assert.ok(expected instanceof DecodeError);
     const res = await post('/raw', body);
     assert.equal(res.status, 400);
@@ -167,6 +174,16 @@ test('a body over the limit is a 413, whether its length is declared or chunked'
   assert.equal(await tersaBody(res), 'y'.repeat(n));
 });
 
+test('a stream body is decoded into req.tersaStream; an empty body sets nothing', async () => {
+  const values = [{ a: 1 }, 'two', [3n ** 45n]];
+  let res = await post('/parts', encodeStream(values));
+  assert.deepEqual(await tersaBody(res), { body: null, stream: values });
+  res = await post('/parts', encode(values));
+  assert.deepEqual(await tersaBody(res), { body: values, stream: null });
+  res = await post('/parts', new Uint8Array(0));
+  assert.deepEqual(await tersaBody(res), { body: null, stream: null });
+});
+
 test('the connection keeps serving after a refused body', async () => {
   for (let i = 0; i < 3; i++) {
     assert.equal((await post('/raw', new Uint8Array(LIMIT + 1))).status, 413);
@@ -214,10 +231,12 @@ test('decoder options reach the decoder: a dictionary-encoded body', async () =>
   assert.equal(body.offset, 3);
 });
 
-test('a decode function may be asynchronous', async () => {
+test('decode and decodeStream functions replace the decoder, and may be asynchronous', async () => {
   const bytes = encode({ a: 'b' });
-  const res = await post('/async', bytes);
+  let res = await post('/async', bytes);
   assert.deepEqual(await tersaBody(res), { decoded: { a: 'b' }, length: bytes.length });
+  res = await post('/async', encodeStream([1, 2, 3]));
+  assert.deepEqual(await tersaBody(res), [3, 2, 1]);
 });
 
 test("errors: 'next' hands a TersaBodyError to the application's error handler", async () => {
