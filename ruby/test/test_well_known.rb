@@ -74,9 +74,18 @@ class TestWellKnown < Minitest::Test
     assert_equal at_limit, roundtrip(at_limit)
     err = assert_raises(Tersa::EncodeError) { Tersa.dump([BigDecimal((coefficient * 3).to_s)]) }
     assert_match(/coefficient above 1,024 bytes.*BigDecimal at \$\[0\]/, err.message)
-    err = assert_raises(Tersa::EncodeError) { Tersa.dump({ "x" => BigDecimal("1e1000000000") }) }
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump({ "x" => BigDecimal("1e1000003000") }) }
     assert_match(/exponent beyond.*BigDecimal at \$\["x"\]/, err.message)
     assert_raises(Tersa::EncodeError) { Tersa.dump(BigDecimal("1e-1000000000")) }
+  end
+
+  # BigDecimal reads (c=10, e=999999999) as 1e1000000000: zeros go back into
+  # the coefficient to bring the exponent into range.
+  def test_decimal_exponent_above_the_range_takes_zeros
+    top = ext_buffer(0xFF00, [0].pack("C") + varint(zigzag(999_999_999)) + "\x0A")
+    assert_equal BigDecimal("1e1000000000"), Tersa.load(top)
+    assert_equal top, Tersa.dump(Tersa.load(top))
+    assert_equal top, Tersa.dump(BigDecimal("1e1000000000"))
   end
 
   # --- Date and DateTime --------------------------------------------------

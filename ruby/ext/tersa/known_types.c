@@ -20,6 +20,7 @@ VALUE cUUID, cTimeOfDay;
 #define USEC_PER_DAY 86400000000ULL
 #define DECIMAL_MAX_EXPONENT 999999999L
 #define DECIMAL_MAX_COEFFICIENT 1024
+#define DECIMAL_MAX_DIGITS 2467 /* 10^2467 > 256^1024: longer coefficients never fit */
 
 static ID id_Date, id_DateTime, id_BigDecimal, id_Set, id_jd, id_to_time, id_sign, id_split, id_at_bytes, id_at_hour,
     id_at_min, id_at_sec, id_at_usec;
@@ -87,10 +88,15 @@ static void extract_decimal(wk_value *v) {
         return;
     }
     long e = FIX2LONG(exp) - RSTRING_LEN(digits);
+    /* split drops trailing zeros: (c=10, e=999999999) comes back as
+     * (1, 1000000000), which zeros put back in range. */
+    long pad = e > DECIMAL_MAX_EXPONENT && e - DECIMAL_MAX_EXPONENT <= DECIMAL_MAX_DIGITS ? e - DECIMAL_MAX_EXPONENT : 0;
+    e -= pad;
     if (e < -DECIMAL_MAX_EXPONENT || e > DECIMAL_MAX_EXPONENT) {
         v->bad = "a decimal exponent beyond +-999,999,999 in";
         return;
     }
+    if (pad) digits = rb_str_plus(digits, rb_str_times(rb_str_new_cstr("0"), LONG2FIX(pad)));
     VALUE c = rb_str_to_inum(digits, 10, 1);
     size_t n = rb_absint_size(c, NULL);
     if (n > DECIMAL_MAX_COEFFICIENT) {
