@@ -216,9 +216,10 @@ test-npm-pack: deps-js
 PY_VENV := python/.venv
 
 # pip install ./python rebuilds the extension every time: tests never see a stale build.
+# numpy is for tests/test_numpy.py, which never skips.
 python: deps-python
 	test -x $(PY_VENV)/bin/python || $(PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/pip install -q --disable-pip-version-check ./python pytest hypothesis mypy redis==8.1.0 kombu==5.7.0
+	$(PY_VENV)/bin/pip install -q --disable-pip-version-check ./python pytest hypothesis mypy redis==8.1.0 kombu==5.7.0 numpy
 
 test-python: python
 	cd python && .venv/bin/python -m pytest -q -p no:cacheprovider tests

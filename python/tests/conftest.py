@@ -3,11 +3,14 @@ converting the vectors' extended JSON values (spec/vectors/README.md)."""
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import functools
 import json
 import os
 import struct
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -76,6 +79,14 @@ def from_x(x, key: bool = False):
             return tersa.Timestamp(v["seconds"], v.get("nanos", 0), ZONES[v["zone"]], v.get("offset", 0))
         if k == "$ext":
             return tersa.Ext(v["type"], bytes.fromhex(v["data"]))
+        if k == "$decimal":
+            return decimal.Decimal(v)
+        if k == "$date":
+            return datetime.date.fromisoformat(v)
+        if k == "$uuid":
+            return uuid.UUID(v)
+        if k == "$time_of_day":
+            return datetime.time.fromisoformat(v)
         if k == "$map":
             return make_map([(from_x(a, True), from_x(b, key)) for a, b in v], key)
     return make_map([(k, from_x(v, key)) for k, v in x.items()], key)

@@ -155,7 +155,10 @@ def test_timestamp_strings_stay_strings():
     assert rt(s) == s and all(type(x) is str for x in rt(s))
 
 
-def test_date_and_time_objects_need_default():
-    with pytest.raises(tersa.EncodeError, match="date"):
-        tersa.dumps(dt.date(2025, 1, 1))
-    assert tersa.loads(tersa.dumps(dt.date(2025, 1, 1), default=str)) == "2025-01-01"
+def test_date_and_time_objects_pass_through_to_default():
+    # date and time are well-known types (test_well_known.py); with
+    # OPT_PASSTHROUGH_DATETIME they go to `default` as datetimes do.
+    for v in (dt.date(2025, 1, 1), dt.time(9, 30)):
+        with pytest.raises(tersa.EncodeError, match="date|time"):
+            tersa.dumps(v, option=tersa.OPT_PASSTHROUGH_DATETIME)
+        assert tersa.loads(tersa.dumps(v, option=tersa.OPT_PASSTHROUGH_DATETIME, default=str)) == str(v)

@@ -99,7 +99,7 @@ scalars = st.one_of(
     hashable_scalars,
     st.integers(min_value=-(2**200), max_value=2**200),
     datetimes,
-    st.builds(tersa.Ext, st.integers(0, 65535), st.binary(max_size=10)),
+    st.builds(tersa.Ext, st.integers(0, 0xFEFF), st.binary(max_size=10)),  # 0xFF00.. are the well-known types
 )
 values = st.recursive(
     scalars,

@@ -130,7 +130,9 @@ def test_ext():
     e = tersa.Ext(7, b"\x01\x02")
     out = rt(e)
     assert type(out) is tersa.Ext and out == e and (out.type, out.data) == (7, b"\x01\x02")
-    assert rt(tersa.Ext(65535, b"")) == tersa.Ext(65535, b"")
+    assert rt(tersa.Ext(0xFEFF, b"")) == tersa.Ext(0xFEFF, b"")
+    with pytest.raises(tersa.EncodeError, match="reserved"):  # the well-known types' (SPEC 5.8)
+        tersa.dumps(tersa.Ext(0xFF00, b"\x04"))
     with pytest.raises(ValueError):
         tersa.Ext(65536, b"")
 

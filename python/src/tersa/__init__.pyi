@@ -7,7 +7,8 @@ _Dictionaries = Union["Dictionary", Sequence["Dictionary"], None]
 
 __all__ = [
     "CORE_VERSION", "FORMAT_VERSION", "OPT_NAIVE_UTC", "OPT_PASSTHROUGH_DATACLASS", "OPT_PASSTHROUGH_DATETIME",
-    "OPT_PASSTHROUGH_ENUM", "OPT_PASSTHROUGH_SUBCLASS", "OPT_PASSTHROUGH_UUID", "OPT_SYMBOL_AS_STR", "OPT_TIMESTAMP",
+    "OPT_PASSTHROUGH_ENUM", "OPT_PASSTHROUGH_SUBCLASS", "OPT_PASSTHROUGH_UUID", "OPT_SERIALIZE_NUMPY", "OPT_SYMBOL_AS_STR",
+    "OPT_TIMESTAMP",
     "ZONE_FLOATING", "ZONE_OFFSET", "ZONE_UTC", "DecodeError", "Decoder", "Dictionary", "EncodeError", "Encoder",
     "Ext", "Map", "Symbol", "Timestamp", "dumps", "dumps_stream", "join_stream", "loads", "loads_stream", "__version__",
 ]
@@ -22,6 +23,7 @@ OPT_PASSTHROUGH_SUBCLASS: int
 OPT_PASSTHROUGH_DATACLASS: int
 OPT_PASSTHROUGH_ENUM: int
 OPT_PASSTHROUGH_UUID: int
+OPT_SERIALIZE_NUMPY: int
 OPT_TIMESTAMP: int
 OPT_SYMBOL_AS_STR: int
 

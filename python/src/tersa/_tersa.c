@@ -102,10 +102,11 @@ static size_t tersa_dk_size(const tersa_dict_keys *dk) {
 #define OPT_PASSTHROUGH_DATACLASS (1u << 3) /* dataclasses go to `default` */
 #define OPT_PASSTHROUGH_ENUM (1u << 4)      /* enum members go to `default` */
 #define OPT_PASSTHROUGH_UUID (1u << 5)      /* uuid.UUID goes to `default` */
+#define OPT_SERIALIZE_NUMPY (1u << 6)       /* numpy arrays encode as nested arrays */
 /* Decoding */
 #define OPT_TIMESTAMP (1u << 8)             /* timestamps always decode to tersa.Timestamp */
 #define OPT_SYMBOL_AS_STR (1u << 9)         /* symbols decode to plain str */
-#define OPT_ENCODE_MASK 0x3Fu
+#define OPT_ENCODE_MASK 0x7Fu
 #define OPT_DECODE_MASK 0x300u
 
 #define PRESIZE_MAX 64   /* containers are pre-sized at most this much from their (claimed) count */
@@ -123,7 +124,8 @@ static PyObject *DecodeError, *EncodeError;
 static PyObject *g_offset_tz_fn, *g_build_dict_fn;
 static PyObject *g_utc;
 static PyObject *g_tz_offsets[2 * 1439 + 1];
-static PyObject *g_enum_type, *g_uuid_type, *g_field_marker;
+static PyObject *g_enum_type, *g_uuid_type, *g_uuid_unknown, *g_field_marker;
+static PyObject *s_int, *s_is_safe, *s_decimal_module;
 static PyObject *s_option, *s_default, *s_dictionary, *s_dictionaries, *s_max_depth, *s_join, *s_value, *s_utcoffset,
     *s_dataclass_fields, *s_field_type, *s_seconds, *s_nanos, *s_zone, *s_offset, *s_type, *s_data;
 
@@ -788,6 +790,9 @@ PyMODINIT_FUNC PyInit__tersa(void) {
     INTERN(s_offset, "offset");
     INTERN(s_type, "type");
     INTERN(s_data, "data");
+    INTERN(s_int, "int");
+    INTERN(s_is_safe, "is_safe");
+    INTERN(s_decimal_module, "decimal");
     names_dumps[0] = s_option;
     names_dumps[1] = s_default;
     names_dumps[2] = s_dictionary;
@@ -829,6 +834,12 @@ PyMODINIT_FUNC PyInit__tersa(void) {
     Py_CLEAR(tmp);
     tmp = PyImport_ImportModule("uuid");
     if (!tmp || !(g_uuid_type = PyObject_GetAttrString(tmp, "UUID"))) goto fail;
+    {
+        PyObject *safe = PyObject_GetAttrString(tmp, "SafeUUID");
+        g_uuid_unknown = safe ? PyObject_GetAttrString(safe, "unknown") : NULL;
+        Py_XDECREF(safe);
+        if (!g_uuid_unknown) goto fail;
+    }
     Py_CLEAR(tmp);
     tmp = PyImport_ImportModule("dataclasses");
     if (!tmp || !(g_field_marker = PyObject_GetAttrString(tmp, "_FIELD"))) goto fail;
@@ -852,6 +863,7 @@ PyMODINIT_FUNC PyInit__tersa(void) {
     OPT("OPT_PASSTHROUGH_DATACLASS", OPT_PASSTHROUGH_DATACLASS)
     OPT("OPT_PASSTHROUGH_ENUM", OPT_PASSTHROUGH_ENUM)
     OPT("OPT_PASSTHROUGH_UUID", OPT_PASSTHROUGH_UUID)
+    OPT("OPT_SERIALIZE_NUMPY", OPT_SERIALIZE_NUMPY)
     OPT("OPT_TIMESTAMP", OPT_TIMESTAMP)
     OPT("OPT_SYMBOL_AS_STR", OPT_SYMBOL_AS_STR)
 #undef OPT

@@ -7,6 +7,8 @@ these objects when decoding; keep the constructors' signatures stable.
 from __future__ import annotations
 
 import datetime as _dt
+import sys as _sys
+import uuid as _uuid
 
 __all__ = [
     "Symbol",
@@ -337,6 +339,16 @@ def _tersa_scalar_key(k):
             return ("t", Timestamp.from_datetime(k)._key())
         except ValueError:
             return ("o", id(k))
+    if isinstance(k, _dt.date):
+        return ("D", k.toordinal())
+    if isinstance(k, _dt.time) and k.tzinfo is None:
+        return ("T", k.hour, k.minute, k.second, k.microsecond)
+    if isinstance(k, _uuid.UUID):
+        return ("u", k.int)
+    dec = _sys.modules.get("decimal")
+    if dec is not None and isinstance(k, dec.Decimal):
+        # As a Tersa value: 1.0 and 1.00 differ, -0 and 0 differ, NaN is one value.
+        return ("d", "NaN") if k.is_qnan() and not k.is_signed() else ("d", k.as_tuple())
     if isinstance(k, Ext):
         return ("e", k.type, k.data)
     return ("o", id(k))

@@ -368,6 +368,7 @@ NOINLINE static PyObject *dec_symbol(dec_ctx *d, const tersa_item *it) {
 }
 
 NOINLINE static PyObject *dec_ext(const tersa_item *it) {
+    if (it->v.ext.type > TERSA_EXT_APP_MAX) return dec_known(it);
     return PyObject_CallFunction((PyObject *)ExtType, "Iy#", (unsigned)it->v.ext.type, (const char *)it->v.ext.ptr,
                                  (Py_ssize_t)it->v.ext.len);
 }

@@ -197,6 +197,9 @@ NOINLINE static int enc_fail(enc_ctx *e, const char *fmt, ...) {
 }
 
 NOINLINE static int enc_fail_type(enc_ctx *e, PyObject *o) {
+    if (PyAnySet_Check(o))
+        return enc_fail(e, "Type is not Tersa serializable: %s (Tersa has no set type: encode a list, "
+                           "e.g. sorted(s), or pass default=)", Py_TYPE(o)->tp_name);
     return enc_fail(e, "Type is not Tersa serializable: %s", Py_TYPE(o)->tp_name);
 }
 
@@ -567,6 +570,8 @@ ALWAYS_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
     return 0;
 }
 
+#include "known_types.c"
+#include "encode_numpy.c"
 #include "encode_other.c"
 
 /* --- the loop ------------------------------------------------------------- */

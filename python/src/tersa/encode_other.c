@@ -1,7 +1,8 @@
 /*
  * encode_other.c - values other than the common scalars, dicts and lists: maps
  * from (key, value) pairs, datetimes, timestamps, extensions, buffers, and
- * conversions (enum, dataclass, uuid, default).
+ * conversions (enum, dataclass, default); the well-known types are in
+ * known_types.c, numpy values in encode_numpy.c.
  *
  * Part of _tersa.c (included by encode.c at the place of its use): not compiled alone.
  */
@@ -24,7 +25,10 @@ static PyObject *enc_convert_key(enc_ctx *e, PyObject *k) {
     } else if (PyObject_IsInstance(k, g_enum_type) == 1 && !(e->opt & OPT_PASSTHROUGH_ENUM)) {
         return PyObject_GetAttr(k, s_value);
     }
-    if (PyObject_IsInstance(k, g_uuid_type) == 1 && !(e->opt & OPT_PASSTHROUGH_UUID)) return PyObject_Str(k);
+    if (is_known_key(e, k)) return Py_NewRef(k);
+    PyObject *np;
+    int rc = numpy_scalar(k, &np);
+    if (rc <= 0) return rc < 0 ? NULL : np;
     if (!e->default_fn) {
         enc_fail_type(e, k);
         return NULL;
@@ -238,8 +242,8 @@ fail:
     return NULL;
 }
 
-/* `o` replaced by `r` (an enum's value, a dataclass's dict, a uuid's text,
- * what `default` returned; steals r): a frame of its own, so that the
+/* `o` replaced by `r` (an enum's value, a dataclass's dict, a numpy array's
+ * list, what `default` returned; steals r): a frame of its own, so that the
  * replacement counts as a level and a conversion that returns its input
  * ends as a circular reference. */
 static int enc_converted(enc_ctx *e, PyObject *o, PyObject *r) {
@@ -288,6 +292,9 @@ static int enc_other_kept(enc_ctx *e, PyObject *o) {
         return tersa_write_binary(e->w, PyBytes_AS_STRING(o), (size_t)PyBytes_GET_SIZE(o)) ? 0 : enc_writer_fail(e);
     }
     if (t == &PyByteArray_Type || t == &PyMemoryView_Type) return enc_buffer(e, o);
+    int rc = enc_known(e, o);
+    if (rc <= 0) return rc;
+    if ((rc = enc_numpy(e, o)) <= 0) return rc;
     if (!(opt & OPT_PASSTHROUGH_SUBCLASS)) {
         if (PyObject_IsInstance(o, g_enum_type) == 1 && !(opt & OPT_PASSTHROUGH_ENUM))
             return enc_converted(e, o, PyObject_GetAttr(o, s_value));
@@ -315,8 +322,6 @@ static int enc_other_kept(enc_ctx *e, PyObject *o) {
             PyErr_Clear();
         }
     }
-    if (!(opt & OPT_PASSTHROUGH_UUID) && PyObject_IsInstance(o, g_uuid_type) == 1)
-        return enc_converted(e, o, PyObject_Str(o));
     if (PyErr_Occurred()) return -1;
     return enc_default(e, o);
 }
