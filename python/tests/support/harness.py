@@ -11,10 +11,13 @@ on bytes and nothing depends on how a language prints its values.
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import json
 import struct
 import sys
 import traceback
+import uuid
 
 import tersa
 
@@ -69,6 +72,14 @@ def from_x(x, key: bool = False):
             return tersa.Ext(v["type"], bytes.fromhex(v["data"]))
         if k == "$map":
             return make_map([(from_x(a, True), from_x(b, key)) for a, b in v], key)
+        if k == "$decimal":
+            return decimal.Decimal(v)
+        if k == "$date":
+            return datetime.date.fromisoformat(v)
+        if k == "$uuid":
+            return uuid.UUID(v)
+        if k == "$time_of_day":
+            return datetime.time.fromisoformat(v)
     return make_map([(k, from_x(v, key)) for k, v in x.items()], key)
 
 
