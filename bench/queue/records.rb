@@ -39,7 +39,7 @@ module QueueRecords
     enc = Tersa::Encoder.new
     dec = Tersa::Decoder.new
     denc = Tersa::Encoder.new(dictionary: dict)
-    ddec = Tersa::Decoder.new(dictionary: dict)
+    ddec = Tersa::Decoder.new(dictionaries: dict)
     [
       Codec.new("json", ->(v) { JSON.generate(v) }, ->(s) { JSON.parse(s) }),
       Codec.new("msgpack", ->(v) { MessagePack.pack(v) }, ->(s) { MessagePack.unpack(s) }),

@@ -38,9 +38,7 @@ class TestConcurrency < Minitest::Test
           ok &&= Tersa.load(b) == d
           ok &&= Tersa.dump(d) == b
         end
-        enc = Tersa::Encoder.new
-        enc << d
-        ok && Tersa.load_stream(enc.to_s) == [d]
+        ok && Tersa.load_stream(Tersa::Encoder.new.write(d)) == [d]
       end
     end
     assert ractors.all?(&:take)

@@ -12,7 +12,7 @@ class TestDictionary < Minitest::Test
     value = SAMPLES.first
     with = Tersa.dump(value, dictionary: dict)
     assert_operator with.bytesize, :<, Tersa.dump(value).bytesize + 8
-    assert_equal value, Tersa.load(with, dictionary: dict)
+    assert_equal value, Tersa.load(with, dictionaries: dict)
     err = assert_raises(Tersa::DecodeError) { Tersa.load(with) }
     assert_equal :unknown_dictionary, err.code
   end

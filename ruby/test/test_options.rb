@@ -62,6 +62,6 @@ class TestOptions < Minitest::Test
     end
     assert_raises(Tersa::EncodeError) { enc.encode([[[[[[1]]]]]]) }
     assert_equal Tersa.dump(many, **opts), enc.encode(many)
-    assert_equal many, Tersa.load(enc.encode(many), dictionary: dict)
+    assert_equal many, Tersa.load(enc.encode(many), dictionaries: dict)
   end
 end

@@ -112,8 +112,7 @@ class TestRegistry < Minitest::Test
     Tersa::DictionaryRegistry.new(@redis, prefix: @prefix).publish(STOCK)
     records = Array.new(50) { |i| { "symbol" => %w[AAPL MSFT GOOG][i % 3], "price" => 100 + i / 4.0, "volume" => i * 1000 } }
     enc = Tersa::Encoder.new(dictionary: STOCK, sync_frames: 10)
-    records.each { |r| enc << r }
-    stream = enc.to_s
+    stream = records.map { |r| enc.write(r) }.join
     reg, store = consumer
     assert_equal records, reg.load_stream(stream)
 

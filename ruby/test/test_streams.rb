@@ -8,8 +8,7 @@ class TestStreams < Minitest::Test
 
   def stream_bytes
     enc = Tersa::Encoder.new
-    VALUES.each { |v| enc << v }
-    enc.to_s
+    VALUES.map { |v| enc.write(v) }.join
   end
 
   def test_values_share_tables
@@ -44,13 +43,13 @@ class TestStreams < Minitest::Test
 
   def test_finish_inside_the_header_or_a_length
     dict = Tersa::Dictionary.new(strings: ["admin"], shapes: [])
-    header = Tersa::Encoder.new(dictionary: dict).to_s
+    header = Tersa::Encoder.new(dictionary: dict).header
     { "c1" => [:truncated, 0], "c170" => [:truncated, 0], "c2" => [:bad_magic, 0], header.unpack1("H*")[0, 14] => [:truncated, 3],
       "c1701200" => [:truncated, 3], "c1701202" => [:truncated, 3] }.each do |h, want|
-      dec = Tersa::Decoder.new(dictionary: dict)
+      dec = Tersa::Decoder.new(dictionaries: dict)
       err = assert_raises(Tersa::DecodeError, h) { dec.feed([h].pack("H*")).finish }
       assert_equal want, [err.code, err.offset], h
-      whole = assert_raises(Tersa::DecodeError, h) { Tersa.load_stream([h].pack("H*"), dictionary: dict) }
+      whole = assert_raises(Tersa::DecodeError, h) { Tersa.load_stream([h].pack("H*"), dictionaries: dict) }
       assert_equal want, [whole.code, whole.offset], h
     end
   end
@@ -76,21 +75,20 @@ class TestStreams < Minitest::Test
     assert_equal VALUES, dec.each.to_a # the stream is as it was
     assert_same dec, dec.finish
     dec = Tersa::Decoder.new
-    dec << Tersa::Encoder.new.to_s
+    dec << Tersa::Encoder.new.header
     assert_same dec, dec.finish # a header alone is an empty stream
     assert_equal [], dec.each.to_a
   end
 
   def test_reset_starts_a_new_stream
     enc = Tersa::Encoder.new
-    enc << 1
+    enc.write(1)
     enc.reset
-    enc << 2
-    assert_equal [2], Tersa.load_stream(enc.to_s)
+    assert_equal [2], Tersa.load_stream(enc.write(2))
     dec = Tersa::Decoder.new
-    dec.feed(Tersa::Encoder.new.tap { |e| e << :a }.to_s).each.to_a
+    dec.feed(Tersa::Encoder.new.write(:a)).each.to_a
     dec.reset
-    assert_equal [:b], dec.feed(Tersa::Encoder.new.tap { |e| e << :b }.to_s).each.to_a
+    assert_equal [:b], dec.feed(Tersa::Encoder.new.write(:b)).each.to_a
   end
 
   def test_single_value_and_stream_are_distinct

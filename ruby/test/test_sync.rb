@@ -33,8 +33,7 @@ class TestSync < Minitest::Test
 
   def stream(values, **opts)
     enc = Tersa::Encoder.new(**opts)
-    values.each { |v| enc << v }
-    enc.to_s
+    values.map { |v| enc.write(v) }.join
   end
 
   def feed(dec, bytes, pieces)
@@ -112,7 +111,7 @@ class TestSync < Minitest::Test
         assert_operator body.bytesize, :<, 128 # a one-byte length prefix
         assert_equal hex([body.bytesize * 2 + 1].pack("C") + body), hex(bytes.byteslice(f.offset, f.size)), v.inspect
       end
-      assert_equal vals, Tersa.load_stream(bytes, dictionary: d)
+      assert_equal vals, Tersa.load_stream(bytes, dictionaries: d)
     end
   end
 
@@ -174,45 +173,40 @@ class TestSync < Minitest::Test
   def test_sync_on_request
     vals = [%w[aa bb], %w[cc aa], { "id" => "usr_1", "n" => 1000 }, { "id" => "usr_2", "n" => 1001 }, "bb", 22.5]
     enc = Tersa::Encoder.new
-    vals.each_with_index do |v, i|
+    bytes = vals.each_with_index.map do |v, i|
       assert_same enc, enc.sync if [2, 4].include?(i)
-      enc << v
-    end
-    bytes = enc.to_s
+      enc.write(v)
+    end.join
     assert_equal [true, false, true, false, true, false], frames(bytes, 3).map(&:sync)
     assert_equal vals, Tersa.load_stream(bytes)
     # #sync before the first value, twice, or after #reset changes nothing: the first frame always is one.
     plain = stream(vals.first(2))
     enc = Tersa::Encoder.new
     enc.sync.sync
-    vals.first(2).each { |v| enc << v }
-    assert_equal plain, enc.to_s
+    assert_equal plain, vals.first(2).map { |v| enc.write(v) }.join
     enc.reset
     enc.sync
-    vals.first(2).each { |v| enc << v }
-    assert_equal plain, enc.to_s
+    assert_equal plain, vals.first(2).map { |v| enc.write(v) }.join
     # A request lasts for one frame.
     enc = Tersa::Encoder.new
-    enc << 1
+    bytes = enc.write(1)
     enc.sync
-    enc << 2 << 3
-    assert_equal [true, true, false], frames(enc.to_s, 3).map(&:sync)
+    bytes += enc.write(2) + enc.write(3)
+    assert_equal [true, true, false], frames(bytes, 3).map(&:sync)
     # From a hook, while a value is being appended: the frame after it.
     enc = Tersa::Encoder.new
     hook = Object.new
     hook.define_singleton_method(:to_tersa) { enc.sync && "hooked" }
-    enc << 1 << [hook] << 2 << 3
-    assert_equal [true, false, true, false], frames(enc.to_s, 3).map(&:sync)
-    assert_equal [1, ["hooked"], 2, 3], Tersa.load_stream(enc.to_s)
+    bytes = [1, [hook], 2, 3].map { |v| enc.write(v) }.join
+    assert_equal [true, false, true, false], frames(bytes, 3).map(&:sync)
+    assert_equal [1, ["hooked"], 2, 3], Tersa.load_stream(bytes)
   end
 
   def test_sync_options_stay_for_later_streams_and_are_checked
     enc = Tersa::Encoder.new(sync_frames: 2)
-    [1, 2, 3].each { |v| enc << v }
-    first = enc.to_s
+    first = [1, 2, 3].map { |v| enc.write(v) }.join
     enc.reset
-    [1, 2, 3].each { |v| enc << v }
-    assert_equal first, enc.to_s
+    assert_equal first, [1, 2, 3].map { |v| enc.write(v) }.join
     assert_equal [true, false, true], frames(first, 3).map(&:sync)
     assert_equal [true, false, false], frames(stream([1, 2, 3], sync_frames: 0, sync_bytes: nil), 3).map(&:sync)
     # One-value buffers have no frames: the options do not change them.
@@ -225,8 +219,7 @@ class TestSync < Minitest::Test
     # A rejected option changes nothing.
     enc = Tersa::Encoder.new(sync_frames: 1)
     assert_raises(TypeError) { enc.send(:initialize, sync_frames: 2, sync_bytes: :x) }
-    [1, 2].each { |v| enc << v }
-    assert_equal [true, true], frames(enc.to_s, 3).map(&:sync)
+    assert_equal [true, true], frames([1, 2].map { |v| enc.write(v) }.join, 3).map(&:sync)
   end
 
   def test_dictionaries_with_sync_frames
@@ -235,11 +228,11 @@ class TestSync < Minitest::Test
     bytes = stream(vals, dictionary: dict, sync_frames: 3)
     fs = frames(bytes, 11)
     assert_equal [true, false, false] * 3, fs.map(&:sync)
-    assert_equal vals, Tersa.load_stream(bytes, dictionary: dict)
+    assert_equal vals, Tersa.load_stream(bytes, dictionaries: dict)
     fs.each_with_index do |f, k|
       tail = bytes.byteslice(f.offset..)
       want = vals[((k + 2) / 3 * 3)..] || []
-      dec = Tersa::Decoder.new(join: true, dictionary: dict)
+      dec = Tersa::Decoder.new(join: true, dictionaries: dict)
       assert_equal want, feed(dec, tail, -> { 2 }), "joined at frame #{k}"
       next if want.empty?
 

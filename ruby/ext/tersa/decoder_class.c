@@ -616,17 +616,20 @@ static VALUE decode_buffer(VALUE self, tersa_rb_decoder *d, VALUE str) {
  * nothing. `join:` only where a stream is read. */
 static void apply_options(VALUE self, tersa_rb_decoder *d, VALUE opts, bool streams) {
     if (NIL_P(opts)) return;
-    ID ids[6] = {id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries, id_join};
-    VALUE vals[6] = {Qundef, Qundef, Qundef, Qundef, Qundef, Qundef};
-    rb_get_kwargs(opts, ids, 0, streams ? 6 : 5, vals);
+    /* One spelling per direction in every language: encoding takes one
+     * `dictionary:`, decoding `dictionaries:`. */
+    if (rb_hash_lookup2(opts, ID2SYM(id_dictionary), Qundef) != Qundef)
+        rb_raise(rb_eArgError, "decoding takes dictionaries: (a Tersa::Dictionary or an Array of them), not dictionary:");
+    ID ids[5] = {id_symbolize_keys, id_freeze, id_max_depth, id_dictionaries, id_join};
+    VALUE vals[5] = {Qundef, Qundef, Qundef, Qundef, Qundef};
+    rb_get_kwargs(opts, ids, 0, streams ? 5 : 4, vals);
     long depth = -1;
     if (vals[2] != Qundef) {
         depth = NUM2LONG(vals[2]);
         if (depth < 1 || depth > 100000) rb_raise(rb_eArgError, "max_depth must be 1..100000");
     }
     VALUE list = Qundef;
-    if (vals[3] != Qundef) list = NIL_P(vals[3]) ? Qnil : rb_ary_new_from_args(1, vals[3]);
-    if (vals[4] != Qundef) list = NIL_P(vals[4]) ? Qnil : rb_ary_dup(rb_Array(vals[4]));
+    if (vals[3] != Qundef) list = NIL_P(vals[3]) ? Qnil : rb_ary_dup(rb_Array(vals[3]));
     if (list != Qundef && !NIL_P(list)) {
         for (long i = 0; i < RARRAY_LEN(list); i++) tersa_rb_dict(RARRAY_AREF(list, i));
         rb_obj_freeze(list); /* our own copy: the caller's Array stays as it was */
@@ -635,14 +638,14 @@ static void apply_options(VALUE self, tersa_rb_decoder *d, VALUE opts, bool stre
     if (vals[1] != Qundef) d->freeze = RTEST(vals[1]);
     if (depth > 0) d->max_depth = (uint32_t)depth;
     if (list != Qundef) RB_OBJ_WRITE(self, &d->dictionaries, list);
-    if (vals[5] != Qundef) d->join = RTEST(vals[5]);
+    if (vals[4] != Qundef) d->join = RTEST(vals[4]);
 }
 
 void tersa_rb_dec_raise_busy(void) {
     rb_raise(eError, "decoder is in use (re-entered from an unpacker, or shared between threads?)");
 }
 
-/* call-seq: Tersa::Decoder.new(symbolize_keys: false, freeze: false, max_depth: 1000, dictionary: nil, join: false)
+/* call-seq: Tersa::Decoder.new(symbolize_keys: false, freeze: false, max_depth: 1000, dictionaries: nil, join: false)
  * Called again on a decoder, it takes the new options and forgets any stream. */
 static VALUE dec_initialize(int argc, VALUE *argv, VALUE self) {
     VALUE opts;

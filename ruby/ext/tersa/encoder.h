@@ -59,7 +59,8 @@ typedef struct tersa_rb_encoder {
     bool busy;
     bool streaming;
     bool stream_failed;      /* a value failed mid-frame: the stream's tables are unknown */
-    size_t stream_good_len;  /* the stream's bytes up to the last complete frame */
+    size_t emitted;          /* the stream's bytes in the writer's output already handed out */
+    VALUE output;            /* streams: also given each piece #write and #header return (nil: none) */
     uint32_t gen;
     size_t gc_count;
     uint32_t buf_shapes;     /* shapes the current buffer used (highest index + 1) */

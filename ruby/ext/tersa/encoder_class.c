@@ -10,7 +10,7 @@
 
 VALUE cEncoder;
 static ID id_to_tersa, id_call, id_utc_p, id_subsec, id_default, id_dictionary, id_max_depth, id_denominator,
-    id_sync_frames, id_sync_bytes, id_negative_p;
+    id_sync_frames, id_sync_bytes, id_negative_p, id_output, id_write;
 static rb_ractor_local_key_t default_encoder_key;
 
 /* ==========================================================================
@@ -22,6 +22,7 @@ static void enc_mark(void *p) {
     rb_gc_mark_movable(e->stack_obj);
     rb_gc_mark_movable(e->default_proc);
     rb_gc_mark_movable(e->dictionary);
+    rb_gc_mark_movable(e->output);
 }
 
 static void enc_compact(void *p) {
@@ -29,6 +30,7 @@ static void enc_compact(void *p) {
     e->stack_obj = rb_gc_location(e->stack_obj);
     e->default_proc = rb_gc_location(e->default_proc);
     e->dictionary = rb_gc_location(e->dictionary);
+    e->output = rb_gc_location(e->output);
     /* Cached key identities may have moved: forget them. */
     tersa_rb_enc_drop_shapes(e);
 }
@@ -61,6 +63,7 @@ static VALUE enc_alloc(VALUE klass) {
     VALUE self = TypedData_Make_Struct(klass, tersa_rb_encoder, &encoder_type, e);
     e->default_proc = Qnil;
     e->dictionary = Qnil;
+    e->output = Qnil;
     e->stack_obj = Qnil;
     e->max_depth = TERSA_DEFAULT_MAX_DEPTH;
     e->w = tersa_writer_new(NULL);
@@ -700,14 +703,30 @@ static VALUE encode_buffer(tersa_rb_encoder *e, VALUE obj) {
     return out;
 }
 
-/* Append one frame to the stream. */
+/* Start a stream (its header is then in the writer's output) unless one is open. */
+static void stream_start(tersa_rb_encoder *e) {
+    if (e->streaming) return;
+    begin(e, TERSA_WRITE_STREAM);
+    e->streaming = true;
+    e->stream_failed = false;
+    e->emitted = 0;
+}
+
+/* What the writer wrote since the last piece handed out; the output it held
+ * is dropped (the stream's tables stay), so a long stream's memory does not
+ * grow with its bytes. */
+static VALUE take_output(tersa_rb_encoder *e) {
+    size_t len;
+    const uint8_t *data = tersa_writer_data(e->w, &len);
+    VALUE piece = binary_string(data + e->emitted, len - e->emitted);
+    if (tersa_writer_discard_output(e->w)) len = 0;
+    e->emitted = len;
+    return piece;
+}
+
+/* Append one frame to the stream; returns it (with the header, if not given out yet). */
 static VALUE push_frame(tersa_rb_encoder *e, VALUE obj) {
-    if (!e->streaming) {
-        begin(e, TERSA_WRITE_STREAM);
-        e->streaming = true;
-        e->stream_failed = false;
-        tersa_writer_data(e->w, &e->stream_good_len);
-    }
+    stream_start(e);
     e->busy = true;
     /* Ruby code ran since the last value: key objects may have changed. */
     tersa_rb_enc_drop_shapes(e);
@@ -719,9 +738,19 @@ static VALUE push_frame(tersa_rb_encoder *e, VALUE obj) {
     if (tersa_writer_frame_synced(e->w)) tersa_rb_enc_drop_shapes(e);
     encode_root(e, obj);
     CHECK_W(tersa_write_frame_end(e->w));
-    tersa_writer_data(e->w, &e->stream_good_len);
+    VALUE piece = take_output(e);
     e->busy = false;
-    return Qnil;
+    return piece;
+}
+
+/* Give a piece to the output, if any. A piece the output refused is missing
+ * from the stream while the tables count it: the stream takes no more values. */
+static VALUE emit(tersa_rb_encoder *e, VALUE piece) {
+    if (NIL_P(e->output)) return piece;
+    e->stream_failed = true;
+    rb_funcall(e->output, id_write, 1, piece);
+    e->stream_failed = false;
+    return piece;
 }
 
 /* A sync option: nil or 0 (off), or a positive Integer. */
@@ -736,9 +765,11 @@ static uint64_t sync_option(VALUE v, const char *name) {
  * nothing. The sync options only where streams are written (Encoder.new). */
 static void apply_options(tersa_rb_encoder *e, VALUE self, VALUE opts, bool streams) {
     if (NIL_P(opts)) return;
-    ID ids[5] = {id_default, id_dictionary, id_max_depth, id_sync_frames, id_sync_bytes};
-    VALUE vals[5] = {Qundef, Qundef, Qundef, Qundef, Qundef};
-    rb_get_kwargs(opts, ids, 0, streams ? 5 : 3, vals);
+    ID ids[6] = {id_default, id_dictionary, id_max_depth, id_sync_frames, id_sync_bytes, id_output};
+    VALUE vals[6] = {Qundef, Qundef, Qundef, Qundef, Qundef, Qundef};
+    rb_get_kwargs(opts, ids, 0, streams ? 6 : 3, vals);
+    if (vals[5] != Qundef && !NIL_P(vals[5]) && !rb_respond_to(vals[5], id_write))
+        rb_raise(rb_eTypeError, "output: must respond to #write (an IO)");
     uint64_t sync_frames = vals[3] == Qundef ? e->sync_frames : sync_option(vals[3], "sync_frames");
     uint64_t sync_bytes = vals[4] == Qundef ? e->sync_bytes : sync_option(vals[4], "sync_bytes");
     if (vals[0] != Qundef && !NIL_P(vals[0]) && !rb_respond_to(vals[0], id_call))
@@ -752,6 +783,7 @@ static void apply_options(tersa_rb_encoder *e, VALUE self, VALUE opts, bool stre
     if (vals[0] != Qundef) RB_OBJ_WRITE(self, &e->default_proc, vals[0]);
     if (vals[1] != Qundef) RB_OBJ_WRITE(self, &e->dictionary, vals[1]);
     if (d > 0) e->max_depth = (uint32_t)d;
+    if (vals[5] != Qundef) RB_OBJ_WRITE(self, &e->output, vals[5]);
     e->sync_frames = sync_frames;
     e->sync_bytes = sync_bytes;
 }
@@ -759,7 +791,7 @@ static void apply_options(tersa_rb_encoder *e, VALUE self, VALUE opts, bool stre
 TERSA_RB_NORETURN(static void raise_busy(void));
 static void raise_busy(void) { rb_raise(eError, "encoder is in use (re-entered from a hook, or shared between threads?)"); }
 
-/* call-seq: Tersa::Encoder.new(default: nil, dictionary: nil, max_depth: 1000, sync_frames: 0, sync_bytes: 0)
+/* call-seq: Tersa::Encoder.new(default: nil, dictionary: nil, max_depth: 1000, sync_frames: 0, sync_bytes: 0, output: nil)
  * Called again on an encoder, it takes the new options and starts a new stream. */
 static VALUE enc_initialize(int argc, VALUE *argv, VALUE self) {
     VALUE opts;
@@ -772,8 +804,8 @@ static VALUE enc_initialize(int argc, VALUE *argv, VALUE self) {
 }
 
 /* Run an encoding body; any exception (ours, a hook's, NoMemoryError) leaves
- * the encoder usable. A stream whose frame failed keeps its complete frames
- * (#to_s) but takes no more values until #reset. */
+ * the encoder usable. A stream whose frame failed takes no more values
+ * until #reset. */
 typedef struct encode_call {
     VALUE self;
     tersa_rb_encoder *e;
@@ -808,30 +840,29 @@ static VALUE enc_encode(VALUE self, VALUE obj) {
     return run_encode(&c);
 }
 
-/* call-seq: encoder << obj -> encoder  (append obj to a stream of values sharing tables) */
-static VALUE enc_push(VALUE self, VALUE obj) {
+/* call-seq: encoder.write(obj) -> String
+ * Append obj to the stream as one frame and return that frame's bytes (the
+ * stream's first piece starts with its header, unless #header gave it out);
+ * also written to output: when given. */
+static VALUE enc_write(VALUE self, VALUE obj) {
     tersa_rb_encoder *e = get_encoder(self);
     if (e->busy) raise_busy();
     if (e->streaming && e->stream_failed)
         rb_raise(eEncodeError, "an earlier value of this stream failed to encode: call #reset to start a new stream");
     encode_call c = {self, e, obj, true, Qnil};
-    run_encode(&c);
-    return self;
+    return emit(e, run_encode(&c));
 }
 
-/* call-seq: encoder.to_s -> String  (the stream so far: header and every complete frame) */
-static VALUE enc_to_s(VALUE self) {
+/* call-seq: encoder.header -> String
+ * The stream's header alone, before any frame (also written to output:);
+ * the writes that follow do not repeat it. Raises Tersa::Error once the
+ * header was given out (here or by the first #write) in this stream. */
+static VALUE enc_header(VALUE self) {
     tersa_rb_encoder *e = get_encoder(self);
     if (e->busy) raise_busy();
-    if (!e->streaming) {
-        begin(e, TERSA_WRITE_STREAM);
-        e->streaming = true;
-        e->stream_failed = false;
-        tersa_writer_data(e->w, &e->stream_good_len);
-    }
-    size_t len;
-    const uint8_t *data = tersa_writer_data(e->w, &len);
-    return binary_string(data, e->stream_good_len);
+    if (e->streaming) rb_raise(eError, "the stream's header was already written");
+    stream_start(e);
+    return emit(e, take_output(e));
 }
 
 /* call-seq: encoder.sync -> encoder
@@ -906,6 +937,8 @@ void tersa_rb_init_encoder(void) {
     id_sync_frames = rb_intern("sync_frames");
     id_sync_bytes = rb_intern("sync_bytes");
     id_negative_p = rb_intern("negative?");
+    id_output = rb_intern("output");
+    id_write = rb_intern("write");
     default_encoder_key = rb_ractor_local_storage_value_newkey();
     str_new_is_binary = rb_enc_get_index(rb_str_new(NULL, 0)) == tersa_binary_index;
     init_str_kinds();
@@ -914,9 +947,8 @@ void tersa_rb_init_encoder(void) {
     rb_define_alloc_func(cEncoder, enc_alloc);
     rb_define_method(cEncoder, "initialize", enc_initialize, -1);
     rb_define_method(cEncoder, "encode", enc_encode, 1);
-    rb_define_method(cEncoder, "<<", enc_push, 1);
-    rb_define_method(cEncoder, "write", enc_push, 1);
-    rb_define_method(cEncoder, "to_s", enc_to_s, 0);
+    rb_define_method(cEncoder, "write", enc_write, 1);
+    rb_define_method(cEncoder, "header", enc_header, 0);
     rb_define_method(cEncoder, "sync", enc_sync, 0);
     rb_define_method(cEncoder, "reset", enc_reset, 0);
     rb_define_module_function(mTersa, "dump", tersa_s_dump, -1);

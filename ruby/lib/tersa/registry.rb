@@ -106,14 +106,14 @@ module Tersa
         dict = fetch(id)
         @lock.synchronize { @by_header[head.b.freeze] = dict }
       end
-      opts.empty? ? Tersa.load(bytes, dictionary: dict) : Tersa.load(bytes, **opts, dictionary: dict)
+      opts.empty? ? Tersa.load(bytes, dictionaries: dict) : Tersa.load(bytes, **opts, dictionaries: dict)
     end
 
     # Tersa.load_stream with the dictionary the stream names (join: true: in
     # its first sync frame).
     def load_stream(bytes, join: false, **opts)
       dict = dictionary_for(bytes, join: join)
-      dict ? Tersa.load_stream(bytes, join: join, **opts, dictionary: dict) : Tersa.load_stream(bytes, join: join, **opts)
+      dict ? Tersa.load_stream(bytes, join: join, **opts, dictionaries: dict) : Tersa.load_stream(bytes, join: join, **opts)
     end
 
     # The dictionary id a buffer's header names (SPEC 2.1), or with join: true

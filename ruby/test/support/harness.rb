@@ -165,11 +165,11 @@ module TersaHarness
     end
     return { "unsupported" => "Tersa::Encoder has no #sync" } if before.any? && !enc.respond_to?(:sync)
 
-    req["values"].each_with_index do |v, i|
+    pieces = req["values"].each_with_index.map do |v, i|
       enc.sync if before.include?(i)
-      enc << from_x(v)
+      enc.write(from_x(v))
     end
-    { "hex" => hex(enc.to_s) }
+    { "hex" => hex(pieces.empty? ? enc.header : pieces.join) }
   end
 
   def handle(req)

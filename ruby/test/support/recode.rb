@@ -25,9 +25,10 @@ end
 
 data = $stdin.binmode.read
 values = Tersa.load_stream(data)
-enc = Tersa::Encoder.new
+out = $stdout.binmode
+enc = Tersa::Encoder.new(output: out)
+enc.header
 values.zip(sync_frames(data)).each do |v, sync|
   enc.sync if sync
-  enc << v
+  enc.write(v)
 end
-$stdout.binmode.write(enc.to_s)

@@ -1,0 +1,64 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+require "stringio"
+
+# The API shape shared with Python and TypeScript (README "The API in each
+# language"): a stream encoder hands out each frame, and the header once.
+class TestApiShape < Minitest::Test
+  VALUES = [{ "id" => 1, "name" => "a" }, { "id" => 2, "name" => "b" }, %w[x x]].freeze
+
+  def whole_stream(values) = Tersa::Encoder.new.then { |e| values.map { |v| e.write(v) }.join }
+
+  def test_the_pieces_written_concatenate_to_the_stream
+    enc = Tersa::Encoder.new
+    pieces = VALUES.map { |v| enc.write(v) }
+    assert_equal "c17012", pieces[0].unpack1("H6")
+    refute pieces[1].start_with?("\xC1\x70".b)
+    assert_equal Encoding::BINARY, pieces[0].encoding
+    assert_equal VALUES, Tersa.load_stream(pieces.join)
+  end
+
+  def test_header_is_taken_once
+    enc = Tersa::Encoder.new
+    head = enc.header
+    assert_equal "c17012", head.unpack1("H*")
+    frames = VALUES.map { |v| enc.write(v) }
+    assert_equal whole_stream(VALUES), head + frames.join
+    assert_raises(Tersa::Error) { enc.header }
+    late = Tersa::Encoder.new
+    first = late.write(1)
+    assert_raises(Tersa::Error) { late.header }
+    assert_equal [1, 2], Tersa.load_stream(first + late.write(2)) # still a working stream
+    late.reset
+    assert_equal head, late.header # a new stream has a header of its own
+  end
+
+  def test_output_receives_every_piece
+    io = StringIO.new(+"".b)
+    enc = Tersa::Encoder.new(output: io)
+    returned = VALUES.map { |v| enc.write(v) }
+    assert_equal whole_stream(VALUES), io.string
+    assert_equal io.string, returned.join
+    dict = Tersa::Dictionary.new(strings: ["admin"], shapes: [])
+    io = StringIO.new(+"".b)
+    enc = Tersa::Encoder.new(output: io, dictionary: dict)
+    assert_equal 11, enc.header.bytesize
+    enc.write("admin")
+    assert_equal ["admin"], Tersa.load_stream(io.string, dictionaries: dict)
+    assert_raises(TypeError) { Tersa::Encoder.new(output: Object.new) }
+  end
+
+  def test_a_failing_output_ends_the_stream
+    full = Object.new
+    def full.write(_) = raise(IOError, "disk full")
+    enc = Tersa::Encoder.new(output: full)
+    assert_raises(IOError) { enc.write(1) }
+    assert_raises(Tersa::EncodeError) { enc.write(2) }
+  end
+
+  def test_the_one_way_of_appending
+    enc = Tersa::Encoder.new
+    refute_respond_to enc, :<<, "#write is the one way: it returns each piece"
+  end
+end
