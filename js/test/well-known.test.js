@@ -5,12 +5,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import fs from 'node:fs';
+import os from 'node:os';
 import { spawnSync } from 'node:child_process';
 import * as tersa from '../dist/esm/index.js';
-import { HERE, bytesToHex, hexToBytes, toX } from './helpers.js';
+import { HERE, ROOT, bytesToHex, hexToBytes, toX } from './helpers.js';
 
 const {
-  encode, decode, encodeStream, decodeStream, Encoder, Decoder, DecodeError, EncodeError, Ext, diag,
+  encode, decode, encodeStream, decodeStream, Encoder, DecodeError, EncodeError, Ext, diag,
   addExtension, removeExtension, Decimal, CalendarDate, UUID, TimeOfDay,
   EXT_DECIMAL, EXT_DATE, EXT_UUID, EXT_TIME_OF_DAY,
 } = tersa;
@@ -84,8 +86,6 @@ test('each well-known value round-trips to an equal value and the same bytes, al
 test('the payloads are the ones SPEC 5.8 gives', () => {
   const payload = (v) => {
     const b = encode(v);
-    const d = new Decoder();
-    void d;
     // header (3) + F7 + type varint (3 bytes for 0xFF00..0xFFFF) + length varint (1 byte below 128)
     const type = ((b[4] | (b[5] << 8) | (b[6] << 16)) >> 3);
     return { type, hex: bytesToHex(b.subarray(8)), n: b[7] >> 1 };
@@ -218,8 +218,9 @@ function extInArray(type, payloadHex) {
   return hexToBytes('c1701082a1f7' + varintHex(type) + varintHex(payloadHex.length / 2) + payloadHex);
 }
 
-test('payloads other than the canonical ones are invalid_value at the EXT tag', () => {
-  const cases = [
+/** Payloads that break SPEC 5.8: [type, payload hex, what]. */
+function malformed() {
+  return [
     [EXT_DECIMAL, '', 'empty'],
     [EXT_DECIMAL, '05', 'kind 5'],
     [EXT_DECIMAL, '0200', 'a byte after +Infinity'],
@@ -242,13 +243,15 @@ test('payloads other than the canonical ones are invalid_value at the EXT tag', 
     [EXT_TIME_OF_DAY, '0300', 'a byte after the time'],
     [0xff04, '', 'a reserved type version 1 does not define'],
     [0xffff, '01', 'the last reserved type'],
+    [EXT_TIME_OF_DAY, varintHex(86_400_000_000), 'time of day 24:00, the first value past the range'],
   ];
-  for (const [type, hex, what] of cases) {
+}
+
+test('payloads other than the canonical ones are invalid_value at the EXT tag', () => {
+  for (const [type, hex, what] of malformed()) {
     const b = extInArray(type, hex);
     assert.throws(() => decode(b), (e) => e instanceof DecodeError && e.code === 'invalid_value' && e.offset === 5, `${what}: ${bytesToHex(b)}`);
   }
-  // time of day 86,400,000,000 (24:00), the first value past the range
-  assert.throws(() => decode(extInArray(EXT_TIME_OF_DAY, varintHex(86_400_000_000))), (e) => e.code === 'invalid_value' && e.offset === 5);
   assert.equal(decode(extInArray(EXT_TIME_OF_DAY, varintHex(86_399_999_999)))[1].toString(), '23:59:59.999999');
   // the limits themselves decode
   assert.equal(decode(extInArray(EXT_DATE, varintHex(zigzag(-719_162))))[1].toString(), '0001-01-01');
@@ -311,4 +314,67 @@ test('the same bytes as the reference encoder (spec/tools/tersaref.py) for rando
   assert.equal(out.status, 0, String(out.stderr).slice(0, 500));
   const refs = String(out.stdout).trim().split('\n');
   [...values, ...all].forEach((v, i) => assert.equal(bytesToHex(encode(v)), refs[i], `${i}: ${v}`));
+});
+
+test('the typings: a strict TypeScript consumer (without skipLibCheck) uses the classes from both builds', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tersa-types-'));
+  try {
+    const dist = path.join(HERE, '..', 'dist');
+    const esmFile = path.join(dir, 'use.ts');
+    fs.writeFileSync(esmFile, [
+      `import { encode, decode, Decimal, CalendarDate, UUID, TimeOfDay, type DecimalKind, EXT_DECIMAL } from ${JSON.stringify(path.join(dist, 'esm', 'index.js'))};`,
+      "const d: Decimal = Decimal.parse('1.5');",
+      'const kind: DecimalKind = d.kind;',
+      'const c: bigint = d.coefficient;',
+      'const back = decode(encode([d, new CalendarDate(2020, 1, 2), UUID.parse(\'6ba7b810-9dad-11d1-80b4-00c04fd430c8\'), new TimeOfDay(1)])) as unknown[];',
+      'const e: number = back[0] instanceof Decimal ? back[0].exponent : EXT_DECIMAL;',
+      'export const out = [kind, c, e];',
+      '',
+    ].join('\n'));
+    const cjsFile = path.join(dir, 'use.cts');
+    fs.writeFileSync(cjsFile, [
+      `import tersa = require(${JSON.stringify(path.join(dist, 'cjs', 'index.js'))});`,
+      "const t: tersa.TimeOfDay = tersa.TimeOfDay.parse('07:30');",
+      'export const out = t.toMicroseconds();',
+      '',
+    ].join('\n'));
+    const tsc = path.join(HERE, '..', 'node_modules', 'typescript', 'bin', 'tsc');
+    const r = spawnSync(process.execPath, [tsc, '--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', '--typeRoots', path.join(HERE, '..', 'node_modules', '@types'), esmFile, cjsFile]);
+    assert.equal(r.status, 0, String(r.stdout) + String(r.stderr));
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// The C CLI: $TERSA_CLI or ../c/build/tersa, as in cross-language.test.js.
+const CLI = process.env.TERSA_CLI || path.join(ROOT, 'c', 'build', 'tersa');
+const cliPresent = fs.existsSync(CLI);
+
+function cli(args, input) {
+  const r = spawnSync(CLI, args, { input, maxBuffer: 1 << 26 });
+  return { status: r.status, out: String(r.stdout), err: String(r.stderr) };
+}
+
+test('the C CLI reads the TypeScript bytes as the same values and recodes them to the same bytes', {
+  skip: cliPresent ? false : `no CLI at ${CLI} (cross-language.test.js fails for that unless TERSA_SKIP_CLI=1)`,
+}, () => {
+  const values = samples();
+  for (const v of values) {
+    const b = encode(v);
+    const d = cli(['decode', '--diag'], b);
+    assert.equal(d.status, 0, `${CLI} decode --diag of ${v}: ${d.err}`);
+    assert.equal(d.out.replace(/\n$/, ''), diag(v), `C diag of ${bytesToHex(b)}`);
+    const r = spawnSync(CLI, ['recode'], { input: b });
+    assert.equal(r.status, 0, String(r.stderr));
+    assert.equal(bytesToHex(new Uint8Array(r.stdout)), bytesToHex(b), `recode of ${v}`);
+  }
+  const stream = encodeStream(values);
+  const lines = cli(['decode', '--diag'], stream).out.replace(/\n$/, '').split('\n');
+  assert.deepEqual(lines, values.map(diag));
+  // and C rejects what TypeScript rejects, at the same offset
+  for (const [type, hex, what] of malformed()) {
+    const c = cli(['decode', '--diag'], extInArray(type, hex));
+    assert.notEqual(c.status, 0, `C decoded ${what}`);
+    assert.match(c.err, /invalid_value at byte offset 5\b/, `C on ${what}`);
+  }
 });
