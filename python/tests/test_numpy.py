@@ -95,6 +95,16 @@ def test_array_nesting_counts_against_max_depth():
         tersa.dumps([deep], option=OPT, max_depth=5)
 
 
+def test_subclasses_of_numpy_types():
+    # In a process of its own: the first numpy object tersa meets is the subclass's.
+    script = ("import numpy as np, tersa\n"
+              "class Grid(np.ndarray): pass\n"
+              "g = np.arange(4).reshape(2, 2).view(Grid)\n"
+              "print(tersa.loads(tersa.dumps(g, option=tersa.OPT_SERIALIZE_NUMPY)))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, check=True, text=True)
+    assert out.stdout.strip() == "[[0, 1], [2, 3]]"
+
+
 def test_numpy_is_not_imported_by_tersa():
     out = subprocess.run([sys.executable, "-c", "import sys, tersa; tersa.dumps([1.5]); print('numpy' in sys.modules)"],
                          capture_output=True, check=True, text=True)

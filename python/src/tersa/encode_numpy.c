@@ -146,8 +146,11 @@ NOINLINE static int enc_ndarray(enc_ctx *e, PyObject *o) {
     return ok ? 0 : enc_writer_fail(e);
 }
 
+/* An instance of a numpy type or of a subclass of one. */
 static int is_numpy(PyObject *o) {
-    return strncmp(Py_TYPE(o)->tp_name, "numpy.", 6) == 0 || (g_np_ndarray && PyObject_IsInstance(o, g_np_ndarray) == 1);
+    for (PyTypeObject *t = Py_TYPE(o); t; t = t->tp_base)
+        if (strncmp(t->tp_name, "numpy.", 6) == 0) return 1;
+    return 0;
 }
 
 /* A numpy bool, integer or float (not a long double) as the Python bool, int
