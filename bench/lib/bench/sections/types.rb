@@ -3,6 +3,8 @@
 require_relative "../util"
 require_relative "../exact"
 require_relative "../measure"
+require "bigdecimal"
+require "date"
 
 module Bench
   # The application class of the "custom" row, as an application has it: no
@@ -32,6 +34,17 @@ module Bench
     def unpack(s) = Money.new(s.unpack1("q<"), s.byteslice(8, s.bytesize - 8).force_encoding(Encoding::UTF_8))
   end
 
+  # msgpack has no standard form for these: an application registers ext
+  # types of its own (the decimal's text, the Julian day number).
+  module WellKnownExt
+    module_function
+
+    def pack_decimal(d) = d.to_s
+    def unpack_decimal(s) = BigDecimal(s)
+    def pack_date(d) = [d.jd].pack("l<")
+    def unpack_date(s) = Date.jd(s.unpack1("l<"))
+  end
+
   module Sections
     # 2. Per-type round trips: encode + decode of one value of each type, per
     # second, and the objects each direction allocates, through each codec's
@@ -39,6 +52,8 @@ module Bench
     # measured here only.
     class Types
       EXT_ID = 1
+      DECIMAL_EXT_ID = 2
+      DATE_EXT_ID = 3
 
       def self.values
         {
@@ -48,6 +63,8 @@ module Bench
           "String" => "Grüße aus Zürich – naïve café, 東京 and plain ASCII text: 64+ bytes".encode(Encoding::UTF_8),
           "Float" => 0.1 + 0.2,
           "Time" => Time.at(1_700_000_000, 123_456_789, :nsec, in: "+05:30"),
+          "BigDecimal" => BigDecimal("-12345678901234567890.0123456789012345678901"),
+          "Date" => Date.new(2024, 2, 29),
           "custom" => Money.new(1999, "EUR")
         }
       end
@@ -131,16 +148,19 @@ module Bench
           end
           e, d = @tersa_ext
           [[e.method(:encode), d.method(:decode)], "Tersa.register_type(#{EXT_ID}, Money, packer:, unpacker:)"]
+        when "BigDecimal", "Date"
+          [[c.method(:encode), c.method(:decode)], "native (a well-known type, SPEC 5.8)"]
         else plain(c)
         end
       end
 
       def adapt_json(c, type, _v)
         case type
-        when "Time"
-          require "json/add/time"
+        when "Time", "BigDecimal", "Date"
+          addition = { "Time" => "time", "BigDecimal" => "bigdecimal", "Date" => "date" }.fetch(type)
+          require "json/add/#{addition}"
           [[->(t) { JSON.generate(t) }, ->(s) { JSON.parse(s, create_additions: true) }],
-           "json/add/time + create_additions: true"]
+           "json/add/#{addition} + create_additions: true"]
         when "custom" then [nil, "needs #to_json and .json_create defined in the class (json/add protocol)"]
         else plain(c)
         end
@@ -150,7 +170,7 @@ module Bench
 
       def adapt_oj(c, type, _v)
         case type
-        when "Time", "custom"
+        when "Time", "BigDecimal", "Date", "custom"
           [[->(x) { ::Oj.dump(x, OJ_OBJECT) }, ->(s) { ::Oj.load(s, OJ_OBJECT) }],
            "mode: :object, time_format: :unix_zone#{type == 'custom' ? ' (instance variables, by reflection)' : ''}"]
         else plain(c)
@@ -159,15 +179,23 @@ module Bench
 
       def adapt_msgpack(c, type, _v)
         case type
-        when "Time", "custom"
+        when "Time", "BigDecimal", "Date", "custom"
           @mp ||= begin
             f = MessagePack::Factory.new
             f.register_type(-1, Time, packer: MessagePack::Time::Packer, unpacker: MessagePack::Time::Unpacker)
             f.register_type(EXT_ID, Money, packer: MoneyExt.method(:pack), unpacker: MoneyExt.method(:unpack))
+            f.register_type(DECIMAL_EXT_ID, BigDecimal, packer: WellKnownExt.method(:pack_decimal),
+                                                        unpacker: WellKnownExt.method(:unpack_decimal))
+            f.register_type(DATE_EXT_ID, Date, packer: WellKnownExt.method(:pack_date),
+                                               unpacker: WellKnownExt.method(:unpack_date))
             [f.packer, f.unpacker]
           end
           pk, up = @mp
-          how = type == "Time" ? "Factory#register_type(-1, Time, MessagePack::Time) (timestamp ext)" : "Factory#register_type(#{EXT_ID}, Money, packer:, unpacker:)"
+          how = {
+            "Time" => "Factory#register_type(-1, Time, MessagePack::Time) (timestamp ext)",
+            "BigDecimal" => "Factory#register_type(#{DECIMAL_EXT_ID}, BigDecimal) with the decimal's text",
+            "Date" => "Factory#register_type(#{DATE_EXT_ID}, Date) with the Julian day number"
+          }.fetch(type, "Factory#register_type(#{EXT_ID}, Money, packer:, unpacker:)")
           [[->(x) { pk.write(x).full_pack }, ->(s) { up.feed_reference(s).full_unpack }], how]
         else plain(c)
         end
@@ -176,6 +204,7 @@ module Bench
       def adapt_cbor(c, type, _v)
         case type
         when "Time" then [[c.method(:encode), c.method(:decode)], "native (tag 1, epoch)"]
+        when "BigDecimal", "Date" then [nil, "no #{type} support and no registry (cbor-ruby)"]
         when "custom" then [nil, "needs #to_cbor defined in the class (no registry); decoding gives CBOR::Tagged"]
         else plain(c)
         end
@@ -190,8 +219,8 @@ module Bench
       # Psych 4's YAML.load refuses other classes than JSON's unless permitted.
       def adapt_yaml(c, type, _v)
         case type
-        when "Time", "custom"
-          allowed = [type == "Time" ? Time : Money].freeze
+        when "Time", "BigDecimal", "Date", "custom"
+          allowed = [{ "Time" => Time, "BigDecimal" => BigDecimal, "Date" => Date }.fetch(type, Money)].freeze
           [[c.method(:encode), ->(s) { ::YAML.load(s, permitted_classes: allowed) }],
            "YAML.load(permitted_classes: [#{allowed.first.name.split('::').last}])#{type == 'custom' ? ' (instance variables, by reflection)' : ''}"]
         else plain(c)
@@ -199,7 +228,7 @@ module Bench
       end
 
       def adapt_yajl(c, type, _v)
-        %w[Time custom].include?(type) ? [nil, "no extension hook"] : plain(c)
+        %w[Time BigDecimal Date custom].include?(type) ? [nil, "no extension hook"] : plain(c)
       end
     end
   end
