@@ -338,13 +338,28 @@ function readVarint(p: Uint8Array, i: number): number {
   return v;
 }
 
+function reverseFrom(a: number[], from: number): void {
+  for (let i = from, j = a.length - 1; i < j; i++, j--) {
+    const t = a[i];
+    a[i] = a[j];
+    a[j] = t;
+  }
+}
+
 function decimalPayload(d: Decimal): Uint8Array {
   if (d.kind === 'infinity') return Uint8Array.of(d.negative ? 3 : 2);
   if (d.kind === 'nan') return Uint8Array.of(4);
   const out: number[] = [d.negative ? 1 : 0];
   pushVarint(out, zigzag(d.exponent));
-  if (d.coefficient > 0n) {
-    let hex = d.coefficient.toString(16);
+  const c = d.coefficient;
+  if (c <= 0xffffffffffffn) {
+    // up to 6 bytes in a number, without the text of a BigInt
+    let v = Number(c);
+    const from = out.length;
+    for (; v > 0; v = Math.floor(v / 256)) out.push(v % 256);
+    reverseFrom(out, from);
+  } else {
+    let hex = c.toString(16);
     if (hex.length & 1) hex = '0' + hex;
     for (let i = 0; i < hex.length; i += 2) out.push(parseInt(hex.slice(i, i + 2), 16));
   }
@@ -388,7 +403,11 @@ function readDecimal(p: Uint8Array, at: number): Decimal {
   if (n > MAX_COEFFICIENT_BYTES) invalid(at, 'decimal: coefficient longer than 1,024 bytes');
   if (n > 0 && p[from] === 0) invalid(at, 'decimal: coefficient with a leading zero byte');
   let c = 0n;
-  if (n > 0) {
+  if (n > 0 && n <= 6) {
+    let v = 0;
+    for (let i = from; i < p.length; i++) v = v * 256 + p[i];
+    c = BigInt(v);
+  } else if (n > 0) {
     let hex = '0x';
     for (let i = from; i < p.length; i++) hex += (p[i] < 16 ? '0' : '') + p[i].toString(16);
     c = BigInt(hex);

@@ -55,6 +55,8 @@ function samples() {
     Decimal.parse('0E+3'), Decimal.parse('1E-7'), Decimal.parse('Infinity'), Decimal.parse('-Infinity'), Decimal.parse('NaN'),
     new Decimal(false, 1n, 999_999_999), new Decimal(true, 1n, -999_999_999),
     new Decimal(false, (1n << 8192n) - 1n, 0), new Decimal(false, 1n << 8184n, -5),
+    // coefficients around 6 bytes, where the encoder and decoder change method
+    new Decimal(false, (1n << 48n) - 1n, 2), new Decimal(true, 1n << 48n, -2), new Decimal(false, (1n << 40n) + 1n, 0), new Decimal(false, (1n << 56n) - 1n, 0),
     new CalendarDate(1, 1, 1), new CalendarDate(9999, 12, 31), new CalendarDate(1970, 1, 1), new CalendarDate(1969, 12, 31),
     new CalendarDate(2000, 2, 29), new CalendarDate(2024, 2, 29),
     new UUID(new Uint8Array(16)), new UUID(new Uint8Array(16).fill(255)), UUID.parse('6ba7b810-9dad-11d1-80b4-00c04fd430c8'),
@@ -308,6 +310,7 @@ test('the same bytes as the reference encoder (spec/tools/tersaref.py) for rando
       () => TimeOfDay.fromMicroseconds(g.int(86_400_000_000)),
     ])());
   }
+  values.push(...samples());
   const all = [values, Object.fromEntries(values.slice(0, 50).map((v, i) => ['k' + i, v]))];
   const input = [...values, ...all].map((v) => JSON.stringify(toX(v))).join('\n') + '\n';
   const out = spawnSync('python3', [path.join(HERE, 'tersaref_encode_oracle.py')], { input, maxBuffer: 1 << 26 });
