@@ -426,7 +426,7 @@ int tersa_cli_dict_build(const char *const *inputs, size_t ninputs, size_t min_c
                 rc = 1;
             }
             if (f && output) fclose(f);
-            fprintf(stderr, "tersa: dictionary %016llx: %zu strings, %zu shapes, %zu bytes\n",
+            fprintf(stderr, "tersa: dictionary 0x%016llx: %zu strings, %zu shapes, %zu bytes\n",
                     (unsigned long long)tersa_dict_id(dict), tersa_dict_string_count(dict),
                     tersa_dict_shape_count(dict), len);
         }
@@ -452,7 +452,7 @@ int tersa_cli_dict_show(const char *path) {
     }
     tersa_buf out;
     tersa_buf_init(&out, NULL);
-    outf(&out, "id %016llx: %zu strings, %zu shapes\n", (unsigned long long)tersa_dict_id(d), tersa_dict_string_count(d),
+    outf(&out, "id 0x%016llx: %zu strings, %zu shapes\n", (unsigned long long)tersa_dict_id(d), tersa_dict_string_count(d),
          tersa_dict_shape_count(d));
     for (size_t i = 0; i < tersa_dict_string_count(d); i++) {
         tersa_key k = tersa_dict_string(d, i);

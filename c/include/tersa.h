@@ -87,8 +87,9 @@ typedef enum tersa_code {
     TERSA_ERR_USAGE                 /**< API misuse (wrong call order, count mismatch) */
 } tersa_code;
 
-/** An error: code, a static English message, and for decode errors the byte
- *  offset of the item that failed (SPEC section 10). */
+/** An error: code, an English message (static, except unknown_dictionary's,
+ *  which names the id and stays valid until that thread's next such error),
+ *  and for decode errors the byte offset of the item that failed (SPEC 10). */
 typedef struct tersa_error {
     tersa_code code;
     size_t offset;

@@ -5,6 +5,7 @@
  * offset of the innermost item's tag (SPEC 10), so that all implementations
  * report the same error for the same input.
  */
+#include <stdio.h>
 #include "tables.h"
 
 /* ==========================================================================
@@ -238,7 +239,14 @@ static bool take_header_fields(tersa_reader *r, size_t at, bool stream, uint64_t
         const tersa_dict *dict = NULL;
         for (size_t i = 0; i < r->ndicts; i++)
             if (r->dicts[i] && r->dicts[i]->id == id) dict = r->dicts[i];
-        if (!dict) FAIL(TERSA_ERR_UNKNOWN_DICTIONARY, at + 1, "buffer names a dictionary that was not supplied");
+        if (!dict) {
+            /* The id, in the form every binding prints (0x and 16 hex digits), is
+             * what the user needs to find the dictionary: the message names it. The
+             * buffer is per thread, so the message stays valid after the reader. */
+            static _Thread_local char msg[48];
+            snprintf(msg, sizeof msg, "dictionary 0x%016llx was not supplied", (unsigned long long)id);
+            FAIL(TERSA_ERR_UNKNOWN_DICTIONARY, at + 1, msg);
+        }
         r->pos += 8;
         r->stream_dict_id = id;
         if (loaded == dict->serial) r->dict_serial = loaded;
