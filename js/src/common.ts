@@ -41,6 +41,7 @@ export const enum Tag {
   TS_STR = 0xfa,
   TS_Z0 = 0xfb,
   TS_Z3 = 0xfc,
+  SYNC = 0xfd,
 }
 
 export const REF8_BASE = 64;
@@ -305,6 +306,12 @@ export const extByClass = runtime.extByClass;
  * `EXT(type, bytes)` decodes to `read(bytes)`. Registration is global: shared
  * by every Encoder and Decoder of every copy of this package in the realm
  * (loaded by `import` or `require`).
+ *
+ * A type is one class's: adding the same `Class` under its type again
+ * replaces `write` and `read`, but a type held by another class (or by a
+ * read-only extension, when `Class` differs), or a `Class` held by another
+ * type, throws a TypeError until `removeExtension`. Data written for one
+ * class never decodes as another's.
  */
 export function addExtension<T>(ext: Extension<T>): void {
   if (Number.isInteger(ext.type) && ext.type > EXT_APP_MAX && ext.type <= MAX_EXT_TYPE) {
@@ -318,6 +325,13 @@ export function addExtension<T>(ext: Extension<T>): void {
     throw new TypeError(`${ext.Class!.name} is a well-known type (extension type 0x${taken.type.toString(16)}, SPEC 5.8): it cannot be registered`);
   }
   const old = extByType.get(ext.type);
+  if (old !== undefined && old.Class !== ext.Class) {
+    const holder = old.Class ? old.Class.name || 'a class' : 'an extension without a Class';
+    throw new TypeError(`extension type ${ext.type} is registered to ${holder}: removeExtension(${ext.type}) first`);
+  }
+  if (taken !== undefined && taken.type !== ext.type) {
+    throw new TypeError(`${ext.Class!.name || 'this class'} is registered as extension type ${taken.type}: removeExtension(${taken.type}) first`);
+  }
   if (old && old.Class) extByClass.delete(old.Class);
   extByType.set(ext.type, ext);
   if (ext.Class) {

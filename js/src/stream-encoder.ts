@@ -2,7 +2,7 @@
 // options ask, a sync frame that restarts from the start-of-buffer state, so
 // that a consumer joining the stream there needs nothing written before it.
 
-import { FLAG_STREAM } from './common.js';
+import { FLAG_STREAM, Tag } from './common.js';
 import { Encoder, encodeFrame, newStreamTables } from './encoder.js';
 import type { EncoderOptions, StreamTables } from './encoder.js';
 import { checkOptions, STREAM_ENCODER_OPTIONS } from './options.js';
@@ -64,7 +64,7 @@ export class StreamEncoder {
     this.enc = new Encoder(options.output === undefined ? options : { ...options, output: undefined });
     const h = this.enc._header;
     this.mark = new Uint8Array(h.length - 1);
-    this.mark[0] = 0xfd;
+    this.mark[0] = Tag.SYNC;
     this.mark.set(h.subarray(2), 1);
     this.mark[1] |= FLAG_STREAM;
   }

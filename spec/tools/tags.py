@@ -4,12 +4,13 @@ SPEC.md's table is normative; this script reads it and
   * writes c/src/tags.h (TAG_* values, N_* counts of the short forms, the form
     name of a tag byte and whether it starts a string item), and
   * checks, with --check, that c/src/tags.h is what it would write, that the
-    reference codec's constants agree, and that the fuzz dictionary
-    (c/fuzz/tersa.dict) has an entry starting with every single-byte tag.
+    reference codec's constants and TypeScript's `Tag` enum (js/src/common.ts)
+    agree, and that the fuzz dictionary (c/fuzz/tersa.dict) has an entry
+    starting with every single-byte tag.
 
 A new item form thus changes SPEC's table, then `python3 spec/tools/tags.py`
-regenerates the C constants, and `make test` fails until the reference codec
-and the fuzz dictionary follow. Run:
+regenerates the C constants, and `make test` fails until the reference codec,
+TypeScript and the fuzz dictionary follow. Run:
 
     python3 spec/tools/tags.py            # rewrite c/src/tags.h
     python3 spec/tools/tags.py --check    # exit 1 on any disagreement
@@ -25,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "spec" / "SPEC.md"
 HEADER = ROOT / "c" / "src" / "tags.h"
 FUZZ_DICT = ROOT / "c" / "fuzz" / "tersa.dict"
+TS_COMMON = ROOT / "js" / "src" / "common.ts"
 
 # The reference codec names the small-integer range SMALLINT; C calls it INT.
 REFERENCE_RANGE_NAMES = {"INT": "SMALLINT"}
@@ -135,6 +137,22 @@ def check_reference(tags: list[Tag]) -> list[str]:
     return problems
 
 
+def check_typescript(tags: list[Tag]) -> list[str]:
+    """TypeScript's `Tag` enum names every row (a range by its first byte, NAME0)
+    with SPEC's value, and nothing else."""
+    text = TS_COMMON.read_text(encoding="utf-8")
+    m = re.search(r"export const enum Tag \{(.*?)\n\}", text, re.S)
+    if not m:
+        return ["js/src/common.ts: no `export const enum Tag`"]
+    have = {name: int(value, 16) for name, value in re.findall(r"^\s*([A-Z0-9_]+) = (0x[0-9a-fA-F]+),", m.group(1), re.M)}
+    want = {(t.name + "0" if t.is_range else t.name): t.first for t in tags}
+    problems = [f"js/src/common.ts: Tag.{n} is missing (0x{v:02X})" for n, v in want.items() if n not in have]
+    problems += [f"js/src/common.ts: Tag.{n} is 0x{have[n]:02X}, SPEC says 0x{v:02X}" for n, v in want.items()
+                 if n in have and have[n] != v]
+    problems += [f"js/src/common.ts: Tag.{n} is not in SPEC 5.1" for n in have if n not in want]
+    return problems
+
+
 def check_fuzz_dict(tags: list[Tag]) -> list[str]:
     firsts = set()
     for line in FUZZ_DICT.read_text(encoding="utf-8").splitlines():
@@ -158,11 +176,12 @@ def main(argv: list[str]) -> int:
     if not HEADER.exists() or HEADER.read_text(encoding="utf-8") != header:
         problems.append("c/src/tags.h differs from SPEC 5.1 (run python3 spec/tools/tags.py)")
     problems += check_reference(tags)
+    problems += check_typescript(tags)
     problems += check_fuzz_dict(tags)
     for p in problems:
         print(f"tags: {p}", file=sys.stderr)
     if not problems:
-        print(f"tags: SPEC 5.1 ({len(tags)} tags), c/src/tags.h, the reference codec and the fuzz dictionary agree")
+        print(f"tags: SPEC 5.1 ({len(tags)} tags), c/src/tags.h, the reference codec, TypeScript's Tag enum and the fuzz dictionary agree")
     return 1 if problems else 0
 
 
