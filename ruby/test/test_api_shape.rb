@@ -61,4 +61,48 @@ class TestApiShape < Minitest::Test
     enc = Tersa::Encoder.new
     refute_respond_to enc, :<<, "#write is the one way: it returns each piece"
   end
+
+  def test_dictionary_ids_print_as_0x_and_16_hex_digits
+    dict = Tersa::Dictionary.new(strings: ["admin"], shapes: [])
+    hex = format("0x%016x", dict.id)
+    assert_includes dict.inspect, "id=#{hex} "
+    single = Tersa.dump("admin", dictionary: dict)
+    stream = Tersa::Encoder.new(dictionary: dict).write("admin")
+    [-> { Tersa.load(single) }, -> { Tersa.load_stream(stream) }, -> { Tersa::Decoder.new.feed(stream).each.to_a },
+     -> { Tersa.load(single, dictionaries: Tersa::Dictionary.new(strings: ["other"])) }].each do |decode|
+      err = assert_raises(Tersa::DecodeError) { decode.call }
+      assert_equal :unknown_dictionary, err.code
+      assert_includes err.message, "dictionary #{hex} was not supplied"
+    end
+  end
+
+  def test_decoding_takes_dictionaries
+    dict = Tersa::Dictionary.new(strings: ["admin"], shapes: [])
+    bytes = Tersa.dump("admin", dictionary: dict)
+    assert_equal "admin", Tersa.load(bytes, dictionaries: dict)
+    assert_equal "admin", Tersa.load(bytes, dictionaries: [Tersa::Dictionary.new(strings: ["xx"]), dict])
+    err = assert_raises(ArgumentError) { Tersa.load(bytes, dictionary: dict) }
+    assert_match(/dictionaries:/, err.message)
+    assert_raises(ArgumentError) { Tersa::Decoder.new(dictionary: dict) }
+  end
+
+  def test_a_cycle_is_one_line_naming_where_it_closes
+    a = [1, 2]
+    d = { "x" => [0, 0, 0, { "b" => a }] }
+    a << d
+    err = assert_raises(Tersa::EncodeError) { Tersa.dump({ "a" => d }) }
+    assert_equal 'circular reference: the value at $["a"] contains itself at $["a"]["x"][3]["b"][2]', err.message
+    err = assert_raises(Tersa::EncodeError) { Tersa::Encoder.new.write([a]) }
+    assert_equal "circular reference: the value at $[0] contains itself at $[0][2][\"x\"][3][\"b\"]", err.message
+  end
+
+  def test_dictionary_build_limits_are_integers_of_at_least_one
+    samples = [{ "a" => "hello" }, { "a" => "hello" }]
+    assert_equal 1, Tersa::Dictionary.build(samples, max_strings: 1, max_shapes: 1, min_count: 1).strings.size
+    [{ max_strings: 0 }, { max_shapes: 0 }, { min_count: 0 }, { max_strings: -1 }, { min_count: -1 }].each do |opts|
+      assert_raises(ArgumentError, opts.inspect) { Tersa::Dictionary.build(samples, **opts) }
+    end
+    assert_raises(TypeError) { Tersa::Dictionary.build(samples, max_strings: 1.5) }
+    assert_raises(ArgumentError) { Tersa::Dictionary.build(samples, maxStrings: 1) }
+  end
 end

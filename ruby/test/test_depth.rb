@@ -130,11 +130,11 @@ class TestDepth < Minitest::Test
     50.times { node << (node = []) }
     node << top
     err = assert_raises(Tersa::EncodeError) { Tersa.dump(top, max_depth: 100_000) }
-    assert_match(/circular reference to a Array at \$(\[0\]){51}\z/, err.message)
+    assert_match(/\Acircular reference: the value at \$ contains itself at \$(\[0\]){51}\z/, err.message)
     hash = { "a" => nil }
     hash["a"] = [1, { "b" => hash }]
     err = assert_raises(Tersa::EncodeError) { Tersa.dump([hash]) }
-    assert_match(/circular reference to a Hash at \$\[0\]\["a"\]\[1\]\["b"\]\z/, err.message)
+    assert_equal 'circular reference: the value at $[0] contains itself at $[0]["a"][1]["b"]', err.message
   end
 
   # Paths in errors name deep keys rather than inspect them (inspect recurses).

@@ -23,7 +23,7 @@ class TestDictionary < Minitest::Test
     assert_equal dict.id, again.id
     assert_equal [["id", :name]], again.shapes
     assert dict.frozen?
-    assert_match(/Tersa::Dictionary id=\h{16}/, dict.inspect)
+    assert_match(/Tersa::Dictionary id=0x\h{16} /, dict.inspect)
   end
 
   def test_invalid_dictionaries

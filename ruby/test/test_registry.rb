@@ -78,7 +78,7 @@ class TestRegistry < Minitest::Test
     assert_equal 3, err.offset
     assert_equal STOCK.id, err.dictionary_id
     assert_equal "#{@prefix}#{format('%016x', STOCK.id)}", err.key
-    assert_includes err.message, format("%016x", STOCK.id)
+    assert_includes err.message, format("0x%016x", STOCK.id)
     refute reg.cached?(STOCK.id)
     # published later: the next attempt finds it (misses are not cached)
     Tersa::DictionaryRegistry.new(@redis, prefix: @prefix).publish(STOCK)
@@ -90,7 +90,7 @@ class TestRegistry < Minitest::Test
     reg, = consumer
     @redis.set(reg.key(STOCK.id), other.to_s)
     err = assert_raises(Tersa::UnknownDictionaryError) { reg.fetch(STOCK.id) }
-    assert_includes err.message, format("%016x", other.id)
+    assert_includes err.message, format("0x%016x", other.id)
     @redis.set(reg.key(STOCK.id), "not a dictionary")
     err = assert_raises(Tersa::UnknownDictionaryError) { reg.load(Tersa.dump(RECORD, dictionary: STOCK)) }
     assert_match(/not a serialized dictionary/, err.message)

@@ -104,16 +104,22 @@ VALUE tersa_rb_enc_to_utf8(tersa_rb_encoder *e, VALUE str, uint32_t depth) {
 }
 
 /* A cycle among the open containers and `container` (about to open at
- * `depth`): report the first repetition. Cycles are looked for only once the
- * nesting is too deep, which every cycle reaches, so deep data pays nothing. */
+ * `depth`): report the first repetition, in one line that names the value
+ * and where it comes back (the wording Python and TypeScript use).
+ * Cycles are looked for only once the nesting is too deep, which every
+ * cycle reaches, so deep data pays nothing. */
 static void raise_if_cycle(tersa_rb_encoder *e, uint32_t depth, VALUE container) {
     st_table *seen = st_init_numtable();
     for (uint32_t i = 0; i <= depth; i++) {
         VALUE c = i < depth ? e->frames[i].container : container;
-        if (st_insert(seen, (st_data_t)c, 0)) {
+        st_data_t first = i;
+        if (st_lookup(seen, (st_data_t)c, &first)) {
             st_free_table(seen);
-            tersa_rb_enc_fail_value(e, i, "circular reference to a", c);
+            VALUE at = path_string(e, (uint32_t)first), closes = path_string(e, i);
+            tersa_rb_enc_reset(e);
+            rb_raise(eEncodeError, "circular reference: the value at %" PRIsVALUE " contains itself at %" PRIsVALUE, at, closes);
         }
+        st_insert(seen, (st_data_t)c, (st_data_t)i);
     }
     st_free_table(seen);
 }

@@ -10,7 +10,7 @@ VALUE cTimestamp, cExt;
 static rb_ractor_local_key_t registry_key;
 static ID id_packer, id_unpacker;
 
-/* The registry of the current Ractor: a Hash {Class => [type, packer], type => unpacker}. */
+/* The registry of the current Ractor: a Hash {Class => [type, packer], type => [unpacker, Class]}. */
 static VALUE registry(bool create) {
     VALUE reg;
     if (!rb_ractor_local_storage_value_lookup(registry_key, &reg) || NIL_P(reg)) {
@@ -38,7 +38,8 @@ bool tersa_rb_has_unpackers(void) {
 VALUE tersa_rb_ext_unpacker(uint32_t type) {
     VALUE reg = registry(false);
     if (NIL_P(reg)) return Qnil;
-    return rb_hash_lookup2(reg, UINT2NUM(type), Qnil);
+    VALUE entry = rb_hash_lookup2(reg, UINT2NUM(type), Qnil);
+    return NIL_P(entry) ? Qnil : RARRAY_AREF(entry, 0);
 }
 
 /*
@@ -48,6 +49,12 @@ VALUE tersa_rb_ext_unpacker(uint32_t type) {
  * are the well-known types of SPEC 5.8): +packer+ is
  * called with the object and returns a String of bytes; decoding calls
  * +unpacker+ with those bytes. Registrations are per Ractor.
+ *
+ * A type or a class is registered once: registering +klass+ again under the
+ * same type replaces its packer and unpacker, but a type held by another
+ * class, or a class held by another type, raises ArgumentError (call
+ * Tersa.unregister_type first). Data written for one class is never read
+ * back as another's.
  */
 static VALUE tersa_register_type(int argc, VALUE *argv, VALUE self) {
     VALUE type, klass, opts;
@@ -67,10 +74,32 @@ static VALUE tersa_register_type(int argc, VALUE *argv, VALUE self) {
         if (!rb_respond_to(procs[i], rb_intern("call")))
             rb_raise(rb_eTypeError, "%s must respond to #call", i ? "unpacker" : "packer");
     VALUE reg = registry(true);
-    VALUE entry = rb_ary_new_from_args(2, UINT2NUM((unsigned)t), procs[0]);
-    rb_hash_aset(reg, klass, entry);
-    rb_hash_aset(reg, UINT2NUM((unsigned)t), procs[1]);
+    VALUE by_type = rb_hash_lookup2(reg, UINT2NUM((unsigned)t), Qnil);
+    if (!NIL_P(by_type) && RARRAY_AREF(by_type, 1) != klass)
+        rb_raise(rb_eArgError, "extension type %lu is registered to %" PRIsVALUE ": Tersa.unregister_type(%lu) first", t,
+                 RARRAY_AREF(by_type, 1), t);
+    VALUE by_class = rb_hash_lookup2(reg, klass, Qnil);
+    if (!NIL_P(by_class) && NUM2ULONG(RARRAY_AREF(by_class, 0)) != t)
+        rb_raise(rb_eArgError, "%" PRIsVALUE " is registered as extension type %lu: Tersa.unregister_type(%lu) first",
+                 klass, NUM2ULONG(RARRAY_AREF(by_class, 0)), NUM2ULONG(RARRAY_AREF(by_class, 0)));
+    rb_hash_aset(reg, klass, rb_ary_new_from_args(2, UINT2NUM((unsigned)t), procs[0]));
+    rb_hash_aset(reg, UINT2NUM((unsigned)t), rb_ary_new_from_args(2, procs[1], klass));
     return Qnil;
+}
+
+/*
+ * call-seq: Tersa.unregister_type(type) -> true or false
+ *
+ * Forget extension +type+ and its class (true if it was registered): its
+ * data decodes to Tersa::Ext again, and the class is no longer encodable.
+ */
+static VALUE tersa_unregister_type(VALUE self, VALUE type) {
+    VALUE reg = registry(false);
+    if (NIL_P(reg)) return Qfalse;
+    VALUE entry = rb_hash_delete(reg, UINT2NUM(NUM2UINT(type)));
+    if (NIL_P(entry)) return Qfalse;
+    rb_hash_delete(reg, RARRAY_AREF(entry, 1));
+    return Qtrue;
 }
 
 void tersa_rb_init_types(void) {
@@ -78,6 +107,7 @@ void tersa_rb_init_types(void) {
     id_packer = rb_intern("packer");
     id_unpacker = rb_intern("unpacker");
     rb_define_module_function(mTersa, "register_type", tersa_register_type, -1);
+    rb_define_module_function(mTersa, "unregister_type", tersa_unregister_type, 1);
 
     /* A timestamp Ruby's Time cannot hold exactly: a floating (zone-less) wall
      * time. zone is :utc, :offset or :floating; offset is in minutes. */

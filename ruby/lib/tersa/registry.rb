@@ -68,7 +68,7 @@ module Tersa
 
       k = key(id)
       bytes = @store.get(k)
-      hex = format("%016x", id)
+      hex = format("0x%016x", id)
       raise UnknownDictionaryError.new("dictionary #{hex} is not in the store (key #{k})", dictionary_id: id, key: k) if bytes.nil?
 
       dict = begin
@@ -78,7 +78,7 @@ module Tersa
                                          dictionary_id: id, key: k)
       end
       unless dict.id == id
-        raise UnknownDictionaryError.new("the store's entry #{k} holds dictionary #{format('%016x', dict.id)}, not #{hex}",
+        raise UnknownDictionaryError.new("the store's entry #{k} holds dictionary #{format('0x%016x', dict.id)}, not #{hex}",
                                          dictionary_id: id, key: k)
       end
       @lock.synchronize { @cache[id] ||= dict }
