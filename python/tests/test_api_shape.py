@@ -67,3 +67,51 @@ def test_a_failing_output_ends_the_stream():
         enc.write(1)
     with pytest.raises(ValueError, match="failed"):
         enc.write(2)
+
+
+def test_dictionary_ids_print_as_0x_and_16_hex_digits():
+    d = tersa.Dictionary(["admin"])
+    hex_id = f"0x{d.id:016x}"
+    assert repr(d).startswith(f"tersa.Dictionary(id={hex_id},")
+    single = tersa.dumps("admin", dictionary=d)
+    stream = tersa.dumps_stream(["admin"], dictionary=d)
+
+    def fed():
+        dec = tersa.Decoder()
+        dec.feed(stream)
+        list(dec)
+
+    for decode in (lambda: tersa.loads(single), lambda: tersa.loads_stream(stream), fed,
+                   lambda: tersa.loads(single, dictionaries=tersa.Dictionary(["other"]))):
+        with pytest.raises(tersa.DecodeError) as info:
+            decode()
+        assert info.value.code == "unknown_dictionary"
+        assert f"dictionary {hex_id} was not supplied" in str(info.value)
+
+
+def test_a_cycle_is_one_line_naming_where_it_closes():
+    a = [1, 2]
+    d = {"x": [0, 0, 0, {"b": a}]}
+    a.append(d)
+    with pytest.raises(tersa.EncodeError) as info:
+        tersa.dumps({"a": d})
+    assert str(info.value) == 'circular reference: the value at $["a"] contains itself at $["a"]["x"][3]["b"][2]'
+    assert info.value.path == '$["a"]["x"][3]["b"][2]'
+    with pytest.raises(tersa.EncodeError) as info:
+        tersa.Encoder().write([a])
+    assert str(info.value) == 'circular reference: the value at $[0] contains itself at $[0][2]["x"][3]["b"]'
+    with pytest.raises(tersa.EncodeError) as info:
+        tersa.dumps(a, max_depth=100_000)
+    assert str(info.value) == 'circular reference: the value at $ contains itself at $[2]["x"][3]["b"]'
+
+
+def test_dictionary_build_limits_are_integers_of_at_least_one():
+    samples = [{"a": "hello"}, {"a": "hello"}]
+    assert len(tersa.Dictionary.build(samples, max_strings=1, max_shapes=1, min_count=1).strings) == 1
+    for opts in ({"max_strings": 0}, {"max_shapes": 0}, {"min_count": 0}, {"max_strings": -1}, {"min_count": -1}):
+        with pytest.raises(ValueError):
+            tersa.Dictionary.build(samples, **opts)
+    with pytest.raises(TypeError):
+        tersa.Dictionary.build(samples, max_strings=1.5)
+    with pytest.raises(TypeError):
+        tersa.Dictionary.build(samples, maxStrings=1)

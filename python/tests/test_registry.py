@@ -89,7 +89,7 @@ def test_an_id_the_store_lacks_is_a_typed_error(server, client, prefix):
     assert isinstance(err, tersa.DecodeError)
     assert (err.code, err.offset, err.dictionary_id) == ("unknown_dictionary", 3, STOCK.id)
     assert err.key == f"{prefix}{STOCK.id:016x}"
-    assert f"{STOCK.id:016x}" in str(err)
+    assert f"0x{STOCK.id:016x}" in str(err)
     again = pickle.loads(pickle.dumps(err))
     assert (type(again), again.code, again.dictionary_id, again.key) == (tersa.UnknownDictionaryError, err.code, err.dictionary_id, err.key)
     assert not reg.cached(STOCK.id)
@@ -102,7 +102,7 @@ def test_an_entry_that_is_not_that_dictionary_is_refused(server, client, prefix)
     other = tersa.Dictionary(strings=["TSLA"], shapes=[["symbol", "price", "volume"]])
     reg, _ = consumer(server, prefix)
     client.set(reg.key(STOCK.id), other.serialize())
-    with pytest.raises(tersa.UnknownDictionaryError, match=f"{other.id:016x}"):
+    with pytest.raises(tersa.UnknownDictionaryError, match=f"0x{other.id:016x}"):
         reg.fetch(STOCK.id)
     client.set(reg.key(STOCK.id), b"not a dictionary")
     with pytest.raises(tersa.UnknownDictionaryError, match="not a serialized dictionary"):

@@ -80,6 +80,12 @@ typedef struct enc_ctx {
     uint32_t hint_root, hint_scratch;
     PyObject *err_msg;      /* pending EncodeError message */
     PyObject *err_cause;
+    /* A cycle: frames[cycle_open] is the value that contains itself, the
+     * frame at cycle_close (or the one being opened) repeats it; the path
+     * ends there, and cycle_mark is path_len once the frames above
+     * cycle_open had pushed theirs (the rest of the path leads to it). */
+    size_t cycle_open, cycle_close, cycle_mark;
+    int cycle;
     path_ent *path;
     size_t path_len, path_cap;
     eframe *frames;         /* open frames, outermost first */
@@ -139,6 +145,7 @@ static void enc_ctx_clear(enc_ctx *e) {
     Py_CLEAR(e->err_cause);
     for (size_t i = 0; i < e->path_len; i++) Py_XDECREF(e->path[i].key);
     e->path_len = 0;
+    e->cycle = 0;
     e->default_fn = NULL;
 }
 
@@ -233,8 +240,15 @@ NOINLINE static void enc_raise(enc_ctx *e) {
     PyErr_Clear();
     PyObject *parts = PyList_New(0);
     PyObject *dollar = PyUnicode_FromString("$");
+    PyObject *ancestor = NULL; /* a cycle: the path of the value that contains itself */
     if (!parts || !dollar || PyList_Append(parts, dollar) < 0) goto fail;
     for (size_t i = e->path_len; i > 0; i--) {
+        if (e->cycle && !ancestor && i == e->cycle_mark) {
+            PyObject *empty = PyUnicode_FromString("");
+            ancestor = empty ? PyUnicode_Join(empty, parts) : NULL;
+            Py_XDECREF(empty);
+            if (!ancestor) goto fail;
+        }
         path_ent *p = &e->path[i - 1];
         PyObject *part;
         if (!p->key) {
@@ -259,7 +273,9 @@ NOINLINE static void enc_raise(enc_ctx *e) {
         PyObject *path = empty ? PyUnicode_Join(empty, parts) : NULL;
         Py_XDECREF(empty);
         if (!path) goto fail;
-        PyObject *msg = PyUnicode_FromFormat("%U at %U", e->err_msg, path);
+        if (e->cycle && !ancestor) ancestor = Py_NewRef(path);
+        PyObject *msg = e->cycle ? PyUnicode_FromFormat("%U%U contains itself at %U", e->err_msg, ancestor, path)
+                                 : PyUnicode_FromFormat("%U at %U", e->err_msg, path);
         PyObject *exc = msg ? PyObject_CallFunction(EncodeError, "OO", msg, path) : NULL;
         Py_XDECREF(msg);
         Py_DECREF(path);
@@ -272,6 +288,8 @@ NOINLINE static void enc_raise(enc_ctx *e) {
         Py_DECREF(exc);
     }
 fail:
+    e->cycle = 0;
+    Py_XDECREF(ancestor);
     Py_XDECREF(parts);
     Py_XDECREF(dollar);
 }
@@ -408,10 +426,28 @@ ALWAYS_INLINE int enc_scalar(enc_ctx *e, PyObject *o) {
 
 /* --- frames --------------------------------------------------------------- */
 
+/* Too deep: a cycle when `o` (about to open at e->depth) is already open.
+ * Reported at its first repetition, which is where the cycle closes: the
+ * path stops there (not max_depth levels down). */
 NOINLINE static int enc_depth_fail(enc_ctx *e, PyObject *o) {
-    for (size_t i = 0; i < e->depth; i++)
-        if (e->frames[i].obj == o) return enc_fail(e, "circular reference (%s)", Py_TYPE(o)->tp_name);
-    return enc_fail(e, "nesting deeper than %lu levels", (unsigned long)e->max_depth);
+    int open = 0;
+    for (size_t i = 0; i < e->depth && !open; i++) open = e->frames[i].obj == o;
+    if (!open) return enc_fail(e, "nesting deeper than %lu levels", (unsigned long)e->max_depth);
+    for (size_t j = 1; j <= e->depth; j++) {
+        PyObject *oj = j < e->depth ? e->frames[j].obj : o;
+        for (size_t k = 0; k < j; k++) {
+            if (e->frames[k].obj != oj) continue;
+            /* A conversion (default, a dataclass, an enum) that gives back its input. */
+            if (e->frames[k].kind == EF_CONV && j == k + 1)
+                return enc_fail(e, "%s converted to itself (default or a conversion returned its input)",
+                                Py_TYPE(oj)->tp_name);
+            e->cycle = 1;
+            e->cycle_open = k;
+            e->cycle_close = j;
+            return enc_fail(e, "circular reference: the value at ");
+        }
+    }
+    return enc_fail(e, "circular reference: the value at ");
 }
 
 NOINLINE static int enc_grow(void **arr, size_t *cap, size_t need, size_t size) {
@@ -583,7 +619,9 @@ ALWAYS_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
 NOINLINE static void enc_unwind(enc_ctx *e, int own) {
     while (e->depth) {
         eframe *f = &e->frames[e->depth - 1];
-        if (own && f->i > 0) {
+        /* A cycle's path ends where it closes: the frames from there on add nothing. */
+        int past_cycle = e->cycle && e->depth - 1 >= e->cycle_close;
+        if (own && f->i > 0 && !past_cycle) {
             switch (f->kind) {
             case EF_LIST:
             case EF_TUPLE:
@@ -608,6 +646,7 @@ NOINLINE static void enc_unwind(enc_ctx *e, int own) {
                 break;
             }
         }
+        if (e->cycle && e->depth - 1 == e->cycle_open) e->cycle_mark = e->path_len;
         own = 1;
         enc_pop(e);
     }

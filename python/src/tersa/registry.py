@@ -94,7 +94,7 @@ class DictionaryRegistry:
         key = self.key(dictionary_id)
         data = self.store.get(key)
         if data is None:
-            raise UnknownDictionaryError(f"dictionary {dictionary_id:016x} is not in the store (key {key})",
+            raise UnknownDictionaryError(f"dictionary 0x{dictionary_id:016x} is not in the store (key {key})",
                                          dictionary_id, key)
         if isinstance(data, str):  # a client that decodes responses as text cannot carry dictionaries
             raise UnknownDictionaryError(f"the store returned text for {key}: give the registry a client that returns bytes",
@@ -106,7 +106,7 @@ class DictionaryRegistry:
                                          dictionary_id, key) from e
         if dictionary.id != dictionary_id:
             raise UnknownDictionaryError(
-                f"the store's entry {key} holds dictionary {dictionary.id:016x}, not {dictionary_id:016x}",
+                f"the store's entry {key} holds dictionary 0x{dictionary.id:016x}, not 0x{dictionary_id:016x}",
                 dictionary_id, key)
         with self._lock:
             return self._cache.setdefault(dictionary_id, dictionary)
