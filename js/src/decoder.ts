@@ -1726,7 +1726,7 @@ function header(dicts: Map<bigint, DictState>, stream: boolean): { flags: number
     for (let i = 10; i >= 3; i--) id = (id << 8n) | BigInt(src[i]);
     pos = 11;
     dict = dicts.get(id) ?? null;
-    if (dict === null) fail('unknown_dictionary', 3, `dictionary ${id.toString(16).padStart(16, '0')} not supplied`);
+    if (dict === null) fail('unknown_dictionary', 3, `dictionary 0x${id.toString(16).padStart(16, '0')} was not supplied`);
   }
   return { flags, dict };
 }

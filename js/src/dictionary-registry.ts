@@ -100,7 +100,7 @@ export class DictionaryRegistry {
     const key = this.key(id);
     const data = await this.store.get(key);
     if (data === null || data === undefined) {
-      throw new UnknownDictionaryError(id, key, `dictionary ${hex(id)} is not in the store (key ${key})`);
+      throw new UnknownDictionaryError(id, key, `dictionary 0x${hex(id)} is not in the store (key ${key})`);
     }
     if (!(data instanceof Uint8Array)) {
       throw new UnknownDictionaryError(id, key, `the store returned ${typeof data === 'string' ? 'text' : typeof data} for ${key}: give the registry a client that returns bytes`);
@@ -112,7 +112,7 @@ export class DictionaryRegistry {
       throw new UnknownDictionaryError(id, key, `the store's entry ${key} is not a serialized dictionary (${(e as Error).message})`);
     }
     if (dict.id !== id) {
-      throw new UnknownDictionaryError(id, key, `the store's entry ${key} holds dictionary ${hex(dict.id)}, not ${hex(id)}`);
+      throw new UnknownDictionaryError(id, key, `the store's entry ${key} holds dictionary 0x${hex(dict.id)}, not 0x${hex(id)}`);
     }
     const again = this.cache.get(id);
     if (again) return again;

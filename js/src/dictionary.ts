@@ -1,5 +1,6 @@
 // Pre-shared dictionaries (SPEC section 8).
 
+import { checkOptions } from './options.js';
 import { DictionaryLike, Timestamp, Ext, Float64, fnv1a64, utf8Length, MAX_SHAPES, MAX_STRINGS } from './common.js';
 import { encodeBody } from './encoder.js';
 import { decodeBody } from './decoder.js';
@@ -23,6 +24,16 @@ function compareUtf8(a: string, b: string): number {
 }
 
 const utf8Encoder = new TextEncoder();
+
+const FROM_SAMPLES_OPTIONS: ReadonlySet<string> = new Set(['maxStrings', 'maxShapes', 'minCount']);
+
+/** A limit of fromSamples: absent (the default), else an integer >= 1, as Ruby and Python check it. */
+function atLeastOne(name: string, v: number | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new TypeError(`${name} must be an integer, got ${String(v)}`);
+  if (v < 1) throw new RangeError(`${name} must be >= 1, got ${v}`);
+  return v;
+}
 
 export interface FromSamplesOptions {
   /** Most strings to keep (most bytes saved first). Default 4096. */
@@ -91,10 +102,11 @@ export class Dictionary implements DictionaryLike {
    * met.
    */
   static fromSamples(samples: Iterable<unknown>, options: FromSamplesOptions = {}): Dictionary {
+    checkOptions(options, FROM_SAMPLES_OPTIONS, 'Dictionary.fromSamples');
     const list = [...samples];
-    const maxStrings = options.maxStrings ?? 4096;
-    const maxShapes = options.maxShapes ?? 1024;
-    const minCount = options.minCount ?? (list.length > 1 ? 2 : 1);
+    const maxStrings = atLeastOne('maxStrings', options.maxStrings, 4096);
+    const maxShapes = atLeastOne('maxShapes', options.maxShapes, 1024);
+    const minCount = atLeastOne('minCount', options.minCount, list.length > 1 ? 2 : 1);
     const strCount = new Map<string, { n: number; last: number; len: number }>();
     const shapeCount = new Map<string, { keys: Key[]; n: number; last: number }>();
     let sample = 0;
@@ -188,6 +200,16 @@ export class Dictionary implements DictionaryLike {
   /** The id as 16 lowercase hex digits. */
   get idHex(): string {
     return this.id.toString(16).padStart(16, '0');
+  }
+
+  /** `Dictionary(id=0x…, strings=N, shapes=M)`: the id as every implementation prints it. */
+  toString(): string {
+    return `Dictionary(id=0x${this.idHex}, strings=${this.strings.length}, shapes=${this.shapes.length})`;
+  }
+
+  /** @internal Node's util.inspect (console.log) shows the same. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toString();
   }
 
   /** Parses a serialized dictionary (which must be canonical). */

@@ -1655,7 +1655,7 @@ export class Encoder {
       if (e instanceof Failure) {
         const where = locate(value, failValue, maxDepth, instancesAsMaps);
         failValue = undefined;
-        if (where && where.cycle !== null) throw new EncodeError(`circular reference (to ${where.cycle})`, where.path);
+        if (where && where.cycle !== null) throw new EncodeError(`circular reference: the value at ${where.cycle} contains itself`, where.path);
         throw new EncodeError(failReason, where ? where.path : '$');
       }
       throw e;

@@ -17,7 +17,7 @@ const HINTS: Record<string, string> = {
 };
 
 /** Throws a TypeError for a key of `options` not in `known` (keys whose value is `undefined` count as absent). */
-export function checkOptions(options: object | null | undefined, known: ReadonlySet<string>, what: 'encode' | 'decode'): void {
+export function checkOptions(options: object | null | undefined, known: ReadonlySet<string>, what: string): void {
   if (options === undefined || options === null) return;
   if (typeof options !== 'object') throw new TypeError(`${what} options must be an object, not ${typeof options}`);
   for (const k of Object.keys(options)) {

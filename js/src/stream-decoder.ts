@@ -216,7 +216,7 @@ export class StreamDecoder implements Iterable<any> {
     let id = 0n;
     for (let i = at + 7; i >= at; i--) id = (id << 8n) | BigInt(b[i]);
     const dict = this.dec._dicts.get(id);
-    if (dict === undefined) fail('unknown_dictionary', at, `dictionary ${id.toString(16).padStart(16, '0')} not supplied`);
+    if (dict === undefined) fail('unknown_dictionary', at, `dictionary 0x${id.toString(16).padStart(16, '0')} was not supplied`);
     this.dict = dict;
     this.id = b.slice(at, at + 8);
   }

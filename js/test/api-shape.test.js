@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tersa from '../dist/esm/index.js';
 
-const { encode, decode, encodeStream, decodeStream, joinStream, Encoder, Decoder, StreamEncoder, StreamDecoder, Dictionary } = tersa;
+const { encode, decode, encodeStream, decodeStream, joinStream, Encoder, Decoder, StreamEncoder, StreamDecoder, Dictionary, Ext, addExtension, removeExtension } = tersa;
 
 const VALUES = [{ id: 1, name: 'a' }, { id: 2, name: 'b' }, ['x', 'x']];
 const concat = (parts) => Buffer.concat(parts.map((p) => Buffer.from(p)));
@@ -78,4 +78,59 @@ test('dictionaries: one Dictionary or an array of them, in every decode entry po
   sd.feed(stream);
   assert.deepEqual([...sd], ['user', 'admin']);
   assert.throws(() => decode(bytes, { dictionaries: 'admin' }), TypeError);
+});
+
+test('dictionary ids print as 0x and 16 hex digits, in unknown_dictionary errors too', () => {
+  const dict = new Dictionary(['admin'], []);
+  const hex = '0x' + dict.id.toString(16).padStart(16, '0');
+  assert.equal(String(dict), `Dictionary(id=${hex}, strings=1, shapes=0)`);
+  const single = encode('admin', { dictionary: dict });
+  const stream = encodeStream(['admin'], { dictionary: dict });
+  const fed = () => { const sd = new StreamDecoder(); sd.feed(stream); [...sd]; };
+  for (const run of [() => decode(single), () => decodeStream(stream), fed, () => decode(single, { dictionaries: new Dictionary(['xx'], []) })]) {
+    assert.throws(run, (e) => e.code === 'unknown_dictionary' && e.message.includes(`dictionary ${hex} was not supplied`));
+  }
+});
+
+test('a cycle is one line naming where it closes', () => {
+  const a = [1, 2];
+  const d = { x: [0, 0, 0, { b: a }] };
+  a.push(d);
+  assert.throws(() => encode({ a: d }), (e) => e.message === 'circular reference: the value at $.a contains itself at $.a.x[3].b[2]' && e.path === '$.a.x[3].b[2]');
+  assert.throws(() => new StreamEncoder().write([a]), (e) => e.message === 'circular reference: the value at $[0] contains itself at $[0][2].x[3].b');
+  assert.throws(() => encode(a, { maxDepth: 100000 }), (e) => e.message === 'circular reference: the value at $ contains itself at $[2].x[3].b');
+});
+
+test('addExtension: a type is one class\'s until removeExtension', () => {
+  class Money { constructor(c) { this.c = c; } }
+  class Other { constructor(x) { this.x = x; } }
+  const write = (m) => Uint8Array.of(m.c);
+  addExtension({ type: 4200, Class: Money, write, read: (b) => new Money(b[0]) });
+  try {
+    const bytes = encode(new Money(5));
+    assert.throws(() => addExtension({ type: 4200, Class: Other, write: () => Uint8Array.of(0), read: () => new Other(0) }),
+      (e) => e instanceof TypeError && e.message === 'extension type 4200 is registered to Money: removeExtension(4200) first');
+    assert.throws(() => addExtension({ type: 4201, Class: Money, write, read: () => 0 }), /Money is registered as extension type 4200/);
+    assert.throws(() => addExtension({ type: 4200, read: () => 0 }), TypeError, 'a read-only extension cannot take a class\'s type');
+    assert.deepEqual(decode(bytes), new Money(5), 'the old mapping is intact');
+    addExtension({ type: 4200, Class: Money, write, read: () => 'replaced' }); // the same class again: replaces
+    assert.equal(decode(bytes), 'replaced');
+    removeExtension(4200);
+    assert.deepEqual(decode(bytes), new Ext(4200, Uint8Array.of(5)));
+    assert.throws(() => encode(new Money(1)), /Money/);
+    addExtension({ type: 4200, Class: Other, write: (o) => Uint8Array.of(o.x), read: (b) => new Other(b[0]) });
+    assert.deepEqual(decode(encode(new Other(7))), new Other(7));
+  } finally {
+    removeExtension(4200);
+  }
+});
+
+test('Dictionary.fromSamples limits are integers of at least 1, unknown options a TypeError', () => {
+  const samples = [{ a: 'hello' }, { a: 'hello' }];
+  assert.equal(Dictionary.fromSamples(samples, { maxStrings: 1, maxShapes: 1, minCount: 1 }).strings.length, 1);
+  for (const opts of [{ maxStrings: 0 }, { maxShapes: 0 }, { minCount: 0 }, { maxStrings: -1 }, { minCount: -1 }]) {
+    assert.throws(() => Dictionary.fromSamples(samples, opts), RangeError, JSON.stringify(opts));
+  }
+  assert.throws(() => Dictionary.fromSamples(samples, { maxStrings: 1.5 }), TypeError);
+  assert.throws(() => Dictionary.fromSamples(samples, { max_strings: 1 }), TypeError);
 });
