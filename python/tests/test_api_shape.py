@@ -1,7 +1,9 @@
 """The API shape shared with Ruby and TypeScript (README "The API in each
 language"): stream encoders hand out each frame, the header once."""
 
+import decimal
 import io
+import uuid
 
 import pytest
 
@@ -115,3 +117,65 @@ def test_dictionary_build_limits_are_integers_of_at_least_one():
         tersa.Dictionary.build(samples, max_strings=1.5)
     with pytest.raises(TypeError):
         tersa.Dictionary.build(samples, maxStrings=1)
+
+
+class Money:
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __eq__(self, other):
+        return type(other) is Money and other.cents == self.cents
+
+
+class Other:
+    pass
+
+
+def test_register_type_a_type_is_one_class_until_unregistered():
+    pack = lambda m: m.cents.to_bytes(2, "little")  # noqa: E731
+    tersa.register_type(4200, Money, packer=pack, unpacker=lambda b: Money(int.from_bytes(b, "little")))
+    try:
+        data = tersa.dumps({"price": Money(5)})
+        assert tersa.loads(data) == {"price": Money(5)}
+        with pytest.raises(ValueError, match=r"extension type 4200 is registered to Money: tersa.unregister_type\(4200\) first"):
+            tersa.register_type(4200, Other, packer=lambda o: b"", unpacker=lambda b: Other())
+        with pytest.raises(ValueError, match="Money is registered as extension type 4200"):
+            tersa.register_type(4201, Money, packer=pack, unpacker=lambda b: 0)
+        assert tersa.loads(data) == {"price": Money(5)}, "the old mapping is intact"
+        tersa.register_type(4200, Money, packer=pack, unpacker=lambda b: "replaced")  # the same class: replaced
+        assert tersa.loads(data) == {"price": "replaced"}
+        assert tersa.unregister_type(4200) is True
+        assert tersa.unregister_type(4200) is False
+        assert tersa.loads(data) == {"price": tersa.Ext(4200, b"\x05\x00")}
+        with pytest.raises(tersa.EncodeError, match="Money"):
+            tersa.dumps(Money(1))
+        tersa.register_type(4200, Other, packer=lambda o: b"o", unpacker=lambda b: "other")
+        assert tersa.loads(tersa.dumps([Other()])) == ["other"]
+    finally:
+        tersa.unregister_type(4200)
+
+
+def test_register_type_checks_and_hooks():
+    for bad, exc in (((0xFF00, Money), ValueError), ((70000, Money), ValueError), ((1, "Money"), TypeError),
+                     ((1, int), TypeError), ((1, tersa.Timestamp), TypeError), ((1, decimal.Decimal), TypeError),
+                     ((1, uuid.UUID), TypeError)):
+        with pytest.raises(exc):
+            tersa.register_type(*bad, packer=bytes, unpacker=bytes)
+
+    def boom(_):
+        raise KeyError("boom")
+
+    tersa.register_type(4202, Money, packer=boom, unpacker=boom)
+    try:
+        with pytest.raises(tersa.EncodeError) as info:
+            tersa.dumps([Money(1)])
+        assert isinstance(info.value.__cause__, KeyError) and info.value.path == "$[0]"
+        with pytest.raises(KeyError):  # an unpacker's exception passes through
+            tersa.loads(tersa.dumps(tersa.Ext(4202, b"x")))
+        tersa.register_type(4202, Money, packer=lambda m: 5, unpacker=bytes)
+        with pytest.raises(tersa.EncodeError, match="not bytes"):
+            tersa.dumps(Money(1))
+        tersa.register_type(4202, Money, packer=lambda m: b"m", unpacker=lambda b: b.decode())
+        assert tersa.loads_stream(tersa.dumps_stream([Money(1), Money(2)])) == ["m", "m"]  # streams too
+    finally:
+        tersa.unregister_type(4202)

@@ -40,6 +40,7 @@ from ._tersa import (
     loads_stream,
 )
 from .registry import DictionaryRegistry, UnknownDictionaryError
+from ._extensions import register_type, unregister_type
 
 __version__ = "0.1.0"
 
@@ -87,5 +88,7 @@ __all__ = [
     "join_stream",
     "loads",
     "loads_stream",
+    "register_type",
+    "unregister_type",
     "__version__",
 ]

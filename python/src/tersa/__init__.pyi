@@ -10,7 +10,7 @@ __all__ = [
     "OPT_PASSTHROUGH_ENUM", "OPT_PASSTHROUGH_SUBCLASS", "OPT_PASSTHROUGH_UUID", "OPT_SERIALIZE_NUMPY", "OPT_SYMBOL_AS_STR",
     "OPT_TIMESTAMP",
     "ZONE_FLOATING", "ZONE_OFFSET", "ZONE_UTC", "DecodeError", "Decoder", "Dictionary", "EncodeError", "Encoder",
-    "Ext", "Map", "Symbol", "Timestamp", "dumps", "dumps_stream", "join_stream", "loads", "loads_stream", "__version__",
+    "Ext", "Map", "Symbol", "Timestamp", "dumps", "dumps_stream", "join_stream", "loads", "loads_stream", "register_type", "unregister_type", "__version__",
 ]
 
 __version__: str
@@ -140,6 +140,14 @@ def join_stream(
     dictionaries: _Dictionaries = ...,
     max_depth: int | None = ...,
 ) -> Tuple[int | None, list[Any]]: ...
+def register_type(
+    type_id: int,
+    cls: type,
+    *,
+    packer: Callable[[Any], bytes | bytearray | memoryview],
+    unpacker: Callable[[bytes], Any],
+) -> None: ...
+def unregister_type(type_id: int) -> bool: ...
 def dumps_stream(
     values: Iterable[Any],
     *,

@@ -125,6 +125,10 @@ static PyObject *g_offset_tz_fn, *g_build_dict_fn;
 static PyObject *g_utc;
 static PyObject *g_tz_offsets[2 * 1439 + 1];
 static PyObject *g_enum_type, *g_uuid_type, *g_uuid_unknown, *g_field_marker;
+/* Application extension types (tersa.register_type, _extensions.py): the
+ * dicts {class: (type, packer)} and {type: (unpacker, class)}, shared with
+ * Python, which alone changes them. */
+static PyObject *g_ext_by_class, *g_ext_by_type;
 static PyObject *s_int, *s_is_safe, *s_decimal_module;
 static PyObject *s_option, *s_default, *s_dictionary, *s_dictionaries, *s_max_depth, *s_join, *s_value, *s_utcoffset,
     *s_dataclass_fields, *s_field_type, *s_seconds, *s_nanos, *s_zone, *s_offset, *s_type, *s_data;
@@ -740,7 +744,18 @@ static void dict_list_free(dict_list *dl) {
  * Module
  * ========================================================================== */
 
+static PyObject *set_extension_registry(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *by_class, *by_type;
+    if (!PyArg_ParseTuple(args, "O!O!:_set_extension_registry", &PyDict_Type, &by_class, &PyDict_Type, &by_type))
+        return NULL;
+    Py_XSETREF(g_ext_by_class, Py_NewRef(by_class));
+    Py_XSETREF(g_ext_by_type, Py_NewRef(by_type));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    {"_set_extension_registry", set_extension_registry, METH_VARARGS, NULL},
     {"dumps", (PyCFunction)(void (*)(void))tersa_dumps, METH_FASTCALL | METH_KEYWORDS,
      "dumps(obj, /, *, option=0, default=None, dictionary=None, max_depth=1000) -> bytes\n--\n\n"
      "Serialize obj to Tersa bytes (the canonical encoding)."},

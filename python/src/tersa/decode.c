@@ -369,6 +369,22 @@ NOINLINE static PyObject *dec_symbol(dec_ctx *d, const tersa_item *it) {
 
 NOINLINE static PyObject *dec_ext(const tersa_item *it) {
     if (it->v.ext.type > TERSA_EXT_APP_MAX) return dec_known(it);
+    if (g_ext_by_type && PyDict_GET_SIZE(g_ext_by_type)) {
+        PyObject *key = PyLong_FromUnsignedLong(it->v.ext.type);
+        if (!key) return NULL;
+        PyObject *entry = PyDict_GetItemWithError(g_ext_by_type, key);
+        Py_DECREF(key);
+        if (entry) {
+            /* The unpacker's exceptions pass through unchanged. */
+            Py_INCREF(entry); /* an unpacker may unregister its own type */
+            PyObject *data = PyBytes_FromStringAndSize((const char *)it->v.ext.ptr, (Py_ssize_t)it->v.ext.len);
+            PyObject *r = data ? PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 0), data) : NULL;
+            Py_XDECREF(data);
+            Py_DECREF(entry);
+            return r;
+        }
+        if (PyErr_Occurred()) return NULL;
+    }
     return PyObject_CallFunction((PyObject *)ExtType, "Iy#", (unsigned)it->v.ext.type, (const char *)it->v.ext.ptr,
                                  (Py_ssize_t)it->v.ext.len);
 }

@@ -275,11 +275,46 @@ static int enc_default(enc_ctx *e, PyObject *o) {
     return enc_converted(e, o, r);
 }
 
+/* An instance of a class given to tersa.register_type: EXT(type, packer(o)).
+ * A packer that raises, or returns no bytes, fails like `default`. */
+NOINLINE static int enc_registered(enc_ctx *e, PyObject *o, PyObject *entry) {
+    long type = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+    Py_INCREF(entry); /* a packer may unregister its own type */
+    PyObject *data = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 1), o);
+    Py_DECREF(entry);
+    if (!data) {
+        PyObject *exc_type, *value, *tb;
+        PyErr_Fetch(&exc_type, &value, &tb);
+        PyErr_NormalizeException(&exc_type, &value, &tb);
+        if (tb) PyException_SetTraceback(value, tb);
+        Py_XDECREF(exc_type);
+        Py_XDECREF(tb);
+        Py_XSETREF(e->err_cause, value);
+        return enc_fail(e, "the packer of extension type %ld raised for %s", type, Py_TYPE(o)->tp_name);
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        int rc = enc_fail(e, "the packer of extension type %ld returned %s, not bytes", type, Py_TYPE(data)->tp_name);
+        Py_DECREF(data);
+        return rc;
+    }
+    int rc = tersa_write_ext(e->w, (uint32_t)type, view.buf, (size_t)view.len) ? 0 : enc_writer_fail(e);
+    PyBuffer_Release(&view);
+    Py_DECREF(data);
+    return rc;
+}
+
 /* Any value but the common scalars, dicts and lists: written, or opened as a
  * frame. */
 static int enc_other_kept(enc_ctx *e, PyObject *o) {
     PyTypeObject *t = Py_TYPE(o);
     uint32_t opt = e->opt;
+    if (UNLIKELY(g_ext_by_class != NULL && PyDict_GET_SIZE(g_ext_by_class) != 0)) {
+        PyObject *entry = PyDict_GetItemWithError(g_ext_by_class, (PyObject *)t);
+        if (entry) return enc_registered(e, o, entry);
+        if (PyErr_Occurred()) return -1;
+    }
     if (t == SymbolType) return enc_symbol(e, o);
     if (t == &PyTuple_Type) return enc_open_seq(e, o, EF_TUPLE, PyTuple_GET_SIZE(o));
     if (PyDateTime_Check(o) && !(opt & OPT_PASSTHROUGH_DATETIME)) {
