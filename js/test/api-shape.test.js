@@ -3,6 +3,7 @@
 // options are checked by name, dictionaries given one way.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as tersa from '../dist/esm/index.js';
 
 const { encode, decode, encodeStream, decodeStream, joinStream, Encoder, Decoder, StreamEncoder, StreamDecoder, Dictionary, Ext, addExtension, removeExtension } = tersa;
@@ -133,4 +134,25 @@ test('Dictionary.fromSamples limits are integers of at least 1, unknown options 
   }
   assert.throws(() => Dictionary.fromSamples(samples, { maxStrings: 1.5 }), TypeError);
   assert.throws(() => Dictionary.fromSamples(samples, { max_strings: 1 }), TypeError);
+});
+
+// The same defect, the same code in every language (SPEC 10): every prefix of
+// the valid vectors gets the reference codec's code and offset, decoded whole
+// and fed byte by byte (Ruby and Python run the same check).
+test('truncated input gets the reference codes and offsets', () => {
+  const oracle = new URL('../../spec/tools/prefix_outcomes.py', import.meta.url).pathname;
+  const lines = execFileSync('python3', [oracle], { maxBuffer: 1 << 28 }).toString().trim().split('\n');
+  assert.ok(lines.length > 5000);
+  const outcome = (run) => {
+    try { run(); return 'ok'; } catch (e) { if (!(e instanceof tersa.DecodeError)) throw e; return `${e.code}@${e.offset}`; }
+  };
+  for (const line of lines) {
+    const c = JSON.parse(line);
+    const data = Buffer.from(c.hex, 'hex');
+    const want = c.code === 'ok' ? 'ok' : `${c.code}@${c.offset}`;
+    assert.equal(outcome(() => (c.stream ? decodeStream(data) : decode(data))), want, c.hex);
+    if (!c.stream) continue;
+    const sd = new StreamDecoder();
+    assert.equal(outcome(() => { for (let i = 0; i < data.length; i++) { sd.feed(data.subarray(i, i + 1)); [...sd]; } sd.end(); }), want, 'fed: ' + c.hex);
+  }
 });

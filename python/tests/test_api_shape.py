@@ -3,11 +3,17 @@ language"): stream encoders hand out each frame, the header once."""
 
 import decimal
 import io
+import json
+import sys
 import uuid
 
 import pytest
 
 import tersa
+from conftest import SPEC
+
+sys.path.insert(0, str(SPEC / "tools"))
+import tersaref as P  # noqa: E402  (the reference codec)
 
 VALUES = [{"id": 1, "name": "a"}, {"id": 2, "name": "b"}, ["x", "x"]]
 
@@ -179,3 +185,37 @@ def test_register_type_checks_and_hooks():
         assert tersa.loads_stream(tersa.dumps_stream([Money(1), Money(2)])) == ["m", "m"]  # streams too
     finally:
         tersa.unregister_type(4202)
+
+
+def _prefixes():
+    for path in sorted((SPEC / "vectors" / "valid").glob("*.json")):
+        for v in json.loads(path.read_text())["vectors"]:
+            data = bytes.fromhex(v["hex"])
+            if v.get("dictionary") or v.get("join") or len(data) > 300:
+                continue
+            for k in range(len(data)):
+                yield bool(v.get("stream")), data[:k]
+
+
+def _outcome(decode, error, data):
+    try:
+        decode(data)
+        return "ok"
+    except error as e:
+        return (e.code, e.offset)
+
+
+def test_truncated_input_gets_the_reference_codes_and_offsets():
+    # The same defect, the same code in every language (SPEC 10): Ruby and
+    # TypeScript run the same check against the same reference codec.
+    n = 0
+    for stream, data in _prefixes():
+        want = _outcome(P.decode_stream if stream else P.decode, P.DecodeError, data)
+        got = _outcome(tersa.loads_stream if stream else tersa.loads, tersa.DecodeError, data)
+        assert got == want, (stream, data.hex())
+        if stream:
+            dec = tersa.Decoder()
+            fed = _outcome(lambda d: (dec.feed(d), list(dec), dec.close()), tersa.DecodeError, data)
+            assert fed == want, ("fed", data.hex())
+        n += 1
+    assert n > 5000

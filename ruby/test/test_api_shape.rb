@@ -2,6 +2,7 @@
 
 require_relative "helper"
 require "stringio"
+require "json"
 
 # The API shape shared with Python and TypeScript (README "The API in each
 # language"): a stream encoder hands out each frame, and the header once.
@@ -104,5 +105,35 @@ class TestApiShape < Minitest::Test
     end
     assert_raises(TypeError) { Tersa::Dictionary.build(samples, max_strings: 1.5) }
     assert_raises(ArgumentError) { Tersa::Dictionary.build(samples, maxStrings: 1) }
+  end
+
+  # The same defect, the same code in every language (SPEC 10): every prefix
+  # of the valid vectors gets the reference codec's code and offset, decoded
+  # whole and fed byte by byte (Python and TypeScript run the same check).
+  def test_truncated_input_gets_the_reference_codes_and_offsets
+    oracle = File.expand_path("../../spec/tools/prefix_outcomes.py", __dir__)
+    lines = IO.popen(["python3", oracle], &:readlines)
+    assert_operator lines.size, :>, 5000
+    lines.each do |line|
+      c = JSON.parse(line)
+      data = [c["hex"]].pack("H*")
+      want = c["code"] == "ok" ? "ok" : [c["code"].to_sym, c["offset"]]
+      assert_equal want, outcome { c["stream"] ? Tersa.load_stream(data) : Tersa.load(data) }, c["hex"]
+      next unless c["stream"]
+
+      dec = Tersa::Decoder.new
+      fed = outcome do
+        data.each_char { |ch| dec.feed(ch).each.to_a }
+        dec.finish
+      end
+      assert_equal want, fed, "fed: #{c['hex']}"
+    end
+  end
+
+  def outcome
+    yield
+    "ok"
+  rescue Tersa::DecodeError => e
+    [e.code, e.offset]
   end
 end
