@@ -151,7 +151,7 @@ test-install-c: deps-c
 # --------------------------------------------------------------------------
 # Ruby gem
 # --------------------------------------------------------------------------
-RUBY_MEMCHECK_TESTS := vectors errors types streams sync dictionary extensions options coder property allocations robustness declared_class well_known
+RUBY_MEMCHECK_TESTS := vectors errors types streams sync dictionary extensions options coder property allocations robustness declared_class well_known api_shape
 
 ruby: deps-ruby
 	cd ruby && rake compile
