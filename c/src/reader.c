@@ -6,7 +6,7 @@
  * report the same error for the same input.
  */
 #include <stdio.h>
-#include "tables.h"
+#include "state.h"
 
 /* ==========================================================================
  * State
@@ -44,18 +44,6 @@ struct tersa_reader {
     size_t total;         /* length of the whole buffer (single-buffer mode) */
     tersa_error err;
 
-    arena mem;
-    str_entry *strs;
-    size_t nstrs, strs_cap;
-    shape *shapes;
-    size_t nshapes, shapes_cap;
-
-    tersa_slot root, key_slot;
-    const uint8_t *last;
-    uint32_t last_len;
-    bool has_last;
-    int64_t last_ts;
-
     rframe *stack;
     size_t depth, stack_cap;
     uint32_t max_depth;
@@ -78,13 +66,7 @@ struct tersa_reader {
     bool frame_synced;    /* the frame begun last is a sync frame */
     size_t joined_at;     /* a joining reader's first sync frame */
 
-    /* The dictionary whose tables stay loaded between buffers: strs[0,
-     * dict_nstrs) and shapes[0, dict_nshapes), slots in dict_slots. Reading
-     * another buffer that names it only resets the slots. */
-    uint64_t dict_serial; /* 0: none loaded */
-    size_t dict_nstrs, dict_nshapes;
-    tersa_slot *dict_slots;
-    size_t dict_slots_n, dict_slots_cap;
+    tersa_state st;       /* tables, slots, registers, the loaded dictionary */
 };
 
 /* ==========================================================================
@@ -111,7 +93,7 @@ tersa_reader *tersa_reader_new(const tersa_alloc *alloc) {
     r->max_depth = TERSA_DEFAULT_MAX_DEPTH;
     r->joined_at = SIZE_MAX;
     r->seed = tersa_seed();
-    tersa_arena_init(&r->mem, alloc);
+    tersa_state_init(&r->st, alloc);
     return r;
 }
 
@@ -121,11 +103,8 @@ void tersa_reader_free(tersa_reader *r) {
     if (!r) return;
     const tersa_alloc *a = r->alloc;
     pop_all(r);
-    tersa_arena_free(&r->mem);
-    mem_free(a, r->strs, r->strs_cap * sizeof(str_entry));
-    mem_free(a, r->shapes, r->shapes_cap * sizeof(shape));
+    tersa_state_free(&r->st);
     mem_free(a, r->stack, r->stack_cap * sizeof(rframe));
-    mem_free(a, r->dict_slots, r->dict_slots_cap * sizeof(tersa_slot));
     mem_free(a, r, sizeof(*r));
 }
 
@@ -135,87 +114,33 @@ const tersa_error *tersa_reader_error(const tersa_reader *r) { return &r->err; }
 
 size_t tersa_reader_offset(const tersa_reader *r) { return r->base + r->pos; }
 
+/* Static, so that the string paths that call it keep their registers across
+ * the call (the compiler sees what it clobbers). */
 TERSA_NOINLINE static bool grow_strings(tersa_reader *r) {
-    if (!tersa_grow_array(r->alloc, (void **)&r->strs, &r->strs_cap, r->nstrs + 1, sizeof(str_entry)))
-        return fail_at(r, TERSA_ERR_NOMEM, r->pos, "out of memory");
-    return true;
+    if (tersa_state_grow_strings(&r->st)) return true;
+    return fail_at(r, TERSA_ERR_NOMEM, r->pos, "out of memory");
 }
 
+/* A decoded string enters the table (SPEC 4.1). */
 TERSA_INLINE bool add_string(tersa_reader *r, const uint8_t *p, size_t n, bool ascii) {
-    if (TERSA_UNLIKELY(r->nstrs >= TERSA_MAX_STRINGS)) return true;
-    if (TERSA_UNLIKELY(r->nstrs == r->strs_cap) && !grow_strings(r)) return false;
-    str_entry *e = &r->strs[r->nstrs++];
-    e->ptr = p;
-    e->len = n;
-    e->hash = 0;
-    e->ascii = ascii;
+    if (TERSA_UNLIKELY(r->st.nstrs == r->st.strs_cap) && r->st.nstrs < TERSA_MAX_STRINGS && !grow_strings(r))
+        return false;
+    tersa_state_append_string(&r->st, p, n, 0, ascii);
     return true;
 }
 
-/* Append a shape (if the table has room) with fresh slots; *index is its
- * table index or TERSA_NO_INDEX. */
-static bool add_shape(tersa_reader *r, const tersa_key *keys, const uint32_t *key_strings, size_t n, tersa_slot **slots,
-                      uint32_t *index) {
-    tersa_slot *s = (tersa_slot *)tersa_arena_alloc(&r->mem, n ? n * sizeof(tersa_slot) : 1);
-    if (!s) return fail_at(r, TERSA_ERR_NOMEM, r->pos, "out of memory");
-    if (n) memset(s, 0, n * sizeof(tersa_slot));
-    *slots = s;
-    *index = TERSA_NO_INDEX;
-    if (r->nshapes >= TERSA_MAX_SHAPES) return true;
-    if (!tersa_grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, r->nshapes + 1, sizeof(shape)))
-        return fail_at(r, TERSA_ERR_NOMEM, r->pos, "out of memory");
-    r->shapes[r->nshapes].keys = keys;
-    r->shapes[r->nshapes].key_strings = key_strings;
-    r->shapes[r->nshapes].slots = s;
-    r->shapes[r->nshapes].nkeys = n;
-    *index = (uint32_t)r->nshapes++;
-    return true;
-}
-
+/* Forget the last buffer: its tables (and the loaded dictionary, which the
+ * next header names again or not), its error and its open containers. */
 static void reset_state(tersa_reader *r) {
     pop_all(r);
-    tersa_arena_reset(&r->mem);
+    tersa_state_reset(&r->st, false);
     r->err.code = TERSA_OK;
     r->err.offset = 0;
     r->err.message = NULL;
-    r->nstrs = 0;
-    r->nshapes = 0;
-    memset(&r->root, 0, sizeof(r->root));
-    memset(&r->key_slot, 0, sizeof(r->key_slot));
-    r->has_last = false;
-    r->last_ts = 0;
     r->depth = 0;
     r->top_read = false;
     r->in_frame = false;
     r->base = 0;
-}
-
-/* Load a dictionary's strings and shapes as the first table entries, to
- * stay there for every buffer that names it. */
-static bool load_dictionary(tersa_reader *r, const tersa_dict *dict) {
-    r->dict_serial = 0;
-    r->nstrs = r->nshapes = 0;
-    size_t ns = dict->nshapes, nslots = dict->shape_offsets[ns];
-    if (!tersa_grow_array(r->alloc, (void **)&r->shapes, &r->shapes_cap, ns, sizeof(shape)) ||
-        !tersa_grow_array(r->alloc, (void **)&r->dict_slots, &r->dict_slots_cap, nslots, sizeof(tersa_slot)))
-        FAIL(TERSA_ERR_NOMEM, 3, "out of memory");
-    for (size_t i = 0; i < dict->nstrings; i++) {
-        bool ascii;
-        tersa_utf8_valid((const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, &ascii);
-        if (!add_string(r, (const uint8_t *)dict->strings[i].ptr, dict->strings[i].len, ascii)) return false;
-    }
-    for (size_t i = 0; i < ns; i++) {
-        size_t off = dict->shape_offsets[i];
-        r->shapes[i].keys = dict->shape_keys + off;
-        r->shapes[i].key_strings = NULL;
-        r->shapes[i].slots = r->dict_slots + off;
-        r->shapes[i].nkeys = dict->shape_offsets[i + 1] - off;
-    }
-    r->dict_slots_n = nslots;
-    r->dict_nstrs = r->nstrs;
-    r->dict_nshapes = ns;
-    r->dict_serial = dict->serial;
-    return true;
 }
 
 /* The VF byte at `at` and the dictionary id after it (a stream header's or a
@@ -249,11 +174,9 @@ static bool take_header_fields(tersa_reader *r, size_t at, bool stream, uint64_t
         }
         r->pos += 8;
         r->stream_dict_id = id;
-        if (loaded == dict->serial) r->dict_serial = loaded;
-        else if (!load_dictionary(r, dict)) return false;
-        r->nstrs = r->dict_nstrs;
-        r->nshapes = r->dict_nshapes;
-        if (r->dict_slots_n) memset(r->dict_slots, 0, r->dict_slots_n * sizeof(tersa_slot));
+        if (loaded == dict->serial) r->st.dict_serial = loaded;
+        else if (!tersa_state_load_dictionary(&r->st, dict)) FAIL(TERSA_ERR_NOMEM, 3, "out of memory");
+        tersa_state_reset(&r->st, true);
     }
     r->have_header = true;
     return true;
@@ -261,6 +184,8 @@ static bool take_header_fields(tersa_reader *r, size_t at, bool stream, uint64_t
 
 bool tersa_reader_start(tersa_reader *r, const void *data, size_t len, const tersa_dict *const *dicts,
                        size_t ndicts, uint32_t flags) {
+    /* Unless this buffer names the loaded dictionary, its entries will be overwritten. */
+    uint64_t loaded = r->st.dict_serial;
     reset_state(r);
     r->data = (const uint8_t *)data;
     r->pos = 0;
@@ -275,12 +200,9 @@ bool tersa_reader_start(tersa_reader *r, const void *data, size_t len, const ter
     r->seen_frame = false;
     r->frame_synced = false;
     r->joined_at = SIZE_MAX;
-    /* Unless this buffer names the loaded dictionary, its entries will be overwritten. */
-    uint64_t loaded = r->dict_serial;
-    r->dict_serial = 0;
     if (flags & (TERSA_READ_NO_HEADER | TERSA_READ_JOIN)) {
         /* A joining reader keeps the loaded dictionary's serial for its first sync frame. */
-        if (flags & TERSA_READ_JOIN) r->dict_serial = loaded;
+        if (flags & TERSA_READ_JOIN) r->st.dict_serial = loaded;
         r->started = true;
         return true;
     }
@@ -387,13 +309,6 @@ TERSA_INLINE bool is_string_tag(uint8_t t) {
            t == TAG_REF24 || t == TAG_PFX_LONG || t == TAG_TS_STR || t == TAG_TS_Z0 || t == TAG_TS_Z3;
 }
 
-TERSA_INLINE void note_string(tersa_reader *r, tersa_slot *slot, const uint8_t *s, size_t n) {
-    slot_set_str(slot, s, n);
-    r->last = s;
-    r->last_len = slot->str_len;
-    r->has_last = true;
-}
-
 static bool ts_seconds(tersa_reader *r, size_t at, int64_t *out) {
     uint64_t z;
     if (!read_varint(r, at, &z)) return false;
@@ -401,9 +316,9 @@ static bool ts_seconds(tersa_reader *r, size_t at, int64_t *out) {
     /* The register is within the range, so an out-of-range delta cannot wrap. */
     if (d < TERSA_MIN_SECONDS - TERSA_MAX_SECONDS || d > TERSA_MAX_SECONDS - TERSA_MIN_SECONDS)
         FAIL(TERSA_ERR_INVALID_VALUE, at, "timestamp out of range");
-    int64_t s = r->last_ts + d;
+    int64_t s = r->st.last_ts + d;
     if (s < TERSA_MIN_SECONDS || s > TERSA_MAX_SECONDS) FAIL(TERSA_ERR_INVALID_VALUE, at, "timestamp out of range");
-    r->last_ts = s;
+    r->st.last_ts = s;
     *out = s;
     return true;
 }
@@ -445,7 +360,7 @@ static bool read_ts_string(tersa_reader *r, uint8_t t, size_t at, const uint8_t 
     if ((ts.variant & TSV_NUMERIC_OFFSET) && !read_offset(r, at, &ts.offset)) return false;
     if ((ts.variant & TSV_DATE_ONLY) && ts.seconds % 86400 != 0)
         FAIL(TERSA_ERR_INVALID_VALUE, at, "date is not at midnight");
-    uint8_t *buf = (uint8_t *)tersa_arena_alloc(&r->mem, 40);
+    uint8_t *buf = (uint8_t *)tersa_arena_alloc(&r->st.mem, 40);
     if (!buf) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
     size_t n = tersa_ts_render(&ts, buf);
     if (!n) FAIL(TERSA_ERR_INVALID_VALUE, at, "local time outside years 0001-9999");
@@ -477,9 +392,9 @@ static bool read_string(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot,
                               ((size_t)r->data[r->pos + 2] << 16));
             r->pos += 3;
         }
-        if (TERSA_UNLIKELY(i >= r->nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
-        const str_entry *e = &r->strs[i];
-        note_string(r, slot, e->ptr, e->len);
+        if (TERSA_UNLIKELY(i >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
+        const str_entry *e = &r->st.strs[i];
+        tersa_state_note_string(&r->st, slot, e->ptr, e->len);
         item->v.str.ptr = (const char *)e->ptr;
         item->v.str.len = e->len;
         item->v.str.index = (uint32_t)i;
@@ -500,7 +415,7 @@ static bool read_string(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot,
         else if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii)))
             FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
         if (r->copy_strings) {
-            s = (const uint8_t *)tersa_arena_copy(&r->mem, s, n);
+            s = (const uint8_t *)tersa_arena_copy(&r->st.mem, s, n);
             if (!s) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
         }
     } else if ((t >= TAG_PFX0 && t < TAG_DEC0) || t == TAG_PFX_LONG) {
@@ -515,9 +430,9 @@ static bool read_string(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot,
         size_t base_len;
         bool have;
         if (pb & 0x80) {
-            have = r->has_last;
-            base = r->last;
-            base_len = r->last_len;
+            have = r->st.has_last;
+            base = r->st.last;
+            base_len = r->st.last_len;
         } else {
             have = slot->has_str;
             base = slot->str;
@@ -527,7 +442,7 @@ static bool read_string(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot,
         if (!have || L == 0 || L > base_len || (L < base_len && (base[L] & 0xC0) == 0x80))
             FAIL(TERSA_ERR_BAD_REFERENCE, at, "prefix does not fit its base string");
         if (!need(r, n, at)) return false;
-        uint8_t *buf = (uint8_t *)tersa_arena_alloc(&r->mem, L + n);
+        uint8_t *buf = (uint8_t *)tersa_arena_alloc(&r->st.mem, L + n);
         if (!buf) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
         memcpy(buf, base, L);
         if (n) memcpy(buf + L, r->data + r->pos, n);
@@ -540,11 +455,11 @@ static bool read_string(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot,
         ascii = true;
     }
     uint32_t index = TERSA_NO_INDEX;
-    if (n >= MIN_TABLE_LEN && r->nstrs < TERSA_MAX_STRINGS) {
-        index = (uint32_t)r->nstrs;
+    if (n >= MIN_TABLE_LEN && r->st.nstrs < TERSA_MAX_STRINGS) {
+        index = (uint32_t)r->st.nstrs;
         if (!add_string(r, s, n, ascii)) return false;
     }
-    note_string(r, slot, s, n);
+    tersa_state_note_string(&r->st, slot, s, n);
     item->v.str.ptr = (const char *)s;
     item->v.str.len = n;
     item->v.str.index = index;
@@ -606,8 +521,8 @@ TERSA_INLINE bool check_depth(tersa_reader *r, size_t at) {
  * a one-byte reference can repeat a long string as a key at every map, and
  * hashing it anew each time would make small inputs cost quadratic time. */
 static uint64_t string_hash(tersa_reader *r, const char *ptr, size_t len, uint32_t index) {
-    if (index == TERSA_NO_INDEX || index >= r->nstrs) return hash_bytes(ptr, len, r->seed) | 1;
-    str_entry *e = &r->strs[index];
+    if (index == TERSA_NO_INDEX || index >= r->st.nstrs) return hash_bytes(ptr, len, r->seed) | 1;
+    str_entry *e = &r->st.strs[index];
     if (!e->hash) e->hash = hash_bytes(e->ptr, e->len, r->seed) | 1;
     return e->hash;
 }
@@ -646,18 +561,18 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
         n = (size_t)(t - TAG_MAPDEF0);
     }
     if (n > (r->end - r->pos) / 2) FAIL(TERSA_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
-    tersa_key *keys = (tersa_key *)tersa_arena_alloc(&r->mem, n ? n * sizeof(tersa_key) : 1);
-    uint32_t *key_strings = (uint32_t *)tersa_arena_alloc(&r->mem, n ? n * sizeof(uint32_t) : 1);
+    tersa_key *keys = (tersa_key *)tersa_arena_alloc(&r->st.mem, n ? n * sizeof(tersa_key) : 1);
+    uint32_t *key_strings = (uint32_t *)tersa_arena_alloc(&r->st.mem, n ? n * sizeof(uint32_t) : 1);
     if (!keys || !key_strings) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
     uint64_t *hashes = NULL;
     uint32_t *set = NULL;
     size_t set_cap = 0;
     if (n > 16) {
-        hashes = (uint64_t *)tersa_arena_alloc(&r->mem, n * sizeof(uint64_t));
+        hashes = (uint64_t *)tersa_arena_alloc(&r->st.mem, n * sizeof(uint64_t));
         if (!hashes) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
         set_cap = 32;
         while (set_cap < 2 * n) set_cap *= 2;
-        set = (uint32_t *)tersa_arena_alloc(&r->mem, set_cap * sizeof(uint32_t));
+        set = (uint32_t *)tersa_arena_alloc(&r->st.mem, set_cap * sizeof(uint32_t));
         if (!set) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
         memset(set, 0, set_cap * sizeof(uint32_t));
     }
@@ -668,12 +583,12 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
         tersa_item k;
         if (symbol) {
             r->pos++;
-            if (!read_required_string(r, &r->key_slot, &k)) return false;
+            if (!read_required_string(r, &r->st.key_slot, &k)) return false;
         } else {
             uint8_t kt = r->data[kat];
             if (!is_string_tag(kt)) FAIL(TERSA_ERR_EXPECTED_STRING, kat, "a map key must be a string or symbol");
             r->pos++;
-            if (!read_string(r, kt, kat, &r->key_slot, &k)) return false;
+            if (!read_string(r, kt, kat, &r->st.key_slot, &k)) return false;
         }
         keys[i].ptr = k.v.str.ptr;
         keys[i].len = k.v.str.len;
@@ -687,7 +602,8 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
     }
     tersa_slot *slots = NULL;
     uint32_t index;
-    if (!add_shape(r, keys, key_strings, n, &slots, &index)) return false;
+    if (!tersa_state_add_shape(&r->st, keys, key_strings, n, 0, &slots, &index))
+        return fail_at(r, TERSA_ERR_NOMEM, r->pos, "out of memory");
     item->type = TERSA_MAP;
     item->flags = TERSA_ITEM_NEW_SHAPE;
     item->v.map.count = n;
@@ -699,8 +615,8 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
 
 /* A shape reference to index i (tag and index bytes consumed). */
 static bool read_shape_ref(tersa_reader *r, size_t i, size_t at, tersa_item *item) {
-    if (TERSA_UNLIKELY(i >= r->nshapes)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "shape reference beyond the table");
-    const shape *sh = &r->shapes[i];
+    if (TERSA_UNLIKELY(i >= r->st.nshapes)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "shape reference beyond the table");
+    const shape *sh = &r->st.shapes[i];
     if (sh->nkeys > r->end - r->pos) FAIL(TERSA_ERR_LENGTH_EXCEEDS_INPUT, at, "shape has more values than bytes remain");
     item->type = TERSA_MAP;
     item->v.map.count = sh->nkeys;
@@ -824,7 +740,7 @@ TERSA_INLINE tersa_slot *claim_slot(tersa_reader *r, size_t *parent) {
     *parent = SIZE_MAX;
     if (r->top_read) return NULL;
     r->top_read = true;
-    return &r->root;
+    return &r->st.root;
 }
 
 /* Every item but the commonest few (tersa_read handles those inline). */
@@ -980,7 +896,7 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
                 if (!negative || u <= (1ull << 63)) FAIL(TERSA_ERR_INVALID_VALUE, at, "big integer fits a native form");
             }
             if (r->copy_strings) {
-                mag = (const uint8_t *)tersa_arena_copy(&r->mem, mag, n);
+                mag = (const uint8_t *)tersa_arena_copy(&r->st.mem, mag, n);
                 if (!mag) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
             }
             item->type = TERSA_BIGINT;
@@ -1038,7 +954,7 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
             const uint8_t *p = r->data + r->pos;
             r->pos += n;
             if (r->copy_strings) {
-                p = (const uint8_t *)tersa_arena_copy(&r->mem, p, n);
+                p = (const uint8_t *)tersa_arena_copy(&r->st.mem, p, n);
                 if (!p) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
             }
             item->type = TERSA_BINARY;
@@ -1059,7 +975,7 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
             }
             r->pos += n;
             if (r->copy_strings) {
-                p = (const uint8_t *)tersa_arena_copy(&r->mem, p, n);
+                p = (const uint8_t *)tersa_arena_copy(&r->st.mem, p, n);
                 if (!p) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
             }
             item->type = TERSA_EXT;
@@ -1125,9 +1041,9 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
     item->flags = 0;
     /* The commonest items inline: short references, short strings, small ints. */
     if (t < TAG_STR0) {
-        if (TERSA_UNLIKELY(t >= r->nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
-        const str_entry *e = &r->strs[t];
-        note_string(r, slot, e->ptr, e->len);
+        if (TERSA_UNLIKELY(t >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
+        const str_entry *e = &r->st.strs[t];
+        tersa_state_note_string(&r->st, slot, e->ptr, e->len);
         item->type = TERSA_STRING;
         item->v.str.ptr = (const char *)e->ptr;
         item->v.str.len = e->len;
@@ -1144,11 +1060,11 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
         else if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii)))
             FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
         uint32_t index = TERSA_NO_INDEX;
-        if (n >= MIN_TABLE_LEN && TERSA_LIKELY(r->nstrs < TERSA_MAX_STRINGS)) {
-            index = (uint32_t)r->nstrs;
+        if (n >= MIN_TABLE_LEN && TERSA_LIKELY(r->st.nstrs < TERSA_MAX_STRINGS)) {
+            index = (uint32_t)r->st.nstrs;
             if (!add_string(r, s, n, ascii)) return false;
         }
-        note_string(r, slot, s, n);
+        tersa_state_note_string(&r->st, slot, s, n);
         item->type = TERSA_STRING;
         item->v.str.ptr = (const char *)s;
         item->v.str.len = n;
@@ -1212,23 +1128,13 @@ bool tersa_reader_finish(tersa_reader *r) {
 /* The state at a sync frame: as at the start of the buffer (SPEC 2.3). What
  * the arena holds (copied strings, shape keys, slots) belongs to the tables
  * being dropped, so it goes too: a long stream with sync frames stays bounded. */
-static void reset_tables(tersa_reader *r) {
-    tersa_arena_reset(&r->mem);
-    bool dict = r->dict_serial != 0;
-    r->nstrs = dict ? r->dict_nstrs : 0;
-    r->nshapes = dict ? r->dict_nshapes : 0;
-    if (dict && r->dict_slots_n) memset(r->dict_slots, 0, r->dict_slots_n * sizeof(tersa_slot));
-    memset(&r->root, 0, sizeof(r->root));
-    memset(&r->key_slot, 0, sizeof(r->key_slot));
-    r->has_last = false;
-    r->last_ts = 0;
-}
+static void reset_tables(tersa_reader *r) { tersa_state_reset(&r->st, true); }
 
 /* The fields of a sync frame whose SYNC byte is at `at`, then the reset. */
 static bool take_sync(tersa_reader *r, size_t at) {
     if (!r->have_header) {
-        uint64_t loaded = r->dict_serial;
-        r->dict_serial = 0;
+        uint64_t loaded = r->st.dict_serial;
+        r->st.dict_serial = 0;
         if (!take_header_fields(r, at + 1, true, loaded)) return false;
     } else {
         if (at + 1 >= r->end) FAIL(TERSA_ERR_TRUNCATED, at + 1, "input ends inside the sync frame");

@@ -2,7 +2,7 @@
  * writer.c - the streaming writer: canonical encoding (SPEC section 7).
  */
 #include "keys.h"
-#include "tables.h"
+#include "state.h"
 
 /* ==========================================================================
  * State
@@ -21,14 +21,6 @@ typedef struct wframe {
     tersa_kid_map kids; /* GENERIC: the identities of its keys */
 } wframe;
 
-/* A string-table entry: stable bytes (arena or dictionary), and their hash,
- * so that growing the index never reads the strings again. */
-typedef struct wstr {
-    const uint8_t *ptr;
-    size_t len;
-    uint64_t hash;
-} wstr;
-
 /* Index slots: 16 bits of the hash, 16 bits of generation, 32 bits of
  * position + 1. A slot of another generation is empty, so starting a new
  * buffer clears nothing (only when the generation wraps), except that the
@@ -45,21 +37,14 @@ struct tersa_writer {
     size_t len, cap;
     tersa_error err;
 
-    arena mem;            /* string copies, shape keys, slots */
-    wstr *strs;          /* the string table, in index order */
-    size_t nstrs, strs_cap;
+    /* Tables, slots, registers and the loaded dictionary. Each string-table
+     * entry keeps its hash, so that growing the index never reads the
+     * strings again. */
+    tersa_state st;
     uint64_t *sidx;      /* open addressing over the string table (see SIDX_*) */
     size_t sidx_cap, sidx_used;
     uint64_t sidx_gen;   /* current generation, in place (<< SIDX_GEN_SHIFT) */
-    shape *shapes;
-    size_t nshapes, shapes_cap;
     hash_index shape_index;
-
-    tersa_slot root, key_slot;
-    const uint8_t *last;
-    uint32_t last_len;
-    bool has_last;
-    int64_t last_ts;
 
     wframe *stack;
     size_t depth, stack_cap;
@@ -86,16 +71,11 @@ struct tersa_writer {
     bool started;
     bool in_frame;
     size_t top_values;   /* top-level values written (single) or in the open frame */
-    /* The dictionary whose tables stay loaded between buffers: its strings
-     * are strs[0, dict_nstrs) with index slots stamped SIDX_DICT_GEN, its
-     * shapes shapes[0, dict_nshapes) with slots in dict_slots. Starting
-     * another buffer with it only resets registers. */
-    uint64_t dict_serial;            /* 0: none loaded */
-    size_t dict_nstrs, dict_nshapes;
-    uint64_t *dict_shape_hashes;     /* hash of each dictionary shape's keys */
+    /* The loaded dictionary (st.dict_*): its strings carry index slots
+     * stamped SIDX_DICT_GEN, and its shapes' hashes are kept here to index
+     * them again at each buffer. */
+    uint64_t *dict_shape_hashes;
     size_t dict_shape_hashes_cap;
-    tersa_slot *dict_slots;           /* the dictionary shapes' slots, end to end */
-    size_t dict_slots_n, dict_slots_cap;
     size_t frame_start;
     const tersa_dict *dict;
     /* Sync frames (SPEC 2.3): the options, and the counts they are measured by. */
@@ -160,7 +140,7 @@ tersa_writer *tersa_writer_new(const tersa_alloc *alloc) {
     w->alloc = alloc;
     w->max_depth = TERSA_DEFAULT_MAX_DEPTH;
     w->seed = tersa_seed();
-    tersa_arena_init(&w->mem, alloc);
+    tersa_state_init(&w->st, alloc);
     tersa_kid_init(&w->kids, alloc);
     return w;
 }
@@ -173,14 +153,11 @@ void tersa_writer_free(tersa_writer *w) {
     release_frames(w);
     tersa_kid_free(&w->kids);
     mem_free(a, w->buf, w->cap);
-    tersa_arena_free(&w->mem);
-    mem_free(a, w->strs, w->strs_cap * sizeof(wstr));
+    tersa_state_free(&w->st);
     mem_free(a, w->sidx, w->sidx_cap * sizeof(uint64_t));
-    mem_free(a, w->shapes, w->shapes_cap * sizeof(shape));
     tersa_hash_index_free(a, &w->shape_index);
     mem_free(a, w->stack, w->stack_cap * sizeof(wframe));
     mem_free(a, w->dict_shape_hashes, w->dict_shape_hashes_cap * sizeof(uint64_t));
-    mem_free(a, w->dict_slots, w->dict_slots_cap * sizeof(tersa_slot));
     mem_free(a, w, sizeof(*w));
 }
 
@@ -201,8 +178,7 @@ bool tersa_writer_complete(const tersa_writer *w) {
 
 /* Room for one more string: an entry and an index slot at load <= 1/2. */
 TERSA_NOINLINE static bool grow_strings(tersa_writer *w) {
-    if (w->nstrs == w->strs_cap &&
-        !tersa_grow_array(w->alloc, (void **)&w->strs, &w->strs_cap, w->nstrs + 1, sizeof(wstr)))
+    if (w->st.nstrs == w->st.strs_cap && !tersa_state_grow_strings(&w->st))
         return fail(w, TERSA_ERR_NOMEM, "out of memory");
     if ((w->sidx_used + 1) * 2 > w->sidx_cap) {
         size_t cap = w->sidx_cap ? w->sidx_cap * 2 : 256;
@@ -218,7 +194,7 @@ TERSA_NOINLINE static bool grow_strings(tersa_writer *w) {
                 uint64_t slot = w->sidx[j];
                 if ((slot & SIDX_GEN_MASK) != gen) continue;
                 /* The slot keeps only the hash's high bits; the entry has all of it. */
-                const wstr *e = &w->strs[(uint32_t)slot - 1];
+                const str_entry *e = &w->st.strs[(uint32_t)slot - 1];
                 size_t i = (size_t)e->hash & (cap - 1);
                 while (ix[i]) i = (i + 1) & (cap - 1);
                 ix[i] = slot;
@@ -232,7 +208,7 @@ TERSA_NOINLINE static bool grow_strings(tersa_writer *w) {
 }
 
 TERSA_INLINE bool strings_have_room(tersa_writer *w) {
-    return TERSA_LIKELY(w->nstrs < w->strs_cap && (w->sidx_used + 1) * 2 <= w->sidx_cap) || grow_strings(w);
+    return TERSA_LIKELY(w->st.nstrs < w->st.strs_cap && (w->sidx_used + 1) * 2 <= w->sidx_cap) || grow_strings(w);
 }
 
 /* Find `p` in the string table: its position, or TERSA_NO_INDEX with *empty
@@ -245,7 +221,7 @@ TERSA_INLINE uint32_t str_find(const tersa_writer *w, const uint8_t *p, size_t n
         if (gen != w->sidx_gen && gen != SIDX_DICT_GEN) break;
         if (((slot ^ h) & SIDX_HASH) == 0) {
             uint32_t pos = (uint32_t)slot - 1;
-            const wstr *e = &w->strs[pos];
+            const str_entry *e = &w->st.strs[pos];
             if (e->len == n && bytes_equal(e->ptr, p, n)) return pos;
         }
         i = (i + 1) & mask;
@@ -256,32 +232,21 @@ TERSA_INLINE uint32_t str_find(const tersa_writer *w, const uint8_t *p, size_t n
 
 /* Append an entry; `slot` (if not NULL) is where the index gets it. */
 TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
-    if (TERSA_UNLIKELY(w->nstrs >= TERSA_MAX_STRINGS)) return;
+    if (TERSA_UNLIKELY(w->st.nstrs >= TERSA_MAX_STRINGS)) return;
     if (slot) {
-        *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(w->nstrs + 1);
+        *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(w->st.nstrs + 1);
         w->sidx_used++;
     }
-    w->strs[w->nstrs].ptr = p;
-    w->strs[w->nstrs].len = n;
-    w->strs[w->nstrs].hash = h;
-    w->nstrs++;
+    tersa_state_append_string(&w->st, p, n, h, false);
 }
 
+/* A new shape, with its slots, entered in the shape index too. */
 static bool add_shape(tersa_writer *w, const tersa_key *keys, size_t n, uint64_t h, tersa_slot **slots) {
-    tersa_slot *s = (tersa_slot *)tersa_arena_alloc(&w->mem, n ? n * sizeof(tersa_slot) : 1);
-    if (!s) return fail(w, TERSA_ERR_NOMEM, "out of memory");
-    if (n) memset(s, 0, n * sizeof(tersa_slot));
-    *slots = s;
-    if (w->nshapes >= TERSA_MAX_SHAPES) return true; /* a full table gives fresh slots only */
-    if (!tersa_grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, w->nshapes + 1, sizeof(shape)) ||
-        !tersa_hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1))
+    uint32_t index;
+    if (!tersa_hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1) ||
+        !tersa_state_add_shape(&w->st, keys, NULL, n, h, slots, &index))
         return fail(w, TERSA_ERR_NOMEM, "out of memory");
-    tersa_hash_index_put(&w->shape_index, h, (uint32_t)w->nshapes);
-    w->shapes[w->nshapes].keys = keys;
-    w->shapes[w->nshapes].slots = s;
-    w->shapes[w->nshapes].nkeys = n;
-    w->shapes[w->nshapes].hash = h;
-    w->nshapes++;
+    if (index != TERSA_NO_INDEX) tersa_hash_index_put(&w->shape_index, h, index);
     return true;
 }
 
@@ -297,8 +262,8 @@ static void clear_shape_index(tersa_writer *w) {
         return;
     }
     size_t mask = ix->cap - 1;
-    for (size_t s = 0; s < w->nshapes; s++) {
-        size_t i = (size_t)w->shapes[s].hash & mask;
+    for (size_t s = 0; s < w->st.nshapes; s++) {
+        size_t i = (size_t)w->st.shapes[s].hash & mask;
         while (ix->positions[i] != s + 1) i = (i + 1) & mask;
         ix->positions[i] = 0;
     }
@@ -308,55 +273,46 @@ static void clear_shape_index(tersa_writer *w) {
 /* Forget every index slot (a loaded dictionary's too). */
 static void clear_string_index(tersa_writer *w) {
     if (w->sidx_cap) memset(w->sidx, 0, w->sidx_cap * sizeof(uint64_t));
-    w->dict_serial = 0;
+    w->st.dict_serial = 0;
 }
 
-/* Load a dictionary's strings and shapes as the first entries of the tables,
- * to stay there for every buffer started with it. */
+/* Load a dictionary into the tables (tersa_state_load_dictionary), then
+ * index its strings, which are distinct: each gets a slot of the dictionary's
+ * generation, and its shapes' hashes. */
 static bool load_dictionary(tersa_writer *w, const tersa_dict *dict) {
+    bool ok = tersa_state_load_dictionary(&w->st, dict) &&
+              tersa_grow_array(w->alloc, (void **)&w->dict_shape_hashes, &w->dict_shape_hashes_cap, dict->nshapes,
+                               sizeof(uint64_t));
     uint64_t gen = w->sidx_gen;
     w->sidx_gen = SIDX_DICT_GEN;
-    bool ok = true;
-    for (size_t i = 0; ok && i < dict->nstrings; i++) {
-        const tersa_key *k = &dict->strings[i];
-        uint64_t h = hash_bytes(k->ptr, k->len, w->seed), *slot = NULL;
-        ok = strings_have_room(w);
-        /* Dictionary strings are distinct: each one gets an index slot. */
-        if (ok) {
-            str_find(w, (const uint8_t *)k->ptr, k->len, h, &slot);
-            add_string_entry(w, (const uint8_t *)k->ptr, k->len, h, slot);
-        }
+    w->sidx_used = 0;
+    for (size_t i = 0; ok && i < w->st.nstrs; i++) {
+        ok = strings_have_room(w); /* may move the table */
+        if (!ok) break;
+        str_entry *e = &w->st.strs[i];
+        e->hash = hash_bytes(e->ptr, e->len, w->seed);
+        uint64_t *slot = NULL;
+        str_find(w, e->ptr, e->len, e->hash, &slot);
+        *slot = (e->hash & SIDX_HASH) | SIDX_DICT_GEN | (uint64_t)(i + 1);
+        w->sidx_used++;
     }
     w->sidx_gen = gen;
-    size_t ns = dict->nshapes, nslots = dict->shape_offsets[ns];
-    ok = ok && tersa_grow_array(w->alloc, (void **)&w->shapes, &w->shapes_cap, ns, sizeof(shape)) &&
-         tersa_grow_array(w->alloc, (void **)&w->dict_shape_hashes, &w->dict_shape_hashes_cap, ns, sizeof(uint64_t)) &&
-         tersa_grow_array(w->alloc, (void **)&w->dict_slots, &w->dict_slots_cap, nslots, sizeof(tersa_slot));
     if (!ok) {
         clear_string_index(w);
-        w->nstrs = w->sidx_used = 0;
+        tersa_state_reset(&w->st, false);
+        w->sidx_used = 0;
         return fail(w, TERSA_ERR_NOMEM, "out of memory");
     }
-    for (size_t i = 0; i < ns; i++) {
-        const tersa_key *keys = dict->shape_keys + dict->shape_offsets[i];
-        size_t n = dict->shape_offsets[i + 1] - dict->shape_offsets[i];
-        w->shapes[i].keys = keys;
-        w->shapes[i].slots = w->dict_slots + dict->shape_offsets[i];
-        w->shapes[i].nkeys = n;
-        w->dict_shape_hashes[i] = hash_keys(keys, n, w->seed);
-        w->shapes[i].hash = w->dict_shape_hashes[i];
+    for (size_t i = 0; i < w->st.nshapes; i++) {
+        shape *s = &w->st.shapes[i];
+        s->hash = w->dict_shape_hashes[i] = hash_keys(s->keys, s->nkeys, w->seed);
     }
-    w->dict_slots_n = nslots;
-    w->dict_nstrs = w->nstrs;
-    w->dict_nshapes = ns;
-    w->dict_serial = dict->serial;
     return true;
 }
 
 /* Tables, slots and registers as at the start of a buffer (SPEC 4): at
  * tersa_writer_start and at every sync frame. */
 static bool reset_state(tersa_writer *w, const tersa_dict *dict) {
-    tersa_arena_reset(&w->mem);
     w->sidx_gen = (w->sidx_gen + (1ull << SIDX_GEN_SHIFT)) & SIDX_GEN_MASK;
     if (w->sidx_gen == 0 || w->sidx_gen == SIDX_DICT_GEN) {
         /* Generation 0 is what fresh memory holds, the last one marks the
@@ -364,24 +320,18 @@ static bool reset_state(tersa_writer *w, const tersa_dict *dict) {
         clear_string_index(w);
         w->sidx_gen = 1ull << SIDX_GEN_SHIFT;
     }
-    bool keep = dict && w->dict_serial == dict->serial;
-    if (!keep && w->dict_serial) clear_string_index(w); /* another dictionary's entries */
-    w->nstrs = w->sidx_used = keep ? w->dict_nstrs : 0;
+    bool keep = dict && w->st.dict_serial == dict->serial;
+    if (!keep && w->st.dict_serial) clear_string_index(w); /* another dictionary's entries */
     clear_shape_index(w);
-    w->nshapes = 0;
-    memset(&w->root, 0, sizeof(w->root));
-    memset(&w->key_slot, 0, sizeof(w->key_slot));
-    w->has_last = false;
-    w->last_ts = 0;
+    tersa_state_reset(&w->st, keep);
+    w->sidx_used = w->st.nstrs;
     w->last_shape = TERSA_NO_INDEX;
     if (dict) {
         if (!keep && !load_dictionary(w, dict)) return false;
-        /* The dictionary's shapes: indexed again, with empty registers. */
-        if (w->dict_slots_n) memset(w->dict_slots, 0, w->dict_slots_n * sizeof(tersa_slot));
-        if (!tersa_hash_index_grow(w->alloc, &w->shape_index, w->dict_nshapes))
+        /* The dictionary's shapes: indexed again (their slots are empty). */
+        if (!tersa_hash_index_grow(w->alloc, &w->shape_index, w->st.dict_nshapes))
             return fail(w, TERSA_ERR_NOMEM, "out of memory");
-        for (size_t i = 0; i < w->dict_nshapes; i++) tersa_hash_index_put(&w->shape_index, w->dict_shape_hashes[i], (uint32_t)i);
-        w->nshapes = w->dict_nshapes;
+        for (size_t i = 0; i < w->st.dict_nshapes; i++) tersa_hash_index_put(&w->shape_index, w->dict_shape_hashes[i], (uint32_t)i);
     }
     return true;
 }
@@ -441,7 +391,7 @@ TERSA_NOINLINE static tersa_slot *next_slot_slow(tersa_writer *w) {
         return NULL;
     }
     w->top_values++;
-    return &w->root;
+    return &w->st.root;
 }
 
 /* Claim the next position and return its slot, or NULL on misuse. */
@@ -799,17 +749,10 @@ static void put_ts(tersa_writer *w, const ts_parts *t) {
         put_byte(w, TAG_TS_STR);
         put_byte(w, t->variant);
     }
-    put_varint(w, zigzag(t->seconds - w->last_ts));
-    w->last_ts = t->seconds;
+    put_varint(w, zigzag(t->seconds - w->st.last_ts));
+    w->st.last_ts = t->seconds;
     if (t->variant & TSV_DIGITS) put_varint(w, t->frac);
     if (t->variant & TSV_NUMERIC_OFFSET) put_varint(w, zigzag(t->offset));
-}
-
-TERSA_INLINE void note_string(tersa_writer *w, tersa_slot *slot, const uint8_t *s, size_t n) {
-    slot_set_str(slot, s, n);
-    w->last = s;
-    w->last_len = slot->str_len;
-    w->has_last = true;
 }
 
 /* Keep the registers and (for strings of 2+ bytes) the table pointing at
@@ -820,13 +763,13 @@ TERSA_INLINE bool keep_string(tersa_writer *w, tersa_slot *slot, const uint8_t *
                              uint64_t *islot, const uint8_t **stable) {
     const uint8_t *s;
     if (n >= MIN_TABLE_LEN) {
-        s = (const uint8_t *)tersa_arena_copy(&w->mem, p, n);
+        s = (const uint8_t *)tersa_arena_copy(&w->st.mem, p, n);
         if (TERSA_UNLIKELY(!s)) return fail(w, TERSA_ERR_NOMEM, "out of memory");
         add_string_entry(w, s, n, h, islot);
     } else {
         s = n ? &tersa_single_bytes[p[0]] : tersa_single_bytes;
     }
-    note_string(w, slot, s, n);
+    tersa_state_note_string(&w->st, slot, s, n);
     if (stable) *stable = s;
     return true;
 }
@@ -851,8 +794,8 @@ TERSA_NOINLINE static bool write_str_slow(tersa_writer *w, tersa_slot *slot, con
     size_t best = 0;
     uint8_t base_flag = 0;
     if (slot->has_str) best = common_prefix(slot->str, slot->str_len, p, n);
-    if (w->has_last) {
-        size_t l = common_prefix(w->last, w->last_len, p, n);
+    if (w->st.has_last) {
+        size_t l = common_prefix(w->st.last, w->st.last_len, p, n);
         if (l > best) {
             best = l;
             base_flag = 0x80;
@@ -896,8 +839,8 @@ TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint
             if (TERSA_LIKELY(found < REF16_BASE || ref_size(found) <= (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n)) {
                 if (!reserve(w, 4)) return false;
                 put_ref(w, found);
-                const wstr *e = &w->strs[found];
-                note_string(w, slot, e->ptr, e->len);
+                const str_entry *e = &w->st.strs[found];
+                tersa_state_note_string(&w->st, slot, e->ptr, e->len);
                 if (stable) *stable = e->ptr;
                 return true;
             }
@@ -905,7 +848,7 @@ TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint
         }
         /* Anything but a short plain string that no register shares a prefix with. */
         if (n >= N_STR0 || (n >= 10 && p[4] == '-') || (slot->has_str && prefix_candidate(slot->str, slot->str_len, p)) ||
-            (w->has_last && prefix_candidate(w->last, w->last_len, p)))
+            (w->st.has_last && prefix_candidate(w->st.last, w->st.last_len, p)))
             return write_str_slow(w, slot, p, n, h, islot, stable);
     }
     if (!reserve(w, 1 + N_STR0)) return false;
@@ -995,8 +938,8 @@ bool tersa_write_timestamp(tersa_writer *w, const tersa_timestamp *ts) {
     if (!next_slot(w) || !reserve(w, 2 + 9 + 5 + 9)) return false;
     put_byte(w, TAG_TIME);
     put_byte(w, (uint8_t)((ts->nanos ? 1 : 0) | (ts->zone << 1)));
-    put_varint(w, zigzag(ts->seconds - w->last_ts));
-    w->last_ts = ts->seconds;
+    put_varint(w, zigzag(ts->seconds - w->st.last_ts));
+    w->st.last_ts = ts->seconds;
     if (ts->nanos) put_varint(w, ts->nanos);
     if (ts->zone == TERSA_ZONE_OFFSET) put_varint(w, zigzag(ts->offset));
     if (TERSA_LIKELY(!w->keywatch)) return true;
@@ -1084,7 +1027,7 @@ static bool put_shape_ref(tersa_writer *w, size_t id) {
         put_byte(w, (uint8_t)((id - SHAPE16_BASE) >> 8));
     }
     w->last_shape = (uint32_t)id;
-    return push_frame(w, FRAME_MAP, w->shapes[id].slots, w->shapes[id].nkeys, TERSA_KID_MAP, w->shapes[id].keys);
+    return push_frame(w, FRAME_MAP, w->st.shapes[id].slots, w->st.shapes[id].nkeys, TERSA_KID_MAP, w->st.shapes[id].keys);
 }
 
 /* Keys hashed once: a new shape's keys go through the string table with the
@@ -1099,7 +1042,7 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
     if (ix->cap) {
         size_t mask = ix->cap - 1, i = (size_t)h & mask;
         for (uint32_t pos; (pos = ix->positions[i]) != 0; i = (i + 1) & mask) {
-            const shape *s = &w->shapes[pos - 1];
+            const shape *s = &w->st.shapes[pos - 1];
             if (ix->hashes[i] == h && s->nkeys == count && keys_equal(s->keys, keys, count))
                 return put_shape_ref(w, pos - 1);
         }
@@ -1114,7 +1057,7 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
         if (tersa_keys_have_duplicate(w->alloc, keys, count, &second))
             return fail(w, TERSA_ERR_UNREPRESENTABLE, "duplicate map key");
     }
-    tersa_key *copy = (tersa_key *)tersa_arena_alloc(&w->mem, count ? count * sizeof(tersa_key) : 1);
+    tersa_key *copy = (tersa_key *)tersa_arena_alloc(&w->st.mem, count ? count * sizeof(tersa_key) : 1);
     if (!copy || !reserve(w, 10)) return fail(w, TERSA_ERR_NOMEM, "out of memory");
     if (count < N_MAPDEF0) {
         put_byte(w, (uint8_t)(TAG_MAPDEF0 + count));
@@ -1130,27 +1073,27 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
         }
         /* A symbol's name is hashed with the plain seed by the string table. */
         const uint64_t *known = i < MAP_KEY_HASHES && !keys[i].symbol ? &key_hash[i] : NULL;
-        if (!write_str_item_h(w, &w->key_slot, (const uint8_t *)keys[i].ptr, keys[i].len, &stable, known))
+        if (!write_str_item_h(w, &w->st.key_slot, (const uint8_t *)keys[i].ptr, keys[i].len, &stable, known))
             return false;
         copy[i].ptr = (const char *)stable;
         copy[i].len = keys[i].len;
         copy[i].symbol = keys[i].symbol;
     }
     tersa_slot *slots = NULL;
-    size_t before = w->nshapes;
+    size_t before = w->st.nshapes;
     if (!add_shape(w, copy, count, h, &slots)) return false;
-    w->last_shape = w->nshapes > before ? (uint32_t)before : TERSA_NO_INDEX;
+    w->last_shape = w->st.nshapes > before ? (uint32_t)before : TERSA_NO_INDEX;
     return push_frame(w, FRAME_MAP, slots, count, TERSA_KID_MAP, copy);
 }
 
 uint32_t tersa_writer_last_shape(const tersa_writer *w) { return w->last_shape; }
 
 size_t tersa_writer_shape_size(const tersa_writer *w, uint32_t index) {
-    return index < w->nshapes ? w->shapes[index].nkeys : 0;
+    return index < w->st.nshapes ? w->st.shapes[index].nkeys : 0;
 }
 
 bool tersa_write_map_shape(tersa_writer *w, uint32_t index) {
-    if (w->err.code == TERSA_OK && index >= w->nshapes) return fail(w, TERSA_ERR_USAGE, "unknown shape index");
+    if (w->err.code == TERSA_OK && index >= w->st.nshapes) return fail(w, TERSA_ERR_USAGE, "unknown shape index");
     if (!next_slot(w) || !check_depth(w)) return false;
     return put_shape_ref(w, index);
 }
