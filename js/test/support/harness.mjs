@@ -59,6 +59,14 @@ function fromX(j) {
         return new Timestamp(x.seconds, x.nanos, x.zone, x.offset ?? 0);
       case '$ext':
         return new Ext(x.type, hexToBytes(x.data));
+      case '$decimal':
+        return tersa.Decimal.parse(x);
+      case '$date':
+        return tersa.CalendarDate.parse(x);
+      case '$uuid':
+        return tersa.UUID.parse(x);
+      case '$time_of_day':
+        return tersa.TimeOfDay.parse(x);
       case '$map':
         return new Map(x.map(([k, v]) => [fromX(k), fromX(v)]));
       default:
