@@ -243,7 +243,7 @@ export interface Extension<T = any> {
 // that copies that would misread each other's objects stay apart.
 
 const RUNTIME_VERSION = 1;
-const RUNTIME_KEY = Symbol.for(`@tersa/tersa runtime v${RUNTIME_VERSION}`);
+const RUNTIME_KEY = Symbol.for(`tersa runtime v${RUNTIME_VERSION}`);
 
 interface Runtime {
   readonly DecodeError: typeof DecodeError;

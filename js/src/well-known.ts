@@ -464,7 +464,7 @@ export function readWellKnown(type: number, data: Uint8Array, at: number): unkno
 // the encoder, map-key identities and diag then treat them as extensions).
 // Bump the version in the key when the classes change shape.
 
-const WELL_KNOWN_KEY = Symbol.for('@tersa/tersa well-known v1');
+const WELL_KNOWN_KEY = Symbol.for('tersa well-known v1');
 
 interface WellKnownClasses {
   readonly Decimal: typeof Decimal;

@@ -84,11 +84,11 @@ test('an extension registered through one load is known to the other', () => {
 });
 
 test('the shared state is kept on globalThis under versioned registered symbols', () => {
-  const keys = Object.getOwnPropertySymbols(globalThis).filter((s) => /^@tersa\/tersa /.test(Symbol.keyFor(s) ?? ''));
+  const keys = Object.getOwnPropertySymbols(globalThis).filter((s) => /^tersa /.test(Symbol.keyFor(s) ?? ''));
   const names = keys.map((k) => Symbol.keyFor(k)).sort();
   assert.equal(names.length, 2, `symbols: ${names}`);
-  assert.match(names[0], /^@tersa\/tersa runtime v\d+$/);
-  assert.match(names[1], /^@tersa\/tersa well-known v\d+$/);
+  assert.match(names[0], /^tersa runtime v\d+$/);
+  assert.match(names[1], /^tersa well-known v\d+$/);
   const shared = globalThis[Symbol.for(names[0])];
   assert.equal(shared.DecodeError, esm.DecodeError);
   assert.equal(shared.Timestamp, cjs.Timestamp);
