@@ -1,5 +1,5 @@
-// Where an encoding failed, as a path for EncodeError ($[3].user,
-// $.a["odd key"]): the value is walked again, in encoding order, from an
+// Where an encoding failed, as a path for EncodeError ($[3]["user"],
+// $["a"]["odd key"], as Ruby and Python write it): the value is walked again, in encoding order, from an
 // explicit stack (a failing value may be nested as deep as maxDepth allows).
 
 import { Ext, Float64, Timestamp, extByClass } from './common.js';
@@ -11,7 +11,7 @@ export interface Location {
 }
 
 function pathKey(k: unknown): string {
-  if (typeof k === 'string') return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(k) ? '.' + k : '[' + JSON.stringify(k) + ']';
+  if (typeof k === 'string') return '[' + JSON.stringify(k) + ']';
   if (typeof k === 'number' || typeof k === 'bigint') return '[' + String(k) + ']';
   if (typeof k === 'symbol') return '[' + String(k) + ']';
   return '[<key>]';

@@ -97,9 +97,9 @@ test('a cycle is one line naming where it closes', () => {
   const a = [1, 2];
   const d = { x: [0, 0, 0, { b: a }] };
   a.push(d);
-  assert.throws(() => encode({ a: d }), (e) => e.message === 'circular reference: the value at $.a contains itself at $.a.x[3].b[2]' && e.path === '$.a.x[3].b[2]');
-  assert.throws(() => new StreamEncoder().write([a]), (e) => e.message === 'circular reference: the value at $[0] contains itself at $[0][2].x[3].b');
-  assert.throws(() => encode(a, { maxDepth: 100000 }), (e) => e.message === 'circular reference: the value at $ contains itself at $[2].x[3].b');
+  assert.throws(() => encode({ a: d }), (e) => e.message === 'circular reference: the value at $["a"] contains itself at $["a"]["x"][3]["b"][2]' && e.path === '$["a"]["x"][3]["b"][2]');
+  assert.throws(() => new StreamEncoder().write([a]), (e) => e.message === 'circular reference: the value at $[0] contains itself at $[0][2]["x"][3]["b"]');
+  assert.throws(() => encode(a, { maxDepth: 100000 }), (e) => e.message === 'circular reference: the value at $ contains itself at $[2]["x"][3]["b"]');
 });
 
 test('addExtension: a type is one class\'s until removeExtension', () => {

@@ -59,7 +59,7 @@ test('strings: unicode, long strings, lone surrogates rejected', () => {
     assert.equal(rt([s, s, s + '!', s]).join('|'), [s, s, s + '!', s].join('|'));
   }
   assert.throws(() => encode('a\ud800b'), (e) => e instanceof EncodeError && /surrogate/.test(e.message) && e.path === '$');
-  assert.throws(() => encode({ x: ['ok', '\udc00'] }), (e) => e instanceof EncodeError && e.path === '$.x[1]');
+  assert.throws(() => encode({ x: ['ok', '\udc00'] }), (e) => e instanceof EncodeError && e.path === '$["x"][1]');
   assert.throws(() => encode('\ud800'.repeat(40)), EncodeError);
 });
 
@@ -118,15 +118,15 @@ test('extension registry', () => {
   const raw = rt(new Ext(42, Uint8Array.of(9)));
   assert.ok(raw instanceof Ext, 'unregistered types decode to Ext');
   class Other {}
-  assert.throws(() => encode({ o: new Other() }), (e) => e instanceof EncodeError && /Other/.test(e.message) && e.path === '$.o');
+  assert.throws(() => encode({ o: new Other() }), (e) => e instanceof EncodeError && /Other/.test(e.message) && e.path === '$["o"]');
   assert.deepEqual(decode(encode(Object.assign(new Other(), { k: 1 }), { classInstances: 'map' })), { k: 1 });
 });
 
 test('unencodable values name their type and path', () => {
   const cases = [
-    [{ a: [1, 2, { user: undefined }] }, '$.a[2].user', /undefined/],
+    [{ a: [1, 2, { user: undefined }] }, '$["a"][2]["user"]', /undefined/],
     [[0, 1, 2, () => 1], '$[3]', /function/],
-    [new Map([['k', Symbol('x')]]), '$.k', /registered/],
+    [new Map([['k', Symbol('x')]]), '$["k"]', /registered/],
     [{ 'odd key': [new WeakMap()] }, '$["odd key"][0]', /WeakMap/],
   ];
   for (const [v, path, re] of cases) {
@@ -143,7 +143,7 @@ test('unencodable values name their type and path', () => {
 test('cycles and depth raise instead of overflowing the stack', () => {
   const a = { name: 'a', children: [] };
   a.children.push({ parent: a });
-  assert.throws(() => encode(a), (e) => e instanceof EncodeError && /circular/.test(e.message) && e.path === '$.children[0].parent');
+  assert.throws(() => encode(a), (e) => e instanceof EncodeError && /circular/.test(e.message) && e.path === '$["children"][0]["parent"]');
   const arr = [];
   arr.push(arr);
   assert.throws(() => encode(arr), (e) => e instanceof EncodeError && /circular/.test(e.message));

@@ -282,7 +282,7 @@ test('the reserved range: addExtension refuses it, Ext values in it do not encod
 
 test('a Set is an EncodeError that says what to do', () => {
   for (const opts of [{}, { classInstances: 'map' }]) {
-    assert.throws(() => encode({ tags: new Set(['a']) }, opts), (e) => e instanceof EncodeError && /Set/.test(e.message) && /\[\.\.\.set\]/.test(e.message) && e.path === '$.tags');
+    assert.throws(() => encode({ tags: new Set(['a']) }, opts), (e) => e instanceof EncodeError && /Set/.test(e.message) && /\[\.\.\.set\]/.test(e.message) && e.path === '$["tags"]');
   }
 });
 
