@@ -44,6 +44,13 @@ export const enum Tag {
   SYNC = 0xfd,
 }
 
+/** What the first tag of a range of short forms stands for (SPEC 5.2): INT0
+ *  is the integer INT_MIN, DEC0 the decimal exponent DEC_EXP_MIN. */
+export const enum Short {
+  INT_MIN = -8,
+  DEC_EXP_MIN = -12,
+}
+
 export const REF8_BASE = 64;
 export const REF16_BASE = 320;
 export const REF24_BASE = 65856;

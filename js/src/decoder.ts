@@ -11,6 +11,7 @@ import {
   DictionaryLike,
   Ext,
   Float64,
+  Short,
   Tag,
   Timestamp,
   extByType,
@@ -631,7 +632,7 @@ function codesToString(k: number): string {
 
 /** @internal */
 export function isStringTag(t: number): boolean {
-  return t < 0x60 || (t >= 0xc0 && t < 0xd0) || (t >= 0xec && t <= 0xef) || t === 0xf5 || (t >= 0xfa && t <= 0xfc);
+  return t < Tag.SHAPE0 || (t >= Tag.PFX0 && t < Tag.DEC0) || (t >= Tag.STR_LONG && t <= Tag.REF24) || t === Tag.PFX_LONG || (t >= Tag.TS_STR && t <= Tag.TS_Z3);
 }
 
 function addString(s: string, n: number): void {
@@ -646,13 +647,13 @@ function addString(s: string, n: number): void {
 function readString(t: number, at: number, slot: Slot): string {
   let s: string;
   let n: number;
-  if (t < 0x40) return refString(t, at, slot);
-  if (t < 0x60) {
-    n = t - 0x40;
+  if (t < Tag.STR0) return refString(t, at, slot);
+  if (t < Tag.SHAPE0) {
+    n = t - Tag.STR0;
     if (n > end - pos) fail('truncated', at, 'input ends inside a string');
     s = utf8(n, at);
-  } else if (t >= 0xc0 && t < 0xd0) {
-    return prefixString(t - 0xc0, false, at, slot);
+  } else if (t >= Tag.PFX0 && t < Tag.DEC0) {
+    return prefixString(t - Tag.PFX0, false, at, slot);
   } else {
     switch (t) {
       case Tag.STR_LONG:
@@ -1057,7 +1058,7 @@ function decimal(t: number, at: number, slot: Slot): number | Float64 {
       if (x >= 128) x -= 256;
       if (x < -22 || x > 22 || (x >= -12 && x <= 3)) fail('invalid_value', at, 'decimal exponent out of range');
       e = x;
-    } else e = t - 0xdc;
+    } else e = t - Tag.DEC0 + Short.DEC_EXP_MIN;
     const z = varint(at);
     if (z < 0x80000000) m = (z >>> 1) ^ -(z & 1);
     else if (z < TWO53) m = unzigzag(z);
@@ -1223,13 +1224,13 @@ class MemoEntry {
 function readKey(kat: number): string | symbol {
   if (kat >= end) fail('truncated', kat, 'input ends before an item');
   let kt = src[pos++];
-  if (kt < 0x40) {
+  if (kt < Tag.STR0) {
     keyKind = kt;
     return refString(kt, kat, keySlot);
   }
-  if (kt < 0x60) {
+  if (kt < Tag.SHAPE0) {
     keyKind = -1;
-    const kn = kt - 0x40;
+    const kn = kt - Tag.STR0;
     if (kn > end - pos) fail('truncated', kat, 'input ends inside a string');
     const ks = cachedAscii(kn, kat);
     if (kn >= 2 && nstr < MAX_STRINGS) {
@@ -1253,7 +1254,7 @@ function readKey(kat: number): string | symbol {
   if (!isStringTag(kt)) fail('expected_string', kat, 'a map key must be a string or symbol');
   // A prefix key is context-free within a MAPDEF when its base is the key
   // before it (both registers then hold that key): mapDef marks it -1 then.
-  keyKind = kt >= 0xc0 && kt < 0xd0 ? -3 : -2;
+  keyKind = kt >= Tag.PFX0 && kt < Tag.DEC0 ? -3 : -2;
   return readString(kt, kat, keySlot);
 }
 
@@ -1548,7 +1549,7 @@ export function read(slot: Slot): unknown {
   if (at >= end) fail('truncated', at, 'input ends before an item');
   const t = src[pos++];
   if (t < 0x80) {
-    if (t < 0x40) {
+    if (t < Tag.STR0) {
       if (t >= nstr) fail('bad_reference', at, `string reference ${t} beyond the table`);
       const s = strs[t];
       slot.s = s;
@@ -1556,8 +1557,8 @@ export function read(slot: Slot): unknown {
       lastStr = s;
       return s;
     }
-    if (t < 0x60) {
-      const n = t - 0x40;
+    if (t < Tag.SHAPE0) {
+      const n = t - Tag.STR0;
       if (n > end - pos) fail('truncated', at, 'input ends inside a string');
       const s = utf8(n, at);
       if (n >= 2 && nstr < MAX_STRINGS) {
@@ -1570,23 +1571,23 @@ export function read(slot: Slot): unknown {
       lastStr = s;
       return s;
     }
-    return shapeRef(t - 0x60, at);
+    return shapeRef(t - Tag.SHAPE0, at);
   }
-  if (t < 0xc0) {
-    if (t < 0x90) {
-      const n = t - 0x80;
+  if (t < Tag.PFX0) {
+    if (t < Tag.MAPDEF0) {
+      const n = t - Tag.ARR0;
       if (depth >= maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
       if (n > end - pos) fail('length_exceeds_input', at, 'count exceeds the remaining input');
       return array(n, at, slot);
     }
-    if (t < 0xa0) return mapDef(t - 0x90, at);
-    const v = t - 0xa8;
+    if (t < Tag.INT0) return mapDef(t - Tag.MAPDEF0, at);
+    const v = t - Tag.INT0 + Short.INT_MIN;
     slot.ik = 1;
     slot.i = v;
     return bigints ? BigInt(v) : v;
   }
-  if (t < 0xe0) {
-    if (t < 0xd0) return prefixString(t - 0xc0, false, at, slot);
+  if (t < Tag.NULL) {
+    if (t < Tag.DEC0) return prefixString(t - Tag.PFX0, false, at, slot);
     return decimal(t, at, slot);
   }
   switch (t) {
