@@ -1058,7 +1058,7 @@ function decimal(t: number, at: number, slot: Slot): number | Float64 {
       if (x >= 128) x -= 256;
       if (x < -22 || x > 22 || (x >= -12 && x <= 3)) fail('invalid_value', at, 'decimal exponent out of range');
       e = x;
-    } else e = t - Tag.DEC0 + Short.DEC_EXP_MIN;
+    } else e = t - (Tag.DEC0 - Short.DEC_EXP_MIN);
     const z = varint(at);
     if (z < 0x80000000) m = (z >>> 1) ^ -(z & 1);
     else if (z < TWO53) m = unzigzag(z);
@@ -1581,7 +1581,7 @@ export function read(slot: Slot): unknown {
       return array(n, at, slot);
     }
     if (t < Tag.INT0) return mapDef(t - Tag.MAPDEF0, at);
-    const v = t - Tag.INT0 + Short.INT_MIN;
+    const v = t - (Tag.INT0 - Short.INT_MIN);
     slot.ik = 1;
     slot.i = v;
     return bigints ? BigInt(v) : v;
