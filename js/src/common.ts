@@ -262,22 +262,29 @@ interface Runtime {
   readonly extByClass: Map<Function, Extension>;
 }
 
-function sharedRuntime(): Runtime {
-  const g = globalThis as unknown as Record<symbol, Runtime | undefined>;
-  const found = g[RUNTIME_KEY];
+/** @internal What the first copy of the package put on globalThis under
+ *  `key`, or `own` (with `first` called once) if this copy is the first. The
+ *  property is read-only and hidden: a later copy cannot replace it and split
+ *  the state. A non-extensible global object leaves each copy its own. */
+export function sharedOnGlobal<T extends object>(key: symbol, own: T, first: () => void = () => {}): T {
+  const g = globalThis as unknown as Record<symbol, T | undefined>;
+  const found = g[key];
   if (found) return found;
-  const own: Runtime = Object.freeze({
-    DecodeError, EncodeError, Timestamp, Ext, Float64,
-    extByType: new Map<number, Extension>(),
-    extByClass: new Map<Function, Extension>(),
-  });
   try {
-    // Read-only and hidden: a later copy cannot replace it and split the registry.
-    Object.defineProperty(g, RUNTIME_KEY, { value: own, enumerable: false, writable: false, configurable: false });
+    Object.defineProperty(g, key, { value: own, enumerable: false, writable: false, configurable: false });
   } catch {
     // A non-extensible global object: this copy keeps its own.
   }
+  first();
   return own;
+}
+
+function sharedRuntime(): Runtime {
+  return sharedOnGlobal<Runtime>(RUNTIME_KEY, Object.freeze({
+    DecodeError, EncodeError, Timestamp, Ext, Float64,
+    extByType: new Map<number, Extension>(),
+    extByClass: new Map<Function, Extension>(),
+  }));
 }
 
 const runtime = sharedRuntime();

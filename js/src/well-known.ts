@@ -4,7 +4,7 @@
 // writes as them; every payload a decoder reads is checked against the one
 // canonical form, and any other is invalid_value at the EXT tag.
 
-import { DecodeError, extByClass, daysFromCivil, civilFromDays, daysInMonth } from './common.js';
+import { DecodeError, extByClass, daysFromCivil, civilFromDays, daysInMonth, sharedOnGlobal } from './common.js';
 
 export const EXT_DECIMAL = 0xff00;
 export const EXT_DATE = 0xff01;
@@ -474,20 +474,12 @@ interface WellKnownClasses {
 }
 
 function sharedClasses(): WellKnownClasses {
-  const g = globalThis as unknown as Record<symbol, WellKnownClasses | undefined>;
-  const found = g[WELL_KNOWN_KEY];
-  if (found) return found;
-  const own: WellKnownClasses = Object.freeze({ Decimal, CalendarDate, UUID, TimeOfDay });
-  try {
-    Object.defineProperty(g, WELL_KNOWN_KEY, { value: own, enumerable: false, writable: false, configurable: false });
-  } catch {
-    // A non-extensible global object: this copy keeps its own.
-  }
-  extByClass.set(Decimal, { type: EXT_DECIMAL, Class: Decimal, write: decimalPayload });
-  extByClass.set(CalendarDate, { type: EXT_DATE, Class: CalendarDate, write: datePayload });
-  extByClass.set(UUID, { type: EXT_UUID, Class: UUID, write: uuidPayload });
-  extByClass.set(TimeOfDay, { type: EXT_TIME_OF_DAY, Class: TimeOfDay, write: timeOfDayPayload });
-  return own;
+  return sharedOnGlobal<WellKnownClasses>(WELL_KNOWN_KEY, Object.freeze({ Decimal, CalendarDate, UUID, TimeOfDay }), () => {
+    extByClass.set(Decimal, { type: EXT_DECIMAL, Class: Decimal, write: decimalPayload });
+    extByClass.set(CalendarDate, { type: EXT_DATE, Class: CalendarDate, write: datePayload });
+    extByClass.set(UUID, { type: EXT_UUID, Class: UUID, write: uuidPayload });
+    extByClass.set(TimeOfDay, { type: EXT_TIME_OF_DAY, Class: TimeOfDay, write: timeOfDayPayload });
+  });
 }
 
 const classes = sharedClasses();
