@@ -401,6 +401,24 @@ TERSA_API bool tersa_write_uuid(tersa_writer *w, const uint8_t bytes[16]);
  *  (else TERSA_ERR_UNREPRESENTABLE). No zone, no leap second. */
 TERSA_API bool tersa_write_time_of_day(tersa_writer *w, uint64_t microseconds);
 
+/** The longest decimal coefficient a payload carries, in bytes (SPEC 9). */
+#define TERSA_DECIMAL_MAX_COEFFICIENT 1024
+
+/**
+ * Parse a decimal's text into a tersa_decimal for tersa_write_decimal: an
+ * optional sign, digits with an optional point, an optional exponent
+ * ([eE][+-]digits); or "Infinity", "-Infinity", "NaN". Python's str(Decimal)
+ * and Ruby's BigDecimal#to_s ("-0.125e1") are such texts. The coefficient is
+ * every digit (leading zeros dropped), the exponent the written one minus the
+ * digits after the point, so "1.00" is (100, -2) and "0.1e1" (1, 0). The
+ * coefficient's big-endian bytes go to `coefficient`, which out->coefficient
+ * then points at. Returns false if the text is anything else, or if the value
+ * is beyond the payload's limits (an exponent beyond +-999,999,999, a
+ * coefficient over TERSA_DECIMAL_MAX_COEFFICIENT bytes). Thread-safe.
+ */
+TERSA_API bool tersa_decimal_parse(const char *text, size_t len, tersa_decimal *out,
+                                   uint8_t coefficient[TERSA_DECIMAL_MAX_COEFFICIENT]);
+
 /**
  * Parse the payload of a TERSA_EXT_DECIMAL item (`p`, `n`: the item's v.ext).
  * out->coefficient points into `p`. Returns false if the payload breaks SPEC

@@ -11,7 +11,7 @@
 #define APPEND_LIT(out, lit) tersa_buf_append((out), (lit), sizeof(lit) - 1)
 
 #define MAX_EXPONENT 999999999
-#define MAX_COEFFICIENT 1024
+#define MAX_COEFFICIENT TERSA_DECIMAL_MAX_COEFFICIENT
 #define MIN_DAYS (-719162)  /* 0001-01-01 */
 #define MAX_DAYS 2932896    /* 9999-12-31 */
 #define MICROS_PER_DAY 86400000000ull
@@ -152,6 +152,85 @@ bool tersa_write_time_of_day(tersa_writer *w, uint64_t microseconds) {
 /* ==========================================================================
  * Text forms (spec/vectors/README.md: $decimal, $date, $uuid, $time_of_day)
  * ========================================================================== */
+
+/* limbs (little-endian, base 2^32, *n of them) = limbs * mul + add */
+static bool limbs_mul_add(uint32_t *limbs, size_t *n, size_t cap, uint32_t mul, uint32_t add) {
+    uint64_t carry = add;
+    for (size_t i = 0; i < *n; i++) {
+        uint64_t x = (uint64_t)limbs[i] * mul + carry;
+        limbs[i] = (uint32_t)x;
+        carry = x >> 32;
+    }
+    if (carry) {
+        if (*n == cap) return false;
+        limbs[(*n)++] = (uint32_t)carry;
+    }
+    return true;
+}
+
+bool tersa_decimal_parse(const char *text, size_t len, tersa_decimal *out, uint8_t coefficient[MAX_COEFFICIENT]) {
+    static const uint32_t pow10[10] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000};
+    const char *s = text, *end = text + len;
+    bool negative = s < end && (*s == '-' || *s == '+') ? *s++ == '-' : false;
+    out->coefficient = coefficient;
+    out->coefficient_len = 0;
+    out->exponent = 0;
+    if ((size_t)(end - s) == 8 && memcmp(s, "Infinity", 8) == 0) {
+        out->kind = negative ? TERSA_DECIMAL_NEG_INF : TERSA_DECIMAL_INF;
+        return true;
+    }
+    if ((size_t)(end - s) == 3 && memcmp(s, "NaN", 3) == 0 && s == text) {
+        out->kind = TERSA_DECIMAL_NAN;
+        return true;
+    }
+    out->kind = negative ? TERSA_DECIMAL_NEGATIVE : TERSA_DECIMAL_FINITE;
+    /* The coefficient in base-2^32 limbs, fed 9 digits at a time. */
+    uint32_t limbs[MAX_COEFFICIENT / 4 + 1];
+    size_t nlimbs = 0, ndigits = 0, after_point = 0;
+    uint32_t chunk = 0, chunk_digits = 0;
+    bool point = false;
+    for (; s < end; s++) {
+        if (*s == '.' && !point) {
+            point = true;
+            continue;
+        }
+        if ((unsigned)(*s - '0') > 9) break;
+        ndigits++;
+        after_point += point;
+        if (chunk == 0 && nlimbs == 0 && *s == '0') continue; /* leading zeros */
+        chunk = chunk * 10 + (uint32_t)(*s - '0');
+        if (++chunk_digits == 9) {
+            if (!limbs_mul_add(limbs, &nlimbs, sizeof limbs / 4, pow10[9], chunk)) return false;
+            chunk = chunk_digits = 0;
+        }
+    }
+    if (ndigits == 0) return false;
+    if (chunk_digits && !limbs_mul_add(limbs, &nlimbs, sizeof limbs / 4, pow10[chunk_digits], chunk)) return false;
+    int64_t e = 0;
+    if (s < end && (*s == 'e' || *s == 'E')) {
+        s++;
+        bool eneg = s < end && (*s == '-' || *s == '+') ? *s++ == '-' : false;
+        if (s == end) return false;
+        for (; s < end && (unsigned)(*s - '0') <= 9; s++)
+            if ((e = e * 10 + (*s - '0')) > 4 * (int64_t)MAX_EXPONENT) return false;
+        if (eneg) e = -e;
+    }
+    if (s != end) return false;
+    e -= (int64_t)after_point;
+    if (e < -MAX_EXPONENT || e > MAX_EXPONENT) return false;
+    out->exponent = (int32_t)e;
+    /* Big-endian bytes without leading zeros. */
+    size_t n = 0;
+    for (size_t i = nlimbs; i-- > 0;)
+        for (int b = 3; b >= 0; b--) {
+            uint8_t byte = (uint8_t)(limbs[i] >> (8 * b));
+            if (n == 0 && byte == 0) continue;
+            if (n == MAX_COEFFICIENT) return false;
+            coefficient[n++] = byte;
+        }
+    out->coefficient_len = n;
+    return true;
+}
 
 /* The General Decimal Arithmetic to-scientific-string (Python's str(Decimal)). */
 static bool decimal_text(const tersa_decimal *d, tersa_buf *out) {

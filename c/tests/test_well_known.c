@@ -432,10 +432,87 @@ static void test_text(void) {
     free(s);
 }
 
+/* The hex of a buffer holding the decimal parsed from `text`, or NULL if it
+ * does not parse. */
+static char *parsed_decimal_hex(const char *text) {
+    uint8_t coefficient[TERSA_DECIMAL_MAX_COEFFICIENT];
+    tersa_decimal d;
+    if (!tersa_decimal_parse(text, strlen(text), &d, coefficient)) return NULL;
+    tersa_writer *w = tersa_writer_new(NULL);
+    size_t len;
+    const uint8_t *b;
+    char *hex = tersa_writer_start(w, NULL, 0) && tersa_write_decimal(w, &d) && (b = tersa_writer_data(w, &len))
+                    ? hex_encode(b, len)
+                    : NULL;
+    tersa_writer_free(w);
+    return hex;
+}
+
+static void test_decimal_parse(void) {
+    /* Every canonical text reads back as the payload it came from. */
+    static const struct { const char *hex, *text; } cases[] = {
+        {"c17010f704f807050001", "0"},
+        {"c17010f704f807050101", "-0"},
+        {"c17010f704f80705000b", "0.000"},
+        {"c17010f704f8070700030a", "1.0"},
+        {"c17010f704f80709000b3039", "12.345"},
+        {"c17010f704f80707001b0c", "0.0000012"},
+        {"c17010f704f80707001f0c", "1.2E-7"},
+        {"c17010f704f80705000d", "0E+3"},
+        {"c17010f704f807070003ff", "25.5"},
+        {"c17010f704f80707002901", "1E+10"},
+        {"c17010f704f80709010909c4", "-2.500E+5"},
+        {"c17010f704f8070f00907fb2e60e0a", "1.0E+999999999"},
+        {"c17010f704f8070302", "Infinity"},
+        {"c17010f704f8070303", "-Infinity"},
+        {"c17010f704f8070304", "NaN"},
+        /* Ruby's BigDecimal#to_s forms and other spellings of the same values */
+        {"c17010f704f80707002901", "0.1e11"},
+        {"c17010f704f80709010909c4", "-2500e2"},
+        {"c17010f704f807070003ff", "+25.5"},
+        {"c17010f704f807070003ff", "255E-1"},
+        {"c17010f704f80705000d", "0e3"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *hex = parsed_decimal_hex(cases[i].text);
+        CHECK(hex && strcmp(hex, cases[i].hex) == 0, "parse %s: want %s got %s", cases[i].text, cases[i].hex,
+              hex ? hex : "(refused)");
+        free(hex);
+    }
+    static const char *const refused[] = {"", "-", "+", ".", "1e", "1e+", "1e-x", "abc", "1.2.3", "-NaN", "nan",
+                                          " 1", "1 ", "Infinityx", "1e1000000000", "1e-1000000000",
+                                          "0.1e-999999999", "1e99999999999999999999"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        char *hex = parsed_decimal_hex(refused[i]);
+        CHECK(!hex, "parse \"%s\" should be refused, got %s", refused[i], hex);
+        free(hex);
+    }
+    /* The longest coefficient: its 2,467 digits read back as the same 1,024
+     * bytes; one more digit's worth (x 10^3 is beyond 2^8192) is refused. */
+    uint8_t payload[2 + 1024];
+    payload[0] = TERSA_DECIMAL_FINITE;
+    payload[1] = 0x01;
+    memset(payload + 2, 0xFF, 1024);
+    char *text = text_of(TERSA_EXT_DECIMAL, payload, sizeof payload);
+    uint8_t coefficient[TERSA_DECIMAL_MAX_COEFFICIENT];
+    tersa_decimal d;
+    CHECK(tersa_decimal_parse(text, strlen(text), &d, coefficient) && d.coefficient_len == 1024 &&
+              memcmp(d.coefficient, payload + 2, 1024) == 0 && d.exponent == 0,
+          "the longest coefficient reads back");
+    size_t n = strlen(text);
+    char *longer = (char *)malloc(n + 4);
+    memcpy(longer, text, n);
+    memcpy(longer + n, "000", 4);
+    CHECK(!tersa_decimal_parse(longer, n + 3, &d, coefficient), "a coefficient over 1,024 bytes is refused");
+    free(longer);
+    free(text);
+}
+
 int main(void) {
     test_civil();
     test_writers();
     test_parsers();
     test_text();
+    test_decimal_parse();
     return test_summary("test_well_known");
 }

@@ -22,7 +22,7 @@ VALUE cUUID, cTimeOfDay;
 #define DECIMAL_MAX_COEFFICIENT 1024
 #define DECIMAL_MAX_DIGITS 2467 /* 10^2467 > 256^1024: longer coefficients never fit */
 
-static ID id_Date, id_DateTime, id_BigDecimal, id_Set, id_jd, id_to_time, id_sign, id_split, id_at_bytes, id_at_hour,
+static ID id_Date, id_DateTime, id_BigDecimal, id_Set, id_jd, id_to_time, id_to_s, id_sign, id_split, id_at_bytes, id_at_hour,
     id_at_min, id_at_sec, id_at_usec;
 
 /* Classes of libraries, resolved once they are loaded (0 until then; each
@@ -61,9 +61,26 @@ typedef struct wk_value {
     int64_t days;
     uint64_t usec;
     const uint8_t *uuid;
+    uint8_t *coefficient_bytes; /* or here (TERSA_DECIMAL_MAX_COEFFICIENT bytes), parsed from its text */
 } wk_value;
 
+static void extract_decimal_by_split(wk_value *v);
+
+/* BigDecimal#to_s ("-0.125e1", "0.0", "Infinity", "NaN": digits without
+ * trailing zeros, BigDecimal keeps no scale), parsed by the core; a zero is
+ * written with exponent 0. A value beyond the payload's limits takes the
+ * path that can say why, or put zeros back (split). */
 static void extract_decimal(wk_value *v) {
+    VALUE text = rb_funcall(v->obj, id_to_s, 0);
+    if (RB_TYPE_P(text, T_STRING) &&
+        tersa_decimal_parse(RSTRING_PTR(text), (size_t)RSTRING_LEN(text), &v->dec, v->coefficient_bytes)) {
+        if (v->dec.coefficient_len == 0) v->dec.exponent = 0;
+        return;
+    }
+    extract_decimal_by_split(v);
+}
+
+static void extract_decimal_by_split(wk_value *v) {
     /* BigDecimal#sign: 0 NaN, +-1 zero, +-2 finite, +-3 infinite. */
     int sign = NUM2INT(rb_funcall(v->obj, id_sign, 0));
     v->dec.coefficient = NULL;
@@ -148,7 +165,8 @@ static VALUE extract(VALUE p) {
 }
 
 int tersa_rb_enc_well_known(tersa_rb_encoder *e, VALUE obj, VALUE klass, uint32_t depth) {
-    wk_value v = {obj, 0, NULL, Qnil, {0}, 0, 0, NULL};
+    uint8_t coefficient[TERSA_DECIMAL_MAX_COEFFICIENT];
+    wk_value v = {obj, 0, NULL, Qnil, {0}, 0, 0, NULL, coefficient};
     if (klass == cUUID) v.kind = WK_UUID;
     else if (klass == cTimeOfDay) v.kind = WK_TIME_OF_DAY;
     else if (loaded_class(&cDate, id_Date) && rb_obj_is_kind_of(obj, cDate)) {
@@ -197,18 +215,13 @@ static VALUE decimal_value(const tersa_item *it) {
     tersa_decimal d;
     if (!tersa_decimal_of_ext(it->v.ext.ptr, it->v.ext.len, &d)) invalid(it, "invalid decimal payload");
     require_class(&cBigDecimal, id_BigDecimal, "bigdecimal");
-    VALUE text;
-    switch (d.kind) {
-    case TERSA_DECIMAL_NAN: text = rb_str_new_cstr("NaN"); break;
-    case TERSA_DECIMAL_INF: text = rb_str_new_cstr("Infinity"); break;
-    case TERSA_DECIMAL_NEG_INF: text = rb_str_new_cstr("-Infinity"); break;
-    default: {
-        VALUE c = d.coefficient_len
-                      ? rb_integer_unpack(d.coefficient, d.coefficient_len, 1, 0, INTEGER_PACK_BIG_ENDIAN)
-                      : INT2FIX(0);
-        text = rb_sprintf("%s%" PRIsVALUE "e%d", d.kind == TERSA_DECIMAL_NEGATIVE ? "-" : "", c, (int)d.exponent);
-    }
-    }
+    /* The core's text ("-1.25", "1E+10", "Infinity"), which BigDecimal() reads. */
+    tersa_buf buf;
+    tersa_buf_init(&buf, NULL);
+    bool ok = tersa_well_known_text(TERSA_EXT_DECIMAL, it->v.ext.ptr, it->v.ext.len, &buf);
+    VALUE text = ok ? rb_str_new(buf.ptr, (long)buf.len) : Qnil;
+    tersa_buf_free(&buf);
+    if (!ok) rb_raise(rb_eNoMemError, "out of memory");
     return rb_funcall(rb_mKernel, id_BigDecimal, 1, text);
 }
 
@@ -269,6 +282,7 @@ void tersa_rb_init_known_types(void) {
     id_to_time = rb_intern("to_time");
     id_sign = rb_intern("sign");
     id_split = rb_intern("split");
+    id_to_s = rb_intern("to_s");
     id_at_bytes = rb_intern("@bytes");
     id_at_hour = rb_intern("@hour");
     id_at_min = rb_intern("@min");
