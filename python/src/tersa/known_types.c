@@ -9,8 +9,6 @@
  * Part of _tersa.c (included by encode.c before encode_other.c): not compiled alone.
  */
 
-#define DECIMAL_MAX_EXPONENT 999999999LL
-#define DECIMAL_MAX_COEFFICIENT 1024
 #define USEC_PER_DAY 86400000000ULL
 
 static PyObject *g_decimal_type; /* decimal.Decimal, once known */
@@ -42,83 +40,21 @@ NOINLINE static int enc_decimal(enc_ctx *e, PyObject *o) {
         Py_DECREF(text);
         return -1;
     }
-    const char *end = p + n;
-    tersa_decimal d = {TERSA_DECIMAL_FINITE, 0, NULL, 0};
+    const char *start = p, *end = p + n;
+    uint8_t coefficient[TERSA_DECIMAL_MAX_COEFFICIENT];
+    tersa_decimal d;
     int negative = p < end && *p == '-';
     p += negative;
     int rc = 0;
-    PyObject *big = NULL;
     if (p < end && (*p == 'N' || *p == 's')) {
         if (*p == 's') rc = enc_fail(e, "a signalling NaN Decimal has no Tersa form");
         else if (end - p != 3) rc = enc_fail(e, "a NaN Decimal with a diagnostic payload has no Tersa form");
         else if (negative) rc = enc_fail(e, "a negative NaN Decimal has no Tersa form (Tersa's NaN has no sign)");
-        else d.kind = TERSA_DECIMAL_NAN;
-    } else if (p < end && *p == 'I') {
-        d.kind = negative ? TERSA_DECIMAL_NEG_INF : TERSA_DECIMAL_INF;
-    } else {
-        d.kind = negative ? TERSA_DECIMAL_NEGATIVE : TERSA_DECIMAL_FINITE;
-        /* The digits (the point skipped), then the exponent. */
-        char small[24], *digits = small;
-        Py_ssize_t cap = end - p;
-        if (cap >= (Py_ssize_t)sizeof small && !(digits = PyMem_Malloc((size_t)cap + 1))) {
-            Py_DECREF(text);
-            PyErr_NoMemory();
-            return -1;
-        }
-        Py_ssize_t nd = 0, frac = 0;
-        int seen_point = 0;
-        for (; p < end && *p != 'E' && *p != 'e'; p++) {
-            if (*p == '.') {
-                seen_point = 1;
-                continue;
-            }
-            if (nd || *p != '0') digits[nd++] = *p; /* leading zeros dropped */
-            frac += seen_point;
-        }
-        long long exp = 0;
-        if (p < end) exp = strtoll(p + 1, NULL, 10); /* Decimal's exponents fit (|adjusted| < 10^18) */
-        exp -= frac;
-        digits[nd] = 0;
-        if (exp < -DECIMAL_MAX_EXPONENT || exp > DECIMAL_MAX_EXPONENT) {
-            rc = enc_fail(e, "a Decimal exponent beyond +-999,999,999 has no Tersa form");
-        } else if (nd <= 19) {
-            uint64_t c = 0;
-            for (Py_ssize_t i = 0; i < nd; i++) c = c * 10 + (uint64_t)(digits[i] - '0');
-            uint8_t be[8];
-            for (int i = 7; i >= 0; i--, c >>= 8) be[i] = (uint8_t)c;
-            d.exponent = (int32_t)exp;
-            d.coefficient = be;
-            d.coefficient_len = 8; /* leading zero bytes are dropped by the writer */
-            if (!tersa_write_decimal(e->w, &d)) rc = enc_writer_fail(e);
-            if (digits != small) PyMem_Free(digits);
-            Py_DECREF(text);
-            return rc;
-        } else if (!(big = PyLong_FromString(digits, NULL, 10))) {
-            rc = -1;
-        } else {
-            size_t bytes = (_PyLong_NumBits(big) + 7) / 8;
-            if (bytes > DECIMAL_MAX_COEFFICIENT) {
-                rc = enc_fail(e, "a Decimal coefficient above 1,024 bytes (about 2,466 digits) has no Tersa form");
-            } else {
-                uint8_t *be = PyMem_Malloc(bytes);
-                if (!be) {
-                    PyErr_NoMemory();
-                    rc = -1;
-                } else {
-                    if (_PyLong_AsByteArray((PyLongObject *)big, be, bytes, 0, 0) < 0) rc = -1;
-                    d.exponent = (int32_t)exp;
-                    d.coefficient = be;
-                    d.coefficient_len = bytes;
-                    if (!rc && !tersa_write_decimal(e->w, &d)) rc = enc_writer_fail(e);
-                    PyMem_Free(be);
-                }
-            }
-        }
-        if (digits != small) PyMem_Free(digits);
-        Py_XDECREF(big);
-        Py_DECREF(text);
-        return rc;
     }
+    /* The core reads the text: digits, point, exponent, Infinity, NaN. */
+    if (!rc && !tersa_decimal_parse(start, (size_t)n, &d, coefficient))
+        rc = enc_fail(e, "a Decimal beyond Tersa's limits (an exponent within +-999,999,999, a coefficient of at "
+                         "most 1,024 bytes, about 2,466 digits) has no Tersa form");
     Py_DECREF(text);
     if (rc < 0) return rc;
     return tersa_write_decimal(e->w, &d) ? 0 : enc_writer_fail(e);
