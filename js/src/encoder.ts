@@ -155,9 +155,9 @@ class EShape {
 
 /**
  * An Encoder's shapes, by first key: a short list is searched linearly (keys
- * compare by pointer); a list past BUCKET_LINEAR shapes (sparse records, all
- * starting with "id", took 41% of encoding searching one) also gets an index
- * by the text of all its keys.
+ * compare by pointer); a list past BUCKET_LINEAR shapes also gets an index
+ * by the text of all its keys, since records whose many shapes share a first
+ * key ("id") would otherwise search the whole list for every map.
  */
 class ShapeBucket {
   list: EShape[] = [];

@@ -83,10 +83,10 @@ static inline bool ar_shape_ok(VALUE h, long n) {
 #endif
 
 /*
- * The encoder walks every Hash it writes; rb_hash_stlike_foreach costs a
- * callback per pair plus iteration bookkeeping, about 6% of encoding the seed
- * documents (callgrind). The tables are read in place instead, in insertion
- * order, skipping deleted entries exactly as the iterators do.
+ * The encoder walks every Hash it writes, and rb_hash_stlike_foreach costs a
+ * callback per pair plus iteration bookkeeping on each of them. The tables
+ * are read in place instead, in insertion order, skipping deleted entries
+ * exactly as the iterators do.
  */
 bool tersa_rb_hash_pairs(VALUE h, VALUE *out, long n) {
 #if TERSA_AR_LAYOUT
