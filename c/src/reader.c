@@ -176,7 +176,8 @@ static bool take_header_fields(tersa_reader *r, size_t at, bool stream, uint64_t
         r->stream_dict_id = id;
         if (loaded == dict->serial) r->st.dict_serial = loaded;
         else if (!tersa_state_load_dictionary(&r->st, dict)) FAIL(TERSA_ERR_NOMEM, 3, "out of memory");
-        tersa_state_reset(&r->st, true);
+        /* The rest of the state was reset with the buffer (or is, at a sync frame). */
+        tersa_state_use_dictionary(&r->st);
     }
     r->have_header = true;
     return true;

@@ -19,13 +19,17 @@ void tersa_state_free(tersa_state *st) {
     memset(st, 0, sizeof(*st));
 }
 
-void tersa_state_reset(tersa_state *st, bool keep_dictionary) {
-    tersa_arena_reset(&st->mem);
-    if (!keep_dictionary) st->dict_serial = 0;
+void tersa_state_use_dictionary(tersa_state *st) {
     bool dict = st->dict_serial != 0;
     st->nstrs = dict ? st->dict_nstrs : 0;
     st->nshapes = dict ? st->dict_nshapes : 0;
     if (dict && st->dict_slots_n) memset(st->dict_slots, 0, st->dict_slots_n * sizeof(tersa_slot));
+}
+
+void tersa_state_reset(tersa_state *st, bool keep_dictionary) {
+    tersa_arena_reset(&st->mem);
+    if (!keep_dictionary) st->dict_serial = 0;
+    tersa_state_use_dictionary(st);
     memset(&st->root, 0, sizeof(st->root));
     memset(&st->key_slot, 0, sizeof(st->key_slot));
     st->has_last = false;

@@ -45,6 +45,11 @@ void tersa_state_free(tersa_state *st);
  *  empty. The arena's contents go with the entries they belonged to. */
 void tersa_state_reset(tersa_state *st, bool keep_dictionary);
 
+/** The tables as a buffer naming the loaded dictionary starts them: its
+ *  entries only, its shapes' slots empty (part of tersa_state_reset, for a
+ *  state already reset). */
+void tersa_state_use_dictionary(tersa_state *st);
+
 /** Load a dictionary's strings and shapes as the first table entries (SPEC 8),
  *  where they stay for every buffer that names it. Entries carry no hash
  *  (0); a writer adds them. False when out of memory (the state then holds
