@@ -212,16 +212,17 @@ static void invalid(const tersa_item *it, const char *what) {
 }
 
 static VALUE decimal_value(const tersa_item *it) {
-    tersa_decimal d;
-    if (!tersa_decimal_of_ext(it->v.ext.ptr, it->v.ext.len, &d)) invalid(it, "invalid decimal payload");
     require_class(&cBigDecimal, id_BigDecimal, "bigdecimal");
-    /* The core's text ("-1.25", "1E+10", "Infinity"), which BigDecimal() reads. */
+    /* The core's text ("-1.25", "1E+10", "Infinity"), which BigDecimal() reads;
+     * it fails for an invalid payload, or for memory (buf.failed). */
     tersa_buf buf;
     tersa_buf_init(&buf, NULL);
     bool ok = tersa_well_known_text(TERSA_EXT_DECIMAL, it->v.ext.ptr, it->v.ext.len, &buf);
+    bool no_memory = buf.failed;
     VALUE text = ok ? rb_str_new(buf.ptr, (long)buf.len) : Qnil;
     tersa_buf_free(&buf);
-    if (!ok) rb_raise(rb_eNoMemError, "out of memory");
+    if (!ok && no_memory) rb_raise(rb_eNoMemError, "out of memory");
+    if (!ok) invalid(it, "invalid decimal payload");
     return rb_funcall(rb_mKernel, id_BigDecimal, 1, text);
 }
 
