@@ -18,15 +18,9 @@
 
 #include "dtoa_tables.h"
 
-/* Only the public header: the number conversions need nothing else from the
- * library, so tools and tests can build them on their own. */
-#if defined(__GNUC__) || defined(__clang__)
-#  define TERSA_INLINE static inline __attribute__((always_inline))
-#  define TERSA_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#  define TERSA_INLINE static inline
-#  define TERSA_UNLIKELY(x) (x)
-#endif
+/* The public header and the compiler hints only: the number conversions need
+ * nothing else from the library, so tools and tests can build them on their own. */
+#include "compiler.h"
 
 /* The fixed-point logarithms below shift negative products right and need
  * the shift to be arithmetic (floor); every compiler we target does that,

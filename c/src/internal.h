@@ -12,17 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define TERSA_LIKELY(x) __builtin_expect(!!(x), 1)
-#  define TERSA_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#  define TERSA_INLINE static inline __attribute__((always_inline))
-#  define TERSA_NOINLINE __attribute__((noinline))
-#else
-#  define TERSA_LIKELY(x) (x)
-#  define TERSA_UNLIKELY(x) (x)
-#  define TERSA_INLINE static inline
-#  define TERSA_NOINLINE
-#endif
+#include "compiler.h"
 
 /* ==========================================================================
  * Tags (SPEC section 5.1)

@@ -26,15 +26,7 @@
 
 #include "dtoa_tables.h"
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define TERSA_INLINE static inline __attribute__((always_inline))
-#  define TERSA_NOINLINE __attribute__((noinline))
-#  define TERSA_LIKELY(x) __builtin_expect(!!(x), 1)
-#else
-#  define TERSA_INLINE static inline
-#  define TERSA_NOINLINE
-#  define TERSA_LIKELY(x) (x)
-#endif
+#include "compiler.h"
 
 /* The exponent estimate shifts negative products right; see dtoa.c. */
 _Static_assert((-1 >> 1) == -1, "signed right shift must be arithmetic");

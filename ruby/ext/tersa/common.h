@@ -9,27 +9,14 @@
 #include <ruby/ractor.h>
 
 #include "tersa.h"
-
-#if defined(__GNUC__)
-#  define TERSA_RB_NORETURN(x) x __attribute__((noreturn))
-#  define TERSA_RB_NOINLINE __attribute__((noinline))
-#  define TERSA_RB_ALWAYS_INLINE __attribute__((always_inline))
-#  define TERSA_RB_LIKELY(x) __builtin_expect(!!(x), 1)
-#  define TERSA_RB_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#  define TERSA_RB_NORETURN(x) x
-#  define TERSA_RB_NOINLINE
-#  define TERSA_RB_ALWAYS_INLINE
-#  define TERSA_RB_LIKELY(x) (x)
-#  define TERSA_RB_UNLIKELY(x) (x)
-#endif
+#include "compiler.h" /* the core's, shared with every C file of the project */
 
 /* The binding's own heap memory (Ruby's allocator, so GC pressure counts it).
  * Out-of-line wrappers rather than ALLOC_N/REALLOC_N so that a leak report
  * can tell memory the binding owns (allocated under these frames) from the
  * memory of Ruby objects the binding creates (test/memcheck.rb). */
-TERSA_RB_NOINLINE void *tersa_rb_xalloc(size_t n, size_t size);
-TERSA_RB_NOINLINE void *tersa_rb_xrealloc(void *ptr, size_t n, size_t size);
+TERSA_NOINLINE void *tersa_rb_xalloc(size_t n, size_t size);
+TERSA_NOINLINE void *tersa_rb_xrealloc(void *ptr, size_t n, size_t size);
 #define TERSA_RB_ALLOC_N(type, n) ((type *)tersa_rb_xalloc((n), sizeof(type)))
 #define TERSA_RB_REALLOC_N(var, type, n) ((var) = (type *)tersa_rb_xrealloc((var), (n), sizeof(type)))
 
@@ -72,11 +59,11 @@ extern rb_encoding *tersa_utf8, *tersa_binary, *tersa_usascii;
 extern int tersa_utf8_index, tersa_binary_index, tersa_usascii_index;
 
 /* Raise helpers: they never return. */
-TERSA_RB_NORETURN(void tersa_rb_raise_decode(const tersa_error *err));
+TERSA_NORETURN(void tersa_rb_raise_decode(const tersa_error *err));
 /** A DecodeError with a code of the binding's own (not SPEC 10's list). */
-TERSA_RB_NORETURN(void tersa_rb_raise_decode_code(const char *code, size_t offset, const char *message));
-TERSA_RB_NORETURN(void tersa_rb_raise_encode(const char *fmt, ...));
-TERSA_RB_NORETURN(void tersa_rb_raise_writer(const tersa_writer *w, VALUE path));
+TERSA_NORETURN(void tersa_rb_raise_decode_code(const char *code, size_t offset, const char *message));
+TERSA_NORETURN(void tersa_rb_raise_encode(const char *fmt, ...));
+TERSA_NORETURN(void tersa_rb_raise_writer(const tersa_writer *w, VALUE path));
 
 /* Dictionaries held by Ruby objects. */
 const tersa_dict *tersa_rb_dict(VALUE dictionary);

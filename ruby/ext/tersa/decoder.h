@@ -105,13 +105,13 @@ VALUE tersa_rb_template_for(VALUE self, tersa_rb_decoder *d, const VALUE *keys, 
 /** Run `body` with `opts` (Qnil, or options for this call only) applied;
  *  any exception leaves the decoder reset and usable, its stream over. */
 VALUE tersa_rb_dec_run(VALUE self, tersa_rb_decoder *d, VALUE arg, tersa_rb_dec_body body, VALUE opts);
-TERSA_RB_NORETURN(void tersa_rb_dec_raise_busy(void));
+TERSA_NORETURN(void tersa_rb_dec_raise_busy(void));
 /** Forget the call or stream being read (not its bytes: see tersa_rb_dec_reset_after_error). */
 void tersa_rb_dec_reset(tersa_rb_decoder *d);
 /** ...and the bytes fed: after an error the stream is over. */
 void tersa_rb_dec_reset_after_error(VALUE self, tersa_rb_decoder *d);
 /** Raise the reader's error (resetting first). */
-TERSA_RB_NORETURN(void tersa_rb_dec_fail(tersa_rb_decoder *d));
+TERSA_NORETURN(void tersa_rb_dec_fail(tersa_rb_decoder *d));
 /** The next value of the input; everything it made goes with it. */
 VALUE tersa_rb_dec_build(VALUE self, tersa_rb_decoder *d);
 /** The dictionaries for tersa_reader_start (they live until the next call), in *n how many. */

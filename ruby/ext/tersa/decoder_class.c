@@ -173,7 +173,7 @@ static void index_cache_set(VALUE **cache, size_t *cap, size_t *hi, size_t slot,
 }
 
 /* A long key by its string-table index, made once per call (stream). */
-TERSA_RB_NOINLINE static VALUE long_key_value(VALUE self, tersa_rb_decoder *d, const tersa_key *k, uint32_t index,
+TERSA_NOINLINE static VALUE long_key_value(VALUE self, tersa_rb_decoder *d, const tersa_key *k, uint32_t index,
                                              bool symbol, tersa_rb_stack *stack) {
     size_t slot = 2 * (size_t)index + symbol;
     if (slot < d->long_keys_cap && d->long_keys[slot]) return d->long_keys[slot];
@@ -202,7 +202,7 @@ void tersa_rb_dec_set_hash_budget(tersa_rb_decoder *d, size_t input_len) {
     d->hash_budget = per + HASH_BUDGET_BASE;
 }
 
-TERSA_RB_NORETURN(static void hash_budget_exceeded(tersa_rb_decoder *d, size_t at));
+TERSA_NORETURN(static void hash_budget_exceeded(tersa_rb_decoder *d, size_t at));
 static void hash_budget_exceeded(tersa_rb_decoder *d, size_t at) {
     reset(d);
     tersa_rb_raise_decode_code("key_hashing_exceeded", at,
@@ -211,7 +211,7 @@ static void hash_budget_exceeded(tersa_rb_decoder *d, size_t at) {
 
 static inline void charge_hashing(tersa_rb_decoder *d, size_t bytes, size_t at) {
     d->hashed += bytes;
-    if (TERSA_RB_UNLIKELY(d->hashed > d->hash_budget)) hash_budget_exceeded(d, at);
+    if (TERSA_UNLIKELY(d->hashed > d->hash_budget)) hash_budget_exceeded(d, at);
 }
 
 /* The bytes hashing shaped-map keys reads: Strings in full, Symbols by identity. */
@@ -266,7 +266,7 @@ static inline VALUE new_string(const tersa_item *it) {
     return s;
 }
 
-TERSA_RB_NOINLINE static VALUE long_string_value(tersa_rb_decoder *d, const tersa_item *it) {
+TERSA_NOINLINE static VALUE long_string_value(tersa_rb_decoder *d, const tersa_item *it) {
     uint32_t i = it->v.str.index;
     if (i < d->long_cap && d->long_by_index[i]) return rb_str_dup(d->long_by_index[i]);
     VALUE s = new_string(it);
@@ -276,7 +276,7 @@ TERSA_RB_NOINLINE static VALUE long_string_value(tersa_rb_decoder *d, const ters
 }
 
 static inline VALUE string_value(tersa_rb_decoder *d, const tersa_item *it) {
-    if (TERSA_RB_UNLIKELY(d->freeze)) {
+    if (TERSA_UNLIKELY(d->freeze)) {
         uint32_t i = it->v.str.index;
         if (i != TERSA_NO_INDEX && i < d->frozen_cap && d->frozen_by_index[i]) return d->frozen_by_index[i];
         VALUE v = rb_enc_interned_str(it->v.str.ptr, (long)it->v.str.len, tersa_utf8);
@@ -286,7 +286,7 @@ static inline VALUE string_value(tersa_rb_decoder *d, const tersa_item *it) {
         }
         return v;
     }
-    if (TERSA_RB_UNLIKELY(it->v.str.len >= SHARE_MIN_LEN) && it->v.str.index != TERSA_NO_INDEX)
+    if (TERSA_UNLIKELY(it->v.str.len >= SHARE_MIN_LEN) && it->v.str.index != TERSA_NO_INDEX)
         return long_string_value(d, it);
     return new_string(it);
 }
@@ -417,7 +417,7 @@ static VALUE build_scalar(build_ctx *c, const tersa_item *it) {
  * elements follow in the input; a map's keys are made now. */
 static void open_container(build_ctx *c, const tersa_item *it, size_t depth) {
     tersa_rb_decoder *d = c->d;
-    if (TERSA_RB_UNLIKELY(depth == d->frames_cap)) {
+    if (TERSA_UNLIKELY(depth == d->frames_cap)) {
         size_t cap = d->frames_cap ? d->frames_cap * 2 : 32;
         TERSA_RB_REALLOC_N(d->frames, build_frame, cap);
         d->frames_cap = cap;
@@ -464,7 +464,7 @@ static VALUE close_container(build_ctx *c, const build_frame *f) {
         }
         /* symbolize_keys can make two keys one ("a" and :a): the option asked
          * for it, and no Tersa::Map could hold two equal Symbols. */
-        if (TERSA_RB_UNLIKELY(d->symbolize_keys) && (long)RHASH_SIZE(v) != n) {
+        if (TERSA_UNLIKELY(d->symbolize_keys) && (long)RHASH_SIZE(v) != n) {
             tersa_error err = {TERSA_ERR_DUPLICATE_KEY, f->offset, "keys that symbolize_keys makes equal"};
             reset(d);
             tersa_rb_raise_decode(&err);
@@ -509,7 +509,7 @@ static VALUE build(build_ctx *c) {
     for (;;) {
         tersa_item it;
         VALUE v;
-        if (TERSA_RB_UNLIKELY(!tersa_read(d->r, &it))) fail_decode(d);
+        if (TERSA_UNLIKELY(!tersa_read(d->r, &it))) fail_decode(d);
         switch (it.type) {
         case TERSA_STRING:
             v = string_value(d, &it);

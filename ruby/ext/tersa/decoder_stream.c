@@ -13,7 +13,7 @@
  * shape tables, so the caches keyed by their indices would name the old
  * entries; and the first one tells a joining reader where it joined. */
 static inline void frame_begun(tersa_rb_decoder *d) {
-    if (TERSA_RB_UNLIKELY(tersa_reader_frame_synced(d->r))) {
+    if (TERSA_UNLIKELY(tersa_reader_frame_synced(d->r))) {
         tersa_rb_dec_drop_index_caches(d);
         if (d->joined_at == SIZE_MAX) tersa_reader_joined(d->r, &d->joined_at);
     }

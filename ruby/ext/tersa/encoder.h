@@ -87,12 +87,12 @@ static inline void tersa_rb_enc_drop_shapes(tersa_rb_encoder *e) {
 
 /* Reset after an error (the encoder stays usable); the raisers reset first. */
 void tersa_rb_enc_reset(tersa_rb_encoder *e);
-TERSA_RB_NORETURN(void tersa_rb_enc_fail_writer(tersa_rb_encoder *e, uint32_t depth));
-TERSA_RB_NORETURN(void tersa_rb_enc_fail_value(tersa_rb_encoder *e, uint32_t depth, const char *what, VALUE obj));
+TERSA_NORETURN(void tersa_rb_enc_fail_writer(tersa_rb_encoder *e, uint32_t depth));
+TERSA_NORETURN(void tersa_rb_enc_fail_value(tersa_rb_encoder *e, uint32_t depth, const char *what, VALUE obj));
 /** tersa_rb_enc_fail_value with a hint after the path: what to do instead. */
-TERSA_RB_NORETURN(void tersa_rb_enc_fail_value_hint(tersa_rb_encoder *e, uint32_t depth, const char *what, VALUE obj,
+TERSA_NORETURN(void tersa_rb_enc_fail_value_hint(tersa_rb_encoder *e, uint32_t depth, const char *what, VALUE obj,
                                                     const char *hint));
-TERSA_RB_NORETURN(void tersa_rb_enc_too_deep(tersa_rb_encoder *e, uint32_t depth, VALUE container));
+TERSA_NORETURN(void tersa_rb_enc_too_deep(tersa_rb_encoder *e, uint32_t depth, VALUE container));
 /** A String of another encoding as UTF-8 (EncodeError naming the path if it cannot be). */
 VALUE tersa_rb_enc_to_utf8(tersa_rb_encoder *e, VALUE str, uint32_t depth);
 
@@ -100,7 +100,7 @@ VALUE tersa_rb_enc_to_utf8(tersa_rb_encoder *e, VALUE str, uint32_t depth);
  * (uses the `e` and `depth` in scope). */
 #define CHECK_W(call)                                  \
     do {                                               \
-        if (TERSA_RB_UNLIKELY(!(call))) tersa_rb_enc_fail_writer(e, depth); \
+        if (TERSA_UNLIKELY(!(call))) tersa_rb_enc_fail_writer(e, depth); \
     } while (0)
 
 /* What the writers can take of a String, from its flags word alone (the
@@ -127,13 +127,13 @@ static inline bool tersa_rb_is_map(VALUE obj) {
 
 /* The frame of `container`, opening at `depth` (checked against max_depth). */
 static inline enc_frame *tersa_rb_enc_frame_open(tersa_rb_encoder *e, uint32_t depth, VALUE container) {
-    if (TERSA_RB_UNLIKELY(depth >= e->frames_cap)) {
+    if (TERSA_UNLIKELY(depth >= e->frames_cap)) {
         size_t cap = e->frames_cap ? e->frames_cap * 2 : 64;
         while (cap <= depth) cap *= 2;
         TERSA_RB_REALLOC_N(e->frames, enc_frame, cap);
         e->frames_cap = cap;
     }
-    if (TERSA_RB_UNLIKELY(depth + e->hooks >= e->max_depth)) tersa_rb_enc_too_deep(e, depth, container);
+    if (TERSA_UNLIKELY(depth + e->hooks >= e->max_depth)) tersa_rb_enc_too_deep(e, depth, container);
     enc_frame *f = &e->frames[depth];
     f->container = container;
     f->kind = FRAME_ARRAY; /* until a map knows its kind: paths show indices */

@@ -77,7 +77,7 @@ static VALUE enc_alloc(VALUE klass) {
 
 static inline tersa_rb_encoder *get_encoder(VALUE self) {
     /* rb_check_typeddata's test without its call; it raises for anything else. */
-    if (TERSA_RB_LIKELY(RB_TYPE_P(self, T_DATA) && RTYPEDDATA_P(self) && RTYPEDDATA_TYPE(self) == &encoder_type))
+    if (TERSA_LIKELY(RB_TYPE_P(self, T_DATA) && RTYPEDDATA_P(self) && RTYPEDDATA_TYPE(self) == &encoder_type))
         return (tersa_rb_encoder *)RTYPEDDATA_DATA(self);
     return (tersa_rb_encoder *)rb_check_typeddata(self, &encoder_type);
 }
@@ -103,7 +103,7 @@ static VALUE protected_call(tersa_rb_encoder *e, VALUE (*fn)(VALUE), VALUE arg) 
 
 /* A String in another encoding than UTF-8, US-ASCII or binary (write_run
  * takes those): converted to UTF-8. */
-TERSA_RB_NOINLINE static void encode_converted_string(tersa_rb_encoder *e, VALUE str, uint32_t depth) {
+TERSA_NOINLINE static void encode_converted_string(tersa_rb_encoder *e, VALUE str, uint32_t depth) {
     VALUE u = tersa_rb_enc_to_utf8(e, str, depth);
     CHECK_W(tersa_write_string(e->w, RSTRING_PTR(u), (size_t)RSTRING_LEN(u)));
     RB_GC_GUARD(u);
@@ -112,12 +112,12 @@ TERSA_RB_NOINLINE static void encode_converted_string(tersa_rb_encoder *e, VALUE
 static void encode_symbol(tersa_rb_encoder *e, VALUE sym, uint32_t depth) {
     VALUE s = rb_sym2str(sym);
     int idx = RB_ENCODING_GET_INLINED(s);
-    if (TERSA_RB_UNLIKELY(idx != tersa_utf8_index && idx != tersa_usascii_index)) s = tersa_rb_enc_to_utf8(e, s, depth);
+    if (TERSA_UNLIKELY(idx != tersa_utf8_index && idx != tersa_usascii_index)) s = tersa_rb_enc_to_utf8(e, s, depth);
     CHECK_W(tersa_write_symbol(e->w, RSTRING_PTR(s), (size_t)RSTRING_LEN(s)));
     RB_GC_GUARD(s);
 }
 
-TERSA_RB_NOINLINE static void encode_bignum(tersa_rb_encoder *e, VALUE big, uint32_t depth) {
+TERSA_NOINLINE static void encode_bignum(tersa_rb_encoder *e, VALUE big, uint32_t depth) {
     size_t n = rb_absint_size(big, NULL);
     uint8_t small[64];
     uint8_t *buf = n <= sizeof small ? small : TERSA_RB_ALLOC_N(uint8_t, n);
@@ -205,7 +205,7 @@ static VALUE call_proc(VALUE p) {
 /* Write an object of another class, or return what a hook made of it
  * (pushed on the value stack and counted in e->hooks), to be written in its
  * place; Qundef when it is written. */
-TERSA_RB_NOINLINE static VALUE encode_other(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
+TERSA_NOINLINE static VALUE encode_other(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
     VALUE klass = rb_obj_class(obj);
     if (klass == rb_cTime || rb_obj_is_kind_of(obj, rb_cTime)) {
         encode_time(e, obj, depth);
@@ -319,7 +319,7 @@ static inline bool leaf_array(tersa_rb_encoder *e, VALUE ary, uint32_t depth) {
 /* A failure in write_run at item `i` of its run (*index = first + i for the
  * path), or inside a leaf Array there (`leaf`, else Qfalse) at its item `j`.
  * `bad` is an invalid String, or Qundef for the writer's error. */
-TERSA_RB_NORETURN(TERSA_RB_NOINLINE static void run_fail(tersa_rb_encoder *e, uint32_t depth, long *index, long first,
+TERSA_NORETURN(TERSA_NOINLINE static void run_fail(tersa_rb_encoder *e, uint32_t depth, long *index, long first,
                                                        long i, VALUE leaf, long j, VALUE bad));
 static void run_fail(tersa_rb_encoder *e, uint32_t depth, long *index, long first, long i, VALUE leaf, long j,
                      VALUE bad) {
@@ -337,7 +337,7 @@ static void run_fail(tersa_rb_encoder *e, uint32_t depth, long *index, long firs
            : run_fail(e, depth, index, first, i, Qfalse, 0, (bad)))
 #define RUN_CHECK(call)                                                        \
     do {                                                                       \
-        if (TERSA_RB_UNLIKELY(!(call))) RUN_FAIL(Qundef);                       \
+        if (TERSA_UNLIKELY(!(call))) RUN_FAIL(Qundef);                       \
     } while (0)
 
 /* Write the leading items of v[0..n) that need no call into Ruby: Integers
@@ -350,14 +350,14 @@ static void run_fail(tersa_rb_encoder *e, uint32_t depth, long *index, long firs
  * `first` is the index of v[0] in its container, for paths in errors, which
  * set *index. Nothing here allocates or runs Ruby code, so v and a leaf's
  * items stay valid. */
-TERSA_RB_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, long n, long *index, long first,
+TERSA_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, long n, long *index, long first,
                                        uint32_t depth) {
     const VALUE *outer = NULL; /* inside a leaf Array: the run's items, count and position */
     long outer_n = 0, outer_i = 0;
     VALUE leaf = Qfalse;
     long i;
     for (i = 0;; i++) {
-        if (TERSA_RB_UNLIKELY(i >= n)) {
+        if (TERSA_UNLIKELY(i >= n)) {
             if (!outer) break;
             RUN_CHECK(tersa_write_array_end(e->w));
             v = outer;
@@ -382,7 +382,7 @@ TERSA_RB_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, lon
         } else {
             VALUE flags = RBASIC(x)->flags;
             int kind = tersa_rb_str_kind_of(flags);
-            if (TERSA_RB_LIKELY((flags & RUBY_T_MASK) == T_STRING && kind == STR_TEXT)) {
+            if (TERSA_LIKELY((flags & RUBY_T_MASK) == T_STRING && kind == STR_TEXT)) {
                 RUN_CHECK(tersa_write_string_utf8(e->w, RSTRING_PTR(x), (size_t)RSTRING_LEN(x)));
                 continue;
             }
@@ -426,11 +426,11 @@ stop:
 
 /* Single map values: runs in maps are short, and one item through write_run
  * costs more than through these small writers. */
-TERSA_RB_NOINLINE static void encode_fixnum(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
+TERSA_NOINLINE static void encode_fixnum(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
     CHECK_W(tersa_write_int(e->w, FIX2LONG(obj)));
 }
 
-TERSA_RB_NOINLINE static void encode_utf8_string(tersa_rb_encoder *e, VALUE str, uint32_t depth) {
+TERSA_NOINLINE static void encode_utf8_string(tersa_rb_encoder *e, VALUE str, uint32_t depth) {
     CHECK_W(tersa_write_string_utf8(e->w, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)));
 }
 
@@ -444,7 +444,7 @@ static inline bool plain_utf8(VALUE x) {
 /* Write obj if it is a scalar write_run does not take (a Symbol, a Bignum,
  * a String to convert) and return 0; else return its builtin type (a
  * container, or an object for a hook). */
-TERSA_RB_NOINLINE static int write_other(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
+TERSA_NOINLINE static int write_other(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
     if (RB_SPECIAL_CONST_P(obj)) {
         if (!SYMBOL_P(obj)) tersa_rb_enc_fail_value(e, depth, "unsupported type", obj);
         encode_symbol(e, obj, depth);
@@ -474,7 +474,7 @@ static inline int write_scalar(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
     return write_other(e, obj, depth);
 }
 
-TERSA_RB_NORETURN(static void array_modified(tersa_rb_encoder *e));
+TERSA_NORETURN(static void array_modified(tersa_rb_encoder *e));
 static void array_modified(tersa_rb_encoder *e) {
     tersa_rb_enc_reset(e);
     rb_raise(eEncodeError, "array modified during encoding");
@@ -503,16 +503,16 @@ static inline int write_other_or_type(tersa_rb_encoder *e, VALUE obj, uint32_t d
  * there is none). An Array's items are read in place, so no GC may run
  * meanwhile: write_run cannot allocate, and the pointer is taken again after
  * write_other. */
-TERSA_RB_ALWAYS_INLINE static inline long write_array_items(tersa_rb_encoder *e, enc_frame *f, VALUE ary, long i,
+TERSA_ALWAYS_INLINE static inline long write_array_items(tersa_rb_encoder *e, enc_frame *f, VALUE ary, long i,
                                                            long n, uint32_t depth, int *type) {
     for (; i < n; i++) {
         long len = RARRAY_LEN(ary);
-        if (TERSA_RB_UNLIKELY(i >= len)) array_modified(e);
+        if (TERSA_UNLIKELY(i >= len)) array_modified(e);
         VALUE x = RARRAY_AREF(ary, i);
         if (run_item(x)) {
             i += write_run(e, RARRAY_CONST_PTR_TRANSIENT(ary) + i, (len < n ? len : n) - i, &f->index, i, depth);
             if (i >= n) break;
-            if (TERSA_RB_UNLIKELY(i >= RARRAY_LEN(ary))) array_modified(e);
+            if (TERSA_UNLIKELY(i >= RARRAY_LEN(ary))) array_modified(e);
             x = RARRAY_AREF(ary, i);
         }
         f->index = i;
@@ -634,7 +634,7 @@ static void encode_root(tersa_rb_encoder *e, VALUE obj) {
                 pending = 0;
             }
         }
-        if (TERSA_RB_UNLIKELY(pending)) {
+        if (TERSA_UNLIKELY(pending)) {
             e->hooks -= pending;
             e->stack->len -= pending;
             pending = 0;
@@ -661,7 +661,7 @@ static void begin(tersa_rb_encoder *e, uint32_t flags) {
 static bool str_new_is_binary;
 
 static inline VALUE binary_string(const uint8_t *data, size_t len) {
-    if (TERSA_RB_LIKELY(str_new_is_binary)) return rb_str_new((const char *)data, (long)len);
+    if (TERSA_LIKELY(str_new_is_binary)) return rb_str_new((const char *)data, (long)len);
     return rb_enc_str_new((const char *)data, (long)len, tersa_binary);
 }
 
@@ -788,7 +788,7 @@ static void apply_options(tersa_rb_encoder *e, VALUE self, VALUE opts, bool stre
     e->sync_bytes = sync_bytes;
 }
 
-TERSA_RB_NORETURN(static void raise_busy(void));
+TERSA_NORETURN(static void raise_busy(void));
 static void raise_busy(void) { rb_raise(eError, "encoder is in use (re-entered from a hook, or shared between threads?)"); }
 
 /* call-seq: Tersa::Encoder.new(default: nil, dictionary: nil, max_depth: 1000, sync_frames: 0, sync_bytes: 0, output: nil)

@@ -47,7 +47,7 @@ static inline uint64_t keys_signature(const VALUE *pairs, long n) {
 /* A key textual_keys does not take from its flags alone: a Symbol, a String
  * of a subclass, of another encoding or of unknown coderange; false if it is
  * neither a String nor a Symbol, or a binary String (a generic map). */
-TERSA_RB_NOINLINE static bool other_textual_key(tersa_rb_encoder *e, VALUE k, tersa_key *out, bool *plain,
+TERSA_NOINLINE static bool other_textual_key(tersa_rb_encoder *e, VALUE k, tersa_key *out, bool *plain,
                                                uint32_t depth) {
     bool symbol = false;
     if (SYMBOL_P(k)) {
@@ -96,9 +96,9 @@ static bool textual_keys(tersa_rb_encoder *e, long base, long n, bool *plain, ui
     tersa_key *out = e->kbuf;
     for (long i = 0; i < n; i++) {
         VALUE k = e->stack->ptr[base + 2 * i];
-        if (TERSA_RB_LIKELY(!RB_SPECIAL_CONST_P(k))) {
+        if (TERSA_LIKELY(!RB_SPECIAL_CONST_P(k))) {
             VALUE flags = RBASIC(k)->flags;
-            if (TERSA_RB_LIKELY((flags & RUBY_T_MASK) == T_STRING && tersa_rb_str_kind_of(flags) == STR_TEXT &&
+            if (TERSA_LIKELY((flags & RUBY_T_MASK) == T_STRING && tersa_rb_str_kind_of(flags) == STR_TEXT &&
                                RBASIC_CLASS(k) == rb_cString)) {
                 out[i].ptr = RSTRING_PTR(k);
                 out[i].len = (size_t)RSTRING_LEN(k);
@@ -148,7 +148,7 @@ static long push_pairs(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t
     if (!tersa_rb_hash_pairs(container, e->stack->ptr + at, n)) {
         collect_ctx c = {e->stack, at};
         collect_pairs(container, &c);
-        if (TERSA_RB_UNLIKELY(c.at != at + 2 * n)) {
+        if (TERSA_UNLIKELY(c.at != at + 2 * n)) {
             tersa_rb_enc_reset(e);
             rb_raise(eEncodeError, "hash modified during encoding");
         }
@@ -171,7 +171,7 @@ bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint
     if (hit) {
         const VALUE *keys = e->pool + entry->pool;
         for (long i = 0; i < n && hit; i++) hit = keys[i] == e->stack->ptr[base + 2 * i];
-        if (hit && TERSA_RB_UNLIKELY(rb_gc_count() != e->gc_count)) {
+        if (hit && TERSA_UNLIKELY(rb_gc_count() != e->gc_count)) {
             /* A collection may have freed and reused addresses: start over. */
             tersa_rb_enc_drop_shapes(e);
             e->gc_count = rb_gc_count();

@@ -219,12 +219,12 @@ VALUE tersa_rb_hash_from_template(VALUE template, const VALUE *values, long n) {
     VALUE h = rb_hash_dup(template);
     /* No allocation between here and the last store: the table cannot move. */
     if (n <= 8) {
-        if (TERSA_RB_UNLIKELY(!ar_shape_ok(h, n))) return Qundef;
+        if (TERSA_UNLIKELY(!ar_shape_ok(h, n))) return Qundef;
         tersa_ar_pair *pairs = ((struct tersa_rhash *)h)->as.ar;
         for (long i = 0; i < n; i++) RB_OBJ_WRITE(h, &pairs[i].val, values[i]);
         return h;
     }
-    if (TERSA_RB_UNLIKELY(!st_shape_ok(h, n))) return Qundef;
+    if (TERSA_UNLIKELY(!st_shape_ok(h, n))) return Qundef;
     tersa_st_entry *entries = (tersa_st_entry *)((st_table *)((struct tersa_rhash *)h)->as.st)->entries;
     for (long i = 0; i < n; i++) RB_OBJ_WRITE(h, (VALUE *)&entries[i].record, values[i]);
     return h;

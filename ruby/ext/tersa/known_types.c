@@ -31,7 +31,7 @@ static ID id_Date, id_DateTime, id_BigDecimal, id_Set, id_jd, id_to_time, id_to_
 static VALUE cDate, cDateTime, cBigDecimal, cSet;
 
 static VALUE loaded_class(VALUE *slot, ID name) {
-    if (TERSA_RB_LIKELY(*slot)) return *slot;
+    if (TERSA_LIKELY(*slot)) return *slot;
     if (!rb_const_defined(rb_cObject, name)) return 0;
     VALUE k = rb_const_get(rb_cObject, name);
     if (RB_TYPE_P(k, T_CLASS)) *slot = k;
@@ -206,7 +206,7 @@ const char *tersa_rb_unsupported_hint(VALUE obj) {
  * Decoding
  * ========================================================================== */
 
-TERSA_RB_NORETURN(static void invalid(const tersa_item *it, const char *what));
+TERSA_NORETURN(static void invalid(const tersa_item *it, const char *what));
 static void invalid(const tersa_item *it, const char *what) {
     tersa_rb_raise_decode_code("invalid_value", it->offset, what);
 }

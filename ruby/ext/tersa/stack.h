@@ -25,7 +25,7 @@ void tersa_rb_stack_reserve(tersa_rb_stack *s, long n);
 
 /** Append `n` slots set to Qnil; returns the index of the first. */
 static inline long tersa_rb_stack_grow(tersa_rb_stack *s, long n) {
-    if (TERSA_RB_UNLIKELY(s->cap - s->len < n)) tersa_rb_stack_reserve(s, n);
+    if (TERSA_UNLIKELY(s->cap - s->len < n)) tersa_rb_stack_reserve(s, n);
     long base = s->len;
     for (long i = 0; i < n; i++) s->ptr[base + i] = Qnil;
     s->len += n;
@@ -35,14 +35,14 @@ static inline long tersa_rb_stack_grow(tersa_rb_stack *s, long n) {
 /** Like tersa_rb_stack_grow without setting the slots: the caller fills all
  *  `n` before anything can allocate (and so before the GC could mark them). */
 static inline long tersa_rb_stack_grow_raw(tersa_rb_stack *s, long n) {
-    if (TERSA_RB_UNLIKELY(s->cap - s->len < n)) tersa_rb_stack_reserve(s, n);
+    if (TERSA_UNLIKELY(s->cap - s->len < n)) tersa_rb_stack_reserve(s, n);
     long base = s->len;
     s->len += n;
     return base;
 }
 
 static inline void tersa_rb_stack_push(tersa_rb_stack *s, VALUE v) {
-    if (TERSA_RB_UNLIKELY(s->len == s->cap)) tersa_rb_stack_reserve(s, 1);
+    if (TERSA_UNLIKELY(s->len == s->cap)) tersa_rb_stack_reserve(s, 1);
     s->ptr[s->len++] = v;
 }
 
