@@ -27,6 +27,13 @@
 extern "C" {
 #endif
 
+/**
+ * Parse a decimal number (JSON number grammar) from [p, end) to the nearest
+ * double (ties to even). Returns the end of the number, or NULL if the text
+ * does not start with a JSON number. Thread-safe. (strtod.c)
+ */
+const char *tersa_parse_double(const char *p, const char *end, double *out);
+
 /* ==========================================================================
  * Errors
  * ========================================================================== */

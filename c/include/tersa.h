@@ -796,13 +796,6 @@ TERSA_API bool tersa_well_known_text(uint32_t type, const uint8_t *p, size_t n, 
  */
 TERSA_API int tersa_shortest_digits(double d, char digits[17], int *exp10);
 
-/**
- * Parse a decimal number (JSON number grammar) from [p, end) to the nearest
- * double (ties to even). Returns the end of the number, or NULL if the text
- * does not start with a JSON number. Thread-safe.
- */
-TERSA_API const char *tersa_parse_double(const char *p, const char *end, double *out);
-
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* getline */
 #include "tersa.h"
+#include "json.h" /* tersa_parse_double */
 #include "xwellknown.h"
 
 #include <stdio.h>

@@ -12,6 +12,7 @@
  *      decimal just above and just below them, in fixed and exponent form.
  */
 #include "tersa.h"
+#include "json.h" /* tersa_parse_double */
 
 #include <stdio.h>
 #include <stdlib.h>

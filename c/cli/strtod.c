@@ -19,7 +19,7 @@
  * The C library's strtod is not used: it depends on the locale's decimal point
  * and not every libc rounds correctly.
  */
-#include "tersa.h"
+#include "json.h"
 
 #include <float.h>
 #include <string.h>
