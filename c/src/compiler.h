@@ -16,6 +16,9 @@
 #  define TERSA_ALWAYS_INLINE __attribute__((always_inline))
 /** A cold path kept out of its caller's body. */
 #  define TERSA_NOINLINE __attribute__((noinline))
+/** A cold path defined in a private header: each file that calls it gets its
+ *  own static copy, whose clobbers its callers know; the others get none. */
+#  define TERSA_NOINLINE_LOCAL static __attribute__((noinline, unused))
 /** A function that does not return (raises, in the bindings). */
 #  define TERSA_NORETURN(decl) decl __attribute__((noreturn))
 #else
@@ -24,6 +27,7 @@
 #  define TERSA_INLINE static inline
 #  define TERSA_ALWAYS_INLINE
 #  define TERSA_NOINLINE
+#  define TERSA_NOINLINE_LOCAL static
 #  define TERSA_NORETURN(decl) decl
 #endif
 

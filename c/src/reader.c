@@ -1,118 +1,17 @@
 /*
- * reader.c - the pull reader: decoding and validation (SPEC sections 4-6, 10).
+ * reader.c - the pull reader's items: decoding and validation (SPEC sections
+ * 4-6, 10). Buffers, headers and stream frames are in reader_frames.c, the
+ * check that generic-map keys are distinct in reader_keys.c.
  *
  * Every check happens in reading order, and every error is reported at the
  * offset of the innermost item's tag (SPEC 10), so that all implementations
  * report the same error for the same input.
  */
-#include <stdio.h>
-#include "state.h"
+#include "reader_internal.h"
 
 /* ==========================================================================
- * State
+ * The string table
  * ========================================================================== */
-
-enum { RFRAME_ARRAY, RFRAME_MAP, RFRAME_GENERIC };
-
-/* A scalar key of an open generic map, kept to detect duplicates. */
-typedef struct gkey {
-    uint64_t hash;
-    uint64_t word;        /* integer, float bits, timestamp seconds */
-    uint64_t word2;       /* timestamp nanos/zone/offset, ext type, bigint sign */
-    const uint8_t *ptr;   /* bytes of strings, symbols, binary, ext, bigints */
-    size_t len;
-    uint8_t used;
-    uint8_t type;
-} gkey;
-
-typedef struct rframe {
-    uint8_t kind;
-    tersa_slot *slot;     /* ARRAY, GENERIC: the container's slot; MAP: first slot of the shape */
-    size_t remaining;
-    size_t next;         /* MAP: index of the next value */
-    size_t tag_offset;   /* GENERIC: for duplicate_key */
-    gkey *keys;          /* GENERIC: scalar keys seen, open addressing; grows with the
-                            keys actually read (the count is only a claim) */
-    size_t keys_cap, keys_used;
-} rframe;
-
-struct tersa_reader {
-    const tersa_alloc *alloc;
-    const uint8_t *data;  /* current window */
-    size_t pos, end;      /* read position and end of the window */
-    size_t base;          /* offset of data[0] in the whole buffer */
-    size_t total;         /* length of the whole buffer (single-buffer mode) */
-    tersa_error err;
-
-    rframe *stack;
-    size_t depth, stack_cap;
-    uint32_t max_depth;
-    uint64_t seed;        /* tersa_seed(): keys and strings come from the input */
-
-    uint32_t flags;
-    bool started;
-    bool copy_strings;    /* frames fed one by one: keep what later frames need */
-    bool top_read;
-    bool in_frame;
-
-    /* Streams (SPEC 2.3). Sync frames repeat the header's VF byte and
-     * dictionary id; a joining reader takes them from its first sync frame. */
-    const tersa_dict *const *dicts;
-    size_t ndicts;
-    uint8_t stream_vf;
-    uint64_t stream_dict_id;
-    bool have_header;     /* stream_vf and stream_dict_id are known */
-    bool seen_frame;      /* a frame has been decoded (not skipped) */
-    bool frame_synced;    /* the frame begun last is a sync frame */
-    size_t joined_at;     /* a joining reader's first sync frame */
-
-    tersa_state st;       /* tables, slots, registers, the loaded dictionary */
-};
-
-/* ==========================================================================
- * Errors
- * ========================================================================== */
-
-TERSA_NOINLINE static bool fail_at(tersa_reader *r, tersa_code code, size_t at, const char *message) {
-    if (r->err.code == TERSA_OK) set_error(&r->err, code, r->base + at, message);
-    return false;
-}
-
-#define FAIL(code, at, msg) return fail_at(r, (code), (at), (msg))
-
-/* ==========================================================================
- * Lifecycle
- * ========================================================================== */
-
-tersa_reader *tersa_reader_new(const tersa_alloc *alloc) {
-    alloc = alloc_or_default(alloc);
-    tersa_reader *r = (tersa_reader *)mem_alloc(alloc, sizeof(tersa_reader));
-    if (!r) return NULL;
-    memset(r, 0, sizeof(*r));
-    r->alloc = alloc;
-    r->max_depth = TERSA_DEFAULT_MAX_DEPTH;
-    r->joined_at = SIZE_MAX;
-    r->seed = tersa_seed();
-    tersa_state_init(&r->st, alloc);
-    return r;
-}
-
-static void pop_all(tersa_reader *r);
-
-void tersa_reader_free(tersa_reader *r) {
-    if (!r) return;
-    const tersa_alloc *a = r->alloc;
-    pop_all(r);
-    tersa_state_free(&r->st);
-    mem_free(a, r->stack, r->stack_cap * sizeof(rframe));
-    mem_free(a, r, sizeof(*r));
-}
-
-void tersa_reader_set_max_depth(tersa_reader *r, uint32_t max_depth) { r->max_depth = max_depth; }
-
-const tersa_error *tersa_reader_error(const tersa_reader *r) { return &r->err; }
-
-size_t tersa_reader_offset(const tersa_reader *r) { return r->base + r->pos; }
 
 /* Static, so that the string paths that call it keep their registers across
  * the call (the compiler sees what it clobbers). */
@@ -127,158 +26,6 @@ TERSA_INLINE bool add_string(tersa_reader *r, const uint8_t *p, size_t n, bool a
         return false;
     tersa_state_append_string(&r->st, p, n, 0, ascii);
     return true;
-}
-
-/* Forget the last buffer: its tables (and the loaded dictionary, which the
- * next header names again or not), its error and its open containers. */
-static void reset_state(tersa_reader *r) {
-    pop_all(r);
-    tersa_state_reset(&r->st, false);
-    r->err.code = TERSA_OK;
-    r->err.offset = 0;
-    r->err.message = NULL;
-    r->depth = 0;
-    r->top_read = false;
-    r->in_frame = false;
-    r->base = 0;
-}
-
-/* The VF byte at `at` and the dictionary id after it (a stream header's or a
- * joining reader's first sync frame's): checks them as SPEC 2.1 says and
- * loads the dictionary they name. `loaded` is the serial of the dictionary
- * whose tables the reader still holds. */
-static bool take_header_fields(tersa_reader *r, size_t at, bool stream, uint64_t loaded) {
-    if (at >= r->end) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside the header");
-    uint8_t vf = r->data[at];
-    if (vf >> 4 != TERSA_FORMAT_VERSION) FAIL(TERSA_ERR_UNSUPPORTED_VERSION, at, "unsupported format version");
-    uint8_t hf = vf & 0x0F;
-    if (hf & ~(FLAG_DICT | FLAG_STREAM)) FAIL(TERSA_ERR_BAD_FLAGS, at, "reserved header flag set");
-    if (((hf & FLAG_STREAM) != 0) != stream)
-        FAIL(TERSA_ERR_BAD_FLAGS, at, (hf & FLAG_STREAM) ? "buffer is a stream" : "buffer is not a stream");
-    r->pos = at + 1;
-    r->stream_vf = vf;
-    r->stream_dict_id = 0;
-    if (hf & FLAG_DICT) {
-        if (r->end - r->pos < 8) FAIL(TERSA_ERR_TRUNCATED, at + 1, "input ends inside the dictionary id");
-        uint64_t id = load_le64(r->data + r->pos);
-        const tersa_dict *dict = NULL;
-        for (size_t i = 0; i < r->ndicts; i++)
-            if (r->dicts[i] && r->dicts[i]->id == id) dict = r->dicts[i];
-        if (!dict) {
-            /* The id, in the form every binding prints (0x and 16 hex digits), is
-             * what the user needs to find the dictionary: the message names it. The
-             * buffer is per thread, so the message stays valid after the reader. */
-            static _Thread_local char msg[48];
-            snprintf(msg, sizeof msg, "dictionary 0x%016llx was not supplied", (unsigned long long)id);
-            FAIL(TERSA_ERR_UNKNOWN_DICTIONARY, at + 1, msg);
-        }
-        r->pos += 8;
-        r->stream_dict_id = id;
-        if (loaded == dict->serial) r->st.dict_serial = loaded;
-        else if (!tersa_state_load_dictionary(&r->st, dict)) FAIL(TERSA_ERR_NOMEM, 3, "out of memory");
-        /* The rest of the state was reset with the buffer (or is, at a sync frame). */
-        tersa_state_use_dictionary(&r->st);
-    }
-    r->have_header = true;
-    return true;
-}
-
-bool tersa_reader_start(tersa_reader *r, const void *data, size_t len, const tersa_dict *const *dicts,
-                       size_t ndicts, uint32_t flags) {
-    /* Unless this buffer names the loaded dictionary, its entries will be overwritten. */
-    uint64_t loaded = r->st.dict_serial;
-    reset_state(r);
-    r->data = (const uint8_t *)data;
-    r->pos = 0;
-    r->end = r->total = len;
-    if (flags & TERSA_READ_JOIN) flags |= TERSA_READ_STREAM;
-    r->flags = flags;
-    r->started = false;
-    r->copy_strings = false;
-    r->dicts = dicts;
-    r->ndicts = dicts ? ndicts : 0;
-    r->have_header = false;
-    r->seen_frame = false;
-    r->frame_synced = false;
-    r->joined_at = SIZE_MAX;
-    if (flags & (TERSA_READ_NO_HEADER | TERSA_READ_JOIN)) {
-        /* A joining reader keeps the loaded dictionary's serial for its first sync frame. */
-        if (flags & TERSA_READ_JOIN) r->st.dict_serial = loaded;
-        r->started = true;
-        return true;
-    }
-    const uint8_t *p = r->data;
-    if ((len >= 1 && p[0] != HEADER_MAGIC0) || (len >= 2 && p[1] != HEADER_MAGIC1))
-        FAIL(TERSA_ERR_BAD_MAGIC, 0, "not a Tersa buffer");
-    if (len < 3) FAIL(TERSA_ERR_TRUNCATED, 0, "input ends inside the header");
-    if (!take_header_fields(r, 2, (flags & TERSA_READ_STREAM) != 0, loaded)) return false;
-    r->started = true;
-    return true;
-}
-
-/* ==========================================================================
- * Primitive fields
- * ========================================================================== */
-
-TERSA_NOINLINE static bool read_varint_slow(tersa_reader *r, size_t at, uint64_t *out) {
-    const uint8_t *p = r->data + r->pos;
-    size_t avail = r->end - r->pos;
-    if (avail == 0) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside a varint");
-    unsigned n = p[0] ? ctz32(p[0]) + 1 : 9;
-    if (avail < n) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside a varint");
-    uint64_t v;
-    if (n == 9) {
-        v = load_le64(p + 1);
-        if (v < (1ull << 56)) FAIL(TERSA_ERR_INVALID_VARINT, at, "varint is not minimal");
-    } else {
-        uint8_t tmp[8] = {0};
-        memcpy(tmp, p, n);
-        v = load_le64(tmp) >> n;
-        if (n > 1 && v < (1ull << (7 * (n - 1)))) FAIL(TERSA_ERR_INVALID_VARINT, at, "varint is not minimal");
-    }
-    r->pos += n;
-    *out = v;
-    return true;
-}
-
-/* Read a varint belonging to the item whose tag is at `at`. */
-TERSA_INLINE bool read_varint(tersa_reader *r, size_t at, uint64_t *out) {
-    if (TERSA_LIKELY(r->end - r->pos >= 8)) {
-        const uint8_t *p = r->data + r->pos;
-        uint8_t b = p[0];
-        if (TERSA_LIKELY(b & 1)) {
-            *out = b >> 1;
-            r->pos++;
-            return true;
-        }
-        if (b) {
-            unsigned n = ctz32(b) + 1;
-            uint64_t w = load_le64(p);
-            uint64_t v = n == 8 ? w >> 8 : (w & ((1ull << (8 * n)) - 1)) >> n;
-            if (TERSA_UNLIKELY(v < (1ull << (7 * (n - 1)))))
-                FAIL(TERSA_ERR_INVALID_VARINT, at, "varint is not minimal");
-            r->pos += n;
-            *out = v;
-            return true;
-        }
-    }
-    return read_varint_slow(r, at, out);
-}
-
-/* A length or count (plus `bias`) that must not exceed the remaining input. */
-TERSA_INLINE bool read_length(tersa_reader *r, size_t at, uint64_t bias, size_t *out) {
-    uint64_t v;
-    if (!read_varint(r, at, &v)) return false;
-    uint64_t remaining = r->end - r->pos;
-    if (TERSA_UNLIKELY(v > remaining || v + bias > remaining))
-        FAIL(TERSA_ERR_LENGTH_EXCEEDS_INPUT, at, "length exceeds the remaining input");
-    *out = (size_t)(v + bias);
-    return true;
-}
-
-TERSA_INLINE bool need(tersa_reader *r, size_t n, size_t at) {
-    if (TERSA_LIKELY(r->end - r->pos >= n)) return true;
-    FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside an item");
 }
 
 /* ==========================================================================
@@ -501,31 +248,9 @@ TERSA_INLINE bool push_frame(tersa_reader *r, uint8_t kind, tersa_slot *slot, si
     return true;
 }
 
-TERSA_INLINE void pop_frame(tersa_reader *r) {
-    rframe *f = &r->stack[--r->depth];
-    if (f->keys) {
-        mem_free(r->alloc, f->keys, f->keys_cap * sizeof(gkey));
-        f->keys = NULL;
-    }
-}
-
-static void pop_all(tersa_reader *r) {
-    while (r->depth) pop_frame(r);
-}
-
 TERSA_INLINE bool check_depth(tersa_reader *r, size_t at) {
     if (TERSA_LIKELY(r->depth < r->max_depth)) return true;
     FAIL(TERSA_ERR_DEPTH_EXCEEDED, at, "nesting deeper than the limit");
-}
-
-/* The hash of a string that may be a table entry, each entry hashed once:
- * a one-byte reference can repeat a long string as a key at every map, and
- * hashing it anew each time would make small inputs cost quadratic time. */
-static uint64_t string_hash(tersa_reader *r, const char *ptr, size_t len, uint32_t index) {
-    if (index == TERSA_NO_INDEX || index >= r->st.nstrs) return hash_bytes(ptr, len, r->seed) | 1;
-    str_entry *e = &r->st.strs[index];
-    if (!e->hash) e->hash = hash_bytes(e->ptr, e->len, r->seed) | 1;
-    return e->hash;
 }
 
 /* Is keys[i] equal to an earlier key of a small shape (up to 16 keys)? */
@@ -597,7 +322,7 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
         key_strings[i] = k.v.str.index;
         /* Small shapes compare their keys directly: hashing each key would
          * cost more than comparing the few of equal length. */
-        if (set) hashes[i] = string_hash(r, k.v.str.ptr, k.v.str.len, k.v.str.index);
+        if (set) hashes[i] = tersa_reader_string_hash(r, k.v.str.ptr, k.v.str.len, k.v.str.index);
         if (set ? key_seen(keys, hashes, i, set, set_cap) : key_seen_small(keys, i))
             FAIL(TERSA_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
     }
@@ -625,89 +350,6 @@ static bool read_shape_ref(tersa_reader *r, size_t i, size_t at, tersa_item *ite
     item->v.map.keys = sh->keys;
     item->v.map.key_strings = sh->key_strings;
     return sh->nkeys == 0 || push_frame(r, RFRAME_MAP, sh->slots, sh->nkeys, at);
-}
-
-/* ==========================================================================
- * Generic-map duplicate keys (SPEC 1: scalar keys MUST be distinct)
- * ========================================================================== */
-
-static bool gkey_equal(const gkey *a, const gkey *b) {
-    return a->hash == b->hash && a->type == b->type && a->word == b->word && a->word2 == b->word2 &&
-           a->len == b->len && (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
-}
-
-/* Record the key `item` of generic-map frame `f`; false with duplicate_key if seen. */
-static bool note_generic_key(tersa_reader *r, rframe *f, const tersa_item *item) {
-    gkey k;
-    memset(&k, 0, sizeof(k));
-    k.type = (uint8_t)item->type;
-    switch (item->type) {
-    case TERSA_ARRAY:
-    case TERSA_MAP:
-    case TERSA_GENERIC_MAP:
-        return true; /* container keys: hosts compare those themselves (SPEC 1, MAY) */
-    case TERSA_INT:
-        k.word = (uint64_t)item->v.i;
-        break;
-    case TERSA_UINT:
-        k.word = item->v.u;
-        break;
-    case TERSA_FLOAT:
-        memcpy(&k.word, &item->v.f, 8);
-        break;
-    case TERSA_STRING:
-    case TERSA_SYMBOL:
-        k.ptr = (const uint8_t *)item->v.str.ptr;
-        k.len = item->v.str.len;
-        k.word = string_hash(r, item->v.str.ptr, item->v.str.len, item->v.str.index);
-        break;
-    case TERSA_BINARY:
-        k.ptr = item->v.bin.ptr;
-        k.len = item->v.bin.len;
-        break;
-    case TERSA_BIGINT:
-        k.ptr = item->v.big.mag;
-        k.len = item->v.big.len;
-        k.word2 = item->v.big.negative;
-        break;
-    case TERSA_EXT:
-        k.ptr = item->v.ext.ptr;
-        k.len = item->v.ext.len;
-        k.word2 = item->v.ext.type;
-        break;
-    case TERSA_TIME:
-        k.word = (uint64_t)item->v.time.seconds;
-        k.word2 = ((uint64_t)item->v.time.nanos << 32) | ((uint64_t)item->v.time.zone << 16) |
-                  (uint16_t)(item->v.time.zone == TERSA_ZONE_OFFSET ? item->v.time.offset : 0);
-        break;
-    default:
-        break;
-    }
-    /* Strings carry their (cached) hash in word; other kinds are hashed here. */
-    uint64_t bytes_hash = item->type == TERSA_STRING || item->type == TERSA_SYMBOL ? k.word : hash_bytes(k.ptr, k.len, k.word ^ r->seed);
-    k.hash = hash_mix(bytes_hash ^ k.type, k.word2 ^ HASH_K2);
-    k.used = 1;
-    if ((f->keys_used + 1) * 2 > f->keys_cap) {
-        size_t cap = f->keys_cap ? f->keys_cap * 2 : 4;
-        gkey *t = (gkey *)mem_alloc(r->alloc, cap * sizeof(gkey));
-        if (!t) FAIL(TERSA_ERR_NOMEM, f->tag_offset, "out of memory");
-        memset(t, 0, cap * sizeof(gkey));
-        for (size_t j = 0; j < f->keys_cap; j++) {
-            if (!f->keys[j].used) continue;
-            size_t h = (size_t)f->keys[j].hash & (cap - 1);
-            while (t[h].used) h = (h + 1) & (cap - 1);
-            t[h] = f->keys[j];
-        }
-        mem_free(r->alloc, f->keys, f->keys_cap * sizeof(gkey));
-        f->keys = t;
-        f->keys_cap = cap;
-    }
-    size_t mask = f->keys_cap - 1, i = (size_t)k.hash & mask;
-    for (; f->keys[i].used; i = (i + 1) & mask)
-        if (gkey_equal(&f->keys[i], &k)) FAIL(TERSA_ERR_DUPLICATE_KEY, f->tag_offset, "key repeated in a map");
-    f->keys[i] = k;
-    f->keys_used++;
-    return true;
 }
 
 /* ==========================================================================
@@ -1090,7 +732,7 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
      * repeat a later one, so a one-pair map (or the last pair) records nothing. */
     if (TERSA_UNLIKELY(parent != SIZE_MAX) && (r->stack[parent].remaining & 1) &&
         (r->stack[parent].remaining > 1 || r->stack[parent].keys_used))
-        return note_generic_key(r, &r->stack[parent], item);
+        return tersa_reader_note_generic_key(r, &r->stack[parent], item);
     return true;
 }
 
@@ -1110,159 +752,3 @@ bool tersa_skip(tersa_reader *r) {
     return true;
 }
 
-/* ==========================================================================
- * Ends and frames
- * ========================================================================== */
-
-static bool value_complete(tersa_reader *r) {
-    while (r->depth && r->stack[r->depth - 1].remaining == 0) pop_frame(r);
-    return r->depth == 0 && r->top_read;
-}
-
-bool tersa_reader_finish(tersa_reader *r) {
-    if (r->err.code != TERSA_OK) return false;
-    if (!value_complete(r)) return fail_at(r, TERSA_ERR_USAGE, r->pos, "the value has not been read completely");
-    if (r->pos != r->end) FAIL(TERSA_ERR_TRAILING_BYTES, r->pos, "bytes after the value");
-    return true;
-}
-
-/* The state at a sync frame: as at the start of the buffer (SPEC 2.3). What
- * the arena holds (copied strings, shape keys, slots) belongs to the tables
- * being dropped, so it goes too: a long stream with sync frames stays bounded. */
-static void reset_tables(tersa_reader *r) { tersa_state_reset(&r->st, true); }
-
-/* The fields of a sync frame whose SYNC byte is at `at`, then the reset. */
-static bool take_sync(tersa_reader *r, size_t at) {
-    if (!r->have_header) {
-        uint64_t loaded = r->st.dict_serial;
-        r->st.dict_serial = 0;
-        if (!take_header_fields(r, at + 1, true, loaded)) return false;
-    } else {
-        if (at + 1 >= r->end) FAIL(TERSA_ERR_TRUNCATED, at + 1, "input ends inside the sync frame");
-        if (r->data[at + 1] != r->stream_vf) FAIL(TERSA_ERR_BAD_SYNC, at + 1, "sync frame flags differ from the stream's");
-        r->pos = at + 2;
-        if (r->stream_vf & FLAG_DICT) {
-            if (r->end - r->pos < 8) FAIL(TERSA_ERR_TRUNCATED, at + 2, "input ends inside the dictionary id");
-            if (load_le64(r->data + r->pos) != r->stream_dict_id)
-                FAIL(TERSA_ERR_BAD_SYNC, at + 2, "sync frame names another dictionary");
-            r->pos += 8;
-        }
-    }
-    reset_tables(r);
-    return true;
-}
-
-bool tersa_reader_frame_begin(tersa_reader *r, bool *more) {
-    if (r->err.code != TERSA_OK) return false;
-    if (!r->started || !(r->flags & TERSA_READ_STREAM) || r->in_frame)
-        return fail_at(r, TERSA_ERR_USAGE, r->pos, "not between frames of a stream");
-    for (;;) {
-        if (r->pos == r->total) {
-            *more = false;
-            return true;
-        }
-        size_t at = r->pos;
-        size_t n = 0;
-        if (!read_length(r, at, 0, &n)) return false;
-        if (n == 0) FAIL(TERSA_ERR_INVALID_VALUE, at, "empty stream frame");
-        r->end = r->pos + n;
-        r->frame_synced = r->data[r->pos] == TAG_SYNC;
-        if (r->frame_synced) {
-            if (!r->have_header) r->joined_at = r->base + at;
-            if (!take_sync(r, r->pos)) return false;
-        } else if (!r->have_header) {
-            /* A joining reader before its first sync frame: nothing to decode yet. */
-            r->pos = r->end;
-            r->end = r->total;
-            continue;
-        } else if (!r->seen_frame) {
-            FAIL(TERSA_ERR_OUT_OF_SEQUENCE, r->pos, "the stream's first frame is not a sync frame");
-        }
-        r->seen_frame = true;
-        r->in_frame = true;
-        r->top_read = false;
-        *more = true;
-        return true;
-    }
-}
-
-bool tersa_reader_frame_synced(const tersa_reader *r) { return r->frame_synced; }
-
-bool tersa_reader_joined(const tersa_reader *r, size_t *offset) {
-    if (offset) *offset = r->joined_at;
-    return r->joined_at != SIZE_MAX;
-}
-
-bool tersa_reader_frame_end(tersa_reader *r) {
-    if (r->err.code != TERSA_OK) return false;
-    if (!r->in_frame || !value_complete(r))
-        return fail_at(r, TERSA_ERR_USAGE, r->pos, "the frame's value has not been read completely");
-    if (r->pos != r->end) FAIL(TERSA_ERR_TRAILING_BYTES, r->pos, "bytes after the value in its frame");
-    r->in_frame = false;
-    r->end = r->total;
-    return true;
-}
-
-bool tersa_reader_feed_frame(tersa_reader *r, const void *frame, size_t len, size_t base, bool *has_value) {
-    if (r->err.code != TERSA_OK) return false;
-    if (!r->started || !(r->flags & TERSA_READ_STREAM) || r->in_frame)
-        return fail_at(r, TERSA_ERR_USAGE, r->pos, "not between frames of a stream");
-    /* Frames come from transient buffers: keep copies of what later frames use. */
-    r->copy_strings = true;
-    r->data = (const uint8_t *)frame;
-    r->base = base;
-    r->pos = 0;
-    r->end = r->total = len;
-    if (len == 0) return fail_at(r, TERSA_ERR_USAGE, 0, "empty frame data");
-    bool more;
-    if (!tersa_reader_frame_begin(r, &more)) return false;
-    *has_value = more;
-    if (more && r->end != len) FAIL(TERSA_ERR_TRAILING_BYTES, r->end, "bytes after the frame");
-    return true;
-}
-
-/* ==========================================================================
- * Incremental stream scanning
- * ========================================================================== */
-
-tersa_scan tersa_stream_scan(const void *data, size_t len, bool header, size_t *size, tersa_error *err) {
-    const uint8_t *p = (const uint8_t *)data;
-    if (header) {
-        if ((len >= 1 && p[0] != HEADER_MAGIC0) || (len >= 2 && p[1] != HEADER_MAGIC1)) {
-            set_error(err, TERSA_ERR_BAD_MAGIC, 0, "not a Tersa buffer");
-            return TERSA_SCAN_ERROR;
-        }
-        if (len < 3) return TERSA_SCAN_NEED_MORE;
-        *size = (p[2] & FLAG_DICT) ? 11 : 3;
-        return len >= *size ? TERSA_SCAN_READY : TERSA_SCAN_NEED_MORE;
-    }
-    if (len == 0) return TERSA_SCAN_NEED_MORE;
-    unsigned n = p[0] ? ctz32(p[0]) + 1 : 9;
-    if (len < n) return TERSA_SCAN_NEED_MORE;
-    uint64_t v;
-    if (n == 9) {
-        v = load_le64(p + 1);
-        if (v < (1ull << 56)) {
-            set_error(err, TERSA_ERR_INVALID_VARINT, 0, "varint is not minimal");
-            return TERSA_SCAN_ERROR;
-        }
-    } else {
-        uint8_t tmp[8] = {0};
-        memcpy(tmp, p, n);
-        v = load_le64(tmp) >> n;
-        if (n > 1 && v < (1ull << (7 * (n - 1)))) {
-            set_error(err, TERSA_ERR_INVALID_VARINT, 0, "varint is not minimal");
-            return TERSA_SCAN_ERROR;
-        }
-    }
-    if (v == 0) {
-        set_error(err, TERSA_ERR_INVALID_VALUE, 0, "empty stream frame");
-        return TERSA_SCAN_ERROR;
-    }
-    if (v > SIZE_MAX - n) {
-        set_error(err, TERSA_ERR_LENGTH_EXCEEDS_INPUT, 0, "frame too large");
-        return TERSA_SCAN_ERROR;
-    }
-    *size = n + (size_t)v;
-    return len >= *size ? TERSA_SCAN_READY : TERSA_SCAN_NEED_MORE;
-}

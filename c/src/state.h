@@ -4,7 +4,7 @@
  * Encoder and decoder must build the same string table, shape table, slots
  * and buffer-wide registers from the same items, so both embed one
  * tersa_state and change it only through the functions below. Each adds its
- * own lookups on top: the writer indexes the tables by hash (writer.c), the
+ * own lookups on top: the writer indexes the tables by hash (writer_index.c), the
  * reader reads them by position.
  */
 #ifndef TERSA_STATE_H

@@ -1,369 +1,9 @@
 /*
- * writer.c - the streaming writer: canonical encoding (SPEC section 7).
+ * writer.c - the streaming writer's items: canonical encoding (SPEC section
+ * 7). The indexes that find table entries are in writer_index.c, the
+ * lifecycle, header and stream frames in writer_frames.c.
  */
-#include "keys.h"
-#include "state.h"
-
-/* ==========================================================================
- * State
- * ========================================================================== */
-
-enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
-
-/* An open container. The innermost one's cursor lives in the writer
- * (cur, cur_left) while it is open, and is saved here when another opens. */
-typedef struct wframe {
-    uint8_t kind;
-    bool ends_key;     /* this container is a generic-map key: its identity completes at its end */
-    tersa_slot *cur;    /* slot of the next item: ARRAY, GENERIC: the container's; MAP: the next value's */
-    size_t left;       /* items still to write */
-    size_t key_start;  /* ends_key: where its identity starts in w->kids */
-    tersa_kid_map kids; /* GENERIC: the identities of its keys */
-} wframe;
-
-/* Index slots: 16 bits of the hash, 16 bits of generation, 32 bits of
- * position + 1. A slot of another generation is empty, so starting a new
- * buffer clears nothing (only when the generation wraps), except that the
- * entries of a loaded dictionary carry SIDX_DICT_GEN and stay. */
-#define SIDX_HASH 0xFFFF000000000000ull
-#define SIDX_GEN_SHIFT 32
-#define SIDX_GEN_MASK 0x0000FFFF00000000ull
-/* The generation of a loaded dictionary's entries: live across buffers. */
-#define SIDX_DICT_GEN SIDX_GEN_MASK
-
-struct tersa_writer {
-    const tersa_alloc *alloc;
-    uint8_t *buf;
-    size_t len, cap;
-    tersa_error err;
-
-    /* Tables, slots, registers and the loaded dictionary. Each string-table
-     * entry keeps its hash, so that growing the index never reads the
-     * strings again. */
-    tersa_state st;
-    uint64_t *sidx;      /* open addressing over the string table (see SIDX_*) */
-    size_t sidx_cap, sidx_used;
-    uint64_t sidx_gen;   /* current generation, in place (<< SIDX_GEN_SHIFT) */
-    hash_index shape_index;
-
-    wframe *stack;
-    size_t depth, stack_cap;
-    uint32_t max_depth;
-    /* The innermost open container's cursor, so that claiming a position is
-     * a decrement and an add. cur_left is 0 at the top level and after an
-     * error: next_slot then takes its slow path, which tells the cases apart. */
-    tersa_slot *cur;
-    size_t cur_left;
-    size_t cur_step;      /* 1 in a shaped map (a slot per value), else 0 */
-
-    uint32_t last_shape;  /* shape used or defined by the last map_begin */
-    uint64_t seed;        /* tersa_seed(): the strings and keys come from the caller's data */
-
-    /* Distinct generic-map keys (keys.h). keywatch is set while the innermost
-     * container is a generic map or a key is being recorded: only then do
-     * items take the identity path. */
-    tersa_kid_stack kids;
-    uint32_t recording;   /* container keys whose items are being recorded */
-    bool keywatch;
-    bool cur_generic;     /* the innermost container is a generic map */
-
-    uint32_t flags;
-    bool started;
-    bool in_frame;
-    size_t top_values;   /* top-level values written (single) or in the open frame */
-    /* The loaded dictionary (st.dict_*): its strings carry index slots
-     * stamped SIDX_DICT_GEN, and its shapes' hashes are kept here to index
-     * them again at each buffer. */
-    uint64_t *dict_shape_hashes;
-    size_t dict_shape_hashes_cap;
-    size_t frame_start;
-    const tersa_dict *dict;
-    /* Sync frames (SPEC 2.3): the options, and the counts they are measured by. */
-    uint64_t sync_every_frames, sync_every_bytes;
-    uint64_t frames;          /* frames begun in this stream */
-    uint64_t since_sync;      /* bytes of frames since the start of the last sync frame */
-    bool want_sync;           /* the next frame is a sync frame */
-    bool frame_synced;        /* the frame begun last is a sync frame */
-};
-
-/* ==========================================================================
- * Errors and buffer
- * ========================================================================== */
-
-TERSA_NOINLINE static bool fail(tersa_writer *w, tersa_code code, const char *message) {
-    if (w->err.code == TERSA_OK) set_error(&w->err, code, w->len, message);
-    w->cur_left = 0; /* every later item takes next_slot's slow path, which sees the error */
-    return false;
-}
-
-TERSA_NOINLINE static bool grow(tersa_writer *w, size_t need) {
-    size_t ncap = w->cap ? w->cap : 256;
-    while (ncap - w->len < need) {
-        if (ncap > SIZE_MAX / 2) return fail(w, TERSA_ERR_NOMEM, "output too large");
-        ncap *= 2;
-    }
-    uint8_t *p = (uint8_t *)mem_realloc(w->alloc, w->buf, w->cap, ncap);
-    if (!p) return fail(w, TERSA_ERR_NOMEM, "out of memory");
-    w->buf = p;
-    w->cap = ncap;
-    return true;
-}
-
-/* Room for `n` more bytes. */
-TERSA_INLINE bool reserve(tersa_writer *w, size_t n) {
-    if (TERSA_LIKELY(w->cap - w->len >= n)) return true;
-    return grow(w, n);
-}
-
-TERSA_INLINE void put_byte(tersa_writer *w, uint8_t b) { w->buf[w->len++] = b; }
-
-/* Appends a varint. The caller has reserved room for a whole 9-byte varint
- * from here: the short forms store 8 bytes at once (what lies past the
- * varint is overwritten by what follows), which avoids a copy of variable
- * length. */
-TERSA_INLINE void put_varint(tersa_writer *w, uint64_t v) { w->len += varint_put_room9(w->buf + w->len, v); }
-
-TERSA_INLINE void put_bytes(tersa_writer *w, const void *p, size_t n) {
-    copy_bytes(w->buf + w->len, (const uint8_t *)p, n);
-    w->len += n;
-}
-
-/* ==========================================================================
- * Lifecycle
- * ========================================================================== */
-
-tersa_writer *tersa_writer_new(const tersa_alloc *alloc) {
-    alloc = alloc_or_default(alloc);
-    tersa_writer *w = (tersa_writer *)mem_alloc(alloc, sizeof(tersa_writer));
-    if (!w) return NULL;
-    memset(w, 0, sizeof(*w));
-    w->alloc = alloc;
-    w->max_depth = TERSA_DEFAULT_MAX_DEPTH;
-    w->seed = tersa_seed();
-    tersa_state_init(&w->st, alloc);
-    tersa_kid_init(&w->kids, alloc);
-    return w;
-}
-
-static void release_frames(tersa_writer *w);
-
-void tersa_writer_free(tersa_writer *w) {
-    if (!w) return;
-    const tersa_alloc *a = w->alloc;
-    release_frames(w);
-    tersa_kid_free(&w->kids);
-    mem_free(a, w->buf, w->cap);
-    tersa_state_free(&w->st);
-    mem_free(a, w->sidx, w->sidx_cap * sizeof(uint64_t));
-    tersa_hash_index_free(a, &w->shape_index);
-    mem_free(a, w->stack, w->stack_cap * sizeof(wframe));
-    mem_free(a, w->dict_shape_hashes, w->dict_shape_hashes_cap * sizeof(uint64_t));
-    mem_free(a, w, sizeof(*w));
-}
-
-void tersa_writer_set_max_depth(tersa_writer *w, uint32_t max_depth) { w->max_depth = max_depth; }
-
-const tersa_error *tersa_writer_error(const tersa_writer *w) { return &w->err; }
-
-const uint8_t *tersa_writer_data(const tersa_writer *w, size_t *len) {
-    *len = w->len;
-    return w->buf;
-}
-
-bool tersa_writer_complete(const tersa_writer *w) {
-    if (!w->started || w->err.code != TERSA_OK || w->depth != 0) return false;
-    if (w->flags & TERSA_WRITE_STREAM) return !w->in_frame;
-    return w->top_values == 1;
-}
-
-/* Room for one more string: an entry and an index slot at load <= 1/2. */
-TERSA_NOINLINE static bool grow_strings(tersa_writer *w) {
-    if (w->st.nstrs == w->st.strs_cap && !tersa_state_grow_strings(&w->st))
-        return fail(w, TERSA_ERR_NOMEM, "out of memory");
-    if ((w->sidx_used + 1) * 2 > w->sidx_cap) {
-        size_t cap = w->sidx_cap ? w->sidx_cap * 2 : 256;
-        uint64_t *ix = (uint64_t *)mem_alloc(w->alloc, cap * sizeof(uint64_t));
-        if (!ix) return fail(w, TERSA_ERR_NOMEM, "out of memory");
-        memset(ix, 0, cap * sizeof(uint64_t));
-        /* Dictionary entries go in first, so that no probe sequence leading
-         * to one passes a slot that the next buffer will see as empty. */
-        for (int pass = 0; pass < 2; pass++) {
-            uint64_t gen = pass == 0 ? SIDX_DICT_GEN : w->sidx_gen;
-            if (pass == 1 && gen == SIDX_DICT_GEN) break; /* loading the dictionary */
-            for (size_t j = 0; j < w->sidx_cap; j++) {
-                uint64_t slot = w->sidx[j];
-                if ((slot & SIDX_GEN_MASK) != gen) continue;
-                /* The slot keeps only the hash's high bits; the entry has all of it. */
-                const str_entry *e = &w->st.strs[(uint32_t)slot - 1];
-                size_t i = (size_t)e->hash & (cap - 1);
-                while (ix[i]) i = (i + 1) & (cap - 1);
-                ix[i] = slot;
-            }
-        }
-        mem_free(w->alloc, w->sidx, w->sidx_cap * sizeof(uint64_t));
-        w->sidx = ix;
-        w->sidx_cap = cap;
-    }
-    return true;
-}
-
-TERSA_INLINE bool strings_have_room(tersa_writer *w) {
-    return TERSA_LIKELY(w->st.nstrs < w->st.strs_cap && (w->sidx_used + 1) * 2 <= w->sidx_cap) || grow_strings(w);
-}
-
-/* Find `p` in the string table: its position, or TERSA_NO_INDEX with *empty
- * set to the index slot where it would go (valid until the next insertion). */
-TERSA_INLINE uint32_t str_find(const tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t **empty) {
-    size_t mask = w->sidx_cap - 1, i = (size_t)h & mask;
-    for (;;) {
-        uint64_t slot = w->sidx[i];
-        uint64_t gen = slot & SIDX_GEN_MASK;
-        if (gen != w->sidx_gen && gen != SIDX_DICT_GEN) break;
-        if (((slot ^ h) & SIDX_HASH) == 0) {
-            uint32_t pos = (uint32_t)slot - 1;
-            const str_entry *e = &w->st.strs[pos];
-            if (e->len == n && bytes_equal(e->ptr, p, n)) return pos;
-        }
-        i = (i + 1) & mask;
-    }
-    *empty = &w->sidx[i];
-    return TERSA_NO_INDEX;
-}
-
-/* Append an entry; `slot` (if not NULL) is where the index gets it. */
-TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
-    if (TERSA_UNLIKELY(w->st.nstrs >= TERSA_MAX_STRINGS)) return;
-    if (slot) {
-        *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(w->st.nstrs + 1);
-        w->sidx_used++;
-    }
-    tersa_state_append_string(&w->st, p, n, h, false);
-}
-
-/* A new shape, with its slots, entered in the shape index too. */
-static bool add_shape(tersa_writer *w, const tersa_key *keys, size_t n, uint64_t h, tersa_slot **slots) {
-    uint32_t index;
-    if (!tersa_hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1) ||
-        !tersa_state_add_shape(&w->st, keys, NULL, n, h, slots, &index))
-        return fail(w, TERSA_ERR_NOMEM, "out of memory");
-    if (index != TERSA_NO_INDEX) tersa_hash_index_put(&w->shape_index, h, index);
-    return true;
-}
-
-/* Empty the shape index. A buffer of many shapes leaves a large index: when
- * the last buffer's shapes fill a small part of it (small messages after a
- * large document), their own buckets are found again from their hashes and
- * emptied, so starting a buffer costs what the last one used, not what the
- * largest one did. */
-static void clear_shape_index(tersa_writer *w) {
-    hash_index *ix = &w->shape_index;
-    if (ix->used * 16 >= ix->cap) {
-        tersa_hash_index_clear(ix);
-        return;
-    }
-    size_t mask = ix->cap - 1;
-    for (size_t s = 0; s < w->st.nshapes; s++) {
-        size_t i = (size_t)w->st.shapes[s].hash & mask;
-        while (ix->positions[i] != s + 1) i = (i + 1) & mask;
-        ix->positions[i] = 0;
-    }
-    ix->used = 0;
-}
-
-/* Forget every index slot (a loaded dictionary's too). */
-static void clear_string_index(tersa_writer *w) {
-    if (w->sidx_cap) memset(w->sidx, 0, w->sidx_cap * sizeof(uint64_t));
-    w->st.dict_serial = 0;
-}
-
-/* Load a dictionary into the tables (tersa_state_load_dictionary), then
- * index its strings, which are distinct: each gets a slot of the dictionary's
- * generation, and its shapes' hashes. */
-static bool load_dictionary(tersa_writer *w, const tersa_dict *dict) {
-    bool ok = tersa_state_load_dictionary(&w->st, dict) &&
-              tersa_grow_array(w->alloc, (void **)&w->dict_shape_hashes, &w->dict_shape_hashes_cap, dict->nshapes,
-                               sizeof(uint64_t));
-    uint64_t gen = w->sidx_gen;
-    w->sidx_gen = SIDX_DICT_GEN;
-    w->sidx_used = 0;
-    for (size_t i = 0; ok && i < w->st.nstrs; i++) {
-        ok = strings_have_room(w); /* may move the table */
-        if (!ok) break;
-        str_entry *e = &w->st.strs[i];
-        e->hash = hash_bytes(e->ptr, e->len, w->seed);
-        uint64_t *slot = NULL;
-        str_find(w, e->ptr, e->len, e->hash, &slot);
-        *slot = (e->hash & SIDX_HASH) | SIDX_DICT_GEN | (uint64_t)(i + 1);
-        w->sidx_used++;
-    }
-    w->sidx_gen = gen;
-    if (!ok) {
-        clear_string_index(w);
-        tersa_state_reset(&w->st, false);
-        w->sidx_used = 0;
-        return fail(w, TERSA_ERR_NOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < w->st.nshapes; i++) {
-        shape *s = &w->st.shapes[i];
-        s->hash = w->dict_shape_hashes[i] = hash_keys(s->keys, s->nkeys, w->seed);
-    }
-    return true;
-}
-
-/* Tables, slots and registers as at the start of a buffer (SPEC 4): at
- * tersa_writer_start and at every sync frame. */
-static bool reset_state(tersa_writer *w, const tersa_dict *dict) {
-    w->sidx_gen = (w->sidx_gen + (1ull << SIDX_GEN_SHIFT)) & SIDX_GEN_MASK;
-    if (w->sidx_gen == 0 || w->sidx_gen == SIDX_DICT_GEN) {
-        /* Generation 0 is what fresh memory holds, the last one marks the
-         * dictionary's entries: clear, then start over at 1. */
-        clear_string_index(w);
-        w->sidx_gen = 1ull << SIDX_GEN_SHIFT;
-    }
-    bool keep = dict && w->st.dict_serial == dict->serial;
-    if (!keep && w->st.dict_serial) clear_string_index(w); /* another dictionary's entries */
-    clear_shape_index(w);
-    tersa_state_reset(&w->st, keep);
-    w->sidx_used = w->st.nstrs;
-    w->last_shape = TERSA_NO_INDEX;
-    if (dict) {
-        if (!keep && !load_dictionary(w, dict)) return false;
-        /* The dictionary's shapes: indexed again (their slots are empty). */
-        if (!tersa_hash_index_grow(w->alloc, &w->shape_index, w->st.dict_nshapes))
-            return fail(w, TERSA_ERR_NOMEM, "out of memory");
-        for (size_t i = 0; i < w->st.dict_nshapes; i++) tersa_hash_index_put(&w->shape_index, w->dict_shape_hashes[i], (uint32_t)i);
-    }
-    return true;
-}
-
-bool tersa_writer_start(tersa_writer *w, const tersa_dict *dict, uint32_t flags) {
-    w->len = 0;
-    w->err.code = TERSA_OK;
-    w->err.offset = 0;
-    w->err.message = NULL;
-    release_frames(w);
-    w->cur_left = 0;
-    w->flags = flags;
-    w->in_frame = false;
-    w->top_values = 0;
-    w->dict = dict;
-    w->started = true;
-    w->frames = w->since_sync = 0;
-    w->want_sync = true;
-    w->frame_synced = false;
-    if (!reset_state(w, dict)) return false;
-    if (flags & TERSA_WRITE_NO_HEADER) return true;
-    if (!reserve(w, 11)) return false;
-    put_byte(w, HEADER_MAGIC0);
-    put_byte(w, HEADER_MAGIC1);
-    put_byte(w, (uint8_t)((TERSA_FORMAT_VERSION << 4) | (dict ? FLAG_DICT : 0) |
-                          ((flags & TERSA_WRITE_STREAM) ? FLAG_STREAM : 0)));
-    if (dict) {
-        store_le64(w->buf + w->len, dict->id);
-        w->len += 8;
-    }
-    return true;
-}
+#include "writer_internal.h"
 
 /* ==========================================================================
  * Positions and slots (SPEC 4.3)
@@ -465,7 +105,7 @@ TERSA_NOINLINE static bool key_container(tersa_writer *w, uint8_t type, size_t c
 }
 
 /* Close every open container: an error or a new buffer can leave some open. */
-static void release_frames(tersa_writer *w) {
+void tersa_writer_release_frames(tersa_writer *w) {
     for (size_t i = 0; i < w->depth; i++)
         if (w->stack[i].kind == FRAME_GENERIC) tersa_kid_close(&w->kids, &w->stack[i].kids, true);
     tersa_kid_reset(&w->kids);
@@ -698,6 +338,16 @@ static bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
 /* ==========================================================================
  * Strings (SPEC 7, strings)
  * ========================================================================== */
+
+/* Append an entry; `slot` (if not NULL) is where the index gets it. */
+TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
+    if (TERSA_UNLIKELY(w->st.nstrs >= TERSA_MAX_STRINGS)) return;
+    if (slot) {
+        *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(w->st.nstrs + 1);
+        w->sidx_used++;
+    }
+    tersa_state_append_string(&w->st, p, n, h, false);
+}
 
 TERSA_INLINE size_t ref_size(size_t i) {
     return i < REF8_BASE ? 1 : i < REF16_BASE ? 2 : i < REF24_BASE ? 3 : 4;
@@ -1014,6 +664,16 @@ bool tersa_write_array_end(tersa_writer *w) { return end_container(w, false); }
 
 bool tersa_write_map_end(tersa_writer *w) { return end_container(w, true); }
 
+/* A new shape, with its slots, entered in the shape index too. */
+static bool add_shape(tersa_writer *w, const tersa_key *keys, size_t n, uint64_t h, tersa_slot **slots) {
+    uint32_t index;
+    if (!tersa_hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1) ||
+        !tersa_state_add_shape(&w->st, keys, NULL, n, h, slots, &index))
+        return fail(w, TERSA_ERR_NOMEM, "out of memory");
+    if (index != TERSA_NO_INDEX) tersa_hash_index_put(&w->shape_index, h, index);
+    return true;
+}
+
 static bool put_shape_ref(tersa_writer *w, size_t id) {
     if (!reserve(w, 3)) return false;
     if (id < SHAPE8_BASE) {
@@ -1113,64 +773,4 @@ bool tersa_write_generic_map_begin(tersa_writer *w, size_t count) {
     put_byte(w, TAG_MAP_GEN);
     put_varint(w, count);
     return push_frame(w, FRAME_GENERIC, slot, count * 2, TERSA_KID_GENERIC, NULL);
-}
-
-/* ==========================================================================
- * Stream frames
- * ========================================================================== */
-
-bool tersa_writer_discard_output(tersa_writer *w) {
-    if (w->err.code != TERSA_OK) return false;
-    if (!w->started || !(w->flags & TERSA_WRITE_STREAM) || w->in_frame || w->depth)
-        return fail(w, TERSA_ERR_USAGE, "output can only be discarded between frames of a stream");
-    w->len = 0; /* nothing refers to earlier output: strings and keys live in the arena */
-    return true;
-}
-
-void tersa_writer_set_sync(tersa_writer *w, uint64_t every_frames, uint64_t every_bytes) {
-    w->sync_every_frames = every_frames;
-    w->sync_every_bytes = every_bytes;
-}
-
-void tersa_writer_sync(tersa_writer *w) { w->want_sync = true; }
-
-bool tersa_writer_frame_synced(const tersa_writer *w) { return w->frame_synced; }
-
-bool tersa_write_frame_begin(tersa_writer *w) {
-    if (w->err.code != TERSA_OK) return false;
-    if (!w->started || !(w->flags & TERSA_WRITE_STREAM)) return fail(w, TERSA_ERR_USAGE, "not writing a stream");
-    if (w->in_frame) return fail(w, TERSA_ERR_USAGE, "frame already open");
-    bool sync = w->want_sync || (w->sync_every_frames && w->frames % w->sync_every_frames == 0) ||
-                (w->sync_every_bytes && w->since_sync >= w->sync_every_bytes);
-    w->frame_start = w->len;
-    w->frame_synced = sync;
-    w->want_sync = false; /* a request made inside this frame is for the next */
-    if (sync) {
-        if (!reset_state(w, w->dict) || !reserve(w, 10)) return false;
-        put_byte(w, TAG_SYNC);
-        put_byte(w, (uint8_t)((TERSA_FORMAT_VERSION << 4) | FLAG_STREAM | (w->dict ? FLAG_DICT : 0)));
-        if (w->dict) {
-            store_le64(w->buf + w->len, w->dict->id);
-            w->len += 8;
-        }
-    }
-    w->in_frame = true;
-    w->top_values = 0;
-    return true;
-}
-
-bool tersa_write_frame_end(tersa_writer *w) {
-    if (w->err.code != TERSA_OK) return false;
-    if (!w->in_frame || w->depth || w->top_values != 1)
-        return fail(w, TERSA_ERR_USAGE, "a frame holds exactly one complete value");
-    size_t body = w->len - w->frame_start;
-    unsigned n = varint_size(body);
-    if (!reserve(w, n)) return false;
-    memmove(w->buf + w->frame_start + n, w->buf + w->frame_start, body);
-    varint_put(w->buf + w->frame_start, body);
-    w->len += n;
-    w->in_frame = false;
-    w->since_sync = (w->frame_synced ? 0 : w->since_sync) + n + body;
-    w->frames++;
-    return true;
 }

@@ -1,0 +1,173 @@
+/*
+ * writer_internal.h - the streaming writer's private parts, shared by its
+ * files: writer.c (items), writer_index.c (the hash indexes over the tables)
+ * and writer_frames.c (lifecycle, the header, stream frames). Not installed.
+ *
+ * The helpers here are static, so that each file keeps them inlined or, for
+ * the slow paths, calls a copy of its own whose clobbers it knows.
+ */
+#ifndef TERSA_WRITER_INTERNAL_H
+#define TERSA_WRITER_INTERNAL_H
+
+#include "keys.h"
+#include "state.h"
+
+enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
+
+/* An open container. The innermost one's cursor lives in the writer
+ * (cur, cur_left) while it is open, and is saved here when another opens. */
+typedef struct wframe {
+    uint8_t kind;
+    bool ends_key;     /* this container is a generic-map key: its identity completes at its end */
+    tersa_slot *cur;    /* slot of the next item: ARRAY, GENERIC: the container's; MAP: the next value's */
+    size_t left;       /* items still to write */
+    size_t key_start;  /* ends_key: where its identity starts in w->kids */
+    tersa_kid_map kids; /* GENERIC: the identities of its keys */
+} wframe;
+
+/* Index slots: 16 bits of the hash, 16 bits of generation, 32 bits of
+ * position + 1. A slot of another generation is empty, so starting a new
+ * buffer clears nothing (only when the generation wraps), except that the
+ * entries of a loaded dictionary carry SIDX_DICT_GEN and stay. */
+#define SIDX_HASH 0xFFFF000000000000ull
+#define SIDX_GEN_SHIFT 32
+#define SIDX_GEN_MASK 0x0000FFFF00000000ull
+/* The generation of a loaded dictionary's entries: live across buffers. */
+#define SIDX_DICT_GEN SIDX_GEN_MASK
+
+struct tersa_writer {
+    const tersa_alloc *alloc;
+    uint8_t *buf;
+    size_t len, cap;
+    tersa_error err;
+
+    /* Tables, slots, registers and the loaded dictionary. Each string-table
+     * entry keeps its hash, so that growing the index never reads the
+     * strings again. */
+    tersa_state st;
+    uint64_t *sidx;      /* open addressing over the string table (see SIDX_*) */
+    size_t sidx_cap, sidx_used;
+    uint64_t sidx_gen;   /* current generation, in place (<< SIDX_GEN_SHIFT) */
+    hash_index shape_index;
+
+    wframe *stack;
+    size_t depth, stack_cap;
+    uint32_t max_depth;
+    /* The innermost open container's cursor, so that claiming a position is
+     * a decrement and an add. cur_left is 0 at the top level and after an
+     * error: next_slot then takes its slow path, which tells the cases apart. */
+    tersa_slot *cur;
+    size_t cur_left;
+    size_t cur_step;      /* 1 in a shaped map (a slot per value), else 0 */
+
+    uint32_t last_shape;  /* shape used or defined by the last map_begin */
+    uint64_t seed;        /* tersa_seed(): the strings and keys come from the caller's data */
+
+    /* Distinct generic-map keys (keys.h). keywatch is set while the innermost
+     * container is a generic map or a key is being recorded: only then do
+     * items take the identity path. */
+    tersa_kid_stack kids;
+    uint32_t recording;   /* container keys whose items are being recorded */
+    bool keywatch;
+    bool cur_generic;     /* the innermost container is a generic map */
+
+    uint32_t flags;
+    bool started;
+    bool in_frame;
+    size_t top_values;   /* top-level values written (single) or in the open frame */
+    /* The loaded dictionary (st.dict_*): its strings carry index slots
+     * stamped SIDX_DICT_GEN, and its shapes' hashes are kept here to index
+     * them again at each buffer. */
+    uint64_t *dict_shape_hashes;
+    size_t dict_shape_hashes_cap;
+    size_t frame_start;
+    const tersa_dict *dict;
+    /* Sync frames (SPEC 2.3): the options, and the counts they are measured by. */
+    uint64_t sync_every_frames, sync_every_bytes;
+    uint64_t frames;          /* frames begun in this stream */
+    uint64_t since_sync;      /* bytes of frames since the start of the last sync frame */
+    bool want_sync;           /* the next frame is a sync frame */
+    bool frame_synced;        /* the frame begun last is a sync frame */
+};
+
+/* ==========================================================================
+ * Errors and buffer
+ * ========================================================================== */
+
+TERSA_NOINLINE_LOCAL bool fail(tersa_writer *w, tersa_code code, const char *message) {
+    if (w->err.code == TERSA_OK) set_error(&w->err, code, w->len, message);
+    w->cur_left = 0; /* every later item takes next_slot's slow path, which sees the error */
+    return false;
+}
+
+TERSA_NOINLINE_LOCAL bool grow(tersa_writer *w, size_t need) {
+    size_t ncap = w->cap ? w->cap : 256;
+    while (ncap - w->len < need) {
+        if (ncap > SIZE_MAX / 2) return fail(w, TERSA_ERR_NOMEM, "output too large");
+        ncap *= 2;
+    }
+    uint8_t *p = (uint8_t *)mem_realloc(w->alloc, w->buf, w->cap, ncap);
+    if (!p) return fail(w, TERSA_ERR_NOMEM, "out of memory");
+    w->buf = p;
+    w->cap = ncap;
+    return true;
+}
+
+/* Room for `n` more bytes. */
+TERSA_INLINE bool reserve(tersa_writer *w, size_t n) {
+    if (TERSA_LIKELY(w->cap - w->len >= n)) return true;
+    return grow(w, n);
+}
+
+TERSA_INLINE void put_byte(tersa_writer *w, uint8_t b) { w->buf[w->len++] = b; }
+
+/* Appends a varint. The caller has reserved room for a whole 9-byte varint
+ * from here: the short forms store 8 bytes at once (what lies past the
+ * varint is overwritten by what follows), which avoids a copy of variable
+ * length. */
+TERSA_INLINE void put_varint(tersa_writer *w, uint64_t v) { w->len += varint_put_room9(w->buf + w->len, v); }
+
+TERSA_INLINE void put_bytes(tersa_writer *w, const void *p, size_t n) {
+    copy_bytes(w->buf + w->len, (const uint8_t *)p, n);
+    w->len += n;
+}
+
+/* ==========================================================================
+ * The string-table index (writer_index.c)
+ * ========================================================================== */
+
+/* Room for one more string: an entry and an index slot at load <= 1/2. */
+bool tersa_writer_grow_strings(tersa_writer *w);
+
+TERSA_INLINE bool strings_have_room(tersa_writer *w) {
+    return TERSA_LIKELY(w->st.nstrs < w->st.strs_cap && (w->sidx_used + 1) * 2 <= w->sidx_cap) ||
+           tersa_writer_grow_strings(w);
+}
+
+/* Find `p` in the string table: its position, or TERSA_NO_INDEX with *empty
+ * set to the index slot where it would go (valid until the next insertion). */
+TERSA_INLINE uint32_t str_find(const tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t **empty) {
+    size_t mask = w->sidx_cap - 1, i = (size_t)h & mask;
+    for (;;) {
+        uint64_t slot = w->sidx[i];
+        uint64_t gen = slot & SIDX_GEN_MASK;
+        if (gen != w->sidx_gen && gen != SIDX_DICT_GEN) break;
+        if (((slot ^ h) & SIDX_HASH) == 0) {
+            uint32_t pos = (uint32_t)slot - 1;
+            const str_entry *e = &w->st.strs[pos];
+            if (e->len == n && bytes_equal(e->ptr, p, n)) return pos;
+        }
+        i = (i + 1) & mask;
+    }
+    *empty = &w->sidx[i];
+    return TERSA_NO_INDEX;
+}
+
+/* Tables, slots and registers as at the start of a buffer (SPEC 4): at
+ * tersa_writer_start and at every sync frame. */
+bool tersa_writer_reset_tables(tersa_writer *w, const tersa_dict *dict);
+
+/* writer.c: close every open container (an error or a new buffer can leave some open). */
+void tersa_writer_release_frames(tersa_writer *w);
+
+#endif
