@@ -109,8 +109,8 @@ setup(
             sources=[os.path.join("src", "tersa", "_tersa.c")],
             depends=[
                 os.path.join("src", "tersa", name)
-                for name in ("encode.c", "encode_shapes.c", "encode_other.c", "decode.c", "decode_keys.c",
-                             "decode_generic.c", "streams.c")
+                for name in sorted(os.listdir(os.path.join(HERE, "src", "tersa")))
+                if name.endswith(".c") and name != "_tersa.c"
             ],
             include_dirs=[os.path.join(CORE, "include"), os.path.join(CORE, "src")],
         )

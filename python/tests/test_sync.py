@@ -404,7 +404,7 @@ def malloc_in_use() -> int | None:
 def growth(sync_frames: int, rounds: int = 40, per_round: int = 400):
     """Traced (Python) and malloc growth of one Decoder and one Encoder over a long
     stream, after 10 rounds that fill the bounded caches shared across calls (the
-    interned keys and recent shapes of decode_keys.c)."""
+    interned keys and recent shapes of decode_cache.c)."""
     enc = tersa.Encoder(sync_frames=sync_frames)
     dec = tersa.Decoder()
     gc.collect()

@@ -1,10 +1,54 @@
 /*
- * decode_keys.c - the key objects of shaped maps: interned key strings, long
- * keys by string-table index, and the per-shape key objects and dict
- * templates, cached per buffer and across calls.
+ * decode_cache.c - the decoder's caches of Python objects: the str of each
+ * string-table index, and the key objects of shaped maps (interned key
+ * strings, long keys by string-table index, the per-shape key objects and
+ * dict templates), cached per buffer and across calls.
  *
  * Part of _tersa.c (included by decode.c at the place of its use): not compiled alone.
  */
+
+/* Make a zero-filled per-index array of objects hold slot `slot`: 0, or -1
+ * with MemoryError. */
+NOINLINE static int objects_cover(PyObject ***arr, size_t *cap, size_t slot) {
+    if (slot < *cap) return 0;
+    size_t n = *cap ? *cap : 256;
+    while (n <= slot) n *= 2;
+    PyObject **p = PyMem_Realloc(*arr, n * sizeof(PyObject *));
+    if (!p) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(p + *cap, 0, (n - *cap) * sizeof(PyObject *));
+    *arr = p;
+    *cap = n;
+    return 0;
+}
+
+/* The str of a string item. A string-table entry is created once per buffer
+ * and every reference to it returns the same object. In a single loads()
+ * call the cache borrows: every str this returns ends up held by the value
+ * being built until the call returns (callers that drop one, like symbol
+ * names, use make_str directly). A stream decoder's values outlive frames,
+ * so its cache holds references (d->strong). */
+ALWAYS_INLINE PyObject *dec_str(dec_ctx *d, const tersa_item *it) {
+    uint32_t idx = it->v.str.index;
+    if (idx == TERSA_NO_INDEX) return make_str(it->v.str.ptr, it->v.str.len, it->flags);
+    if (LIKELY(idx < d->scache_cap)) {
+        PyObject *s = d->scache[idx];
+        if (s) {
+            Py_INCREF(s);
+            return s;
+        }
+    } else if (objects_cover(&d->scache, &d->scache_cap, idx) < 0) {
+        return NULL;
+    }
+    PyObject *s = make_str(it->v.str.ptr, it->v.str.len, it->flags);
+    if (UNLIKELY(!s)) return NULL;
+    if (d->strong) Py_INCREF(s);
+    d->scache[idx] = s;
+    if (idx >= d->scache_hi) d->scache_hi = idx + 1;
+    return s;
+}
 
 typedef struct {
     PyObject *obj;

@@ -1,0 +1,122 @@
+/*
+ * decode_ctx.c - the decoding context: the core's reader, the per-buffer
+ * caches (decode_cache.c) and the open containers (decode.c), pooled
+ * across loads() calls, and the error it raises.
+ *
+ * Part of _tersa.c (included by decode.c at the place of its use): not compiled alone.
+ */
+
+typedef struct {
+    size_t off;      /* keys in kpool */
+    uint32_t n;
+    uint8_t set;
+    uint8_t collide; /* two keys are equal in Python (a symbol and a string of one text) */
+    uint8_t no_tmpl; /* make_template cannot serve these keys */
+    PyObject *tmpl;  /* a dict of these keys (values None) whose table new dicts copy, or NULL */
+    size_t tmpl_size; /* the bytes of that table */
+    struct shapecache_ent *cent; /* the entry of the cache across calls that has these keys, if born == cborn */
+    uint64_t cborn;
+} sh_ent;
+
+#define UNTRACKED_KEEP 262144 /* a pooled context keeps an array of at most this many (2 MB) of them */
+
+typedef struct dec_ctx {
+    tersa_reader *r;
+    uint32_t opt;
+    int strong;               /* scache holds references (streams); else borrowed, see dec_str */
+    PyObject **scache;        /* str object per string-table index */
+    size_t scache_cap, scache_hi;
+    sh_ent *shapes;           /* key objects per shape index */
+    size_t shapes_cap, shapes_hi;
+    PyObject **kpool;
+    size_t kpool_used, kpool_cap;
+    PyObject **lkeys;         /* long key objects per string-table index: [2i] str, [2i+1] Symbol */
+    size_t lkeys_cap, lkeys_hi; /* slots covered, and 1 + the highest set */
+    struct dframe *frames;    /* open containers, outermost first (see dec_value) */
+    size_t nframes, frames_cap;
+    size_t ahead;             /* bytes open containers may still allocate ahead of their items (see AHEAD) */
+    size_t floats;            /* floats made in this call, up to FLOAT_FREE_LIST */
+    int defer_gc;             /* keep the containers out of the GC until the value is done (see dec_hold) */
+    struct hash_group *groups; /* keys per Python hash value of a generic map (see dict_of_items) */
+    size_t groups_cap;
+    PyObject **untracked;     /* containers of the value being built, kept out of the GC until it is done */
+    size_t nuntracked, untracked_cap;
+    uint8_t large;            /* the last input was large (see pool_keep) */
+} dec_ctx;
+
+static dec_ctx *dec_ctx_new(void) {
+    dec_ctx *d = PyMem_Calloc(1, sizeof(dec_ctx));
+    if (!d) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    d->r = tersa_reader_new(NULL);
+    if (!d->r) {
+        PyMem_Free(d);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    return d;
+}
+
+static void dec_ctx_clear(dec_ctx *d) {
+    if (d->strong) {
+        for (size_t i = 0; i < d->scache_hi; i++) Py_CLEAR(d->scache[i]);
+    } else if (d->scache_hi) {
+        memset(d->scache, 0, d->scache_hi * sizeof(PyObject *));
+    }
+    d->scache_hi = 0;
+    for (size_t i = 0; i < d->kpool_used; i++) Py_DECREF(d->kpool[i]);
+    d->kpool_used = 0;
+    for (size_t i = 0; i < d->shapes_hi; i++) Py_XDECREF(d->shapes[i].tmpl);
+    if (d->shapes_hi) memset(d->shapes, 0, d->shapes_hi * sizeof(sh_ent));
+    d->shapes_hi = 0;
+    for (size_t i = 0; i < d->lkeys_hi; i++) Py_CLEAR(d->lkeys[i]);
+    d->lkeys_hi = 0;
+}
+
+static void dec_ctx_free(dec_ctx *d) {
+    if (!d) return;
+    dec_ctx_clear(d);
+    tersa_reader_free(d->r);
+    PyMem_Free(d->scache);
+    PyMem_Free(d->shapes);
+    PyMem_Free(d->kpool);
+    PyMem_Free(d->lkeys);
+    PyMem_Free(d->frames);
+    PyMem_Free(d->groups);
+    PyMem_Free(d->untracked);
+    PyMem_Free(d);
+}
+
+static dec_ctx *g_dec_pool;
+
+static dec_ctx *dec_acquire(void) {
+    dec_ctx *d = g_dec_pool;
+    if (d) {
+        g_dec_pool = NULL;
+        return d;
+    }
+    return dec_ctx_new();
+}
+
+static void dec_release(dec_ctx *d, size_t input_len) {
+    dec_ctx_clear(d);
+    tersa_reader_set_max_depth(d->r, TERSA_DEFAULT_MAX_DEPTH);
+    if (d->untracked_cap > UNTRACKED_KEEP) {
+        PyMem_Free(d->untracked);
+        d->untracked = NULL;
+        d->untracked_cap = 0;
+    }
+    if (g_dec_pool || !pool_keep(&d->large, input_len) || d->scache_cap > 65536 || d->shapes_cap > 65536 ||
+        d->kpool_cap > 65536 || d->lkeys_cap / 2 > 65536 || d->frames_cap > 4096 || d->groups_cap > 65536) {
+        dec_ctx_free(d);
+        return;
+    }
+    g_dec_pool = d;
+}
+
+NOINLINE static PyObject *dec_fail(dec_ctx *d) {
+    raise_tersa_error(tersa_reader_error(d->r));
+    return NULL;
+}
