@@ -1,24 +1,17 @@
 // Containers nested deeper than the encoder recurses (RECURSION_DEPTH in
-// encoder.ts) are written here, level by level from an explicit stack, so
+// encoder-values.ts) are written here, level by level from an explicit stack, so
 // the nesting a value may have is bounded by maxDepth and memory, never by
 // the JavaScript stack. Items are written by the encoder's own writeValue: a
 // container among them writes its header there and comes back as a new level.
 
-import { writeValue, setDepth } from './encoder.js';
-import type { ESlot } from './encoder.js';
-
-/** A container whose header is written: `next()` writes item `i` (of `n`). */
-interface Level {
-  i: number;
-  readonly n: number;
-  next(): void;
-}
+import { writeValue } from './encoder-values.js';
+import type { EncoderState, ESlot, Level } from './encoder-state.js';
 
 export class ArrayLevel implements Level {
   i = 0;
   constructor(readonly a: unknown[], readonly n: number, readonly slot: ESlot) {}
-  next(): void {
-    writeValue(this.a[this.i++], this.slot);
+  next(st: EncoderState): void {
+    writeValue(st, this.a[this.i++], this.slot);
   }
 }
 
@@ -29,9 +22,9 @@ export class ObjectLevel implements Level {
   constructor(readonly o: Record<string, unknown>, readonly keys: string[], readonly slots: ESlot[]) {
     this.n = keys.length;
   }
-  next(): void {
+  next(st: EncoderState): void {
     const i = this.i++;
-    writeValue(this.o[this.keys[i]], this.slots[i]);
+    writeValue(st, this.o[this.keys[i]], this.slots[i]);
   }
 }
 
@@ -42,9 +35,9 @@ export class MapLevel implements Level {
   constructor(readonly m: Map<unknown, unknown>, readonly keys: unknown[], readonly slots: ESlot[]) {
     this.n = keys.length;
   }
-  next(): void {
+  next(st: EncoderState): void {
     const i = this.i++;
-    writeValue(this.m.get(this.keys[i]), this.slots[i]);
+    writeValue(st, this.m.get(this.keys[i]), this.slots[i]);
   }
 }
 
@@ -55,48 +48,35 @@ export class GenericMapLevel implements Level {
   constructor(readonly m: Map<unknown, unknown>, readonly keys: unknown[], readonly slot: ESlot) {
     this.n = 2 * keys.length;
   }
-  next(): void {
+  next(st: EncoderState): void {
     const i = this.i++;
     const k = this.keys[i >> 1];
-    writeValue(i & 1 ? this.m.get(k) : k, this.slot);
+    writeValue(st, i & 1 ? this.m.get(k) : k, this.slot);
   }
 }
-
-let levels: Level[] | null = null;
 
 /**
  * Writes the items of a container whose header is written, at nesting
  * `depth`. Inside a level's items it only stacks the level; otherwise it
  * writes every level until this one is complete.
  */
-export function nest(level: Level, depth: number): void {
-  setDepth(depth + 1);
-  if (levels !== null) {
-    levels.push(level);
+export function nest(st: EncoderState, level: Level, depth: number): void {
+  st.depth = depth + 1;
+  if (st.levels !== null) {
+    st.levels.push(level);
     return;
   }
-  const stack = (levels = [level]);
+  const stack = (st.levels = [level]);
   try {
     while (stack.length > 0) {
       const top = stack[stack.length - 1];
-      if (top.i < top.n) top.next();
+      if (top.i < top.n) top.next(st);
       else {
         stack.pop();
-        setDepth(depth + stack.length);
+        st.depth = depth + stack.length;
       }
     }
   } finally {
-    levels = null;
+    st.levels = null;
   }
-}
-
-/** For a re-entrant encode (from an extension's write): its containers must not join the outer stack. */
-export function suspendLevels(): Level[] | null {
-  const l = levels;
-  levels = null;
-  return l;
-}
-
-export function resumeLevels(l: Level[] | null): void {
-  levels = l;
 }

@@ -1,0 +1,337 @@
+// Numbers (SPEC 5.2, 7): integers with the slot's int register (deltas,
+// 64-bit values as two 32-bit halves), big integers, and floats in their
+// shortest decimal or binary form with the slot's dec register and bin count.
+
+import { INT64_MAX, INT64_MIN, UINT64_MAX, Tag, Short } from './common.js';
+import type { Float64 } from './common.js';
+import type { EncoderState, ESlot } from './encoder-state.js';
+import { ensure, vlen, vlenBig, writeVarint, writeVarintBig, zz, zzBig } from './encoder-output.js';
+import { shortestDecimal, decM, decE } from './decimal.js';
+
+/** The tags of the integer 0 and of the decimal exponent 0 among the short forms. */
+const INT_BASE = Tag.INT0 - Short.INT_MIN;
+const DEC_BASE = Tag.DEC0 - Short.DEC_EXP_MIN;
+
+const scratch = new ArrayBuffer(8);
+const scratchU8 = new Uint8Array(scratch);
+const scratchBig = new BigUint64Array(scratch);
+const scratchU32 = new Uint32Array(scratch);
+const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+function writeInt(st: EncoderState, v: number, slot: ESlot): void {
+  // v is a safe integer, not -0
+  if (v >= -8 && v <= 23) {
+    st.buf[st.pos++] = INT_BASE + v;
+    slot.ik = 1;
+    slot.i = v;
+    return;
+  }
+  const u = v > 0 ? v - 24 : -9 - v;
+  const al = vlen(u);
+  if (slot.ik === 1) {
+    const d = v - slot.i;
+    if (d > -4503599627370496 && d < 4503599627370496) {
+      const z = zz(d);
+      if (vlen(z) < al) {
+        st.buf[st.pos++] = Tag.INT_DELTA;
+        writeVarint(st, z);
+        slot.i = v;
+        return;
+      }
+    } else if (writeDelta64(st, hiOf(v), loOf(v), hiOf(slot.i), loOf(slot.i), al)) {
+      slot.i = v;
+      return;
+    }
+  } else if (slot.ik === 2) {
+    if (writeDelta64(st, hiOf(v), loOf(v), slot.ih, slot.il, al)) {
+      slot.ik = 1;
+      slot.i = v;
+      return;
+    }
+  }
+  st.buf[st.pos++] = v > 0 ? Tag.INT_POS : Tag.INT_NEG;
+  writeVarint(st, u);
+  slot.ik = 1;
+  slot.i = v;
+}
+
+// Integers beyond 2^53 are handled as two 32-bit halves (a signed high word
+// for int64 values, unsigned for the magnitudes of varints): BigInt arithmetic
+// allocates for every operation, and took three quarters of encoding arrays
+// of 64-bit ids.
+const TWO32 = 4294967296;
+
+function hiOf(v: number): number {
+  return Math.floor(v / TWO32);
+}
+
+function loOf(v: number): number {
+  return v - Math.floor(v / TWO32) * TWO32;
+}
+
+/** Varint length of the unsigned 64-bit h * 2^32 + l. */
+function vlen64(h: number, l: number): number {
+  if (h === 0) return vlen(l);
+  const bits = 64 - Math.clz32(h);
+  return bits > 56 ? 9 : Math.ceil(bits / 7);
+}
+
+/** Writes the varint of the unsigned 64-bit h * 2^32 + l (capacity ensured). */
+function writeVarint64(st: EncoderState, h: number, l: number): void {
+  if (h < 0x200000) return writeVarint(st, h * TWO32 + l);
+  if (h < 0x1000000) st.buf[st.pos++] = 0x80; // 8 bytes: the value shifted left by 8
+  else st.buf[st.pos++] = 0; // 9 bytes: the value as is
+  st.buf[st.pos++] = l;
+  st.buf[st.pos++] = l >>> 8;
+  st.buf[st.pos++] = l >>> 16;
+  st.buf[st.pos++] = l >>> 24;
+  st.buf[st.pos++] = h;
+  st.buf[st.pos++] = h >>> 8;
+  st.buf[st.pos++] = h >>> 16;
+  if (h >= 0x1000000) st.buf[st.pos++] = h >>> 24;
+}
+
+/**
+ * Writes INT_DELTA for v - r (int64 values as signed high and unsigned low
+ * words) if the delta fits int64 and is strictly smaller than an absolute form
+ * of `al` varint bytes.
+ */
+function writeDelta64(st: EncoderState, vh: number, vl: number, rh: number, rl: number, al: number): boolean {
+  let dl = vl - rl;
+  let dh = vh - rh;
+  if (dl < 0) {
+    dl += TWO32;
+    dh--;
+  }
+  if (dh < -2147483648 || dh > 2147483647) return false;
+  // zigzag: (d << 1) ^ (d >> 63)
+  let zh = ((dh << 1) | (dl >>> 31)) >>> 0;
+  let zl = (dl << 1) >>> 0;
+  if (dh < 0) {
+    zh = ~zh >>> 0;
+    zl = ~zl >>> 0;
+  }
+  if (vlen64(zh, zl) >= al) return false;
+  ensure(st, 10);
+  st.buf[st.pos++] = Tag.INT_DELTA;
+  writeVarint64(st, zh, zl);
+  return true;
+}
+
+export function writeBigInt(st: EncoderState, v: bigint, slot: ESlot): void {
+  ensure(st, 12);
+  if (v >= -9007199254740991n && v <= 9007199254740991n) return writeInt(st, Number(v), slot);
+  if (v >= INT64_MIN && v <= UINT64_MAX) {
+    scratchBig[0] = v; // v mod 2^64
+    const lo = scratchU32[littleEndian ? 0 : 1];
+    const hi = scratchU32[littleEndian ? 1 : 0];
+    // the magnitude field: v - 24, or -9 - v = ~v - 8 (|v| > 2^53: no wrap)
+    let uh: number, ul: number;
+    if (v > 0n) {
+      uh = hi;
+      ul = lo - 24;
+    } else {
+      uh = ~hi >>> 0;
+      ul = (~lo >>> 0) - 8;
+    }
+    if (ul < 0) {
+      ul += TWO32;
+      uh--;
+    }
+    const al = vlen64(uh, ul);
+    const signed = v <= INT64_MAX;
+    let done = false;
+    if (signed && slot.ik !== 0) {
+      done = slot.ik === 1 ? writeDelta64(st, hi | 0, lo, hiOf(slot.i), loOf(slot.i), al) : writeDelta64(st, hi | 0, lo, slot.ih, slot.il, al);
+    }
+    if (!done) {
+      st.buf[st.pos++] = v > 0n ? Tag.INT_POS : Tag.INT_NEG;
+      writeVarint64(st, uh, ul);
+    }
+    if (signed) {
+      slot.ik = 2;
+      slot.ih = hi | 0;
+      slot.il = lo;
+    }
+    return;
+  }
+  // through hex: shifting out a byte at a time copies the number for each byte
+  let hexText = (v < 0n ? -v : v).toString(16);
+  if (hexText.length & 1) hexText = '0' + hexText;
+  const bytes: number[] = new Array(hexText.length >> 1);
+  for (let i = 0, j = hexText.length - 2; j >= 0; i++, j -= 2) bytes[i] = parseInt(hexText.slice(j, j + 2), 16);
+  ensure(st, bytes.length + 12);
+  st.buf[st.pos++] = v > 0n ? Tag.BIGINT_POS : Tag.BIGINT_NEG;
+  writeVarint(st, bytes.length);
+  for (const b of bytes) st.buf[st.pos++] = b;
+}
+
+/**
+ * Floats (SPEC 7). The slot's `bin` count (SPEC 4.3) says whether the decimal
+ * form is a candidate at all: after four binary floats in a row only one float
+ * in 16 is tested, so float data measured to full precision costs a
+ * fround and a copy per value.
+ */
+function writeFloat(st: EncoderState, d: number, slot: ESlot): void {
+  ensure(st, 10);
+  const c = slot.bin;
+  if (c >= 4 && c !== 19) {
+    slot.bin = c + 1;
+    if (d !== d) return writeF64Bits(st, 0x7ff8000000000000n);
+    return Math.fround(d) === d ? writeF32(st, d) : writeF64(st, d);
+  }
+  if (d === d && d !== Infinity && d !== -Infinity) {
+    let has = true;
+    let m = 0;
+    let e = 0;
+    if (d === 0) has = 1 / d > 0;
+    else {
+      has = shortestDecimal(d, slot.dk && slot.de < 0 && slot.de >= -22 ? -slot.de : 0);
+      m = decM;
+      e = decE;
+    }
+    if (has) {
+      const hasReg = slot.dk && slot.de === e;
+      if (m >= 2251799813685248 || m <= -2251799813685248 || (hasReg && (slot.dm >= 2251799813685248 || slot.dm <= -2251799813685248))) {
+        if (!hasReg) {
+          // |m| >= 2^51: the mantissa varint has 8 bytes
+          const decSize = (e >= -12 && e <= 3 ? 1 : 2) + 8;
+          if (Math.fround(d) === d) return writeBinary32(st, d, slot);
+          if (decSize > 9) return writeBinary64(st, d, slot);
+        }
+        // zigzag values reach 2^54: exact arithmetic in BigInt
+        return writeDecimalBig(st, d, m, e, slot, hasReg);
+      }
+      const z = zz(m);
+      const decSize = (e >= -12 && e <= 3 ? 1 : 2) + vlen(z);
+      let best = decSize;
+      let useDelta = false;
+      let dz = 0;
+      if (hasReg) {
+        dz = zz(m - slot.dm);
+        if (1 + vlen(dz) < best) {
+          best = 1 + vlen(dz);
+          useDelta = true;
+        }
+      }
+      if (best > 5 && Math.fround(d) === d) return writeBinary32(st, d, slot);
+      if (best > 9) return writeBinary64(st, d, slot);
+      if (useDelta) {
+        st.buf[st.pos++] = Tag.DEC_DELTA;
+        writeVarint(st, dz);
+      } else if (e >= -12 && e <= 3) {
+        st.buf[st.pos++] = DEC_BASE + e;
+        writeVarint(st, z);
+      } else {
+        st.buf[st.pos++] = Tag.DEC_X;
+        st.buf[st.pos++] = e & 0xff;
+        writeVarint(st, z);
+      }
+      slot.dk = true;
+      slot.dm = m;
+      slot.de = e;
+      slot.bin = 0;
+      return;
+    }
+    if (Math.fround(d) === d) return writeBinary32(st, d, slot);
+    return writeBinary64(st, d, slot);
+  }
+  slot.bin = c === 19 ? 4 : c + 1;
+  if (d !== d) return writeF64Bits(st, 0x7ff8000000000000n);
+  writeF32(st, d); // infinities are exact in binary32
+}
+
+/** An F32 item in a slot: counts toward the slot's `bin` (19 is followed by 4). */
+function writeBinary32(st: EncoderState, d: number, slot: ESlot): void {
+  const c = slot.bin;
+  slot.bin = c === 19 ? 4 : c + 1;
+  writeF32(st, d);
+}
+
+function writeBinary64(st: EncoderState, d: number, slot: ESlot): void {
+  const c = slot.bin;
+  slot.bin = c === 19 ? 4 : c + 1;
+  writeF64(st, d);
+}
+
+/** writeFloat for mantissas of 2^51 or more (their zigzag form exceeds 2^53). */
+function writeDecimalBig(st: EncoderState, d: number, m: number, e: number, slot: ESlot, hasReg: boolean): void {
+  const zb = zzBig(BigInt(m));
+  let best = (e >= -12 && e <= 3 ? 1 : 2) + vlenBig(zb);
+  let dzb = -1n;
+  if (hasReg) {
+    const c = zzBig(BigInt(m) - BigInt(slot.dm));
+    if (1 + vlenBig(c) < best) {
+      best = 1 + vlenBig(c);
+      dzb = c;
+    }
+  }
+  if (best > 5 && Math.fround(d) === d) return writeBinary32(st, d, slot);
+  if (best > 9) return writeBinary64(st, d, slot);
+  if (dzb >= 0n) {
+    st.buf[st.pos++] = Tag.DEC_DELTA;
+    writeVarintBig(st, dzb);
+  } else {
+    if (e >= -12 && e <= 3) st.buf[st.pos++] = DEC_BASE + e;
+    else {
+      st.buf[st.pos++] = Tag.DEC_X;
+      st.buf[st.pos++] = e & 0xff;
+    }
+    writeVarintBig(st, zb);
+  }
+  slot.dk = true;
+  slot.dm = m;
+  slot.de = e;
+  slot.bin = 0;
+}
+
+function writeF32(st: EncoderState, d: number): void {
+  st.buf[st.pos] = Tag.F32;
+  st.view.setFloat32(st.pos + 1, d, true);
+  st.pos += 5;
+}
+
+function writeF64(st: EncoderState, d: number): void {
+  st.buf[st.pos] = Tag.F64;
+  st.view.setFloat64(st.pos + 1, d, true);
+  st.pos += 9;
+}
+
+function writeF64Bits(st: EncoderState, bits: bigint): void {
+  scratchBig[0] = bits;
+  writeScratch64(st);
+}
+
+function writeScratch64(st: EncoderState): void {
+  st.buf[st.pos++] = Tag.F64;
+  if (littleEndian) {
+    st.buf[st.pos++] = scratchU8[0];
+    st.buf[st.pos++] = scratchU8[1];
+    st.buf[st.pos++] = scratchU8[2];
+    st.buf[st.pos++] = scratchU8[3];
+    st.buf[st.pos++] = scratchU8[4];
+    st.buf[st.pos++] = scratchU8[5];
+    st.buf[st.pos++] = scratchU8[6];
+    st.buf[st.pos++] = scratchU8[7];
+  } else for (let i = 7; i >= 0; i--) st.buf[st.pos++] = scratchU8[i];
+}
+
+export function writeFloatObject(st: EncoderState, f: Float64, slot: ESlot): void {
+  const v = f.value;
+  if (v !== v) {
+    ensure(st, 10);
+    const bits = f.bits;
+    // F32 is never chosen for a NaN (SPEC 7)
+    const c = slot.bin;
+    slot.bin = c === 19 ? 4 : c + 1;
+    return writeF64Bits(st, bits);
+  }
+  writeFloat(st, v, slot);
+}
+
+export function writeNumber(st: EncoderState, v: number, slot: ESlot): void {
+  if (Number.isSafeInteger(v) && (v !== 0 || 1 / v > 0)) {
+    ensure(st, 10);
+    writeInt(st, v, slot);
+  } else writeFloat(st, v, slot);
+}

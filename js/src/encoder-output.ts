@@ -1,0 +1,142 @@
+// The output slab and the integer encodings every writer uses (SPEC 3.1
+// varints, zigzag, table references).
+
+import { REF8_BASE, REF16_BASE, REF24_BASE, Tag } from './common.js';
+import { EncoderState } from './encoder-state.js';
+
+const POW2: number[] = [];
+for (let i = 0; i <= 64; i++) POW2.push(Math.pow(2, i));
+
+const SLAB = 65536;
+
+export function grow(st: EncoderState, n: number): void {
+  const used = st.pos - st.start;
+  const size = Math.max(SLAB, (used + n) * 2);
+  const nb = new Uint8Array(size);
+  nb.set(st.buf.subarray(st.start, st.pos), 0);
+  st.buf = nb;
+  st.view = new DataView(nb.buffer);
+  st.cap = size;
+  st.start = 0;
+  st.pos = used;
+}
+
+export function ensure(st: EncoderState, n: number): void {
+  if (st.pos + n > st.cap) grow(st, n);
+}
+
+export function vlen(v: number): number {
+  // v < 2^53
+  if (v < 0x80) return 1;
+  if (v < 0x4000) return 2;
+  if (v < 0x200000) return 3;
+  if (v < 0x10000000) return 4;
+  if (v < 0x800000000) return 5;
+  if (v < 0x40000000000) return 6;
+  if (v < 0x2000000000000) return 7;
+  return 8; // < 2^56 covers every safe integer
+}
+
+/** Writes a varint of v < 2^53 (capacity ensured by the caller). */
+export function writeVarint(st: EncoderState, v: number): void {
+  if (v < 0x80) {
+    st.buf[st.pos++] = (v << 1) | 1;
+    return;
+  }
+  if (v < 0x4000) {
+    const w = (v << 2) | 2;
+    st.buf[st.pos] = w;
+    st.buf[st.pos + 1] = w >>> 8;
+    st.pos += 2;
+    return;
+  }
+  if (v < 0x200000) {
+    const w = (v << 3) | 4;
+    st.buf[st.pos] = w;
+    st.buf[st.pos + 1] = w >>> 8;
+    st.buf[st.pos + 2] = w >>> 16;
+    st.pos += 3;
+    return;
+  }
+  if (v < 0x10000000) {
+    const w = ((v << 4) | 8) >>> 0;
+    st.buf[st.pos] = w;
+    st.buf[st.pos + 1] = w >>> 8;
+    st.buf[st.pos + 2] = w >>> 16;
+    st.buf[st.pos + 3] = w >>> 24;
+    st.pos += 4;
+    return;
+  }
+  // L >= 5: W = v * 2^L + 2^(L-1) = vhi * 2^32 + (vlo * 2^L + 2^(L-1)), vlo = v mod 2^(32-L)
+  const L = vlen(v);
+  const m = POW2[32 - L];
+  const vhi = Math.floor(v / m);
+  const wlo = (v - vhi * m) * POW2[L] + POW2[L - 1];
+  st.buf[st.pos] = wlo;
+  st.buf[st.pos + 1] = wlo >>> 8;
+  st.buf[st.pos + 2] = wlo >>> 16;
+  st.buf[st.pos + 3] = wlo >>> 24;
+  let r = vhi;
+  for (let i = 4; i < L; i++) {
+    st.buf[st.pos + i] = r;
+    r = Math.floor(r / 256);
+  }
+  st.pos += L;
+}
+
+export function writeVarintBig(st: EncoderState, v: bigint): void {
+  if (v < 9007199254740992n) return writeVarint(st, Number(v));
+  ensure(st, 9);
+  if (v < 1n << 56n) {
+    const w = (v << 8n) | 0x80n;
+    for (let i = 0n; i < 8n; i++) st.buf[st.pos++] = Number((w >> (8n * i)) & 0xffn);
+  } else {
+    st.buf[st.pos++] = 0;
+    for (let i = 0n; i < 8n; i++) st.buf[st.pos++] = Number((v >> (8n * i)) & 0xffn);
+  }
+}
+
+export function vlenBig(v: bigint): number {
+  if (v < 9007199254740992n) return vlen(Number(v));
+  return v < 1n << 56n ? 8 : 9;
+}
+
+
+export function zz(d: number): number {
+  return d >= 0 ? d * 2 : -d * 2 - 1;
+}
+
+export function zzBig(v: bigint): bigint {
+  return v >= 0n ? v << 1n : (-v << 1n) - 1n;
+}
+
+export function writeRef(st: EncoderState, i: number): void {
+  if (i < REF8_BASE) st.buf[st.pos++] = Tag.REF0 + i;
+  else if (i < REF16_BASE) {
+    st.buf[st.pos++] = Tag.REF8;
+    st.buf[st.pos++] = i - REF8_BASE;
+  } else if (i < REF24_BASE) {
+    const w = i - REF16_BASE;
+    st.buf[st.pos++] = Tag.REF16;
+    st.buf[st.pos++] = w;
+    st.buf[st.pos++] = w >>> 8;
+  } else {
+    const w = i - REF24_BASE;
+    st.buf[st.pos++] = Tag.REF24;
+    st.buf[st.pos++] = w;
+    st.buf[st.pos++] = w >>> 8;
+    st.buf[st.pos++] = w >>> 16;
+  }
+}
+
+
+let scratch: EncoderState | null = null;
+
+/** The varint of n < 2^53 as bytes. */
+export function varintBytes(n: number): Uint8Array {
+  const st = (scratch ??= new EncoderState());
+  st.buf = new Uint8Array(9);
+  st.pos = 0;
+  writeVarint(st, n);
+  return st.buf.subarray(0, st.pos);
+}

@@ -1,0 +1,147 @@
+// Shapes (SPEC 4.2, 5.4): the registry of an Encoder's key sequences, and
+// the header of a shaped map: a reference to a shape of this buffer, or a
+// MAPDEF whose keys are written with the string rules.
+
+import { MAX_SHAPES, SHAPE8_BASE, SHAPE16_BASE, Tag } from './common.js';
+import { EShape, ESlot, ShapeBucket, BUCKET_LINEAR, resetSlot, fail } from './encoder-state.js';
+import type { EncoderState } from './encoder-state.js';
+import { ensure, writeVarint } from './encoder-output.js';
+import { writeString, writePlainKeys } from './encoder-strings.js';
+
+export function sameKeys(a: (string | symbol)[], b: (string | symbol)[], n: number): boolean {
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The persistent shape for a key sequence (created if new). */
+export function findShape(st: EncoderState, keys: (string | symbol)[]): EShape {
+  const n = keys.length;
+  if (n === 0) return (st.registry.empty ??= newShape(st, keys));
+  const k0 = keys[0];
+  let bucket = st.registry.buckets.get(k0);
+  if (bucket === undefined) {
+    bucket = new ShapeBucket();
+    st.registry.buckets.set(k0, bucket);
+  }
+  const list = bucket.list;
+  const byText = bucket.byText;
+  if (byText === null) {
+    for (let i = 0; i < list.length; i++) {
+      const sh = list[i];
+      if (sh.n === n && sameKeys(sh.keys, keys, n)) return sh;
+    }
+    const sh = newShape(st, keys);
+    list.push(sh);
+    if (list.length > BUCKET_LINEAR) {
+      const index = new Map<string, EShape>();
+      for (const x of list) {
+        const t = keysText(x.keys);
+        if (t !== null) index.set(t, x);
+      }
+      bucket.byText = index;
+    }
+    return sh;
+  }
+  const t = keysText(keys);
+  if (t !== null) {
+    let sh = byText.get(t);
+    if (sh === undefined) {
+      sh = newShape(st, keys);
+      byText.set(t, sh);
+      list.push(sh);
+    }
+    return sh;
+  }
+  // symbol keys: not indexed
+  for (let i = 0; i < list.length; i++) {
+    const sh = list[i];
+    if (sh.n === n && sameKeys(sh.keys, keys, n)) return sh;
+  }
+  const sh = newShape(st, keys);
+  list.push(sh);
+  return sh;
+}
+
+function newShape(st: EncoderState, keys: (string | symbol)[]): EShape {
+  st.registry.count++;
+  return new EShape(keys.slice());
+}
+
+/** The keys as one string (each length-prefixed), or null if one is a symbol. */
+function keysText(keys: (string | symbol)[]): string | null {
+  let t = '';
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (typeof k !== 'string') return null;
+    t += k.length + ':' + k;
+  }
+  return t;
+}
+
+/** Writes the shape header (SHAPE ref or MAPDEF with keys); returns the slots for the values. */
+export function writeShapeHeader(st: EncoderState, sh: EShape, owner: unknown): ESlot[] {
+  ensure(st, 10);
+  if (sh.gen !== st.gen) {
+    if (sh.dictIdx >= 0 && st.hasDict) {
+      sh.gen = st.gen;
+      sh.idx = sh.dictIdx;
+      const sl = sh.slots;
+      for (let i = 0; i < sl.length; i++) resetSlot(sl[i]);
+    } else {
+      if (sh.evicted) {
+        // a memo may hold a shape pruned from the registry: use the registry's
+        const canon = findShape(st, sh.keys);
+        if (canon.gen === st.gen) return writeShapeHeader(st, canon, owner);
+        sh = canon;
+      }
+      const n = sh.n;
+      if (n < 16) st.buf[st.pos++] = Tag.MAPDEF0 + n;
+      else {
+        st.buf[st.pos++] = Tag.MAPDEF_LONG;
+        writeVarint(st, n - 16);
+      }
+      if (sh.plain) writePlainKeys(st, sh);
+      else {
+        const keys = sh.keys;
+        for (let i = 0; i < n; i++) {
+          const k = keys[i];
+          if (typeof k === 'string') writeString(st, k, st.keySlot);
+          else {
+            ensure(st, 1);
+            st.buf[st.pos++] = Tag.SYMBOL;
+            writeString(st, symbolName(st, k, owner), st.keySlot);
+          }
+        }
+      }
+      if (st.nshape >= MAX_SHAPES) {
+        const fresh: ESlot[] = [];
+        for (let i = 0; i < n; i++) fresh.push(new ESlot());
+        return fresh;
+      }
+      sh.gen = st.gen;
+      sh.idx = st.nshape++;
+      const sl = sh.slots;
+      for (let i = 0; i < n; i++) resetSlot(sl[i]);
+      return sl;
+    }
+  }
+  const i = sh.idx;
+  if (i < SHAPE8_BASE) st.buf[st.pos++] = Tag.SHAPE0 + i;
+  else if (i < SHAPE16_BASE) {
+    st.buf[st.pos++] = Tag.SHAPE8;
+    st.buf[st.pos++] = i - SHAPE8_BASE;
+  } else {
+    const w = i - SHAPE16_BASE;
+    st.buf[st.pos++] = Tag.SHAPE16;
+    st.buf[st.pos++] = w;
+    st.buf[st.pos++] = w >>> 8;
+  }
+  return sh.slots;
+}
+
+/** The name of a registered symbol: Tersa symbols are named (Symbol.for). */
+export function symbolName(st: EncoderState, s: symbol, owner: unknown): string {
+  const name = Symbol.keyFor(s);
+  if (name === undefined) fail(st, owner === undefined ? s : owner, 'symbol is not registered (use Symbol.for(name))');
+  return name;
+}

@@ -1,0 +1,273 @@
+// Strings (SPEC 7): the one decision of a string's form, used for values,
+// generic-map keys and shape definitions alike: a reference when the string
+// is in the table, else a timestamp string when it has that grammar, else a
+// prefix form when strictly smaller than the inline one, else inline.
+
+import { MAX_STRINGS, REF24_BASE, Tag } from './common.js';
+import { StrEntry, FC_MASK } from './encoder-state.js';
+import type { EncoderState, ESlot, EShape } from './encoder-state.js';
+import { ensure, vlen, writeRef, writeVarint } from './encoder-output.js';
+import { utf8At, utf8Long, commonPrefix, pfxChars, padded, copyBytes, isTwoBytes } from './encoder-utf8.js';
+import { tsParse } from './timestamp-text.js';
+import { writeTsString } from './encoder-time.js';
+
+/**
+ * The entry of a string of two or more UTF-8 bytes, through a direct-mapped
+ * front cache of `entries` indexed by a cheap hash of length and three
+ * characters and verified by string equality: cheaper than a Map lookup when
+ * strings recur.
+ */
+export function entryOf(st: EncoderState, s: string): StrEntry {
+  const n = s.length;
+  const h = (n * 0x9e37 + s.charCodeAt(0) * 0x2f + s.charCodeAt(n >> 1) * 0x61 + s.charCodeAt(n - 1) * 0x3b5) & FC_MASK;
+  if (st.fcStr[h] === s) return st.fcEnt[h]!;
+  return entrySlow(st, s, h);
+}
+
+function entrySlow(st: EncoderState, s: string, h: number): StrEntry {
+  let e = st.entries.get(s);
+  if (e === undefined) {
+    e = new StrEntry();
+    // once the table is full no string enters it: do not grow the map
+    if (st.nstr >= MAX_STRINGS) return e;
+    st.entries.set(s, e);
+  }
+  st.fcStr[h] = s;
+  st.fcEnt[h] = e;
+  return e;
+}
+
+/** The lowest index of the entry's string in the current table, or -1. */
+export function tableIndex(st: EncoderState, e: StrEntry): number {
+  return e.dict >= 0 ? e.dict : e.gen === st.gen ? e.idx : -1;
+}
+
+/** Appends a string of >= 2 bytes, whose lowest index so far is idx (or -1), to the table. */
+export function addEntry(st: EncoderState, e: StrEntry, idx: number): void {
+  if (st.nstr < MAX_STRINGS) {
+    if (idx < 0) {
+      e.gen = st.gen;
+      e.idx = st.nstr;
+    }
+    st.nstr++;
+  }
+}
+
+/** A string at table index idx is written as a reference, except a two-byte one that a REF24 would not make smaller (SPEC 7). */
+function refersTo(idx: number, byteLen2: boolean): boolean {
+  return idx >= 0 && (idx < REF24_BASE || !byteLen2);
+}
+
+/** The string and its entry become the slot's str register and the last string. */
+function noteString(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot): void {
+  slot.s = s;
+  slot.se = e;
+  st.lastStr = s;
+}
+
+let candFlag = 0;
+let candChars = 0;
+
+/**
+ * The longer common prefix of s with the slot's str register and with the
+ * last string (the last string only when longer: SPEC 7's tie rule), in
+ * UTF-8 bytes; sets candChars (its length in characters) and candFlag (0x80
+ * for the last string).
+ */
+function prefixCandidate(st: EncoderState, s: string, slot: ESlot): number {
+  let L = 0;
+  candFlag = 0;
+  candChars = 0;
+  if (s.length === 0) return 0;
+  const c0 = s.charCodeAt(0);
+  const ss = slot.s;
+  if (ss !== null && ss.charCodeAt(0) === c0) {
+    L = commonPrefix(s, ss);
+    candChars = pfxChars;
+  }
+  const ls = st.lastStr;
+  if (ls !== null && ls !== ss && ls.charCodeAt(0) === c0) {
+    const l2 = commonPrefix(s, ls);
+    if (l2 > L) {
+      L = l2;
+      candChars = pfxChars;
+      candFlag = 0x80;
+    }
+  }
+  return L;
+}
+
+/**
+ * Writes a string that is not referenced: the prefix form with the
+ * candidate of L bytes (Lc characters, register flag) if strictly smaller,
+ * else inline. `bytes` are its UTF-8 bytes when known (padded, with `words`).
+ */
+function writeNew(st: EncoderState, s: string, e: StrEntry | null, idx: number, slot: ESlot, L: number, Lc: number, flag: number, bytes: Uint8Array | null, words: Uint32Array | null): void {
+  const p0 = st.pos;
+  const len = s.length;
+  let byteLen: number;
+  if (L > 0) {
+    // Write the suffix where a short PFX form puts it, then decide.
+    st.pos = p0 + 2;
+    const suf = bytes !== null ? copyBytes(st, bytes, words!, L) : len - Lc < 64 ? utf8At(st, s, Lc) : utf8Long(st, s, Lc);
+    byteLen = L + suf;
+    if (finishPrefix(st, p0, suf, byteLen, flag | L)) {
+      if (e !== null) addEntry(st, e, idx);
+      noteString(st, s, e, slot);
+      return;
+    }
+  }
+  st.pos = p0 + 1;
+  if (bytes !== null) byteLen = copyBytes(st, bytes, words!, 0);
+  else {
+    byteLen = len < 64 ? utf8At(st, s, 0) : utf8Long(st, s, 0);
+    // written in an earlier buffer too: keep the bytes
+    if (e !== null && e.gen !== -1 && byteLen <= 256) {
+      e.bytes = padded(st.buf.subarray(p0 + 1, p0 + 1 + byteLen));
+      e.words = new Uint32Array(e.bytes.buffer);
+    }
+  }
+  finishInline(st, p0, byteLen);
+  if (e !== null) addEntry(st, e, idx);
+  noteString(st, s, e, slot);
+}
+
+/** Writes a string value or key in `slot`. */
+export function writeString(st: EncoderState, s: string, slot: ESlot): void {
+  const len = s.length;
+  let e: StrEntry | null = null;
+  let idx = -1;
+  ensure(st, len * 3 + 16);
+  const c0 = len > 0 ? s.charCodeAt(0) : 0;
+  if (len >= 2 || c0 >= 0x80) {
+    const h = (len * 0x9e37 + c0 * 0x2f + s.charCodeAt(len >> 1) * 0x61 + s.charCodeAt(len - 1) * 0x3b5) & FC_MASK;
+    e = st.fcStr[h] === s ? st.fcEnt[h]! : entrySlow(st, s, h);
+    idx = tableIndex(st, e);
+    if (refersTo(idx, isTwoBytes(s))) {
+      writeRef(st, idx);
+      noteString(st, s, e, slot);
+      return;
+    }
+    if (len >= 10 && len <= 35 && s.charCodeAt(4) === 45 && tsParse(s)) {
+      writeTsString(st);
+      addEntry(st, e, idx);
+      noteString(st, s, e, slot);
+      return;
+    }
+  }
+  const L = prefixCandidate(st, s, slot);
+  writeNew(st, s, e, idx, slot, L, candChars, candFlag, e !== null ? e.bytes : null, e !== null ? e.words : null);
+}
+
+/**
+ * With the suffix written at p0 + 2: if the prefix form is strictly smaller
+ * than the inline one, completes it and returns true.
+ */
+function finishPrefix(st: EncoderState, p0: number, suf: number, byteLen: number, pb: number): boolean {
+  const pfxSize = 2 + (suf < 16 ? 0 : vlen(suf - 16)) + suf;
+  const inlineSize = (byteLen < 32 ? 1 : 1 + vlen(byteLen - 32)) + byteLen;
+  if (pfxSize >= inlineSize) return false;
+  const buf = st.buf;
+  if (suf < 16) {
+    buf[p0] = Tag.PFX0 + suf;
+    buf[p0 + 1] = pb;
+    st.pos = p0 + 2 + suf;
+  } else {
+    const vl = vlen(suf - 16);
+    buf.copyWithin(p0 + 2 + vl, p0 + 2, p0 + 2 + suf);
+    buf[p0] = Tag.PFX_LONG;
+    buf[p0 + 1] = pb;
+    st.pos = p0 + 2;
+    writeVarint(st, suf - 16);
+    st.pos = p0 + 2 + vl + suf;
+  }
+  return true;
+}
+
+/** With the bytes written at p0 + 1: writes the inline tag (moving the bytes for STR_LONG). */
+function finishInline(st: EncoderState, p0: number, byteLen: number): void {
+  const buf = st.buf;
+  if (byteLen < 32) {
+    buf[p0] = Tag.STR0 + byteLen;
+    st.pos = p0 + 1 + byteLen;
+  } else {
+    const vl = vlen(byteLen - 32);
+    buf.copyWithin(p0 + 1 + vl, p0 + 1, p0 + 1 + byteLen);
+    buf[p0] = Tag.STR_LONG;
+    st.pos = p0 + 1;
+    writeVarint(st, byteLen - 32);
+    st.pos = p0 + 1 + vl + byteLen;
+  }
+}
+
+/**
+ * Writes the keys of a MAPDEF whose shape is `plain` (string keys, none
+ * timestamp-like) with writeString's decision, from the shape's cached
+ * entries, bytes and prefix lengths.
+ */
+export function writePlainKeys(st: EncoderState, sh: EShape): void {
+  if (sh.kepoch !== st.epoch) {
+    const keys = sh.keys as string[];
+    const kent: (StrEntry | null)[] = [];
+    for (const k of keys) kent.push(k.length >= 2 || (k.length === 1 && k.charCodeAt(0) >= 0x80) ? entryOf(st, k) : null);
+    sh.kent = kent;
+    sh.kepoch = st.epoch;
+  }
+  const n = sh.n;
+  if (n === 0) return;
+  writeKey(st, sh, 0);
+  if (n === 1) return;
+  // Keys 1.. depend only on the key before them when none is in the table:
+  // their encoding is then the same block every time.
+  const kent = sh.kent!;
+  let absent = true;
+  for (let i = 1; i < n; i++) {
+    const e = kent[i];
+    if (e !== null && tableIndex(st, e) >= 0) {
+      absent = false;
+      break;
+    }
+  }
+  const blk = sh.kblock;
+  if (absent && blk !== null) {
+    ensure(st, blk.length + 8);
+    st.pos += copyBytes(st, blk, sh.kblockw!, 0);
+    for (let i = 1; i < n; i++) {
+      const e = kent[i];
+      if (e !== null) addEntry(st, e, -1);
+    }
+    noteString(st, sh.keys[n - 1] as string, kent[n - 1], st.keySlot);
+    return;
+  }
+  const p = st.pos;
+  for (let i = 1; i < n; i++) writeKey(st, sh, i);
+  if (absent) {
+    sh.kblock = padded(st.buf.subarray(p, st.pos));
+    sh.kblockw = new Uint32Array(sh.kblock.buffer);
+  }
+}
+
+function writeKey(st: EncoderState, sh: EShape, i: number): void {
+  const s = (sh.keys as string[])[i];
+  const e = sh.kent![i];
+  const bytes = sh.kbytes![i];
+  const byteLen = bytes.length;
+  const slot = st.keySlot;
+  ensure(st, byteLen + 16);
+  let idx = -1;
+  if (e !== null) {
+    idx = tableIndex(st, e);
+    if (refersTo(idx, byteLen === 2)) {
+      writeRef(st, idx);
+      noteString(st, s, e, slot);
+      return;
+    }
+  }
+  if (i > 0) {
+    // both registers hold key i-1
+    writeNew(st, s, e, idx, slot, sh.kpfx![i], 0, 0, bytes, sh.kwords![i]);
+  } else {
+    const L = prefixCandidate(st, s, slot);
+    writeNew(st, s, e, idx, slot, L, candChars, candFlag, bytes, sh.kwords![i]);
+  }
+}
