@@ -8,70 +8,13 @@
 #
 #   ruby -Iruby/lib ruby/test/support/harness.rb
 require "json"
-require "date"
-require "bigdecimal"
 require "tersa"
+require_relative "xvalue"
 
 module TersaHarness
   module_function
 
-  def parse_float(text)
-    case text
-    when "NaN" then [0x7ff8000000000000].pack("Q<").unpack1("E")
-    when /\ANaN\(0x(\h+)\)\z/ then [Regexp.last_match(1).to_i(16)].pack("Q<").unpack1("E")
-    when "Infinity" then Float::INFINITY
-    when "-Infinity" then -Float::INFINITY
-    else Float(text)
-    end
-  end
-
-  def timestamp(x)
-    case x["zone"]
-    when "utc" then Time.at(x["seconds"], x["nanos"], :nsec, in: "UTC")
-    when "offset"
-      off = x["offset"]
-      zone = format("%s%02d:%02d", off.negative? ? "-" : "+", off.abs / 60, off.abs % 60)
-      Time.at(x["seconds"], x["nanos"], :nsec, in: zone)
-    else Tersa::Timestamp.new(x["seconds"], x["nanos"], :floating, nil)
-    end
-  end
-
-  # A Hash merges keys that are distinct Tersa values (0.0 and -0.0, "a" and
-  # "a".b, ...): then only Tersa::Map keeps every pair.
-  def make_map(pairs)
-    h = pairs.to_h
-    h.size == pairs.size ? h : Tersa::Map.new(pairs)
-  end
-
-  def from_x(j)
-    case j
-    when nil, true, false, Integer, String then j
-    when Array then j.map { |x| from_x(x) }
-    when Hash
-      if j.size == 1 && j.keys.first.start_with?("$")
-        k, x = j.first
-        case k
-        when "$int" then Integer(x)
-        when "$float" then parse_float(x)
-        when "$symbol" then x.to_sym
-        when "$binary" then [x].pack("H*").b
-        when "$time" then timestamp(x)
-        when "$ext" then Tersa::Ext.new(x["type"], [x["data"]].pack("H*").b)
-        when "$map" then make_map(x.map { |a, b| [from_x(a), from_x(b)] })
-        when "$decimal" then BigDecimal(x)
-        when "$date" then Date.new(*x.split("-").map { |f| Integer(f, 10) }, Date::GREGORIAN)
-        when "$uuid" then Tersa::UUID.parse(x)
-        when "$time_of_day"
-          h, m, s, f = x.match(/\A(\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?\z/).captures
-          Tersa::TimeOfDay.new(h.to_i, m.to_i, s.to_i, f.to_s.ljust(6, "0").to_i)
-        else raise ArgumentError, "unknown xvalue tag #{k}"
-        end
-      else
-        make_map(j.map { |a, b| [a, from_x(b)] })
-      end
-    else raise ArgumentError, "not an xvalue: #{j.inspect}"
-    end
-  end
+  def from_x(j) = TersaXValue.from_x(j)
 
   # BigDecimal keeps no scale: a decimal with trailing zeros in its
   # coefficient (1.00), or a zero with an exponent (0E+3), comes back as
