@@ -54,7 +54,8 @@ module TersaHarness
     while (at = data.index(DECIMAL_EXT, at))
       at += DECIMAL_EXT.bytesize
       len, n = varint_at(data, at)
-      next unless len
+      next unless len && len <= data.bytesize # a longer one is no payload (and beyond byteslice's long)
+
       payload = data.byteslice(at + n, len) || "".b
       next unless payload.bytesize >= 2 && payload.getbyte(0) <= 1
 
