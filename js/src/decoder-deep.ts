@@ -1,23 +1,19 @@
 // Containers nested deeper than the decoder recurses (RECURSION_DEPTH in
-// decoder.ts) are decoded here, level by level from an explicit stack, so
+// decoder-state.ts) are decoded here, level by level from an explicit stack, so
 // the nesting an input may have is bounded by maxDepth and memory, never by
 // the JavaScript stack. Items are read by the decoder's own read(): a
 // container among them parses its header there (with every check, in order)
 // and comes back as a new level, whose value is delivered when it completes.
 
-import { read, setDepth, nextTag, setExactFloats, exactKeyTag, shapedValue, MapBuilder } from './decoder.js';
-import type { Slot, ShapeInfo } from './decoder.js';
+import { read } from './decoder-values.js';
+import { shapedValue } from './decoder-shapes.js';
+import type { ShapeInfo } from './decoder-shapes.js';
+import { exactKeyTag, MapBuilder } from './map-keys.js';
+import type { DecoderState, Level, Slot } from './decoder-state.js';
 
 /** Returned by read() for a container that was stacked as a level instead of decoded. */
 export const PENDING: unknown = Object.freeze({ pending: true });
 
-/** A container whose header is read: `next()` reads one item, `take()` receives it, `value()` builds the container. */
-interface Level {
-  left: number;
-  next(): unknown;
-  take(v: unknown): void;
-  value(): unknown;
-}
 
 class ArrayLevel implements Level {
   readonly a: unknown[] = [];
@@ -25,13 +21,13 @@ class ArrayLevel implements Level {
     public left: number,
     readonly slot: Slot,
   ) {}
-  next(): unknown {
-    return read(this.slot);
+  next(rd: DecoderState): unknown {
+    return read(rd, this.slot);
   }
-  take(v: unknown): void {
+  take(rd: DecoderState, v: unknown): void {
     this.a.push(v);
   }
-  value(): unknown {
+  value(rd: DecoderState): unknown {
     return this.a;
   }
 }
@@ -45,14 +41,14 @@ class ShapedLevel implements Level {
   ) {
     this.left = info.n;
   }
-  next(): unknown {
-    return read(this.slots[this.values.length]);
+  next(rd: DecoderState): unknown {
+    return read(rd, this.slots[this.values.length]);
   }
-  take(v: unknown): void {
+  take(rd: DecoderState, v: unknown): void {
     this.values.push(v);
   }
-  value(): unknown {
-    return shapedValue(this.info, this.values);
+  value(rd: DecoderState): unknown {
+    return shapedValue(rd, this.info, this.values);
   }
 }
 
@@ -70,27 +66,28 @@ class GenericMapLevel implements Level {
     this.b = new MapBuilder(at);
     this.left = 2 * n;
   }
-  next(): unknown {
+  next(rd: DecoderState): unknown {
     const b = this.b;
     if (b.ks.length === b.vs.length) {
-      const t = (this.keyTag = nextTag());
-      if (exactKeyTag(t)) this.exactBefore = setExactFloats(true);
+      const t = (this.keyTag = rd.pos < rd.end ? rd.src[rd.pos] : -1);
+      if (exactKeyTag(t)) {
+        this.exactBefore = rd.exactFloats;
+        rd.exactFloats = true;
+      }
     }
-    return read(this.slot);
+    return read(rd, this.slot);
   }
-  take(v: unknown): void {
+  take(rd: DecoderState, v: unknown): void {
     const b = this.b;
     if (b.ks.length === b.vs.length) {
-      if (exactKeyTag(this.keyTag)) setExactFloats(this.exactBefore);
-      b.key(this.keyTag, v);
+      if (exactKeyTag(this.keyTag)) rd.exactFloats = this.exactBefore;
+      b.key(rd, this.keyTag, v);
     } else b.vs.push(v);
   }
-  value(): unknown {
-    return this.b.result();
+  value(rd: DecoderState): unknown {
+    return this.b.result(rd);
   }
 }
-
-let levels: Level[] | null = null;
 
 /**
  * Decodes the items of a container whose header is read, at nesting
@@ -98,52 +95,41 @@ let levels: Level[] | null = null;
  * returns PENDING); otherwise it decodes every level until this one is
  * complete and returns its value.
  */
-function nest(level: Level, depth: number): unknown {
-  setDepth(depth + 1);
-  if (levels !== null) {
-    levels.push(level);
+function nest(rd: DecoderState, level: Level, depth: number): unknown {
+  rd.depth = depth + 1;
+  if (rd.levels !== null) {
+    rd.levels.push(level);
     return PENDING;
   }
-  const stack = (levels = [level]);
+  const stack = (rd.levels = [level]);
   try {
     for (;;) {
       const top = stack[stack.length - 1];
       if (top.left > 0) {
         top.left--;
-        const v = top.next();
-        if (v !== PENDING) top.take(v);
+        const v = top.next(rd);
+        if (v !== PENDING) top.take(rd, v);
         continue;
       }
-      const v = top.value();
+      const v = top.value(rd);
       stack.pop();
-      setDepth(depth + stack.length);
+      rd.depth = depth + stack.length;
       if (stack.length === 0) return v;
-      stack[stack.length - 1].take(v);
+      stack[stack.length - 1].take(rd, v);
     }
   } finally {
-    levels = null;
+    rd.levels = null;
   }
 }
 
-export function nestArray(n: number, slot: Slot, depth: number): unknown {
-  return nest(new ArrayLevel(n, slot), depth);
+export function nestArray(rd: DecoderState, n: number, slot: Slot, depth: number): unknown {
+  return nest(rd, new ArrayLevel(n, slot), depth);
 }
 
-export function nestShaped(info: ShapeInfo, slots: Slot[], depth: number): unknown {
-  return nest(new ShapedLevel(info, slots), depth);
+export function nestShaped(rd: DecoderState, info: ShapeInfo, slots: Slot[], depth: number): unknown {
+  return nest(rd, new ShapedLevel(info, slots), depth);
 }
 
-export function nestGenericMap(n: number, at: number, slot: Slot, depth: number): unknown {
-  return nest(new GenericMapLevel(n, at, slot), depth);
-}
-
-/** For a re-entrant decode (from an extension's read): its containers must not join the outer stack. */
-export function suspendLevels(): Level[] | null {
-  const l = levels;
-  levels = null;
-  return l;
-}
-
-export function resumeLevels(l: Level[] | null): void {
-  levels = l;
+export function nestGenericMap(rd: DecoderState, n: number, at: number, slot: Slot, depth: number): unknown {
+  return nest(rd, new GenericMapLevel(n, at, slot), depth);
 }

@@ -3,14 +3,17 @@
 // duplicate_key, and the object or Map the keys and values make.
 
 import { Tag, Ext, Float64, Timestamp, float64Bits, hexOf } from './common.js';
-import { fail, isStringTag, lastExtType, lastExtData, mapsAlways, objectKeepsOrder, defineOwn } from './decoder.js';
+import { fail } from './decoder-state.js';
+import type { DecoderState } from './decoder-state.js';
+import { isStringTag } from './decoder-strings.js';
+import { objectKeepsOrder, defineOwn } from './decoder-shapes.js';
 
 function isContainerTag(t: number): boolean {
-  return (t >= 0x60 && t < 0xa0) || t === Tag.SHAPE8 || t === Tag.SHAPE16 || t === Tag.ARR_LONG || t === Tag.MAPDEF_LONG || t === Tag.MAP_GEN;
+  return (t >= Tag.SHAPE0 && t < Tag.INT0) || t === Tag.SHAPE8 || t === Tag.SHAPE16 || t === Tag.ARR_LONG || t === Tag.MAPDEF_LONG || t === Tag.MAP_GEN;
 }
 
 function isFloatTag(t: number): boolean {
-  return (t >= 0xd0 && t < 0xe0) || t === Tag.F32 || t === Tag.F64 || t === Tag.DEC_X || t === Tag.DEC_DELTA;
+  return (t >= Tag.DEC0 && t < Tag.NULL) || t === Tag.F32 || t === Tag.F64 || t === Tag.DEC_X || t === Tag.DEC_DELTA;
 }
 
 /**
@@ -19,9 +22,9 @@ function isFloatTag(t: number): boolean {
  * registered read() made of them), everything else as an item of a
  * container key. Floats are read exact here, as inside container keys.
  */
-function keyIdentity(t: number, k: unknown): string {
+function keyIdentity(rd: DecoderState, t: number, k: unknown): string {
   if (isStringTag(t)) return 's' + (k as string);
-  if (t === Tag.EXT) return 'e' + lastExtType + ':' + hexOf(lastExtData);
+  if (t === Tag.EXT) return 'e' + rd.lastExtType + ':' + hexOf(rd.lastExtData);
   return itemToken(k);
 }
 
@@ -155,21 +158,21 @@ export class MapBuilder {
   }
 
   /** Takes a key read from an item with tag t; fails on a key equal to an earlier one. */
-  key(t: number, k: unknown): void {
+  key(rd: DecoderState, t: number, k: unknown): void {
     if (k === 0 && 1 / (k as number) < 0) k = new Float64(-0);
     if (!isStringTag(t)) this.allStrings = false;
-    const id = keyIdentity(t, k);
+    const id = keyIdentity(rd, t, k);
     if (this.seen.has(id)) fail('duplicate_key', this.at, 'key repeated in a map');
     this.seen.add(id);
-    if (t === Tag.EXT) (this.exts ??= []).push(this.ks.length, new Ext(lastExtType, lastExtData));
+    if (t === Tag.EXT) (this.exts ??= []).push(this.ks.length, new Ext(rd.lastExtType, rd.lastExtData));
     this.ks.push(k);
   }
 
-  result(): unknown {
+  result(rd: DecoderState): unknown {
     const ks = this.ks;
     const vs = this.vs;
     const n = ks.length;
-    if (this.allStrings && !mapsAlways && objectKeepsOrder(ks as string[])) {
+    if (this.allStrings && !rd.mapsAlways && objectKeepsOrder(ks as string[])) {
       const o: Record<string, unknown> = {};
       for (let i = 0; i < n; i++) defineOwn(o, ks[i] as string, vs[i]);
       return o;

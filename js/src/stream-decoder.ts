@@ -3,8 +3,10 @@
 // module only decides where frames are and what state each starts from.
 
 import { DecodeError, DecodeErrorCode, FLAG_DICT, FLAG_STREAM } from './common.js';
-import { Decoder, asBytes, frameLength, framePos, readFrame, syncStreamState } from './decoder.js';
-import type { DecoderOptions, DictState, StreamState } from './decoder.js';
+import { Decoder, asBytes, frameLength, readFrame, syncStreamState } from './decoder.js';
+import type { DecoderOptions, DictState } from './decoder.js';
+import type { DecoderState } from './decoder-state.js';
+import { Slot } from './decoder-state.js';
 
 const SYNC = 0xfd;
 
@@ -52,8 +54,11 @@ export class StreamDecoder implements Iterable<any> {
   private vf = -1;
   private id: Uint8Array | null = null;
   private dict: DictState | null = null;
-  // null before the first sync frame: nothing can be decoded yet
-  private st: StreamState | null = null;
+  // the stream's tables and registers, and its top-level slot
+  private rd: DecoderState;
+  private root = new Slot();
+  // false before the first sync frame: nothing can be decoded yet
+  private synced = false;
   // A joining decoder drops a skipped frame's bytes as they arrive instead of
   // buffering them: `skip` more are to come, for the frame whose length is at `skipAt`.
   private skip = 0;
@@ -70,6 +75,7 @@ export class StreamDecoder implements Iterable<any> {
       this.join = !!(stream?.join ?? options.join);
     }
     this.started = this.join;
+    this.rd = this.dec._newState();
   }
 
   /** Appends bytes to the input. */
@@ -134,7 +140,8 @@ export class StreamDecoder implements Iterable<any> {
 
   private step(final: boolean): IteratorResult<any> {
     const d = this.dec;
-    const saved = d._enter();
+    const rd = this.rd;
+    d._enter(rd);
     try {
       const b = this.buf;
       const input = b.subarray(0, this.len);
@@ -149,11 +156,11 @@ export class StreamDecoder implements Iterable<any> {
           const L = f === 0 ? 9 : 31 - Math.clz32(f & -f) + 1;
           if (at + L > this.len) return { done: true, value: undefined };
         }
-        const n = frameLength(input, at, this.len);
-        let p = framePos();
+        const n = frameLength(rd, input, at, this.len);
+        let p = rd.pos;
         if (n > this.len - p) {
           if (!final) {
-            if (this.join && this.st === null && p < this.len && b[p] !== SYNC) {
+            if (this.join && !this.synced && p < this.len && b[p] !== SYNC) {
               // skipped whole, so its bytes need not be kept until they are all here
               this.skip = n - (this.len - p);
               this.skipAt = this.base + at;
@@ -167,20 +174,21 @@ export class StreamDecoder implements Iterable<any> {
         const fend = p + n;
         if (b[p] === SYNC) {
           p = this.syncFields(p, fend, at);
-          this.st = syncStreamState(this.st, this.dict);
-        } else if (this.st === null) {
+          syncStreamState(rd, this.root, this.dict, !this.synced);
+          this.synced = true;
+        } else if (!this.synced) {
           if (!this.join) fail('out_of_sequence', p, "the stream's first frame is not a sync frame");
           this.off = fend;
           continue;
         }
-        const v = readFrame(this.st!, input, p, fend);
+        const v = readFrame(rd, this.root, input, p, fend);
         this.off = fend;
         return { done: false, value: v };
       }
     } catch (e) {
       return this.rethrow(e);
     } finally {
-      d._leave(saved);
+      d._leave(rd);
     }
   }
 

@@ -1,0 +1,229 @@
+// Items (SPEC 5): read() dispatches on the tag; arrays and generic maps
+// are read here, shaped maps in decoder-shapes.ts.
+
+import { Ext, Short, Tag, extByType, MAX_EXT_TYPE, EXT_APP_MAX, MAX_STRINGS, SHAPE8_BASE, SHAPE16_BASE } from './common.js';
+import { fail, RECURSION_DEPTH } from './decoder-state.js';
+import type { DecoderState, Slot } from './decoder-state.js';
+import { varint, length, byte } from './decoder-input.js';
+import { utf8 } from './decoder-utf8.js';
+import { isStringTag, readString, prefixString } from './decoder-strings.js';
+import { timestamp } from './decoder-time.js';
+import { intPos, intNeg, intDelta, bigInteger, decimal, f32, f64, scratchU32, scratchF32 } from './decoder-numbers.js';
+import { shapeRef, mapDef } from './decoder-shapes.js';
+import { MapBuilder, exactKeyTag } from './map-keys.js';
+import { readWellKnown } from './well-known.js';
+import { nestArray, nestGenericMap } from './decoder-deep.js';
+
+
+// Containers
+/** An array of n items; the caller checked the depth before reading the count (SPEC 10 order). */
+function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
+  if (rd.depth >= RECURSION_DEPTH) return nestArray(rd, n, slot, rd.depth);
+  rd.depth++;
+  let a: unknown[];
+  // small arrays as literals: packed and exactly sized (elements are read left to right)
+  switch (n) {
+    case 0:
+      a = [];
+      break;
+    case 1:
+      a = [read(rd, slot)];
+      break;
+    case 2:
+      a = [read(rd, slot), read(rd, slot)];
+      break;
+    case 3:
+      a = [read(rd, slot), read(rd, slot), read(rd, slot)];
+      break;
+    case 4:
+      a = [read(rd, slot), read(rd, slot), read(rd, slot), read(rd, slot)];
+      break;
+    default:
+      a = [];
+      for (let i = 0; i < n; i++) {
+        // Binary floats (embeddings, measurements) are read here: a call to
+        // read() per element returns each as a boxed number, which was half of
+        // decoding an array of F32s. NaN, infinities, exactFloats and short
+        // input take read()'s path.
+        const t = rd.src[rd.pos];
+        if (t === Tag.F32 && !rd.exactFloats && rd.pos + 5 <= rd.end) {
+          const bits = (rd.src[rd.pos + 1] | (rd.src[rd.pos + 2] << 8) | (rd.src[rd.pos + 3] << 16) | (rd.src[rd.pos + 4] << 24)) >>> 0;
+          if ((bits & 0x7f800000) !== 0x7f800000) {
+            scratchU32[0] = bits;
+            a.push(scratchF32[0]);
+            rd.pos += 5;
+            continue;
+          }
+        } else if (t === Tag.F64 && !rd.exactFloats && rd.pos + 9 <= rd.end) {
+          if (rd.dvSrc !== rd.src) {
+            rd.dvSrc = rd.src;
+            rd.dv = new DataView(rd.src.buffer, rd.src.byteOffset, rd.src.byteLength);
+          }
+          const v = rd.dv.getFloat64(rd.pos + 1, true);
+          if (v - v === 0) {
+            a.push(v);
+            rd.pos += 9;
+            continue;
+          }
+        }
+        a.push(read(rd, slot));
+      }
+  }
+  rd.depth--;
+  return a;
+}
+
+function genericMap(rd: DecoderState, at: number, slot: Slot): unknown {
+  // depth first: the tag's defect comes before its count's (SPEC 10, left to right)
+  if (rd.depth >= rd.maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
+  const n = length(rd, at, 0);
+  if (2 * n > rd.end - rd.pos) fail('length_exceeds_input', at, 'count exceeds the remaining input');
+  if (rd.depth >= RECURSION_DEPTH) return nestGenericMap(rd, n, at, slot, rd.depth);
+  rd.depth++;
+  const b = new MapBuilder(at);
+  for (let i = 0; i < n; i++) {
+    const t = rd.pos < rd.end ? rd.src[rd.pos] : -1;
+    let k: unknown;
+    if (exactKeyTag(t)) {
+      const ef = rd.exactFloats;
+      rd.exactFloats = true;
+      try {
+        k = read(rd, slot);
+      } finally {
+        rd.exactFloats = ef;
+      }
+    } else k = read(rd, slot);
+    b.key(rd, t, k);
+    b.vs.push(read(rd, slot));
+  }
+  rd.depth--;
+  return b.result(rd);
+}
+
+// Items
+/** Reads one item (containers below RECURSION_DEPTH recursively, deeper ones through decoder-deep.ts). */
+export function read(rd: DecoderState, slot: Slot): unknown {
+  const at = rd.pos;
+  if (at >= rd.end) fail('truncated', at, 'input ends before an item');
+  const t = rd.src[rd.pos++];
+  if (t < 0x80) {
+    if (t < Tag.STR0) {
+      if (t >= rd.nstr) fail('bad_reference', at, `string reference ${t} beyond the table`);
+      const s = rd.strs[t];
+      slot.s = s;
+      slot.sl = rd.lastLen = rd.lens[t];
+      rd.lastStr = s;
+      return s;
+    }
+    if (t < Tag.SHAPE0) {
+      const n = t - Tag.STR0;
+      if (n > rd.end - rd.pos) fail('truncated', at, 'input ends inside a string');
+      const s = utf8(rd, n, at);
+      if (n >= 2 && rd.nstr < MAX_STRINGS) {
+        rd.strs[rd.nstr] = s;
+        rd.lens[rd.nstr] = n;
+        rd.nstr++;
+      }
+      slot.s = s;
+      slot.sl = rd.lastLen = n;
+      rd.lastStr = s;
+      return s;
+    }
+    return shapeRef(rd, t - Tag.SHAPE0, at);
+  }
+  if (t < Tag.PFX0) {
+    if (t < Tag.MAPDEF0) {
+      const n = t - Tag.ARR0;
+      if (rd.depth >= rd.maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
+      if (n > rd.end - rd.pos) fail('length_exceeds_input', at, 'count exceeds the remaining input');
+      return array(rd, n, at, slot);
+    }
+    if (t < Tag.INT0) return mapDef(rd, t - Tag.MAPDEF0, at);
+    const v = t - (Tag.INT0 - Short.INT_MIN);
+    slot.ik = 1;
+    slot.i = v;
+    return rd.bigints ? BigInt(v) : v;
+  }
+  if (t < Tag.NULL) {
+    if (t < Tag.DEC0) return prefixString(rd, t - Tag.PFX0, false, at, slot);
+    return decimal(rd, t, at, slot);
+  }
+  switch (t) {
+    case Tag.NULL:
+      return null;
+    case Tag.FALSE:
+      return false;
+    case Tag.TRUE:
+      return true;
+    case Tag.F32:
+      return f32(rd, at);
+    case Tag.F64:
+      return f64(rd, at);
+    case Tag.INT_POS:
+      return intPos(rd, at, slot);
+    case Tag.INT_NEG:
+      return intNeg(rd, at, slot);
+    case Tag.INT_DELTA:
+      return intDelta(rd, at, slot);
+    case Tag.DEC_X:
+    case Tag.DEC_DELTA:
+      return decimal(rd, t, at, slot);
+    case Tag.BIGINT_POS:
+    case Tag.BIGINT_NEG:
+      return bigInteger(rd, t, at);
+    case Tag.STR_LONG:
+    case Tag.REF8:
+    case Tag.REF16:
+    case Tag.REF24:
+    case Tag.PFX_LONG:
+    case Tag.TS_STR:
+    case Tag.TS_Z0:
+    case Tag.TS_Z3:
+      return readString(rd, t, at, slot);
+    case Tag.SHAPE8:
+      return shapeRef(rd, SHAPE8_BASE + byte(rd, at), at);
+    case Tag.SHAPE16: {
+      if (rd.pos + 2 > rd.end) fail('truncated', at, 'input ends inside an item');
+      const i = SHAPE16_BASE + (rd.src[rd.pos] | (rd.src[rd.pos + 1] << 8));
+      rd.pos += 2;
+      return shapeRef(rd, i, at);
+    }
+    case Tag.ARR_LONG:
+      if (rd.depth >= rd.maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
+      return array(rd, length(rd, at, 16), at, slot);
+    case Tag.MAPDEF_LONG:
+      return mapDef(rd, -1, at);
+    case Tag.MAP_GEN:
+      return genericMap(rd, at, slot);
+    case Tag.BIN: {
+      const n = length(rd, at, 0);
+      const p = rd.pos;
+      rd.pos += n;
+      return rd.binaryViews ? rd.src.subarray(p, p + n) : rd.src.slice(p, p + n);
+    }
+    case Tag.EXT: {
+      const type = varint(rd, at);
+      if (type > MAX_EXT_TYPE) fail('invalid_value', at, 'extension type out of range');
+      const n = length(rd, at, 0);
+      const p = rd.pos;
+      rd.pos += n;
+      const data = rd.src.slice(p, p + n);
+      rd.lastExtType = type;
+      rd.lastExtData = data;
+      if (type > EXT_APP_MAX) return readWellKnown(type, data, at);
+      const ext = extByType.get(type);
+      if (ext !== undefined && ext.read !== undefined) return ext.read(data);
+      return new Ext(type, data);
+    }
+    case Tag.SYMBOL: {
+      const sat = rd.pos;
+      if (sat >= rd.end) fail('truncated', sat, 'input ends before an item');
+      const st = rd.src[rd.pos++];
+      if (!isStringTag(st)) fail('expected_string', sat, 'a symbol name must be a string');
+      return Symbol.for(readString(rd, st, sat, slot));
+    }
+    case Tag.TIME:
+      return timestamp(rd, at);
+  }
+  return fail('invalid_tag', at, `reserved tag 0x${t.toString(16)}`);
+}
