@@ -12,33 +12,12 @@
  * included; and its frames are read by a joining reader from every frame
  * boundary, which must decode a tail of the whole stream's values or fail.
  */
+#include "counting_alloc.h"
 #include "tersa.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct counting {
-    size_t live, peak;
-} counting;
-
-static void *c_malloc(void *ctx, size_t n) {
-    counting *c = (counting *)ctx;
-    c->live += n;
-    if (c->live > c->peak) c->peak = c->live;
-    return malloc(n);
-}
-static void *c_realloc(void *ctx, void *p, size_t o, size_t n) {
-    counting *c = (counting *)ctx;
-    c->live += n - o;
-    if (c->live > c->peak) c->peak = c->live;
-    return realloc(p, n);
-}
-static void c_free(void *ctx, void *p, size_t n) {
-    counting *c = (counting *)ctx;
-    c->live -= n;
-    free(p);
-}
 
 static tersa_dict *dictionary;
 
@@ -249,7 +228,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const tersa_dict *dicts[1] = {dictionary};
     tersa_decode_options opts = {dicts, 1, 0, stream, false};
     counting cnt = {0, 0};
-    tersa_alloc alloc = {c_malloc, c_realloc, c_free, &cnt};
+    tersa_alloc alloc = counting_alloc(&cnt);
     tersa_error err;
     tersa_doc *doc = tersa_decode(&alloc, data, size, &opts, &err);
     tersa_error pull_err = {TERSA_OK, 0, NULL};

@@ -10,6 +10,7 @@
  * round-trips, and must never allocate more than a bounded multiple of the
  * input (checked by a counting allocator).
  */
+#include "counting_alloc.h"
 #include "testutil.h"
 #include "xwellknown.h"
 
@@ -18,34 +19,6 @@
 #include <string.h>
 
 static test_rng rng = {0x9E3779B97F4A7C15ull};
-
-/* ==========================================================================
- * Counting allocator
- * ========================================================================== */
-
-typedef struct counting {
-    size_t live, peak;
-} counting;
-
-static void *c_malloc(void *ctx, size_t n) {
-    counting *c = (counting *)ctx;
-    c->live += n;
-    if (c->live > c->peak) c->peak = c->live;
-    return malloc(n);
-}
-
-static void *c_realloc(void *ctx, void *p, size_t o, size_t n) {
-    counting *c = (counting *)ctx;
-    c->live += n - o;
-    if (c->live > c->peak) c->peak = c->live;
-    return realloc(p, n);
-}
-
-static void c_free(void *ctx, void *p, size_t n) {
-    counting *c = (counting *)ctx;
-    c->live -= n;
-    free(p);
-}
 
 /* ==========================================================================
  * Random values
@@ -378,7 +351,7 @@ static void check_round_trip(const tersa_value *v, unsigned long iter) {
             }
         }
         counting cnt = {0, 0};
-        tersa_alloc a = {c_malloc, c_realloc, c_free, &cnt};
+        tersa_alloc a = counting_alloc(&cnt);
         tersa_doc *d = tersa_decode(&a, c, clen, NULL, &err);
         if (d) {
             /* Whatever decodes must re-encode and decode to the same value. */
