@@ -26,58 +26,20 @@
 
 #include "dtoa_tables.h"
 
+#include "bits.h"
 #include "compiler.h"
 
 /* The exponent estimate shifts negative products right; see dtoa.c. */
 _Static_assert((-1 >> 1) == -1, "signed right shift must be arithmetic");
 
 /* ==========================================================================
- * 64-bit helpers
+ * Digits
  * ========================================================================== */
-
-#if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 strtod_u128;
-
-TERSA_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
-    strtod_u128 p = (strtod_u128)a * b;
-    *lo = (uint64_t)p;
-    return (uint64_t)(p >> 64);
-}
-#else
-TERSA_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
-    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
-    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
-    *lo = (mid << 32) | (uint32_t)p00;
-    return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
-}
-#endif
-
-TERSA_INLINE int clz64(uint64_t x) { /* x != 0 */
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_clzll(x);
-#else
-    int n = 0;
-    while (!(x & (1ull << 63))) {
-        x <<= 1;
-        n++;
-    }
-    return n;
-#endif
-}
 
 TERSA_INLINE bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
 
-/* Eight bytes as a little-endian word (the digit tricks below assume the
- * first character in the low byte). */
-TERSA_INLINE uint64_t load_le64(const char *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
+/* The digit tricks take eight characters as load_le64 gives them: the first
+ * character in the low byte. */
 
 /* True if all eight bytes are ASCII digits: each byte's high nibble is 3
  * and adding 6 does not carry out of its low nibble. */
@@ -94,6 +56,22 @@ TERSA_INLINE uint32_t eight_digits(uint64_t v) {
     v = (((v & 0x000000FF000000FFull) * 0x000F424000000064ull) +
          (((v >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >> 32;
     return (uint32_t)v;
+}
+
+/* Append the run of digits at p to *w (which wraps past 19 digits); returns
+ * the end of the run. Eight at a time while eight are there. */
+TERSA_INLINE const char *add_digits(const char *p, const char *end, uint64_t *w) {
+    uint64_t v = *w;
+    while (end - p >= 8 && is_eight_digits(load_le64(p))) {
+        v = v * 100000000u + eight_digits(load_le64(p));
+        p += 8;
+    }
+    while (p < end && is_digit(*p)) {
+        v = 10 * v + (uint64_t)(*p - '0');
+        p++;
+    }
+    *w = v;
+    return p;
 }
 
 TERSA_INLINE double double_from_bits(uint64_t bits) {
@@ -400,14 +378,7 @@ const char *tersa_parse_double(const char *p, const char *end, double *out) {
     if (*p == '0') {
         p++;
     } else if (is_digit(*p)) {
-        while (end - p >= 8 && is_eight_digits(load_le64(p))) {
-            w = w * 100000000u + eight_digits(load_le64(p));
-            p += 8;
-        }
-        while (p < end && is_digit(*p)) {
-            w = 10 * w + (uint64_t)(*p - '0');
-            p++;
-        }
+        p = add_digits(p, end, &w);
     } else {
         return NULL;
     }
@@ -419,14 +390,7 @@ const char *tersa_parse_double(const char *p, const char *end, double *out) {
     size_t frac_len = 0;
     if (p + 1 < end && *p == '.' && is_digit(p[1])) {
         fp = ++p;
-        while (end - p >= 8 && is_eight_digits(load_le64(p))) {
-            w = w * 100000000u + eight_digits(load_le64(p));
-            p += 8;
-        }
-        while (p < end && is_digit(*p)) {
-            w = 10 * w + (uint64_t)(*p - '0');
-            p++;
-        }
+        p = add_digits(p, end, &w);
         frac_len = (size_t)(p - fp);
     }
 

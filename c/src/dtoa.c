@@ -18,8 +18,10 @@
 
 #include "dtoa_tables.h"
 
-/* The public header and the compiler hints only: the number conversions need
- * nothing else from the library, so tools and tests can build them on their own. */
+/* The public header, the compiler hints and word arithmetic only: the number
+ * conversions need nothing else from the library, so tools and tests can build
+ * them on their own. */
+#include "bits.h"
 #include "compiler.h"
 
 /* The fixed-point logarithms below shift negative products right and need
@@ -30,27 +32,6 @@ _Static_assert((-1 >> 1) == -1, "signed right shift must be arithmetic");
 /* ==========================================================================
  * 128-bit arithmetic
  * ========================================================================== */
-
-#if defined(__SIZEOF_INT128__)
-__extension__ typedef unsigned __int128 dtoa_u128;
-
-/* High and low halves of a * b. */
-TERSA_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
-    dtoa_u128 p = (dtoa_u128)a * b;
-    *lo = (uint64_t)p;
-    return (uint64_t)(p >> 64);
-}
-#else
-TERSA_INLINE uint64_t mul_64x64(uint64_t a, uint64_t b, uint64_t *lo) {
-    /* Four 32x32 products; the middle sum cannot overflow 64 bits because
-     * each term is below 2^64 - 2^33 + 1 and the carries are 32-bit. */
-    uint64_t a0 = (uint32_t)a, a1 = a >> 32, b0 = (uint32_t)b, b1 = b >> 32;
-    uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-    uint64_t mid = (p00 >> 32) + (uint32_t)p01 + (uint32_t)p10;
-    *lo = (mid << 32) | (uint32_t)p00;
-    return p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
-}
-#endif
 
 /*
  * floor(g * cp / 2^128) with its lowest bit set if the division was inexact

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bits.h"
 #include "compiler.h"
 
 /* ==========================================================================
@@ -43,52 +44,6 @@ enum {
 #define TSV_NUMERIC_OFFSET 0x10
 #define TSV_SPACE 0x20
 #define TSV_DATE_ONLY 0x40
-
-/* ==========================================================================
- * Little-endian loads and stores
- * ========================================================================== */
-
-TERSA_INLINE uint64_t load_le64(const uint8_t *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    return v;
-}
-
-TERSA_INLINE uint32_t load_le32(const uint8_t *p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap32(v);
-#endif
-    return v;
-}
-
-TERSA_INLINE void store_le64(uint8_t *p, uint64_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap64(v);
-#endif
-    memcpy(p, &v, 8);
-}
-
-TERSA_INLINE void store_le32(uint8_t *p, uint32_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    v = __builtin_bswap32(v);
-#endif
-    memcpy(p, &v, 4);
-}
-
-TERSA_INLINE unsigned ctz32(uint32_t x) {
-#if defined(__GNUC__) || defined(__clang__)
-    return (unsigned)__builtin_ctz(x);
-#else
-    unsigned n = 0;
-    while (!(x & 1)) { x >>= 1; n++; }
-    return n;
-#endif
-}
 
 /* ==========================================================================
  * Prefix varints (SPEC section 3.1)
@@ -213,11 +168,6 @@ bool tersa_grow_array(const tersa_alloc *a, void **ptr, size_t *cap, size_t need
 /* ==========================================================================
  * Hashing (table lookups compare bytes afterwards; the hash only spreads)
  * ========================================================================== */
-
-#if defined(__SIZEOF_INT128__)
-/* __extension__ keeps -Wpedantic quiet about the GNU 128-bit type. */
-__extension__ typedef unsigned __int128 tersa_u128;
-#endif
 
 TERSA_INLINE uint64_t hash_mix(uint64_t a, uint64_t b) {
 #if defined(__SIZEOF_INT128__)
