@@ -11,6 +11,7 @@ trigonometry below is a polynomial on a reduced range instead.
 
 from __future__ import annotations
 
+import datetime
 import random
 import zlib
 
@@ -110,36 +111,18 @@ def token(rng: random.Random, n: int, alphabet: str = B62) -> str:
 
 
 # --------------------------------------------------------------------------
-# Calendar (proleptic Gregorian, UTC) without the time module or datetime's
-# local-time paths, so no time zone database is involved.
+# Calendar (proleptic Gregorian, UTC): naive datetimes only, never the time
+# module or datetime's local-time paths, so no time zone database is involved.
 # --------------------------------------------------------------------------
 
-DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-
-
-def is_leap(y: int) -> bool:
-    return y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
-
-
-def civil_from_days(z: int):
-    """Days since 1970-01-01 -> (year, month, day) (H. Hinnant's algorithm)."""
-    z += 719468
-    era = (z if z >= 0 else z - 146096) // 146097
-    doe = z - era * 146097
-    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-    y = yoe + era * 400
-    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
-    mp = (5 * doy + 2) // 153
-    d = doy - (153 * mp + 2) // 5 + 1
-    m = mp + 3 if mp < 10 else mp - 9
-    return (y + (m <= 2), m, d)
+_EPOCH = datetime.datetime(1970, 1, 1)
 
 
 def parts(unix_s: int):
-    """Unix seconds -> (Y, M, D, h, m, s)."""
-    days, rem = divmod(unix_s, 86400)
-    y, mo, d = civil_from_days(days)
-    return y, mo, d, rem // 3600, rem % 3600 // 60, rem % 60
+    """Unix seconds -> (Y, M, D, h, m, s): naive datetime arithmetic, which is
+    exact integer calendar arithmetic."""
+    t = _EPOCH + datetime.timedelta(seconds=unix_s)
+    return t.year, t.month, t.day, t.hour, t.minute, t.second
 
 
 def iso(unix_s: int, frac: str = "", offset_min: int | None = 0, sep: str = "T") -> str:
