@@ -6,9 +6,10 @@ const scratchF64 = new Float64Array(1);
 const scratchU32 = new Uint32Array(scratchF64.buffer);
 const HIGH_WORD = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
 
-/** The mantissa and exponent shortestDecimal found. */
+/** The mantissa and exponent shortestDecimal found, and whether at the scale guessed. */
 export let decM = 0;
 export let decE = 0;
+export let decGuessed = false;
 
 // P10[j + 8]: the double nearest 10^j, j = -8..38, to find a float's decimal exponent
 const P10: number[] = [];
@@ -24,20 +25,29 @@ for (let j = -8; j <= 38; j++) P10.push(Number('1e' + j));
 export function shortestDecimal(d: number, guess: number): boolean {
   const a = d < 0 ? -d : d;
   if (guess > 0) {
-    // The slot's last decimal had `guess` decimals: if a * 10^guess rounds to
-    // an integer m < 10^15 that gives back a, m is the only such decimal of
-    // that scale, so m without its trailing zeros is the shortest.
+    // A guess of `guess` decimals (the slot's recent floats had that many):
+    // if a * 10^guess rounds to an integer m < 10^15 that gives back a, m is
+    // the only such decimal of that scale, so m without its trailing zeros is
+    // the shortest (a value with no decimals takes the integer path below).
     const p = POW10[guess];
-    const m = Math.round(a * p);
+    let m = Math.round(a * p);
     if (m / p === a && m < 1e15) {
-      const q = m / 10;
-      if (Math.floor(q) !== q) {
+      let e = -guess;
+      let q = m / 10;
+      while (Math.floor(q) === q && e < 0) {
+        m = q;
+        e++;
+        q = m / 10;
+      }
+      if (e < 0) {
         decM = d < 0 ? -m : m;
-        decE = -guess;
+        decE = e;
+        decGuessed = true;
         return true;
       }
     }
   }
+  decGuessed = false;
   if (a < 1e11 && a >= 1e-7) {
     if (Number.isInteger(a)) {
       let m = a;

@@ -6,7 +6,7 @@ import { INT64_MAX, INT64_MIN, UINT64_MAX, Tag, Short } from './common.js';
 import type { Float64 } from './common.js';
 import type { EncoderState, ESlot } from './encoder-state.js';
 import { ensure, vlen, vlenBig, writeVarint, writeVarintBig, zz, zzBig } from './encoder-output.js';
-import { shortestDecimal, decM, decE } from './decimal.js';
+import { shortestDecimal, decM, decE, decGuessed } from './decimal.js';
 
 /** The tags of the integer 0 and of the decimal exponent 0 among the short forms. */
 const INT_BASE = Tag.INT0 - Short.INT_MIN;
@@ -186,9 +186,11 @@ function writeFloat(st: EncoderState, d: number, slot: ESlot): void {
     let e = 0;
     if (d === 0) has = 1 / d > 0;
     else {
-      has = shortestDecimal(d, slot.dk && slot.de < 0 && slot.de >= -22 ? -slot.de : 0);
+      has = shortestDecimal(d, slot.dg);
       m = decM;
       e = decE;
+      // the next guess: this one while it holds, else this float's decimals
+      if (!decGuessed) slot.dg = has && e < 0 ? -e : 0;
     }
     if (has) {
       const hasReg = slot.dk && slot.de === e;

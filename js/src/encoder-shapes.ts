@@ -8,8 +8,9 @@ import type { EncoderState } from './encoder-state.js';
 import { ensure, writeVarint } from './encoder-output.js';
 import { writeString, writePlainKeys } from './encoder-strings.js';
 
+/** Whether the first n keys are the same; compared from the last, since shapes that share a first key (the bucket's) tend to share the next ones too. */
 export function sameKeys(a: (string | symbol)[], b: (string | symbol)[], n: number): boolean {
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  for (let i = n - 1; i >= 0; i--) if (a[i] !== b[i]) return false;
   return true;
 }
 

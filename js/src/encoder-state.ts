@@ -35,6 +35,7 @@ export class ESlot {
   dm = 0;
   de = 0;
   bin = 0; // binary floats since the last decimal (SPEC 4.3)
+  dg = 0; // not format state: the decimals shortestDecimal tries first for the next float here
   sh: EShape | null = null; // memo: the shape of the last map written in this slot
 }
 

@@ -179,10 +179,10 @@ export function writeValue(st: EncoderState, v: unknown, slot: ESlot): void {
 }
 
 function writeObjectValue(st: EncoderState, v: object, slot: ESlot): void {
+  if (Array.isArray(v)) return writeArray(st, v, slot);
   const proto = Object.getPrototypeOf(v);
   if (proto === ObjectProto) return writeObject(st, v as Record<string, unknown>, slot, st.protoClean);
   if (proto === null) return writeObject(st, v as Record<string, unknown>, slot, true);
-  if (Array.isArray(v)) return writeArray(st, v, slot);
   const c = (v as { constructor?: unknown }).constructor;
   if (v instanceof Uint8Array) {
     const n = v.length;
