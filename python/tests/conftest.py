@@ -43,6 +43,17 @@ def same(a, b) -> bool:
     return _tersa_key(a) == _tersa_key(b)
 
 
+def fed(dec: tersa.Decoder, data: bytes, step: int) -> list:
+    """The values `dec` gives for `data` fed in pieces of `step` bytes, taken
+    after every piece, then close()."""
+    values: list = []
+    for i in range(0, len(data), step):
+        dec.feed(data[i : i + step])
+        values.extend(dec)
+    dec.close()
+    return values
+
+
 @functools.lru_cache(maxsize=None)
 def dictionaries() -> dict:
     """name -> (tersa.Dictionary, expected id) from spec/vectors/dictionaries.json."""

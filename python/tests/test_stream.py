@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import tersa
-from conftest import same
+from conftest import fed, same
 
 RECORDS = [{"id": i, "name": f"user_{i}", "role": "admin" if i % 2 else "user", "score": i * 1.5} for i in range(20)]
 
@@ -25,12 +25,7 @@ def test_decoder_incremental_chunks():
     data = tersa.dumps_stream(RECORDS)
     for chunk in [1, 2, 3, 7, 64, len(data)]:
         dec = tersa.Decoder()
-        out = []
-        for i in range(0, len(data), chunk):
-            dec.feed(data[i : i + chunk])
-            out.extend(dec)
-        dec.close()
-        assert same(out, RECORDS), chunk
+        assert same(fed(dec, data, chunk), RECORDS), chunk
         assert dec.pending == 0
 
 

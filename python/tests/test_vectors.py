@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import tersa
-from conftest import dictionaries, dictionary_for, from_x, load_json, require_vectors, same
+from conftest import dictionaries, dictionary_for, fed, from_x, load_json, require_vectors, same
 
 VECTORS = require_vectors()  # a missing vectors directory is a collection error, never a skip
 
@@ -88,12 +88,7 @@ def test_stream_decode(vector):
     assert same_list(got, expected)
     # Incrementally, one byte at a time.
     dec = tersa.Decoder(dictionaries=dictionary_for(vector))
-    values = []
-    for i in range(len(data)):
-        dec.feed(data[i : i + 1])
-        values.extend(dec)
-    dec.close()
-    assert same_list(values, expected)
+    assert same_list(fed(dec, data, 1), expected)
     assert dec.joined_at is None
 
 
@@ -125,12 +120,7 @@ def test_join(vector):
     assert same_list(values, expected)
     for step in (1, len(data) or 1):
         dec = tersa.Decoder(dictionaries=dictionary, join=True)
-        values = []
-        for i in range(0, len(data), step):
-            dec.feed(data[i : i + step])
-            values.extend(dec)
-        dec.close()
-        assert same_list(values, expected), step
+        assert same_list(fed(dec, data, step), expected), step
         assert dec.joined_at == vector["joined_at"], step
 
 

@@ -203,6 +203,18 @@ NOINLINE static int enc_fail(enc_ctx *e, const char *fmt, ...) {
     return -1;
 }
 
+/* The pending exception (a default= or packer that raised), with its
+ * traceback, becomes the __cause__ of the EncodeError to come. */
+NOINLINE static void enc_take_cause(enc_ctx *e) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb) PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    Py_XSETREF(e->err_cause, value);
+}
+
 NOINLINE static int enc_fail_type(enc_ctx *e, PyObject *o) {
     if (PyAnySet_Check(o))
         return enc_fail(e, "Type is not Tersa serializable: %s (Tersa has no set type: encode a list, "

@@ -35,13 +35,7 @@ static PyObject *enc_convert_key(enc_ctx *e, PyObject *k) {
     }
     PyObject *r = PyObject_CallOneArg(e->default_fn, k);
     if (!r) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (tb) PyException_SetTraceback(value, tb);
-        Py_XDECREF(type);
-        Py_XDECREF(tb);
-        Py_XSETREF(e->err_cause, value);
+        enc_take_cause(e);
         enc_fail_type(e, k);
     }
     return r;
@@ -263,13 +257,7 @@ static int enc_default(enc_ctx *e, PyObject *o) {
     if (e->depth >= e->max_depth) return enc_depth_fail(e, o);
     PyObject *r = PyObject_CallOneArg(e->default_fn, o);
     if (!r) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (tb) PyException_SetTraceback(value, tb);
-        Py_XDECREF(type);
-        Py_XDECREF(tb);
-        Py_XSETREF(e->err_cause, value);
+        enc_take_cause(e);
         return enc_fail_type(e, o);
     }
     return enc_converted(e, o, r);
@@ -283,13 +271,7 @@ NOINLINE static int enc_registered(enc_ctx *e, PyObject *o, PyObject *entry) {
     PyObject *data = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 1), o);
     Py_DECREF(entry);
     if (!data) {
-        PyObject *exc_type, *value, *tb;
-        PyErr_Fetch(&exc_type, &value, &tb);
-        PyErr_NormalizeException(&exc_type, &value, &tb);
-        if (tb) PyException_SetTraceback(value, tb);
-        Py_XDECREF(exc_type);
-        Py_XDECREF(tb);
-        Py_XSETREF(e->err_cause, value);
+        enc_take_cause(e);
         return enc_fail(e, "the packer of extension type %ld raised for %s", type, Py_TYPE(o)->tp_name);
     }
     Py_buffer view;
