@@ -321,6 +321,21 @@ static void test_parse_cases(void) {
 
 /* ---- exact decimals of halfway points ---------------------------------- */
 
+/* Multiply the n little-endian decimal digits at d by f (below 2^59, so that
+ * digit * f + carry fits 64 bits), growing n. */
+static void mul_digits(uint8_t *d, int *n, uint64_t f) {
+    uint64_t carry = 0;
+    for (int i = 0; i < *n; i++) {
+        uint64_t t = d[i] * f + carry;
+        d[i] = (uint8_t)(t % 10);
+        carry = t / 10;
+    }
+    while (carry) {
+        d[(*n)++] = (uint8_t)(carry % 10);
+        carry /= 10;
+    }
+}
+
 /* Exact decimal digits of M * 2^E (M > 0): writes the digits (most
  * significant first, no leading zeros) to out and returns the count; *point
  * is the number of digits before the decimal point (may be <= 0, meaning
@@ -334,16 +349,7 @@ static int exact_decimal(uint64_t M, int E, char *out, int *point) {
     if (E >= 0) {
         for (int left = E; left > 0;) {
             int s = left > 30 ? 30 : left;
-            uint64_t carry = 0;
-            for (int i = 0; i < n; i++) {
-                uint64_t t = ((uint64_t)d[i] << s) + carry;
-                d[i] = (uint8_t)(t % 10);
-                carry = t / 10;
-            }
-            while (carry) {
-                d[n++] = (uint8_t)(carry % 10);
-                carry /= 10;
-            }
+            mul_digits(d, &n, 1ull << s);
             left -= s;
         }
     } else {
@@ -352,16 +358,7 @@ static int exact_decimal(uint64_t M, int E, char *out, int *point) {
             int s = left > 13 ? 13 : left;
             uint64_t f = 1;
             for (int i = 0; i < s; i++) f *= 5;
-            uint64_t carry = 0;
-            for (int i = 0; i < n; i++) {
-                uint64_t t = d[i] * f + carry;
-                d[i] = (uint8_t)(t % 10);
-                carry = t / 10;
-            }
-            while (carry) {
-                d[n++] = (uint8_t)(carry % 10);
-                carry /= 10;
-            }
+            mul_digits(d, &n, f);
             left -= s;
         }
         scale = -E;
