@@ -468,6 +468,9 @@ typedef enum tersa_type {
 #define TERSA_ITEM_ASCII (1u << 0)
 /** tersa_item flag: this map defined its shape here (a MAPDEF item). */
 #define TERSA_ITEM_NEW_SHAPE (1u << 1)
+/** tersa_item flag: this array's first element is a number, a boolean or
+ *  null, so tersa_read_scalars will take a run of elements. */
+#define TERSA_ITEM_SCALARS (1u << 2)
 
 /** One decoded item. Pointers stay valid until the reader is restarted or
  *  freed, and, for strings that came from the input, as long as the input. */
@@ -552,6 +555,19 @@ TERSA_API bool tersa_reader_start(tersa_reader *r, const void *data, size_t len,
  * caller knows from the counts when each container ends.
  */
 TERSA_API bool tersa_read(tersa_reader *r, tersa_item *item);
+
+/**
+ * Read a run of scalar elements of the array being read: up to `max` items,
+ * stopping before the first element that is not a number (INT, UINT, FLOAT),
+ * a boolean or null, and at the array's end. The items are exactly those
+ * tersa_read would return one by one, with the same checks and state updates;
+ * the run only saves the per-item call. *count is the number read (0 when the
+ * next item is no such scalar or the innermost open container is not an
+ * array; an array item with TERSA_ITEM_SCALARS starts with a run of at
+ * least one). Returns false with the error set, *count then holding the items
+ * read before the bad one. Not thread-safe (the reader is one decoding).
+ */
+TERSA_API bool tersa_read_scalars(tersa_reader *r, tersa_item *items, size_t max, size_t *count);
 
 /** Skip the next item and everything inside it. */
 TERSA_API bool tersa_skip(tersa_reader *r);

@@ -386,6 +386,22 @@ TERSA_INLINE tersa_slot *claim_slot(tersa_reader *r, size_t *parent) {
     return &r->st.root;
 }
 
+/* The scalar tags tersa_read_scalars takes besides F64 and INT, which it
+ * tests first: DEC, INT_POS/NEG/DELTA, F32, DEC_X/DEC_DELTA, null and
+ * booleans (SPEC 5.1). */
+TERSA_INLINE bool is_other_run_scalar(uint8_t t) {
+    return (uint8_t)(t - TAG_DEC0) < N_DEC0 || t == TAG_F32 || t == TAG_INT_POS || t == TAG_INT_NEG ||
+           t == TAG_INT_DELTA || t == TAG_DEC_X || t == TAG_DEC_DELTA || t == TAG_NULL || t == TAG_TRUE ||
+           t == TAG_FALSE;
+}
+
+/* TERSA_ITEM_SCALARS for an array whose elements (n > 0) start here. */
+TERSA_INLINE uint32_t scalars_flag(const tersa_reader *r) {
+    if (r->pos >= r->end) return 0;
+    uint8_t t = r->data[r->pos];
+    return t == TAG_F64 || (uint8_t)(t - TAG_INT0) < N_INT0 || is_other_run_scalar(t) ? TERSA_ITEM_SCALARS : 0;
+}
+
 /* Every item but the commonest few (tersa_read handles those inline). */
 TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
     switch (t >> 4) {
@@ -405,6 +421,7 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
         item->type = TERSA_ARRAY;
         item->v.array.count = n;
         if (n && !push_frame(r, RFRAME_ARRAY, slot, n, at)) return false;
+        if (n) item->flags = scalars_flag(r);
         break;
     }
     case 0x9: /* MAPDEF */
@@ -572,6 +589,7 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
             item->type = TERSA_ARRAY;
             item->v.array.count = n;
             if (!push_frame(r, RFRAME_ARRAY, slot, n, at)) return false;
+            if (n) item->flags = scalars_flag(r);
             break;
         }
         case TAG_MAPDEF_LONG:
@@ -733,6 +751,51 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
     if (TERSA_UNLIKELY(parent != SIZE_MAX) && (r->stack[parent].remaining & 1) &&
         (r->stack[parent].remaining > 1 || r->stack[parent].keys_used))
         return tersa_reader_note_generic_key(r, &r->stack[parent], item);
+    return true;
+}
+
+bool tersa_read_scalars(tersa_reader *r, tersa_item *items, size_t max, size_t *count) {
+    *count = 0;
+    if (TERSA_UNLIKELY(!r->started || r->err.code != TERSA_OK)) {
+        if (r->err.code != TERSA_OK) return false;
+        return fail_at(r, TERSA_ERR_USAGE, r->pos, "reader not started");
+    }
+    if (!r->depth) return true;
+    rframe *f = &r->stack[r->depth - 1];
+    if (f->kind != RFRAME_ARRAY) return true;
+    size_t n = f->remaining < max ? f->remaining : max, k = 0;
+    tersa_slot *slot = f->slot;
+    while (k < n) {
+        size_t at = r->pos;
+        if (at >= r->end) break; /* tersa_read reports it */
+        uint8_t t = r->data[at];
+        tersa_item *item = &items[k];
+        item->tag = t;
+        item->offset = r->base + at;
+        item->flags = 0;
+        if (t == TAG_F64 && TERSA_LIKELY(r->end - at > 8)) {
+            uint64_t bits = load_le64(r->data + at + 1);
+            r->pos = at + 9;
+            item->type = TERSA_FLOAT;
+            memcpy(&item->v.f, &bits, 8);
+        } else if ((uint8_t)(t - TAG_INT0) < N_INT0) {
+            int64_t v = (int64_t)t - TAG_INT0 + INT_MIN_SMALL;
+            r->pos = at + 1;
+            slot->int_val = v;
+            slot->has_int = 1;
+            item->type = TERSA_INT;
+            item->v.i = v;
+        } else if (!is_other_run_scalar(t)) {
+            break;
+        } else if (r->pos = at + 1, !read_item(r, t, at, slot, item)) {
+            f->remaining -= k;
+            *count = k;
+            return false;
+        }
+        k++;
+    }
+    f->remaining -= k;
+    *count = k;
     return true;
 }
 

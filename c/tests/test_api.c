@@ -775,12 +775,53 @@ static void test_dict_builder(void) {
     tersa_doc_free(doc);
 }
 
+/* tersa_read_scalars: runs keep the slot's registers (deltas after a small
+ * INT, a DEC then DEC_DELTA), stop before a non-scalar and at the array's
+ * end, and report an error at the item that has it. */
+static void test_scalar_runs(void) {
+    /* [5, +10, -2, null, 1.5, +1, "ab", 7, [], true] : INT 5, INT_DELTA 10,
+     * INT_DELTA -2, null, DEC 15e-1, DEC_DELTA +1, "ab", INT 7, [], true */
+    static const uint8_t good[] = {0xC1, 0x70, 0x10, 0x8A, 0xAD, 0xE7, 0x29, 0xE7, 0x07, 0xE0,
+                                   0xDB, 0x3D, 0xE9, 0x05, 0x42, 'a',  'b',  0xAF, 0x80, 0xE2};
+    tersa_reader *r = tersa_reader_new(NULL);
+    tersa_item it, items[16];
+    size_t k = 99;
+    CHECK(tersa_reader_start(r, good, sizeof good, NULL, 0, 0), "start");
+    CHECK(tersa_read_scalars(r, items, 16, &k) && k == 0, "no run outside an array (%zu)", k);
+    CHECK(tersa_read(r, &it) && it.type == TERSA_ARRAY && it.v.array.count == 10, "the array");
+    CHECK(it.flags & TERSA_ITEM_SCALARS, "an array starting with a number is flagged");
+    CHECK(tersa_read_scalars(r, items, 2, &k) && k == 2, "a run stops at max (%zu)", k);
+    CHECK(items[0].type == TERSA_INT && items[0].v.i == 5 && items[1].v.i == 15, "5, 15");
+    CHECK(tersa_read_scalars(r, items, 16, &k) && k == 4, "a run stops before a string (%zu)", k);
+    CHECK(items[0].type == TERSA_INT && items[0].v.i == 13 && items[1].type == TERSA_NULL, "13, null");
+    CHECK(items[2].type == TERSA_FLOAT && items[2].v.f == 1.5 && items[3].v.f == 1.6, "1.5, 1.6");
+    CHECK(items[3].offset == 12 && items[3].tag == 0xE9, "offset and tag of the DEC_DELTA");
+    CHECK(tersa_read(r, &it) && it.type == TERSA_STRING, "the string");
+    CHECK(tersa_read_scalars(r, items, 16, &k) && k == 1 && items[0].v.i == 7, "7 (%zu)", k);
+    CHECK(tersa_read(r, &it) && it.type == TERSA_ARRAY && it.v.array.count == 0 && !(it.flags & TERSA_ITEM_SCALARS),
+          "the empty array, not flagged");
+    CHECK(tersa_read_scalars(r, items, 16, &k) && k == 1 && items[0].type == TERSA_TRUE, "true (%zu)", k);
+    CHECK(tersa_reader_finish(r), "the value is complete");
+    check_scalar_runs("test_scalar_runs", good, sizeof good, NULL, 0);
+
+    /* [1, DEC_DELTA] : a decimal delta without a decimal fails at offset 5. */
+    static const uint8_t bad[] = {0xC1, 0x70, 0x10, 0x82, 0xA9, 0xE9, 0x05};
+    CHECK(tersa_reader_start(r, bad, sizeof bad, NULL, 0, 0) && tersa_read(r, &it), "start");
+    CHECK(!tersa_read_scalars(r, items, 16, &k) && k == 1 && items[0].v.i == 1, "one item before the error (%zu)", k);
+    CHECK(tersa_reader_error(r)->code == TERSA_ERR_BAD_REFERENCE && tersa_reader_error(r)->offset == 5,
+          "bad_reference at 5, got %s at %zu", tersa_code_name(tersa_reader_error(r)->code),
+          tersa_reader_error(r)->offset);
+    check_scalar_runs("test_scalar_runs bad", bad, sizeof bad, NULL, 0);
+    tersa_reader_free(r);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
     test_allocation_failures();
     test_writer_misuse();
     test_reader();
+    test_scalar_runs();
     test_dictionaries();
     test_stream_scan();
     test_sync_and_join();

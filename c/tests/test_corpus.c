@@ -58,6 +58,7 @@ int main(int argc, char **argv) {
             CHECK(got && elen == plen && memcmp(got, want, plen) == 0, "%.*s: canonical bytes differ (%zu vs %zu)",
                   (int)name->v.str.len, name->v.str.ptr, elen, plen);
             tersa_doc *back = tersa_decode(NULL, want, plen, NULL, &err);
+            check_scalar_runs(json_path, want, plen, NULL, 0);
             CHECK(back && tersa_value_equal(tersa_doc_root(back, 0), tersa_doc_root(jdoc, 0)),
                   "%.*s: decoding the canonical bytes does not give the document back", (int)name->v.str.len,
                   name->v.str.ptr);

@@ -391,6 +391,7 @@ static void run_valid(const char *file, const tersa_value *vec) {
     tersa_error err;
     tersa_doc *got = tersa_decode(NULL, bytes ? bytes : (const uint8_t *)"", len, &o, &err);
     CHECK(got, "%s: %s: decode failed: %s at %zu", file, name, tersa_code_name(err.code), err.offset);
+    if (!stream) check_scalar_runs(name, bytes ? bytes : (const uint8_t *)"", len, dict, 0);
     if (got && join) {
         const tersa_value *want_at = member(vec, "joined_at");
         size_t at;
@@ -453,6 +454,7 @@ static void run_fail(const tersa_value *vec) {
     tersa_decode_options o = {ds, dict ? 1 : 0, md ? (uint32_t)md->v.i : 0, stream, join};
     tersa_error err;
     tersa_doc *got = tersa_decode(NULL, bytes ? bytes : (const uint8_t *)"", len, &o, &err);
+    if (!stream && !join) check_scalar_runs(name, bytes ? bytes : (const uint8_t *)"", len, dict, md ? (uint32_t)md->v.i : 0);
     char *code = string_of(member(vec, "error"));
     int64_t offset = int_of(member(vec, "offset"));
     CHECK(!got && strcmp(tersa_code_name(err.code), code) == 0 && (int64_t)err.offset == offset,

@@ -85,3 +85,91 @@ char *diag_of(const tersa_value *v) {
     tersa_buf_free(&b);
     return out;
 }
+
+/* One pass over a single-value buffer with the pull reader: every item's
+ * type, tag, offset and number (or string bytes), then the outcome. With
+ * `run` > 0, tersa_read_scalars takes the elements of every array in runs of
+ * at most `run` items wherever it can. */
+typedef struct {
+    char *log;
+    size_t len, cap;
+} item_log;
+
+static void log_text(item_log *l, const char *s) {
+    size_t n = strlen(s);
+    if (l->len + n + 1 > l->cap) {
+        l->cap = (l->len + n + 1) * 2;
+        l->log = (char *)realloc(l->log, l->cap);
+    }
+    memcpy(l->log + l->len, s, n + 1);
+    l->len += n;
+}
+
+static void log_item(item_log *l, const tersa_item *it) {
+    char b[160];
+    uint64_t bits = it->v.u;
+    if (it->type == TERSA_STRING || it->type == TERSA_SYMBOL)
+        snprintf(b, sizeof b, "%d/%02x@%zu:%.*s;", (int)it->type, it->tag, it->offset,
+                 (int)(it->v.str.len < 64 ? it->v.str.len : 64), it->v.str.ptr);
+    else if (it->type == TERSA_INT || it->type == TERSA_UINT || it->type == TERSA_FLOAT)
+        snprintf(b, sizeof b, "%d/%02x@%zu:%llx;", (int)it->type, it->tag, it->offset, (unsigned long long)bits);
+    else
+        snprintf(b, sizeof b, "%d/%02x@%zu;", (int)it->type, it->tag, it->offset);
+    log_text(l, b);
+}
+
+static char *pull_items(const uint8_t *bytes, size_t len, const tersa_dict *dict, uint32_t max_depth, size_t run) {
+    item_log l = {NULL, 0, 0};
+    log_text(&l, "");
+    tersa_reader *r = tersa_reader_new(NULL);
+    if (max_depth) tersa_reader_set_max_depth(r, max_depth);
+    const tersa_dict *ds[1] = {dict};
+    bool ok = tersa_reader_start(r, bytes, len, ds, dict ? 1 : 0, 0);
+    size_t pending = ok ? 1 : 0;
+    while (ok && pending) {
+        tersa_item it;
+        ok = tersa_read(r, &it);
+        if (!ok) break;
+        log_item(&l, &it);
+        pending--;
+        size_t n = 0;
+        if (it.type == TERSA_ARRAY || it.type == TERSA_MAP) n = it.v.array.count;
+        if (it.type == TERSA_MAP) n = it.v.map.count;
+        if (it.type == TERSA_GENERIC_MAP) n = 2 * it.v.map.count;
+        pending += n;
+        if (it.type == TERSA_ARRAY && run && n) {
+            tersa_item items[8];
+            size_t k;
+            bool first = true;
+            do {
+                ok = tersa_read_scalars(r, items, run, &k);
+                /* The flag promises a run exactly when one follows (or the
+                 * first element is a scalar that fails to read). */
+                if (first) CHECK(!ok || (k > 0) == !!(it.flags & TERSA_ITEM_SCALARS), "scalars flag, offset %zu", it.offset);
+                first = false;
+                for (size_t i = 0; i < k; i++) log_item(&l, &items[i]);
+                pending -= k;
+            } while (ok && k == run && pending);
+        }
+    }
+    if (ok) ok = tersa_reader_finish(r);
+    char b[160];
+    const tersa_error *e = tersa_reader_error(r);
+    snprintf(b, sizeof b, "=> %s@%zu", ok ? "ok" : tersa_code_name(e->code), ok ? 0 : e->offset);
+    log_text(&l, b);
+    tersa_reader_free(r);
+    return l.log;
+}
+
+/* tersa_read_scalars gives exactly the items and errors tersa_read does. */
+void check_scalar_runs(const char *name, const uint8_t *bytes, size_t len, const tersa_dict *dict,
+                              uint32_t max_depth) {
+    char *one = pull_items(bytes, len, dict, max_depth, 0);
+    for (size_t run = 1; run <= 8; run += 6) {
+        char *runs = pull_items(bytes, len, dict, max_depth, run);
+        CHECK(strcmp(one, runs) == 0, "%s: tersa_read_scalars (runs of %zu) differs from tersa_read\n   one  %.300s\n   "
+              "runs %.300s", name, run, one, runs);
+        free(runs);
+    }
+    free(one);
+}

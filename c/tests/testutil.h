@@ -43,4 +43,9 @@ uint8_t *encode_value(const tersa_value *v, const tersa_dict *dict, size_t *len,
 /** Diagnostic notation of a value (malloc'ed). */
 char *diag_of(const tersa_value *v);
 
+/** Read a single-value buffer item by item with tersa_read, then again with
+ *  tersa_read_scalars taking array elements in runs: CHECK that both give the
+ *  same items and the same outcome (error code and offset). */
+void check_scalar_runs(const char *name, const uint8_t *bytes, size_t len, const tersa_dict *dict, uint32_t max_depth);
+
 #endif

@@ -136,6 +136,49 @@ ALWAYS_INLINE int list_long_store(dframe *f, size_t i, PyObject *v) {
     return 0;
 }
 
+/* Lists of numbers (vectors, coordinates, series) take their elements from
+ * the reader in runs: one call for up to SCALAR_RUN numbers, booleans and
+ * nulls instead of one per element. */
+enum { SCALAR_RUN = 32 };
+
+/* Elements i.. of a list of n whose storage is `items`: the run of scalars
+ * that comes next. Returns the new i, or SIZE_MAX with the exception set
+ * (the elements not stored stay NULL). */
+NOINLINE static size_t dec_scalar_run(dec_ctx *d, PyObject **items, size_t i, size_t n) {
+    tersa_item run[SCALAR_RUN];
+    size_t k;
+    do {
+        if (UNLIKELY(!tersa_read_scalars(d->r, run, n - i < SCALAR_RUN ? n - i : SCALAR_RUN, &k))) {
+            dec_fail(d);
+            return SIZE_MAX;
+        }
+        for (size_t j = 0; j < k; j++) {
+            PyObject *v = dec_scalar(d, &run[j]);
+            if (UNLIKELY(!v)) return SIZE_MAX;
+            items[i++] = v;
+        }
+    } while (k == SCALAR_RUN && i < n);
+    return i;
+}
+
+/* The same for a DF_LIST_LONG list, from its element i. */
+static size_t dec_scalar_run_long(dec_ctx *d, dframe *f, size_t i) {
+    tersa_item run[SCALAR_RUN];
+    size_t k, n = f->n;
+    do {
+        if (UNLIKELY(!tersa_read_scalars(d->r, run, n - i < SCALAR_RUN ? n - i : SCALAR_RUN, &k))) {
+            dec_fail(d);
+            return SIZE_MAX;
+        }
+        for (size_t j = 0; j < k; j++) {
+            PyObject *v = dec_scalar(d, &run[j]);
+            if (UNLIKELY(!v) || UNLIKELY(list_long_store(f, i, v) < 0)) return SIZE_MAX;
+            i++;
+        }
+    } while (k == SCALAR_RUN && i < n);
+    return i;
+}
+
 ALWAYS_INLINE int dict_store(dec_ctx *d, dframe *f, size_t i, PyObject *v) {
     PyObject *k = d->kpool[f->u.off + i];
     int r = _PyDict_SetItem_KnownHash(f->obj, k, v, str_hash(k));
@@ -388,7 +431,12 @@ NOINLINE static PyObject *dec_leaf(dec_ctx *d, tersa_item *it) {
     if (UNLIKELY(!list)) return NULL;
     dec_untrack(d, list);
     PyObject **items = ((PyListObject *)list)->ob_item;
-    for (size_t j = 0; j < n; j++) {
+    size_t j = it->flags & TERSA_ITEM_SCALARS ? dec_scalar_run(d, items, 0, n) : 0;
+    if (UNLIKELY(j == SIZE_MAX)) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    for (; j < n; j++) {
         if (UNLIKELY(!tersa_read(d->r, it))) {
             Py_DECREF(list);
             return dec_fail(d);
@@ -487,6 +535,13 @@ resume: /* f: the innermost frame; v: its next item if not NULL */
         if (v) {
             if (UNLIKELY(list_long_store(f, i, v) < 0)) goto fail_at;
             i++;
+        } else if (i == 0 && (it.flags & TERSA_ITEM_SCALARS) && !f->as_key) {
+            /* `it` is the array just opened */
+            i = dec_scalar_run_long(d, f, 0);
+            if (UNLIKELY(i == SIZE_MAX)) {
+                i = 0;
+                goto fail;
+            }
         }
         for (; i < n; i++) {
             if (UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
@@ -536,7 +591,15 @@ resume: /* f: the innermost frame; v: its next item if not NULL */
     }
 list_items: {
     PyObject **items = ((PyListObject *)f->obj)->ob_item;
-    if (v) items[i++] = v;
+    if (v) {
+        items[i++] = v;
+    } else if (i == 0 && (it.flags & TERSA_ITEM_SCALARS)) { /* `it` is the array just opened */
+        i = dec_scalar_run(d, items, 0, n);
+        if (UNLIKELY(i == SIZE_MAX)) {
+            i = 0;
+            goto fail;
+        }
+    }
     for (; i < n; i++) {
         if (UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
         v = dec_scalar(d, &it);

@@ -500,6 +500,31 @@ static VALUE close_generic_map(build_ctx *c, const build_frame *f) {
     return v;
 }
 
+/* The array of frame `f` has just opened with a number, boolean or null
+ * (TERSA_ITEM_SCALARS): its leading scalars come from the reader in runs (one
+ * call for many elements). True if that completed the array. */
+static bool read_scalar_run(build_ctx *c, build_frame *f) {
+    tersa_rb_decoder *d = c->d;
+    enum { RUN = 32 };
+    tersa_item items[RUN];
+    size_t k;
+    do {
+        if (TERSA_UNLIKELY(!tersa_read_scalars(d->r, items, RUN, &k))) fail_decode(d);
+        tersa_rb_stack *s = d->stack;
+        if (TERSA_UNLIKELY(s->cap - s->len < (long)k)) tersa_rb_stack_reserve(s, (long)k);
+        /* Each value is on the stack before the next conversion can allocate. */
+        for (size_t i = 0; i < k; i++) {
+            const tersa_item *it = &items[i];
+            VALUE v = it->type == TERSA_FLOAT ? tersa_rb_float_new(it->v.f)
+                      : it->type == TERSA_INT ? LL2NUM(it->v.i)
+                                              : build_scalar(c, it);
+            s->ptr[s->len++] = v;
+        }
+        f->left -= k;
+    } while (k == RUN && f->left);
+    return f->left == 0;
+}
+
 /* The next value in the input. Containers do not recurse: each open one is a
  * frame on the decoder's heap and its elements wait on the value stack, so
  * any depth the reader allows costs no machine stack. */
@@ -524,7 +549,7 @@ static VALUE build(build_ctx *c) {
         case TERSA_ARRAY:
         case TERSA_GENERIC_MAP:
             open_container(c, &it, depth);
-            if (d->frames[depth].left) {
+            if (d->frames[depth].left && (!(it.flags & TERSA_ITEM_SCALARS) || !read_scalar_run(c, &d->frames[depth]))) {
                 depth++;
                 continue;
             }
