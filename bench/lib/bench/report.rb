@@ -459,10 +459,16 @@ module Bench
       emit("")
     end
 
+    # Emits a section's heading; its result, or nil after saying why it has none.
+    def section_result(id, heading)
+      emit(heading, "")
+      result = @r.dig("sections", id, "result")
+      emit(section_status(@r.dig("sections", id)), "") unless result
+      result
+    end
+
     def render_types
-      t = @r.dig("sections", "types", "result")
-      emit("## 2. Per-type round trips", "")
-      return emit(section_status(@r.dig("sections", "types")), "") unless t
+      return unless (t = section_result("types", "## 2. Per-type round trips"))
       emit("Round trips (encode + decode) per second of one value, median of #{t['params']['rounds']} rounds; each codec uses its own " \
            "mechanism for the type (n/a: it has none). ✗: the value came back different (see below). " \
            "`custom` is `Bench::Money`, a plain class with no method for any codec: Tersa takes it through " \
@@ -522,9 +528,7 @@ module Bench
     def fmt_objects(x) = x.nil? ? "–" : (x == x.round ? commas(x.round) : format("%.1f", x))
 
     def render_scaling
-      sc = @r.dig("sections", "scaling", "result")
-      emit("## 3. Scaling", "")
-      return emit(section_status(@r.dig("sections", "scaling")), "") unless sc
+      return unless (sc = section_result("scaling", "## 3. Scaling"))
       emit("Arrays of `{\"symbol\", \"price\", \"volume\"}` records (32 tickers, prices a random walk in cents, integer volumes). " \
            "Time per item is the median of #{sc['params']['rounds']} rounds. Flat lines mean the cost per item does not grow with the size.", "")
       counts = sc["counts"]
@@ -550,9 +554,7 @@ module Bench
     end
 
     def render_large
-      l = @r.dig("sections", "large", "result")
-      emit("## 4. Large documents", "")
-      return emit(section_status(@r.dig("sections", "large")), "") unless l
+      return unless (l = section_result("large", "## 4. Large documents"))
       emit("`bench/corpus/large`; one call is long, so each rate is the median of #{l['params']['rounds']} rounds of at least " \
            "#{(l['params']['slice_s'] * 1000).round} ms (and one call). Allocations are for one call.", "")
       l["docs"].each do |d|
@@ -672,21 +674,11 @@ module Bench
           t.each { |name, val, ok| lines << "  #{ok == '✅' ? 'met    ' : (ok == '❌' ? 'NOT met' : '   ?   ')}  #{name}: #{val}" }
         end
       end
-      unless (kl = kinds_text_summary).empty?
+      [kinds_text_summary, services_text_summary, queue_text_summary, serializers_text_summary].each do |part|
+        next if part.empty?
+
         lines << "" unless lines.empty?
-        lines.concat(kl)
-      end
-      unless (sl = services_text_summary).empty?
-        lines << "" unless lines.empty?
-        lines.concat(sl)
-      end
-      unless (ql = queue_text_summary).empty?
-        lines << "" unless lines.empty?
-        lines.concat(ql)
-      end
-      unless (zl = serializers_text_summary).empty?
-        lines << "" unless lines.empty?
-        lines.concat(zl)
+        lines.concat(part)
       end
       @r["unavailable"].each { |n, why| lines << "#{n}: unavailable (#{why})" }
       lines

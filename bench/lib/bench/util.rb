@@ -67,6 +67,29 @@ module Bench
       Process.clock_gettime(Process::CLOCK_MONOTONIC)
     end
 
+    # Runs cmd (in its own process group, output and errors to log) and waits
+    # at most `limit` seconds: its exit status, "signal N", or :timeout after
+    # the whole group is stopped (TERM, then KILL `grace` seconds later; with
+    # grace 0 KILL at once).
+    def run_with_timeout(env, cmd, chdir:, log:, limit:, grace: 0, poll: 0.1)
+      pid = Process.spawn(env, *cmd, chdir: chdir, out: log, err: [:child, :out], pgroup: true)
+      deadline = now + limit
+      loop do
+        done, st = Process.waitpid2(pid, Process::WNOHANG)
+        return st.exitstatus || "signal #{st.termsig}" if done
+        if now > deadline
+          if grace.positive?
+            Process.kill("TERM", -pid) rescue nil
+            sleep grace
+          end
+          Process.kill("KILL", -pid) rescue nil
+          Process.waitpid(pid) rescue nil
+          return :timeout
+        end
+        sleep poll
+      end
+    end
+
     def duration(sec)
       sec < 60 ? format("%.0f s", sec) : format("%d min %02d s", sec / 60, sec % 60)
     end

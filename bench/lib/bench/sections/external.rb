@@ -56,7 +56,8 @@ module Bench
           @ctx.progress(@label, "#{cmd.map { |a| File.basename(a) }.join(' ')} --json OUT")
           t0 = Util.now
           limit = @timeouts.fetch(@ctx.mode)
-          status = spawn_with_timeout(cmd + ["--json", out], log, limit)
+          status = Util.run_with_timeout(child_env, cmd + ["--json", out], chdir: @ctx.root, log: log, limit: limit,
+                                         grace: 2, poll: 0.2)
           secs = Util.now - t0
           tail = File.exist?(log) ? File.read(log).lines.last(15).join : ""
           base = { "title" => @title, "program" => @program, "command" => (cmd.map { |a| a.sub("#{@ctx.root}/", "") } + ["--json", "OUT"]).join(" "),
@@ -103,23 +104,6 @@ module Bench
           # ONLY/EXCEPT name Ruby codecs; another language has its own list
           "ONLY" => nil, "EXCEPT" => nil
         }.merge(@env)
-      end
-
-      def spawn_with_timeout(cmd, log, limit)
-        pid = Process.spawn(child_env, *cmd, chdir: @ctx.root, out: log, err: [:child, :out], pgroup: true)
-        deadline = Util.now + limit
-        loop do
-          done, st = Process.waitpid2(pid, Process::WNOHANG)
-          return st.exitstatus || "signal #{st.termsig}" if done
-          if Util.now > deadline
-            Process.kill("TERM", -pid) rescue nil
-            sleep 2
-            Process.kill("KILL", -pid) rescue nil
-            Process.waitpid(pid) rescue nil
-            return :timeout
-          end
-          sleep 0.2
-        end
       end
 
       # Accepts, besides tersa-bench/1, the per-document form js/bench/bench.mjs

@@ -31,7 +31,8 @@ module Bench
           log = File.join(tmp, "log.txt")
           cmd = [RbConfig.ruby, *(yjit? ? ["--yjit"] : []), File.join(@ctx.root, PROGRAM), "--json", out]
           @ctx.progress("serializers", "#{PROGRAM.sub('bench/lib/bench/', '')} (#{@ctx.mode})")
-          status = spawn(cmd, log)
+          env = { "BENCH_MODE" => @ctx.mode, "TERSA_LIB" => tersa_lib }
+          status = Util.run_with_timeout(env, cmd, chdir: @ctx.root, log: log, limit: TIMEOUTS.fetch(@ctx.mode))
           tail = File.exist?(log) ? File.read(log).lines.last(15).join : ""
           result = (JSON.parse(File.read(out)) if File.exist?(out))
           unless status == 0 && result
@@ -59,22 +60,6 @@ module Bench
       def tersa_lib
         f = $LOADED_FEATURES.find { |x| x.end_with?("/tersa.rb") }
         f ? File.dirname(f) : File.join(@ctx.root, "ruby/lib")
-      end
-
-      def spawn(cmd, log)
-        env = { "BENCH_MODE" => @ctx.mode, "TERSA_LIB" => tersa_lib }
-        pid = Process.spawn(env, *cmd, chdir: @ctx.root, out: log, err: [:child, :out], pgroup: true)
-        deadline = Util.now + TIMEOUTS.fetch(@ctx.mode)
-        loop do
-          done, st = Process.waitpid2(pid, Process::WNOHANG)
-          return st.exitstatus || "signal #{st.termsig}" if done
-          if Util.now > deadline
-            Process.kill("KILL", -pid) rescue nil
-            Process.waitpid(pid) rescue nil
-            return :timeout
-          end
-          sleep 0.1
-        end
       end
     end
   end
