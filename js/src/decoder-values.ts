@@ -14,8 +14,9 @@ import { MapBuilder, exactKeyTag } from './map-keys.js';
 import { readWellKnown } from './well-known.js';
 import { nestArray, nestGenericMap } from './decoder-deep.js';
 
+/** The tag of the integer 0 among the short forms. */
+const INT_BASE = Tag.INT0 - Short.INT_MIN;
 
-// Containers
 /** An array of n items; the caller checked the depth before reading the count (SPEC 10 order). */
 function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
   if (rd.depth >= RECURSION_DEPTH) return nestArray(rd, n, slot, rd.depth);
@@ -40,12 +41,58 @@ function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
       break;
     default:
       a = [];
+      const src = rd.src;
+      const plainInts = !rd.bigints;
       for (let i = 0; i < n; i++) {
-        // Binary floats (embeddings, measurements) are read here: a call to
-        // read() per element returns each as a boxed number, which was half of
-        // decoding an array of F32s. NaN, infinities, exactFloats and short
-        // input take read()'s path.
-        const t = rd.src[rd.pos];
+        // Binary floats (embeddings, measurements) and integers of the short
+        // forms or with varints of up to three bytes are read here: a call to read() per
+        // element returns each as a boxed number, which was half of decoding
+        // an array of F32s. NaN, infinities, exactFloats, bigints, other
+        // integers and short input take read()'s path.
+        const t = src[rd.pos];
+        if (t >= Tag.INT0 && t < Tag.PFX0 && plainInts && rd.pos < rd.end) {
+          const v = t - INT_BASE;
+          slot.ik = 1;
+          slot.i = v;
+          a.push(v);
+          rd.pos++;
+          continue;
+        }
+        if (t >= Tag.INT_POS && t <= Tag.INT_DELTA && plainInts && rd.pos + 4 <= rd.end) {
+          // a varint of up to three bytes (minimal: else read() reports it)
+          const p = rd.pos + 1;
+          const b0 = src[p];
+          let z = -1;
+          let L = 0;
+          if (b0 & 1) {
+            z = b0 >>> 1;
+            L = 1;
+          } else if (b0 & 2) {
+            z = (b0 | (src[p + 1] << 8)) >>> 2;
+            L = 2;
+            if (z < 0x80) z = -1;
+          } else if (b0 & 4) {
+            z = (b0 | (src[p + 1] << 8) | (src[p + 2] << 16)) >>> 3;
+            L = 3;
+            if (z < 0x4000) z = -1;
+          }
+          if (z >= 0) {
+            let v = -1;
+            if (t === Tag.INT_POS) v = z + 24;
+            else if (t === Tag.INT_NEG) v = -9 - z;
+            else if (slot.ik === 1) {
+              v = slot.i + ((z >>> 1) ^ -(z & 1));
+              if (v < -9007199254740991 || v > 9007199254740991) z = -1;
+            } else z = -1;
+            if (z >= 0) {
+              slot.ik = 1;
+              slot.i = v;
+              a.push(v);
+              rd.pos = p + L;
+              continue;
+            }
+          }
+        }
         if (t === Tag.F32 && !rd.exactFloats && rd.pos + 5 <= rd.end) {
           const bits = (rd.src[rd.pos + 1] | (rd.src[rd.pos + 2] << 8) | (rd.src[rd.pos + 3] << 16) | (rd.src[rd.pos + 4] << 24)) >>> 0;
           if ((bits & 0x7f800000) !== 0x7f800000) {
@@ -139,7 +186,7 @@ export function read(rd: DecoderState, slot: Slot): unknown {
       return array(rd, n, at, slot);
     }
     if (t < Tag.INT0) return mapDef(rd, t - Tag.MAPDEF0, at);
-    const v = t - (Tag.INT0 - Short.INT_MIN);
+    const v = t - INT_BASE;
     slot.ik = 1;
     slot.i = v;
     return rd.bigints ? BigInt(v) : v;
