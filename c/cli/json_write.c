@@ -15,17 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define JW_INLINE static inline __attribute__((always_inline))
-#  define JW_NOINLINE __attribute__((noinline))
-#  define JW_LIKELY(x) __builtin_expect(!!(x), 1)
-#  define JW_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#  define JW_INLINE static inline
-#  define JW_NOINLINE
-#  define JW_LIKELY(x) (x)
-#  define JW_UNLIKELY(x) (x)
-#endif
+#include "compiler.h"
+#include "digits.h"
 
 /* ==========================================================================
  * Writer state and output
@@ -48,14 +39,14 @@ typedef struct jw {
     size_t depth, cap;
 } jw;
 
-static JW_NOINLINE bool out_of_memory(jw *w) {
+static TERSA_NOINLINE bool out_of_memory(jw *w) {
     w->out->failed = true;
     w->err->message = "out of memory";
     return false;
 }
 
 /* Make room for n more bytes plus the NUL that tersa_buf keeps after len. */
-static JW_NOINLINE bool grow_out(jw *w, size_t n) {
+static TERSA_NOINLINE bool grow_out(jw *w, size_t n) {
     tersa_buf *b = w->out;
     if (b->failed) return out_of_memory(w);
     if (w->sink && b == w->sink_buf && b->len >= w->sink->threshold) {
@@ -82,21 +73,21 @@ static JW_NOINLINE bool grow_out(jw *w, size_t n) {
     return true;
 }
 
-JW_INLINE bool reserve(jw *w, size_t n) {
+TERSA_INLINE bool reserve(jw *w, size_t n) {
     tersa_buf *b = w->out;
-    if (JW_LIKELY(b->ptr && b->cap - b->len > n)) return true;
+    if (TERSA_LIKELY(b->ptr && b->cap - b->len > n)) return true;
     return grow_out(w, n);
 }
 
 /* Append; the caller has reserved. */
-JW_INLINE void put(jw *w, const void *p, size_t n) {
+TERSA_INLINE void put(jw *w, const void *p, size_t n) {
     memcpy(w->out->ptr + w->out->len, p, n);
     w->out->len += n;
 }
 
-JW_INLINE void put_c(jw *w, char c) { w->out->ptr[w->out->len++] = c; }
+TERSA_INLINE void put_c(jw *w, char c) { w->out->ptr[w->out->len++] = c; }
 
-JW_INLINE bool append(jw *w, const void *p, size_t n) {
+TERSA_INLINE bool append(jw *w, const void *p, size_t n) {
     if (!reserve(w, n)) return false;
     put(w, p, n);
     return true;
@@ -144,7 +135,7 @@ static void sputs(sbuf *s, const char *p) { sput(s, p, strlen(p)); }
 
 /* Record "<what> at <path>" for the value being written (or the map entry
  * whose key is being written). */
-static JW_NOINLINE bool fail(jw *w, const char *what) {
+static TERSA_NOINLINE bool fail(jw *w, const char *what) {
     json_error *e = w->err;
     sbuf s = {e->text, 0, sizeof e->text};
     sputs(&s, what);
@@ -192,31 +183,6 @@ static JW_NOINLINE bool fail(jw *w, const char *what) {
  * Scalars
  * ========================================================================== */
 
-static const char digit_pairs[200] = {
-#define D10(t) t,'0', t,'1', t,'2', t,'3', t,'4', t,'5', t,'6', t,'7', t,'8', t,'9'
-    D10('0'), D10('1'), D10('2'), D10('3'), D10('4'),
-    D10('5'), D10('6'), D10('7'), D10('8'), D10('9')
-#undef D10
-};
-
-/* Decimal digits of u into the end of buf[20]; returns the start. */
-JW_INLINE char *u64_digits(uint64_t u, char *end) {
-    char *p = end;
-    while (u >= 100) {
-        unsigned d = (unsigned)(u % 100);
-        u /= 100;
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * d, 2);
-    }
-    if (u >= 10) {
-        p -= 2;
-        memcpy(p, digit_pairs + 2 * u, 2);
-    } else {
-        *--p = (char)('0' + u);
-    }
-    return p;
-}
-
 static bool write_u64(jw *w, uint64_t u, bool neg) {
     char buf[24];
     char *p = u64_digits(u, buf + sizeof buf);
@@ -235,13 +201,13 @@ static bool write_bigint(jw *w, bool neg, const uint8_t *mag, size_t len) {
 #define HIGHS 0x8080808080808080ull
 
 /* Non-zero if any byte is '"', '\\', a control or non-ASCII (see json_read.c). */
-JW_INLINE uint64_t swar_special(uint64_t x) {
+TERSA_INLINE uint64_t swar_special(uint64_t x) {
     uint64_t q = x ^ (ONES * '"');
     uint64_t b = x ^ (ONES * '\\');
     return (((q - ONES) & ~q) | ((b - ONES) & ~b) | (x - ONES * 0x20) | x) & HIGHS;
 }
 
-JW_INLINE bool byte_special(unsigned char c) { return c < 0x20 || c >= 0x80 || c == '"' || c == '\\'; }
+TERSA_INLINE bool byte_special(unsigned char c) { return c < 0x20 || c >= 0x80 || c == '"' || c == '\\'; }
 
 /* Length of the valid UTF-8 sequence at p (first byte >= 0x80, n bytes
  * available) and its code point, or 0. */
@@ -271,7 +237,7 @@ static size_t utf8_decode(const unsigned char *p, size_t n, uint32_t *cp) {
 
 static const char hex_digits[] = "0123456789abcdef";
 
-JW_INLINE void put_u_escape(jw *w, uint32_t u) {
+TERSA_INLINE void put_u_escape(jw *w, uint32_t u) {
     char e[6] = {'\\', 'u', hex_digits[(u >> 12) & 15], hex_digits[(u >> 8) & 15],
                  hex_digits[(u >> 4) & 15], hex_digits[u & 15]};
     put(w, e, 6);
@@ -542,7 +508,7 @@ static bool check_keys(jw *w) {
     bool converted = false;
     for (size_t i = 0; i < n; i++) {
         const tersa_value *k = &m->v.map.keys[i];
-        if (JW_LIKELY(k->type == TERSA_STRING)) continue;
+        if (TERSA_LIKELY(k->type == TERSA_STRING)) continue;
         f->i = i + 1; /* so that an error names this entry */
         if (!key_allowed(w, k)) return false;
         converted = true;

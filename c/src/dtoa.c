@@ -23,6 +23,7 @@
  * them on their own. */
 #include "bits.h"
 #include "compiler.h"
+#include "digits.h"
 
 /* The fixed-point logarithms below shift negative products right and need
  * the shift to be arithmetic (floor); every compiler we target does that,
@@ -81,14 +82,6 @@ TERSA_INLINE int strip_zeros(uint64_t *s) {
     *s = v;
     return n;
 }
-
-/* "00" "01" ... "99". */
-static const char digit_pairs[200] = {
-#define D10(t) t,'0', t,'1', t,'2', t,'3', t,'4', t,'5', t,'6', t,'7', t,'8', t,'9'
-    D10('0'), D10('1'), D10('2'), D10('3'), D10('4'),
-    D10('5'), D10('6'), D10('7'), D10('8'), D10('9')
-#undef D10
-};
 
 /* Number of decimal digits of v, 1 <= v < 10^17. */
 TERSA_INLINE int decimal_length17(uint64_t v) {
