@@ -20,17 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#  define JR_INLINE static inline __attribute__((always_inline))
-#  define JR_NOINLINE __attribute__((noinline))
-#  define JR_LIKELY(x) __builtin_expect(!!(x), 1)
-#  define JR_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#  define JR_INLINE static inline
-#  define JR_NOINLINE
-#  define JR_LIKELY(x) (x)
-#  define JR_UNLIKELY(x) (x)
-#endif
+#include "compiler.h"
 
 /* Zero bytes after the copied text: covers the 8-byte word reads of the
  * string scanner and the 4-byte look-ahead of \u escapes and literals. */
@@ -108,18 +98,18 @@ static const uint8_t num_tail[256] = {
 /* Non-zero if any of the 8 bytes is special (see str_special). The usual
  * has-zero-byte tricks: a borrow can flag a byte falsely only above a byte
  * flagged rightly, so "any" is exact. */
-JR_INLINE uint64_t swar_special(uint64_t w) {
+TERSA_INLINE uint64_t swar_special(uint64_t w) {
     uint64_t q = w ^ (ONES * '"');
     uint64_t b = w ^ (ONES * '\\');
     return (((q - ONES) & ~q) | ((b - ONES) & ~b) | (w - ONES * 0x20) | w) & HIGHS;
 }
 
-JR_INLINE bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
+TERSA_INLINE bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
 
 /* Length of the valid UTF-8 sequence starting with a non-ASCII byte at p, or
  * 0 (RFC 3629: no overlongs, surrogates or code points above U+10FFFF). The
  * padding makes the look-ahead safe; a NUL fails it. */
-JR_INLINE size_t utf8_seq(const unsigned char *p) {
+TERSA_INLINE size_t utf8_seq(const unsigned char *p) {
     unsigned c = p[0];
     if (c < 0xC2) return 0;
     if (c < 0xE0) return (p[1] & 0xC0) == 0x80 ? 2 : 0;
@@ -140,7 +130,7 @@ JR_INLINE size_t utf8_seq(const unsigned char *p) {
     return 0;
 }
 
-JR_INLINE int hex_digit(unsigned char c) {
+TERSA_INLINE int hex_digit(unsigned char c) {
     if ((unsigned)(c - '0') < 10u) return c - '0';
     c |= 0x20;
     if ((unsigned)(c - 'a') < 6u) return c - 'a' + 10;
@@ -148,7 +138,7 @@ JR_INLINE int hex_digit(unsigned char c) {
 }
 
 /* Four hex digits, or -1. */
-JR_INLINE long hex4(const unsigned char *p) {
+TERSA_INLINE long hex4(const unsigned char *p) {
     int a = hex_digit(p[0]), b = hex_digit(p[1]), c = hex_digit(p[2]), d = hex_digit(p[3]);
     if ((a | b | c | d) < 0) return -1;
     return (long)((a << 12) | (b << 8) | (c << 4) | d);
@@ -187,7 +177,7 @@ typedef struct jr {
 
 /* Record an error at byte offset `at` of the text; computes line and
  * column from the caller's text (the copy may already be unescaped). */
-static JR_NOINLINE void set_error(jr *r, size_t at, const char *message) {
+static TERSA_NOINLINE void set_error(jr *r, size_t at, const char *message) {
     json_error *e = r->err;
     e->message = message;
     e->offset = at;
@@ -207,18 +197,18 @@ static JR_NOINLINE void set_error(jr *r, size_t at, const char *message) {
     e->column = col;
 }
 
-JR_INLINE size_t off(const jr *r, const char *p) { return (size_t)(p - r->base); }
+TERSA_INLINE size_t off(const jr *r, const char *p) { return (size_t)(p - r->base); }
 
-static JR_NOINLINE const char *fail(jr *r, const char *p, const char *message) {
+static TERSA_NOINLINE const char *fail(jr *r, const char *p, const char *message) {
     set_error(r, off(r, p), message);
     return NULL;
 }
 
-static JR_NOINLINE const char *nomem(jr *r, const char *p) {
+static TERSA_NOINLINE const char *nomem(jr *r, const char *p) {
     return fail(r, p, "out of memory");
 }
 
-JR_INLINE const char *skip_ws(const char *p) {
+TERSA_INLINE const char *skip_ws(const char *p) {
     while (ws_class[(unsigned char)*p]) p++;
     return p;
 }
@@ -229,7 +219,7 @@ JR_INLINE const char *skip_ws(const char *p) {
 
 /* Decode in place from the first escape at p (inside a string that began
  * at s); returns the position after the closing quote. */
-static JR_NOINLINE const char *parse_escaped(jr *r, const char *s, const char *p, tersa_value *v) {
+static TERSA_NOINLINE const char *parse_escaped(jr *r, const char *s, const char *p, tersa_value *v) {
     char *d = (char *)(uintptr_t)p; /* our own copy: writable */
     for (;;) {
         uint64_t w;
@@ -309,18 +299,18 @@ static JR_NOINLINE const char *parse_escaped(jr *r, const char *s, const char *p
 }
 
 /* p is at the opening quote. */
-JR_INLINE const char *parse_string(jr *r, const char *p, tersa_value *v) {
+TERSA_INLINE const char *parse_string(jr *r, const char *p, tersa_value *v) {
     const char *s = ++p;
     for (;;) {
         uint64_t w;
         memcpy(&w, p, 8);
-        if (JR_LIKELY(!swar_special(w))) {
+        if (TERSA_LIKELY(!swar_special(w))) {
             p += 8;
             continue;
         }
         while (!str_special[(unsigned char)*p]) p++;
         unsigned char c = (unsigned char)*p;
-        if (JR_LIKELY(c == '"')) {
+        if (TERSA_LIKELY(c == '"')) {
             v->type = TERSA_STRING;
             v->v.str.ptr = s;
             v->v.str.len = (size_t)(p - s);
@@ -348,7 +338,7 @@ JR_INLINE const char *parse_string(jr *r, const char *p, tersa_value *v) {
  * (and is positive), else TERSA_BIGINT with its little-endian magnitude.
  * Schoolbook base-10^9 conversion: quadratic in the digit count, so callers
  * stop at TERSA_MAX_DECIMAL_DIGITS. */
-static JR_NOINLINE bool parse_big(jr *r, const char *ds, size_t nd, bool neg, tersa_value *v) {
+static TERSA_NOINLINE bool parse_big(jr *r, const char *ds, size_t nd, bool neg, tersa_value *v) {
     size_t maxl = nd / 9 + 2;
     if (!grow(r->alloc, (void **)&r->limbs, &r->climbs, maxl, sizeof(uint32_t))) return false;
     uint32_t *l = r->limbs;
@@ -396,7 +386,7 @@ static JR_NOINLINE bool parse_big(jr *r, const char *ds, size_t nd, bool neg, te
 }
 
 /* p is at '-' or a digit. */
-JR_INLINE const char *parse_number(jr *r, const char *p, tersa_value *v) {
+TERSA_INLINE const char *parse_number(jr *r, const char *p, tersa_value *v) {
     const char *s = p;
     bool neg = *p == '-';
     p += neg;
@@ -424,7 +414,7 @@ JR_INLINE const char *parse_number(jr *r, const char *p, tersa_value *v) {
         v->type = TERSA_FLOAT;
         v->v.f = d;
         p = q;
-    } else if (JR_LIKELY(nd <= 19)) { /* u is exact */
+    } else if (TERSA_LIKELY(nd <= 19)) { /* u is exact */
         if (!neg) {
             if (u <= (uint64_t)INT64_MAX) {
                 v->type = TERSA_INT;
@@ -457,7 +447,7 @@ JR_INLINE const char *parse_number(jr *r, const char *p, tersa_value *v) {
     } else if (!parse_big(r, ds, nd, neg, v)) {
         return nomem(r, s);
     }
-    if (JR_UNLIKELY(num_tail[(unsigned char)*p])) return fail(r, s, "invalid number");
+    if (TERSA_UNLIKELY(num_tail[(unsigned char)*p])) return fail(r, s, "invalid number");
     return p;
 }
 
@@ -486,7 +476,7 @@ static uint64_t key_hash(const char *p, size_t n) {
     return h ^ (h >> 31);
 }
 
-JR_INLINE bool key_eq(const tersa_value *a, const tersa_value *b) {
+TERSA_INLINE bool key_eq(const tersa_value *a, const tersa_value *b) {
     return a->v.str.len == b->v.str.len &&
            (a->v.str.len == 0 || memcmp(a->v.str.ptr, b->v.str.ptr, a->v.str.len) == 0);
 }
@@ -563,8 +553,8 @@ static bool close_container(jr *r, const char *p, tersa_value *v) {
     return true;
 }
 
-JR_INLINE bool push_value(jr *r, const tersa_value *v) {
-    if (JR_UNLIKELY(r->nvals == r->cvals) &&
+TERSA_INLINE bool push_value(jr *r, const tersa_value *v) {
+    if (TERSA_UNLIKELY(r->nvals == r->cvals) &&
         !grow(r->alloc, (void **)&r->vals, &r->cvals, r->nvals + 1, sizeof(tersa_value)))
         return false;
     r->vals[r->nvals++] = *v;
