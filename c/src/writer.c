@@ -120,14 +120,11 @@ TERSA_NOINLINE static bool grow_stack(tersa_writer *w) {
     return true;
 }
 
-/* push_frame for a generic map, or while keywatch is set. */
-TERSA_NOINLINE static bool push_watched(tersa_writer *w, uint8_t kind, tersa_slot *slot, size_t count, uint8_t identity,
-                                       const tersa_key *keys) {
-    bool starts = false;
-    size_t start = 0;
-    if (w->keywatch && !key_container(w, identity, kind == FRAME_GENERIC ? count / 2 : count, keys, &starts, &start))
-        return false;
-    if (TERSA_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return false;
+/* The frame of a container of `count` items (ends_key: it closes a recorded
+ * generic-map key), its parent's position saved and the slot of its first
+ * item current; NULL if the stack cannot grow. */
+TERSA_INLINE wframe *enter_frame(tersa_writer *w, uint8_t kind, bool ends_key, tersa_slot *slot, size_t count) {
+    if (TERSA_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return NULL;
     if (w->depth) {
         wframe *parent = &w->stack[w->depth - 1];
         parent->cur = w->cur;
@@ -135,11 +132,23 @@ TERSA_NOINLINE static bool push_watched(tersa_writer *w, uint8_t kind, tersa_slo
     }
     wframe *f = &w->stack[w->depth++];
     f->kind = kind;
-    f->ends_key = starts;
-    f->key_start = start;
+    f->ends_key = ends_key;
     w->cur = slot;
     w->cur_left = count;
     w->cur_step = kind == FRAME_MAP;
+    return f;
+}
+
+/* push_frame for a generic map, or while keywatch is set. */
+TERSA_NOINLINE static bool push_watched(tersa_writer *w, uint8_t kind, tersa_slot *slot, size_t count, uint8_t identity,
+                                       const tersa_key *keys) {
+    bool starts = false;
+    size_t start = 0;
+    if (w->keywatch && !key_container(w, identity, kind == FRAME_GENERIC ? count / 2 : count, keys, &starts, &start))
+        return false;
+    wframe *f = enter_frame(w, kind, starts, slot, count);
+    if (!f) return false;
+    f->key_start = start;
     if (starts) w->recording++;
     if (kind == FRAME_GENERIC) tersa_kid_open(&w->kids, &f->kids);
     w->cur_generic = kind == FRAME_GENERIC;
@@ -154,18 +163,7 @@ TERSA_INLINE bool push_frame(tersa_writer *w, uint8_t kind, tersa_slot *slot, si
                             const tersa_key *keys) {
     if (TERSA_UNLIKELY(w->keywatch) || TERSA_UNLIKELY(kind == FRAME_GENERIC))
         return push_watched(w, kind, slot, count, identity, keys);
-    if (TERSA_UNLIKELY(w->depth == w->stack_cap) && !grow_stack(w)) return false;
-    if (w->depth) {
-        wframe *parent = &w->stack[w->depth - 1];
-        parent->cur = w->cur;
-        parent->left = w->cur_left;
-    }
-    wframe *f = &w->stack[w->depth++];
-    f->kind = kind;
-    f->ends_key = false;
-    w->cur = slot;
-    w->cur_left = count;
-    w->cur_step = kind == FRAME_MAP;
+    if (!enter_frame(w, kind, false, slot, count)) return false;
     return true;
 }
 
@@ -516,18 +514,18 @@ static bool check_utf8(tersa_writer *w, const char *ptr, size_t len, bool *ascii
     return fail(w, TERSA_ERR_UNREPRESENTABLE, "string is not valid UTF-8");
 }
 
-bool tersa_write_string_utf8(tersa_writer *w, const char *ptr, size_t len) {
+/* A string value whose UTF-8 is known to be valid. */
+TERSA_INLINE bool write_string_value(tersa_writer *w, const char *ptr, size_t len) {
     tersa_slot *slot = next_slot(w);
     return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL) &&
            KEY_BYTES(w, TERSA_KID_STRING, ptr, len);
 }
 
+bool tersa_write_string_utf8(tersa_writer *w, const char *ptr, size_t len) { return write_string_value(w, ptr, len); }
+
 bool tersa_write_string(tersa_writer *w, const char *ptr, size_t len) {
     bool ascii;
-    if (!check_utf8(w, ptr, len, &ascii)) return false;
-    tersa_slot *slot = next_slot(w);
-    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL) &&
-           KEY_BYTES(w, TERSA_KID_STRING, ptr, len);
+    return check_utf8(w, ptr, len, &ascii) && write_string_value(w, ptr, len);
 }
 
 bool tersa_write_symbol(tersa_writer *w, const char *ptr, size_t len) {
