@@ -271,14 +271,17 @@ def run():
 # --------------------------------------------------------------------------
 
 
-def summary_tables(rows, codecs):
-    tables = []
+def groups(rows):
+    """(group, its documents in order, (document, codec) -> row) for each group that has rows."""
     for group in ("seed", "large"):
         grp = [r for r in rows if r.get("group", "seed") == group]
-        if not grp:
-            continue
-        docs = list(dict.fromkeys(r["document"] for r in grp))
-        by = {(r["document"], r["codec"]): r for r in grp}
+        if grp:
+            yield group, list(dict.fromkeys(r["document"] for r in grp)), {(r["document"], r["codec"]): r for r in grp}
+
+
+def summary_tables(rows, codecs):
+    tables = []
+    for group, docs, by in groups(rows):
         tersa_ok = all((d, "tersa") in by for d in docs) and "tersa" in codecs
         table_rows = []
         for c in codecs:
@@ -321,12 +324,7 @@ def print_summary(result):
         print(f"  note: {note}")
     rows = result["documents"]
     codecs = list(result["libraries"])
-    for group in ("seed", "large"):
-        grp = [r for r in rows if r.get("group", "seed") == group]
-        if not grp:
-            continue
-        docs = list(dict.fromkeys(r["document"] for r in grp))
-        by = {(r["document"], r["codec"]): r for r in grp}
+    for group, docs, by in groups(rows):
         print(f"\n== {group} documents ==")
         for metric, label, fmt in (("bytes", "bytes", "{:,.0f}"), ("encode_per_s", "encode docs/s", "{:,.0f}"),
                                    ("decode_per_s", "decode docs/s", "{:,.0f}")):
