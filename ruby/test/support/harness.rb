@@ -72,6 +72,13 @@ module TersaHarness
   def unhex(h) = [h].pack("H*").b
   def decode_error(e) = { "error" => e.code.to_s, "offset" => e.offset }
 
+  # The block's reply, or the error of the decoding in it.
+  def decoded
+    yield
+  rescue Tersa::DecodeError => e
+    decode_error(e)
+  end
+
   # Feed `data` to Tersa::Decoder in pieces of the given sizes (the last size
   # repeats), taking the completed values after every piece, then finish.
   def chunked(data, pieces, join: false)
@@ -124,20 +131,8 @@ module TersaHarness
     when "hello" then { "impl" => "ruby", "tersa" => Tersa::VERSION, "ruby" => RUBY_VERSION }
     when "encode" then { "hex" => hex(Tersa.dump(from_x(req["value"]))) }
     when "encode_stream" then encode_stream(req)
-    when "decode"
-      begin
-        v = Tersa.load(unhex(req["hex"]))
-      rescue Tersa::DecodeError => e
-        return decode_error(e)
-      end
-      { "hex" => hex(Tersa.dump(v)) }
-    when "decode_stream"
-      begin
-        vs = Tersa.load_stream(unhex(req["hex"]))
-      rescue Tersa::DecodeError => e
-        return decode_error(e)
-      end
-      { "values" => vs.map { |v| hex(Tersa.dump(v)) } }
+    when "decode" then decoded { { "hex" => hex(Tersa.dump(Tersa.load(unhex(req["hex"])))) } }
+    when "decode_stream" then decoded { { "values" => Tersa.load_stream(unhex(req["hex"])).map { |v| hex(Tersa.dump(v)) } } }
     when "decode_stream_chunks" then chunked(unhex(req["hex"]), req["pieces"])
     when "join_stream"
       begin
