@@ -37,6 +37,7 @@
 #endif
 
 #include "tersa.h"
+#include "compiler.h" /* the core's, shared with every C file of the project */
 
 #if PY_VERSION_HEX < 0x030A0000
 #error "tersa needs CPython 3.10 or later"
@@ -79,17 +80,6 @@ static size_t tersa_dk_size(const tersa_dict_keys *dk) {
 #define TERSA_DICT_INTERNALS 0
 #endif
 
-#if defined(__GNUC__) || defined(__clang__)
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define ALWAYS_INLINE static inline __attribute__((always_inline))
-#define NOINLINE __attribute__((noinline))
-#else
-#define LIKELY(x) (x)
-#define UNLIKELY(x) (x)
-#define ALWAYS_INLINE static inline
-#define NOINLINE
-#endif
 
 /* ==========================================================================
  * Options
@@ -159,20 +149,20 @@ static void civil_from_days(int64_t z, int *y, int *m, int *d) {
     *y = (int)(yy + (*m <= 2));
 }
 
-ALWAYS_INLINE uint64_t load64(const void *p) {
+TERSA_INLINE uint64_t load64(const void *p) {
     uint64_t v;
     memcpy(&v, p, 8);
     return v;
 }
 
-ALWAYS_INLINE uint32_t load32(const void *p) {
+TERSA_INLINE uint32_t load32(const void *p) {
     uint32_t v;
     memcpy(&v, p, 4);
     return v;
 }
 
 /* The bytes p[0..n) (n <= 8) as a word, reading nothing outside them. */
-ALWAYS_INLINE uint64_t load_upto8(const char *p, size_t n) {
+TERSA_INLINE uint64_t load_upto8(const char *p, size_t n) {
     if (n >= 4) return (uint64_t)load32(p) | ((uint64_t)load32(p + n - 4) << 32);
     if (n == 0) return 0;
     const unsigned char *u = (const unsigned char *)p;
@@ -180,15 +170,15 @@ ALWAYS_INLINE uint64_t load_upto8(const char *p, size_t n) {
 }
 
 /* memcmp(a, b, n) == 0 without a call for short strings. */
-ALWAYS_INLINE int bytes_eq(const char *a, const char *b, size_t n) {
+TERSA_INLINE int bytes_eq(const char *a, const char *b, size_t n) {
     if (n <= 8) return load_upto8(a, n) == load_upto8(b, n);
     if (n <= 16) return load64(a) == load64(b) && load64(a + n - 8) == load64(b + n - 8);
     return memcmp(a, b, n) == 0;
 }
 
-ALWAYS_INLINE Py_hash_t str_hash(PyObject *s) {
+TERSA_INLINE Py_hash_t str_hash(PyObject *s) {
     Py_hash_t h = ((PyASCIIObject *)s)->hash;
-    if (UNLIKELY(h == -1)) h = PyObject_Hash(s);
+    if (TERSA_UNLIKELY(h == -1)) h = PyObject_Hash(s);
     return h;
 }
 
@@ -314,8 +304,8 @@ static uintptr_t thread_stack_low(void) {
 
 static int stack_guard(const char *what) {
     uintptr_t here = (uintptr_t)__builtin_frame_address(0), low = tl_stack_low;
-    if (UNLIKELY(!low)) low = tl_stack_low = thread_stack_low();
-    if (LIKELY(here - low > STACK_RESERVE || low == 1 || here < low)) return 0;
+    if (TERSA_UNLIKELY(!low)) low = tl_stack_low = thread_stack_low();
+    if (TERSA_LIKELY(here - low > STACK_RESERVE || low == 1 || here < low)) return 0;
     PyErr_Format(PyExc_RecursionError, "maximum recursion depth exceeded in %s (the thread's C stack is nearly full)",
                  what);
     return -1;

@@ -73,7 +73,7 @@ static PyObject *dec_other(dec_ctx *d, const tersa_item *it);
 
 /* The object of a scalar item, DEC_OPEN for a container item, or NULL. The
  * commonest inline (the container loops). */
-ALWAYS_INLINE PyObject *dec_scalar(dec_ctx *d, const tersa_item *it) {
+TERSA_INLINE PyObject *dec_scalar(dec_ctx *d, const tersa_item *it) {
     switch (it->type) {
     case TERSA_STRING:
         return dec_str(d, it);
@@ -118,9 +118,9 @@ static PyObject *list_with_room(size_t cap) {
 
 /* Append v (stolen) as element i of a DF_LIST_LONG list, growing it up to
  * the claimed count. */
-ALWAYS_INLINE int list_long_store(dframe *f, size_t i, PyObject *v) {
+TERSA_INLINE int list_long_store(dframe *f, size_t i, PyObject *v) {
     PyListObject *l = (PyListObject *)f->obj;
-    if (UNLIKELY((Py_ssize_t)i == l->allocated)) {
+    if (TERSA_UNLIKELY((Py_ssize_t)i == l->allocated)) {
         size_t cap = i * 2 < f->n ? i * 2 : f->n;
         PyObject **p = PyMem_Realloc(l->ob_item, cap * sizeof(PyObject *));
         if (!p) {
@@ -144,17 +144,17 @@ enum { SCALAR_RUN = 32 };
 /* Elements i.. of a list of n whose storage is `items`: the run of scalars
  * that comes next. Returns the new i, or SIZE_MAX with the exception set
  * (the elements not stored stay NULL). */
-NOINLINE static size_t dec_scalar_run(dec_ctx *d, PyObject **items, size_t i, size_t n) {
+TERSA_NOINLINE static size_t dec_scalar_run(dec_ctx *d, PyObject **items, size_t i, size_t n) {
     tersa_item run[SCALAR_RUN];
     size_t k;
     do {
-        if (UNLIKELY(!tersa_read_scalars(d->r, run, n - i < SCALAR_RUN ? n - i : SCALAR_RUN, &k))) {
+        if (TERSA_UNLIKELY(!tersa_read_scalars(d->r, run, n - i < SCALAR_RUN ? n - i : SCALAR_RUN, &k))) {
             dec_fail(d);
             return SIZE_MAX;
         }
         for (size_t j = 0; j < k; j++) {
             PyObject *v = dec_scalar(d, &run[j]);
-            if (UNLIKELY(!v)) return SIZE_MAX;
+            if (TERSA_UNLIKELY(!v)) return SIZE_MAX;
             items[i++] = v;
         }
     } while (k == SCALAR_RUN && i < n);
@@ -166,20 +166,20 @@ static size_t dec_scalar_run_long(dec_ctx *d, dframe *f, size_t i) {
     tersa_item run[SCALAR_RUN];
     size_t k, n = f->n;
     do {
-        if (UNLIKELY(!tersa_read_scalars(d->r, run, n - i < SCALAR_RUN ? n - i : SCALAR_RUN, &k))) {
+        if (TERSA_UNLIKELY(!tersa_read_scalars(d->r, run, n - i < SCALAR_RUN ? n - i : SCALAR_RUN, &k))) {
             dec_fail(d);
             return SIZE_MAX;
         }
         for (size_t j = 0; j < k; j++) {
             PyObject *v = dec_scalar(d, &run[j]);
-            if (UNLIKELY(!v) || UNLIKELY(list_long_store(f, i, v) < 0)) return SIZE_MAX;
+            if (TERSA_UNLIKELY(!v) || TERSA_UNLIKELY(list_long_store(f, i, v) < 0)) return SIZE_MAX;
             i++;
         }
     } while (k == SCALAR_RUN && i < n);
     return i;
 }
 
-ALWAYS_INLINE int dict_store(dec_ctx *d, dframe *f, size_t i, PyObject *v) {
+TERSA_INLINE int dict_store(dec_ctx *d, dframe *f, size_t i, PyObject *v) {
     PyObject *k = d->kpool[f->u.off + i];
     int r = _PyDict_SetItem_KnownHash(f->obj, k, v, str_hash(k));
     Py_DECREF(v);
@@ -204,7 +204,7 @@ static tersa_dict_keys *tmpl_copy(PyObject *tmpl, size_t size) {
 }
 
 /* Store v (stolen) as value i; returns whether the GC tracks it. */
-ALWAYS_INLINE int tmpl_store(tersa_dict_uentry *ep, size_t i, PyObject *v) {
+TERSA_INLINE int tmpl_store(tersa_dict_uentry *ep, size_t i, PyObject *v) {
     Py_INCREF(ep[i].me_key);
     ep[i].me_value = v;
     return PyType_IS_GC(Py_TYPE(v)) != 0;
@@ -220,9 +220,9 @@ static void tmpl_free(dframe *f) {
     PyObject_Free(k);
 }
 
-ALWAYS_INLINE PyObject *tmpl_dict(dec_ctx *d, dframe *f) {
+TERSA_INLINE PyObject *tmpl_dict(dec_ctx *d, dframe *f) {
     PyObject *dict = PyDict_New();
-    if (UNLIKELY(!dict)) {
+    if (TERSA_UNLIKELY(!dict)) {
         tmpl_free(f);
         return NULL;
     }
@@ -235,7 +235,7 @@ ALWAYS_INLINE PyObject *tmpl_dict(dec_ctx *d, dframe *f) {
 }
 #endif
 
-NOINLINE static int dec_grow_frames(dec_ctx *d) {
+TERSA_NOINLINE static int dec_grow_frames(dec_ctx *d) {
     size_t cap = d->frames_cap ? d->frames_cap * 2 : 64;
     dframe *p = PyMem_Realloc(d->frames, cap * sizeof(dframe));
     if (!p) {
@@ -248,13 +248,13 @@ NOINLINE static int dec_grow_frames(dec_ctx *d) {
 }
 
 /* Is item i of frame p (NULL: the top level) part of a map key? */
-ALWAYS_INLINE int item_is_key(const dframe *p, size_t i) { return p && ((p->keys >> (i & 1)) & 1); }
+TERSA_INLINE int item_is_key(const dframe *p, size_t i) { return p && ((p->keys >> (i & 1)) & 1); }
 
 /* Push the frame of container item `it` (empty ones too: closing builds the
  * object), with `as_key` if it is part of a map key (a generic map's key, or
  * inside one). Short arrays are pushed inline by dec_value. */
-NOINLINE static int dec_open(dec_ctx *d, const tersa_item *it, int as_key) {
-    if (UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return -1;
+TERSA_NOINLINE static int dec_open(dec_ctx *d, const tersa_item *it, int as_key) {
+    if (TERSA_UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return -1;
     dframe *f = &d->frames[d->nframes];
     f->as_key = (uint8_t)as_key;
     f->keys = as_key ? 3 : 0;
@@ -280,15 +280,15 @@ NOINLINE static int dec_open(dec_ctx *d, const tersa_item *it, int as_key) {
         int collide;
         PyObject *tmpl;
         Py_ssize_t off = shape_keys(d, it, &collide, &tmpl);
-        if (UNLIKELY(off < 0)) return -1;
+        if (TERSA_UNLIKELY(off < 0)) return -1;
         f->n = it->v.map.count;
         f->u.off = (size_t)off;
-        if (UNLIKELY(as_key || collide)) {
+        if (TERSA_UNLIKELY(as_key || collide)) {
             f->kind = DF_PAIRS;
             f->obj = PyList_New(0);
         }
 #if TERSA_DICT_INTERNALS
-        else if (LIKELY(tmpl != NULL) && d->shapes[it->v.map.shape].tmpl_size <= d->ahead) {
+        else if (TERSA_LIKELY(tmpl != NULL) && d->shapes[it->v.map.shape].tmpl_size <= d->ahead) {
             f->kind = DF_TMPL;
             f->claim = d->shapes[it->v.map.shape].tmpl_size;
             f->u.keys = tmpl_copy(tmpl, f->claim);
@@ -312,7 +312,7 @@ NOINLINE static int dec_open(dec_ctx *d, const tersa_item *it, int as_key) {
         f->n = 2 * it->v.map.count;
         f->obj = PyList_New(0);
     }
-    if (UNLIKELY(!f->obj)) return -1;
+    if (TERSA_UNLIKELY(!f->obj)) return -1;
     d->ahead -= f->claim;
     d->nframes++;
     return 0;
@@ -321,8 +321,8 @@ NOINLINE static int dec_open(dec_ctx *d, const tersa_item *it, int as_key) {
 #if TERSA_DICT_INTERNALS
 /* A map of a shape this buffer has used before, whose template serves (not
  * part of a key): the commonest container, pushed without a call. */
-ALWAYS_INLINE dframe *dec_open_tmpl(dec_ctx *d, const sh_ent *sh, size_t n) {
-    if (UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return NULL;
+TERSA_INLINE dframe *dec_open_tmpl(dec_ctx *d, const sh_ent *sh, size_t n) {
+    if (TERSA_UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return NULL;
     dframe *f = &d->frames[d->nframes];
     f->kind = DF_TMPL;
     f->as_key = f->keys = f->gc = 0;
@@ -332,7 +332,7 @@ ALWAYS_INLINE dframe *dec_open_tmpl(dec_ctx *d, const sh_ent *sh, size_t n) {
     f->obj = NULL;
     f->claim = sh->tmpl_size;
     f->u.keys = tmpl_copy(sh->tmpl, sh->tmpl_size);
-    if (UNLIKELY(!f->u.keys)) return NULL;
+    if (TERSA_UNLIKELY(!f->u.keys)) return NULL;
     d->ahead -= f->claim;
     d->nframes++;
     return f;
@@ -341,8 +341,8 @@ ALWAYS_INLINE dframe *dec_open_tmpl(dec_ctx *d, const sh_ent *sh, size_t n) {
 
 /* A list of n <= PRESIZE_MAX elements, not part of a key: pushed without a
  * call. */
-ALWAYS_INLINE dframe *dec_open_list(dec_ctx *d, size_t n) {
-    if (UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return NULL;
+TERSA_INLINE dframe *dec_open_list(dec_ctx *d, size_t n) {
+    if (TERSA_UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return NULL;
     dframe *f = &d->frames[d->nframes];
     f->kind = DF_LIST;
     f->as_key = f->keys = 0;
@@ -350,7 +350,7 @@ ALWAYS_INLINE dframe *dec_open_list(dec_ctx *d, size_t n) {
     f->n = n;
     f->claim = n * sizeof(PyObject *);
     f->obj = PyList_New((Py_ssize_t)n);
-    if (UNLIKELY(!f->obj)) return NULL;
+    if (TERSA_UNLIKELY(!f->obj)) return NULL;
     dec_untrack(d, f->obj);
     d->ahead -= f->claim;
     d->nframes++;
@@ -366,7 +366,7 @@ static PyObject *dec_close(dec_ctx *d, dframe *f) {
     switch (f->kind) {
     case DF_LIST:
     case DF_LIST_LONG:
-        if (LIKELY(!f->as_key)) return obj;
+        if (TERSA_LIKELY(!f->as_key)) return obj;
         r = PyList_AsTuple(obj);
         Py_DECREF(obj);
         return r;
@@ -405,7 +405,7 @@ static PyObject *dec_close(dec_ctx *d, dframe *f) {
 }
 
 /* After an error: drop every open frame. */
-NOINLINE static void dec_unwind(dec_ctx *d) {
+TERSA_NOINLINE static void dec_unwind(dec_ctx *d) {
     while (d->nframes) {
         dframe *f = &d->frames[--d->nframes];
 #if TERSA_DICT_INTERNALS
@@ -424,26 +424,26 @@ NOINLINE static void dec_unwind(dec_ctx *d) {
  * longer array (nothing done), or when the list has a container item: then
  * the list has the frame it would have had, with that item (now in *it) in
  * progress. NULL on error. */
-NOINLINE static PyObject *dec_leaf(dec_ctx *d, tersa_item *it) {
+TERSA_NOINLINE static PyObject *dec_leaf(dec_ctx *d, tersa_item *it) {
     size_t n = it->v.array.count;
     if (n > PRESIZE_MAX || n * sizeof(PyObject *) > d->ahead) return DEC_OPEN;
     PyObject *list = PyList_New((Py_ssize_t)n);
-    if (UNLIKELY(!list)) return NULL;
+    if (TERSA_UNLIKELY(!list)) return NULL;
     dec_untrack(d, list);
     PyObject **items = ((PyListObject *)list)->ob_item;
     size_t j = it->flags & TERSA_ITEM_SCALARS ? dec_scalar_run(d, items, 0, n) : 0;
-    if (UNLIKELY(j == SIZE_MAX)) {
+    if (TERSA_UNLIKELY(j == SIZE_MAX)) {
         Py_DECREF(list);
         return NULL;
     }
     for (; j < n; j++) {
-        if (UNLIKELY(!tersa_read(d->r, it))) {
+        if (TERSA_UNLIKELY(!tersa_read(d->r, it))) {
             Py_DECREF(list);
             return dec_fail(d);
         }
         PyObject *v = dec_scalar(d, it);
         if (v == DEC_OPEN) {
-            if (UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) {
+            if (TERSA_UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) {
                 Py_DECREF(list);
                 return NULL;
             }
@@ -457,7 +457,7 @@ NOINLINE static PyObject *dec_leaf(dec_ctx *d, tersa_item *it) {
             d->ahead -= f->claim;
             return DEC_OPEN;
         }
-        if (UNLIKELY(!v)) {
+        if (TERSA_UNLIKELY(!v)) {
             Py_DECREF(list);
             return NULL;
         }
@@ -480,7 +480,7 @@ static PyObject *dec_value_run(dec_ctx *d) {
     size_t i, n;
     int r, was_key;
     uint32_t height;
-    if (UNLIKELY(!tersa_read(d->r, &it))) return dec_fail(d);
+    if (TERSA_UNLIKELY(!tersa_read(d->r, &it))) return dec_fail(d);
     v = dec_scalar(d, &it);
     if (v != DEC_OPEN) return v;
     f = NULL;
@@ -488,13 +488,13 @@ static PyObject *dec_value_run(dec_ctx *d) {
 open: /* `it` is a container item, item i of frame f (NULL: the top level) */
     r = item_is_key(f, i);
 open_known: /* r: whether it is part of a key */
-    if (LIKELY(!r)) {
+    if (TERSA_LIKELY(!r)) {
         if (it.type == TERSA_MAP) {
 #if TERSA_DICT_INTERNALS
             uint32_t si = it.v.map.shape;
             if (si < d->shapes_cap && d->shapes[si].tmpl && d->shapes[si].tmpl_size <= d->ahead) {
                 f = dec_open_tmpl(d, &d->shapes[si], it.v.map.count);
-                if (UNLIKELY(!f)) goto fail;
+                if (TERSA_UNLIKELY(!f)) goto fail;
                 i = 0;
                 n = f->n;
                 v = NULL;
@@ -504,21 +504,21 @@ open_known: /* r: whether it is part of a key */
             if (it.v.map.count == 0) {
                 /* No frame: the next item of its parent. */
                 v = PyDict_New();
-                if (UNLIKELY(!v)) goto fail;
+                if (TERSA_UNLIKELY(!v)) goto fail;
                 if (!f) return v;
                 goto resume;
             }
         } else if (it.type == TERSA_ARRAY && it.v.array.count <= PRESIZE_MAX &&
                    it.v.array.count * sizeof(PyObject *) <= d->ahead) {
             f = dec_open_list(d, it.v.array.count);
-            if (UNLIKELY(!f)) goto fail;
+            if (TERSA_UNLIKELY(!f)) goto fail;
             i = 0;
             n = f->n;
             v = NULL;
             goto list_items;
         }
     }
-    if (UNLIKELY(dec_open(d, &it, r) < 0)) goto fail;
+    if (TERSA_UNLIKELY(dec_open(d, &it, r) < 0)) goto fail;
     f = &d->frames[d->nframes - 1];
     v = NULL;
 resume: /* f: the innermost frame; v: its next item if not NULL */
@@ -533,18 +533,18 @@ resume: /* f: the innermost frame; v: its next item if not NULL */
 #endif
     case DF_LIST_LONG:
         if (v) {
-            if (UNLIKELY(list_long_store(f, i, v) < 0)) goto fail_at;
+            if (TERSA_UNLIKELY(list_long_store(f, i, v) < 0)) goto fail_at;
             i++;
         } else if (i == 0 && (it.flags & TERSA_ITEM_SCALARS) && !f->as_key) {
             /* `it` is the array just opened */
             i = dec_scalar_run_long(d, f, 0);
-            if (UNLIKELY(i == SIZE_MAX)) {
+            if (TERSA_UNLIKELY(i == SIZE_MAX)) {
                 i = 0;
                 goto fail;
             }
         }
         for (; i < n; i++) {
-            if (UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
+            if (TERSA_UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
             v = dec_scalar(d, &it);
             if (v == DEC_OPEN) {
                 if (f->as_key) goto open_at;
@@ -552,40 +552,40 @@ resume: /* f: the innermost frame; v: its next item if not NULL */
                 f->i = i;
                 v = dec_leaf(d, &it);
                 if (v == DEC_OPEN) goto open_top;
-                if (UNLIKELY(!v)) goto fail;
+                if (TERSA_UNLIKELY(!v)) goto fail;
             }
-            if (UNLIKELY(!v)) goto fail_at;
-            if (UNLIKELY(list_long_store(f, i, v) < 0)) goto fail_at;
+            if (TERSA_UNLIKELY(!v)) goto fail_at;
+            if (TERSA_UNLIKELY(list_long_store(f, i, v) < 0)) goto fail_at;
         }
         goto complete;
     case DF_DICT:
         if (v) {
-            if (UNLIKELY(dict_store(d, f, i, v) < 0)) goto fail_at;
+            if (TERSA_UNLIKELY(dict_store(d, f, i, v) < 0)) goto fail_at;
             i++;
         }
         for (; i < n; i++) {
-            if (UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
+            if (TERSA_UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
             v = dec_scalar(d, &it);
             if (v == DEC_OPEN) goto open_at;
-            if (UNLIKELY(!v)) goto fail_at;
-            if (UNLIKELY(dict_store(d, f, i, v) < 0)) goto fail_at;
+            if (TERSA_UNLIKELY(!v)) goto fail_at;
+            if (TERSA_UNLIKELY(dict_store(d, f, i, v) < 0)) goto fail_at;
         }
         goto complete;
     default: /* DF_PAIRS, DF_GENERIC */
         if (v) {
             r = PyList_Append(f->obj, v);
             Py_DECREF(v);
-            if (UNLIKELY(r < 0)) goto fail_at;
+            if (TERSA_UNLIKELY(r < 0)) goto fail_at;
             i++;
         }
         for (; i < n; i++) {
-            if (UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
+            if (TERSA_UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
             v = dec_scalar(d, &it);
             if (v == DEC_OPEN) goto open_at;
-            if (UNLIKELY(!v)) goto fail_at;
+            if (TERSA_UNLIKELY(!v)) goto fail_at;
             r = PyList_Append(f->obj, v);
             Py_DECREF(v);
-            if (UNLIKELY(r < 0)) goto fail_at;
+            if (TERSA_UNLIKELY(r < 0)) goto fail_at;
         }
         goto complete;
     }
@@ -595,22 +595,22 @@ list_items: {
         items[i++] = v;
     } else if (i == 0 && (it.flags & TERSA_ITEM_SCALARS)) { /* `it` is the array just opened */
         i = dec_scalar_run(d, items, 0, n);
-        if (UNLIKELY(i == SIZE_MAX)) {
+        if (TERSA_UNLIKELY(i == SIZE_MAX)) {
             i = 0;
             goto fail;
         }
     }
     for (; i < n; i++) {
-        if (UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
+        if (TERSA_UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
         v = dec_scalar(d, &it);
         if (v == DEC_OPEN) {
             if (it.type != TERSA_ARRAY) goto open_at_plain;
             f->i = i;
             v = dec_leaf(d, &it);
             if (v == DEC_OPEN) goto open_top;
-            if (UNLIKELY(!v)) goto fail;
+            if (TERSA_UNLIKELY(!v)) goto fail;
         }
-        if (UNLIKELY(!v)) goto fail_at;
+        if (TERSA_UNLIKELY(!v)) goto fail_at;
         items[i] = v;
     }
     f->i = i;
@@ -623,7 +623,7 @@ tmpl_items: {
     int gc = f->gc;
     if (v) gc |= tmpl_store(ep, i++, v);
     for (; i < n; i++) {
-        if (UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
+        if (TERSA_UNLIKELY(!tersa_read(d->r, &it))) goto fail_read;
         v = dec_scalar(d, &it);
         if (v == DEC_OPEN) {
             f->gc = (uint8_t)gc;
@@ -631,15 +631,15 @@ tmpl_items: {
             f->i = i;
             v = dec_leaf(d, &it);
             if (v == DEC_OPEN) goto open_top;
-            if (UNLIKELY(!v)) goto fail;
+            if (TERSA_UNLIKELY(!v)) goto fail;
         }
-        if (UNLIKELY(!v)) goto fail_at;
+        if (TERSA_UNLIKELY(!v)) goto fail_at;
         gc |= tmpl_store(ep, i, v);
     }
     f->i = i;
     f->gc = (uint8_t)gc;
     v = tmpl_dict(d, f);
-    if (UNLIKELY(!v)) {
+    if (TERSA_UNLIKELY(!v)) {
         d->nframes--;
         goto fail;
     }
@@ -651,11 +651,11 @@ complete:
     was_key = f->as_key;
     height = f->height;
     v = dec_close(d, f);
-    if (UNLIKELY(!v)) {
+    if (TERSA_UNLIKELY(!v)) {
         d->nframes--;
         goto fail;
     }
-    if (UNLIKELY(was_key) && d->nframes > 1) {
+    if (TERSA_UNLIKELY(was_key) && d->nframes > 1) {
         dframe *p = f - 1;
         if (p->as_key) {
             if (height + 1 > p->height) p->height = height + 1;

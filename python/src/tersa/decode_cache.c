@@ -9,7 +9,7 @@
 
 /* Make a zero-filled per-index array of objects hold slot `slot`: 0, or -1
  * with MemoryError. */
-NOINLINE static int objects_cover(PyObject ***arr, size_t *cap, size_t slot) {
+TERSA_NOINLINE static int objects_cover(PyObject ***arr, size_t *cap, size_t slot) {
     if (slot < *cap) return 0;
     size_t n = *cap ? *cap : 256;
     while (n <= slot) n *= 2;
@@ -30,10 +30,10 @@ NOINLINE static int objects_cover(PyObject ***arr, size_t *cap, size_t slot) {
  * being built until the call returns (callers that drop one, like symbol
  * names, use make_str directly). A stream decoder's values outlive frames,
  * so its cache holds references (d->strong). */
-ALWAYS_INLINE PyObject *dec_str(dec_ctx *d, const tersa_item *it) {
+TERSA_INLINE PyObject *dec_str(dec_ctx *d, const tersa_item *it) {
     uint32_t idx = it->v.str.index;
     if (idx == TERSA_NO_INDEX) return make_str(it->v.str.ptr, it->v.str.len, it->flags);
-    if (LIKELY(idx < d->scache_cap)) {
+    if (TERSA_LIKELY(idx < d->scache_cap)) {
         PyObject *s = d->scache[idx];
         if (s) {
             Py_INCREF(s);
@@ -43,7 +43,7 @@ ALWAYS_INLINE PyObject *dec_str(dec_ctx *d, const tersa_item *it) {
         return NULL;
     }
     PyObject *s = make_str(it->v.str.ptr, it->v.str.len, it->flags);
-    if (UNLIKELY(!s)) return NULL;
+    if (TERSA_UNLIKELY(!s)) return NULL;
     if (d->strong) Py_INCREF(s);
     d->scache[idx] = s;
     if (idx >= d->scache_hi) d->scache_hi = idx + 1;
@@ -57,7 +57,7 @@ typedef struct {
 
 static keycache_ent g_keycache[KEYCACHE_SIZE];
 
-ALWAYS_INLINE uint64_t key_hash(const char *p, size_t n) {
+TERSA_INLINE uint64_t key_hash(const char *p, size_t n) {
     uint64_t h = 0xcbf29ce484222325ull ^ n;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -105,7 +105,7 @@ static PyObject *make_key(const tersa_key *k, uint32_t opt) {
  * or stream: a one-byte reference can repeat it in every new shape, and
  * decoding and interning it each time would cost time quadratic in the
  * input. */
-NOINLINE static PyObject *long_key(dec_ctx *d, const tersa_key *k, uint32_t index) {
+TERSA_NOINLINE static PyObject *long_key(dec_ctx *d, const tersa_key *k, uint32_t index) {
     size_t slot = 2 * (size_t)index + (k->symbol && !(d->opt & OPT_SYMBOL_AS_STR));
     if (objects_cover(&d->lkeys, &d->lkeys_cap, slot) < 0) return NULL;
     if (d->lkeys[slot]) return Py_NewRef(d->lkeys[slot]);
@@ -265,7 +265,7 @@ static shapecache_ent *shapecache_put(uint64_t h, const tersa_key *keys, size_t 
  * in a later one through the cache across calls): building it costs about
  * what filling one dict does, and most shapes of sparse records serve once.
  * 0, or -1 with an exception. */
-NOINLINE static int shape_template(dec_ctx *d, sh_ent *sh) {
+TERSA_NOINLINE static int shape_template(dec_ctx *d, sh_ent *sh) {
     PyObject *t = make_template(d->kpool + sh->off, sh->n);
     if (!t) {
         if (PyErr_Occurred()) return -1;
@@ -285,7 +285,7 @@ NOINLINE static int shape_template(dec_ctx *d, sh_ent *sh) {
  * the map cannot be a dict, *tmpl to its template (borrowed) or NULL. */
 static Py_ssize_t shape_keys(dec_ctx *d, const tersa_item *it, int *collide, PyObject **tmpl) {
     uint32_t si = it->v.map.shape;
-    if (LIKELY(si != TERSA_NO_INDEX && si < d->shapes_cap && d->shapes[si].set)) {
+    if (TERSA_LIKELY(si != TERSA_NO_INDEX && si < d->shapes_cap && d->shapes[si].set)) {
         sh_ent *sh = &d->shapes[si];
         if (!sh->tmpl && !sh->collide && !sh->no_tmpl && shape_template(d, sh) < 0) return -1;
         *collide = sh->collide;

@@ -116,7 +116,7 @@ static void dec_release(dec_ctx *d, size_t input_len) {
     g_dec_pool = d;
 }
 
-NOINLINE static PyObject *dec_fail(dec_ctx *d) {
+TERSA_NOINLINE static PyObject *dec_fail(dec_ctx *d) {
     raise_tersa_error(tersa_reader_error(d->r));
     return NULL;
 }

@@ -29,9 +29,9 @@ typedef struct {
     uintptr_t prev; /* the low 2 bits are flags */
 } tersa_gc_head;
 #define TERSA_GC_HEAD(o) ((tersa_gc_head *)(o) - 1)
-ALWAYS_INLINE int gc_is_tracked(PyObject *o) { return TERSA_GC_HEAD(o)->next != 0; }
+TERSA_INLINE int gc_is_tracked(PyObject *o) { return TERSA_GC_HEAD(o)->next != 0; }
 /* o must be tracked. */
-ALWAYS_INLINE void gc_untrack(PyObject *o) {
+TERSA_INLINE void gc_untrack(PyObject *o) {
     tersa_gc_head *g = TERSA_GC_HEAD(o);
     tersa_gc_head *prev = (tersa_gc_head *)(g->prev & ~(uintptr_t)3);
     tersa_gc_head *next = (tersa_gc_head *)g->next;
@@ -45,7 +45,7 @@ ALWAYS_INLINE void gc_untrack(PyObject *o) {
 #define gc_untrack PyObject_GC_UnTrack
 #endif
 
-NOINLINE static int dec_grow_untracked(dec_ctx *d) {
+TERSA_NOINLINE static int dec_grow_untracked(dec_ctx *d) {
     size_t cap = d->untracked_cap ? d->untracked_cap * 2 : 256;
     PyObject **p = PyMem_Realloc(d->untracked, cap * sizeof(PyObject *));
     if (!p) return -1;
@@ -57,21 +57,21 @@ NOINLINE static int dec_grow_untracked(dec_ctx *d) {
 /* Hold untracked container o until the value is done: 0, or -1 if it is
  * not held (a small value, or the array cannot grow): then o must be
  * tracked now. */
-ALWAYS_INLINE int dec_hold(dec_ctx *d, PyObject *o) {
+TERSA_INLINE int dec_hold(dec_ctx *d, PyObject *o) {
     if (!d->defer_gc) return -1;
-    if (UNLIKELY(d->nuntracked == d->untracked_cap) && dec_grow_untracked(d) < 0) return -1;
+    if (TERSA_UNLIKELY(d->nuntracked == d->untracked_cap) && dec_grow_untracked(d) < 0) return -1;
     d->untracked[d->nuntracked++] = Py_NewRef(o);
     return 0;
 }
 
 /* o: a tracked container just made. */
-ALWAYS_INLINE void dec_untrack(dec_ctx *d, PyObject *o) {
+TERSA_INLINE void dec_untrack(dec_ctx *d, PyObject *o) {
     if (dec_hold(d, o) == 0) gc_untrack(o);
 }
 
 /* Track the containers untracked while building a value, and drop their
  * references (freeing those no longer part of anything). */
-NOINLINE static void dec_track_all(dec_ctx *d) {
+TERSA_NOINLINE static void dec_track_all(dec_ctx *d) {
     size_t n = d->nuntracked;
     d->nuntracked = 0;
     for (size_t i = 0; i < n; i++) {

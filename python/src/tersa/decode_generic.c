@@ -42,7 +42,7 @@ typedef struct hash_group {
  * hash values that collide in this table too. */
 static uint64_t g_group_seed;
 
-ALWAYS_INLINE size_t group_slot(Py_hash_t h, size_t mask) {
+TERSA_INLINE size_t group_slot(Py_hash_t h, size_t mask) {
     uint64_t x = (uint64_t)h ^ g_group_seed;
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdull;
@@ -71,7 +71,7 @@ static int groups_reset(dec_ctx *d, size_t n, size_t *mask) {
 }
 
 /* How many keys so far have hash h, this one included. */
-ALWAYS_INLINE size_t groups_add(dec_ctx *d, size_t mask, Py_hash_t h) {
+TERSA_INLINE size_t groups_add(dec_ctx *d, size_t mask, Py_hash_t h) {
     size_t i = group_slot(h, mask);
     while (d->groups[i].count && d->groups[i].hash != h) i = (i + 1) & mask;
     d->groups[i].hash = h;

@@ -8,9 +8,9 @@
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
 /* A compact ASCII str, initialised as PyUnicode_New(n, 127) does, minus its
  * generic size and kind checks (3.11 layout). */
-ALWAYS_INLINE PyObject *new_ascii(const char *p, size_t n) {
+TERSA_INLINE PyObject *new_ascii(const char *p, size_t n) {
     PyASCIIObject *o = (PyASCIIObject *)PyObject_Malloc(sizeof(PyASCIIObject) + n + 1);
-    if (UNLIKELY(!o)) return PyErr_NoMemory();
+    if (TERSA_UNLIKELY(!o)) return PyErr_NoMemory();
     PyObject_Init((PyObject *)o, &PyUnicode_Type);
     o->length = (Py_ssize_t)n;
     o->hash = -1;
@@ -26,9 +26,9 @@ ALWAYS_INLINE PyObject *new_ascii(const char *p, size_t n) {
     return (PyObject *)o;
 }
 #else
-ALWAYS_INLINE PyObject *new_ascii(const char *p, size_t n) {
+TERSA_INLINE PyObject *new_ascii(const char *p, size_t n) {
     PyObject *s = PyUnicode_New((Py_ssize_t)n, 127);
-    if (LIKELY(s != NULL)) memcpy(PyUnicode_1BYTE_DATA(s), p, n);
+    if (TERSA_LIKELY(s != NULL)) memcpy(PyUnicode_1BYTE_DATA(s), p, n);
     return s;
 }
 #endif
@@ -40,21 +40,21 @@ ALWAYS_INLINE PyObject *new_ascii(const char *p, size_t n) {
 #define FLOAT_FREE_LIST 100 /* CPython's PyFloat_MAXFREELIST */
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && !defined(Py_REF_DEBUG) && \
     !defined(Py_TRACE_REFS) && PyLong_SHIFT == 30
-ALWAYS_INLINE PyObject *new_float(double v) {
+TERSA_INLINE PyObject *new_float(double v) {
     PyFloatObject *o = (PyFloatObject *)PyObject_Malloc(sizeof(PyFloatObject));
-    if (UNLIKELY(!o)) return PyErr_NoMemory();
+    if (TERSA_UNLIKELY(!o)) return PyErr_NoMemory();
     Py_SET_TYPE(o, &PyFloat_Type);
     Py_SET_REFCNT(o, 1);
     o->ob_fval = v;
     return (PyObject *)o;
 }
 
-ALWAYS_INLINE PyObject *new_int(int64_t v) {
+TERSA_INLINE PyObject *new_int(int64_t v) {
     if ((uint64_t)v + 5 <= 261) return PyLong_FromLong((long)v); /* the shared small ints */
     uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     Py_ssize_t nd = a >> 60 ? 3 : a >> 30 ? 2 : 1;
     PyLongObject *o = (PyLongObject *)PyObject_Malloc(offsetof(PyLongObject, ob_digit) + (size_t)nd * sizeof(digit));
-    if (UNLIKELY(!o)) return PyErr_NoMemory();
+    if (TERSA_UNLIKELY(!o)) return PyErr_NoMemory();
     Py_SET_TYPE(o, &PyLong_Type);
     Py_SET_REFCNT(o, 1);
     Py_SET_SIZE(o, v < 0 ? -nd : nd);
@@ -68,8 +68,8 @@ ALWAYS_INLINE PyObject *new_int(int64_t v) {
 #define new_int PyLong_FromLongLong
 #endif
 
-ALWAYS_INLINE PyObject *make_str(const char *p, size_t n, uint32_t flags) {
-    if (LIKELY(flags & TERSA_ITEM_ASCII)) {
+TERSA_INLINE PyObject *make_str(const char *p, size_t n, uint32_t flags) {
+    if (TERSA_LIKELY(flags & TERSA_ITEM_ASCII)) {
         if (n > 1) return new_ascii(p, n);
         if (n == 1) return PyUnicode_FromOrdinal((unsigned char)p[0]);
         return PyUnicode_New(0, 0);

@@ -14,7 +14,7 @@ static PyObject *offset_tz(int minutes) {
     return *slot;
 }
 
-NOINLINE static PyObject *dec_time(dec_ctx *d, const tersa_timestamp *ts) {
+TERSA_NOINLINE static PyObject *dec_time(dec_ctx *d, const tersa_timestamp *ts) {
     if ((d->opt & OPT_TIMESTAMP) || ts->nanos % 1000) {
         return PyObject_CallFunction((PyObject *)TimestampType, "LIii", (long long)ts->seconds, (int)ts->nanos,
                                      (int)ts->zone, ts->zone == TERSA_ZONE_OFFSET ? (int)ts->offset : 0);
@@ -31,7 +31,7 @@ NOINLINE static PyObject *dec_time(dec_ctx *d, const tersa_timestamp *ts) {
                                                    (int)(ts->nanos / 1000), tz, PyDateTimeAPI->DateTimeType);
 }
 
-NOINLINE static PyObject *dec_bigint(const tersa_item *it) {
+TERSA_NOINLINE static PyObject *dec_bigint(const tersa_item *it) {
     PyObject *v = _PyLong_FromByteArray(it->v.big.mag, it->v.big.len, 1, 0);
     if (!v || !it->v.big.negative) return v;
     PyObject *neg = PyNumber_Negative(v);
@@ -39,7 +39,7 @@ NOINLINE static PyObject *dec_bigint(const tersa_item *it) {
     return neg;
 }
 
-NOINLINE static PyObject *dec_symbol(dec_ctx *d, const tersa_item *it) {
+TERSA_NOINLINE static PyObject *dec_symbol(dec_ctx *d, const tersa_item *it) {
     if (d->opt & OPT_SYMBOL_AS_STR) return dec_str(d, it);
     PyObject *s = make_str(it->v.str.ptr, it->v.str.len, it->flags);
     if (!s) return NULL;
@@ -48,7 +48,7 @@ NOINLINE static PyObject *dec_symbol(dec_ctx *d, const tersa_item *it) {
     return sym;
 }
 
-NOINLINE static PyObject *dec_ext(const tersa_item *it) {
+TERSA_NOINLINE static PyObject *dec_ext(const tersa_item *it) {
     if (it->v.ext.type > TERSA_EXT_APP_MAX) return dec_known(it);
     if (g_ext_by_type && PyDict_GET_SIZE(g_ext_by_type)) {
         PyObject *key = PyLong_FromUnsignedLong(it->v.ext.type);

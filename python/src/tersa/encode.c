@@ -193,7 +193,7 @@ static void enc_release(enc_ctx *e, size_t bytes_written) {
 
 /* --- errors ------------------------------------------------------------- */
 
-NOINLINE static int enc_fail(enc_ctx *e, const char *fmt, ...) {
+TERSA_NOINLINE static int enc_fail(enc_ctx *e, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     PyObject *msg = PyUnicode_FromFormatV(fmt, ap);
@@ -205,7 +205,7 @@ NOINLINE static int enc_fail(enc_ctx *e, const char *fmt, ...) {
 
 /* The pending exception (a default= or packer that raised), with its
  * traceback, becomes the __cause__ of the EncodeError to come. */
-NOINLINE static void enc_take_cause(enc_ctx *e) {
+TERSA_NOINLINE static void enc_take_cause(enc_ctx *e) {
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     PyErr_NormalizeException(&type, &value, &tb);
@@ -215,14 +215,14 @@ NOINLINE static void enc_take_cause(enc_ctx *e) {
     Py_XSETREF(e->err_cause, value);
 }
 
-NOINLINE static int enc_fail_type(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_fail_type(enc_ctx *e, PyObject *o) {
     if (PyAnySet_Check(o))
         return enc_fail(e, "Type is not Tersa serializable: %s (Tersa has no set type: encode a list, "
                            "e.g. sorted(s), or pass default=)", Py_TYPE(o)->tp_name);
     return enc_fail(e, "Type is not Tersa serializable: %s", Py_TYPE(o)->tp_name);
 }
 
-NOINLINE static int enc_writer_fail(enc_ctx *e) {
+TERSA_NOINLINE static int enc_writer_fail(enc_ctx *e) {
     const tersa_error *err = tersa_writer_error(e->w);
     if (err->code == TERSA_ERR_NOMEM) {
         PyErr_NoMemory();
@@ -231,7 +231,7 @@ NOINLINE static int enc_writer_fail(enc_ctx *e) {
     return enc_fail(e, "%s", err->message ? err->message : tersa_code_name(err->code));
 }
 
-NOINLINE static void enc_path_push(enc_ctx *e, PyObject *key, Py_ssize_t index) {
+TERSA_NOINLINE static void enc_path_push(enc_ctx *e, PyObject *key, Py_ssize_t index) {
     if (!e->err_msg) return; /* only EncodeErrors carry a path */
     if (e->path_len == e->path_cap) {
         size_t cap = e->path_cap ? e->path_cap * 2 : 16;
@@ -247,7 +247,7 @@ NOINLINE static void enc_path_push(enc_ctx *e, PyObject *key, Py_ssize_t index) 
 }
 
 /* Turn a pending error into an EncodeError "<message> at <path>". */
-NOINLINE static void enc_raise(enc_ctx *e) {
+TERSA_NOINLINE static void enc_raise(enc_ctx *e) {
     if (!e->err_msg) return; /* a Python exception is already set */
     PyErr_Clear();
     PyObject *parts = PyList_New(0);
@@ -308,24 +308,24 @@ fail:
 
 /* --- scalars ------------------------------------------------------------- */
 
-ALWAYS_INLINE int enc_str(enc_ctx *e, PyObject *o) {
+TERSA_INLINE int enc_str(enc_ctx *e, PyObject *o) {
     const char *p;
     Py_ssize_t n;
-    if (LIKELY(PyUnicode_IS_COMPACT_ASCII(o))) {
+    if (TERSA_LIKELY(PyUnicode_IS_COMPACT_ASCII(o))) {
         p = (const char *)(((PyASCIIObject *)o) + 1);
         n = PyUnicode_GET_LENGTH(o);
     } else {
         p = PyUnicode_AsUTF8AndSize(o, &n);
-        if (UNLIKELY(!p)) {
+        if (TERSA_UNLIKELY(!p)) {
             PyErr_Clear();
             return enc_fail(e, "str is not valid Unicode (it contains a surrogate)");
         }
     }
-    if (UNLIKELY(!tersa_write_string_utf8(e->w, p, (size_t)n))) return enc_writer_fail(e);
+    if (TERSA_UNLIKELY(!tersa_write_string_utf8(e->w, p, (size_t)n))) return enc_writer_fail(e);
     return 0;
 }
 
-NOINLINE static int enc_symbol(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_symbol(enc_ctx *e, PyObject *o) {
     Py_ssize_t n;
     const char *p = str_utf8(o, &n);
     if (!p) {
@@ -336,7 +336,7 @@ NOINLINE static int enc_symbol(enc_ctx *e, PyObject *o) {
     return 0;
 }
 
-NOINLINE static int enc_bigint(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_bigint(enc_ctx *e, PyObject *o) {
 #if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
     /* Three digits up to 2^64 (64-bit ids, hashes) without the calls below.
      * Here rather than inline in enc_int: the loops that inline it stay as
@@ -390,13 +390,13 @@ done:
     return rc;
 }
 
-ALWAYS_INLINE int enc_int(enc_ctx *e, PyObject *o) {
+TERSA_INLINE int enc_int(enc_ctx *e, PyObject *o) {
 #if PY_VERSION_HEX < 0x030C0000
     Py_ssize_t size = Py_SIZE(o);
-    if (LIKELY(size <= 1 && size >= -1)) {
+    if (TERSA_LIKELY(size <= 1 && size >= -1)) {
         int64_t v = size ? (int64_t)((PyLongObject *)o)->ob_digit[0] : 0;
         if (size < 0) v = -v;
-        return LIKELY(tersa_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
+        return TERSA_LIKELY(tersa_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
     }
 #if PyLong_SHIFT == 30
     /* Two digits (60 bits): timestamps in seconds or milliseconds, most ids. */
@@ -404,12 +404,12 @@ ALWAYS_INLINE int enc_int(enc_ctx *e, PyObject *o) {
         const digit *dg = ((PyLongObject *)o)->ob_digit;
         int64_t v = (int64_t)dg[0] | ((int64_t)dg[1] << 30);
         if (size < 0) v = -v;
-        return LIKELY(tersa_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
+        return TERSA_LIKELY(tersa_write_int(e->w, v)) ? 0 : enc_writer_fail(e);
     }
 #endif
 #else
     if (PyUnstable_Long_IsCompact((PyLongObject *)o)) {
-        return LIKELY(tersa_write_int(e->w, (int64_t)PyUnstable_Long_CompactValue((PyLongObject *)o)))
+        return TERSA_LIKELY(tersa_write_int(e->w, (int64_t)PyUnstable_Long_CompactValue((PyLongObject *)o)))
                    ? 0
                    : enc_writer_fail(e);
     }
@@ -419,13 +419,13 @@ ALWAYS_INLINE int enc_int(enc_ctx *e, PyObject *o) {
 
 /* The common scalars, written inline by the container loops: 0 written, -1
  * error, 1 not one of them. */
-ALWAYS_INLINE int enc_scalar(enc_ctx *e, PyObject *o) {
+TERSA_INLINE int enc_scalar(enc_ctx *e, PyObject *o) {
     PyTypeObject *t = Py_TYPE(o);
     if (t == &PyUnicode_Type) return enc_str(e, o);
     if (t == &PyLong_Type) return enc_int(e, o);
-    if (t == &PyFloat_Type) return LIKELY(tersa_write_double(e->w, PyFloat_AS_DOUBLE(o))) ? 0 : enc_writer_fail(e);
-    if (t == &PyBool_Type) return LIKELY(tersa_write_bool(e->w, o == Py_True)) ? 0 : enc_writer_fail(e);
-    if (o == Py_None) return LIKELY(tersa_write_null(e->w)) ? 0 : enc_writer_fail(e);
+    if (t == &PyFloat_Type) return TERSA_LIKELY(tersa_write_double(e->w, PyFloat_AS_DOUBLE(o))) ? 0 : enc_writer_fail(e);
+    if (t == &PyBool_Type) return TERSA_LIKELY(tersa_write_bool(e->w, o == Py_True)) ? 0 : enc_writer_fail(e);
+    if (o == Py_None) return TERSA_LIKELY(tersa_write_null(e->w)) ? 0 : enc_writer_fail(e);
     return 1;
 }
 
@@ -441,7 +441,7 @@ ALWAYS_INLINE int enc_scalar(enc_ctx *e, PyObject *o) {
 /* Too deep: a cycle when `o` (about to open at e->depth) is already open.
  * Reported at its first repetition, which is where the cycle closes: the
  * path stops there (not max_depth levels down). */
-NOINLINE static int enc_depth_fail(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_depth_fail(enc_ctx *e, PyObject *o) {
     int open = 0;
     for (size_t i = 0; i < e->depth && !open; i++) open = e->frames[i].obj == o;
     if (!open) return enc_fail(e, "nesting deeper than %lu levels", (unsigned long)e->max_depth);
@@ -462,7 +462,7 @@ NOINLINE static int enc_depth_fail(enc_ctx *e, PyObject *o) {
     return enc_fail(e, "circular reference: the value at ");
 }
 
-NOINLINE static int enc_grow(void **arr, size_t *cap, size_t need, size_t size) {
+TERSA_NOINLINE static int enc_grow(void **arr, size_t *cap, size_t need, size_t size) {
     size_t n = *cap ? *cap : 64;
     while (n < need) n *= 2;
     if (n > (size_t)PY_SSIZE_T_MAX / size) {
@@ -483,7 +483,7 @@ static void enc_set_room(enc_ctx *e) { e->room = e->max_depth < e->frames_cap ? 
 
 /* Past `room`: too deep ("circular reference" if `o` is already open), or
  * more frames. */
-NOINLINE static int enc_make_room(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_make_room(enc_ctx *e, PyObject *o) {
     if (e->depth >= e->max_depth) return enc_depth_fail(e, o);
     if (enc_grow((void **)&e->frames, &e->frames_cap, e->depth + 1, sizeof(eframe)) < 0) return -1;
     enc_set_room(e);
@@ -493,8 +493,8 @@ NOINLINE static int enc_make_room(enc_ctx *e, PyObject *o) {
 /* Enter `o`: a new frame of `kind` holding a reference to it, or NULL. The
  * opener sets the fields its kind uses (and `items`, `ckeys` for EF_PAIRS
  * and EF_CONV). */
-ALWAYS_INLINE eframe *enc_push(enc_ctx *e, PyObject *o, uint8_t kind) {
-    if (UNLIKELY(e->depth >= e->room) && enc_make_room(e, o) < 0) return NULL;
+TERSA_INLINE eframe *enc_push(enc_ctx *e, PyObject *o, uint8_t kind) {
+    if (TERSA_UNLIKELY(e->depth >= e->room) && enc_make_room(e, o) < 0) return NULL;
     eframe *f = &e->frames[e->depth++];
     f->kind = kind;
     f->obj = Py_NewRef(o);
@@ -503,10 +503,10 @@ ALWAYS_INLINE eframe *enc_push(enc_ctx *e, PyObject *o, uint8_t kind) {
 }
 
 /* Leave the innermost frame, dropping what it holds. */
-ALWAYS_INLINE void enc_pop(enc_ctx *e) {
+TERSA_INLINE void enc_pop(enc_ctx *e) {
     eframe *f = &e->frames[--e->depth];
     if (f->kind == EF_DICT) {
-        if (UNLIKELY(f->owned)) {
+        if (TERSA_UNLIKELY(f->owned)) {
             for (Py_ssize_t j = 0; j < 2 * f->n; j++) Py_DECREF(e->kvs[f->u.kv + (size_t)j]);
         }
         e->kv_used = f->u.kv;
@@ -518,12 +518,12 @@ ALWAYS_INLINE void enc_pop(enc_ctx *e) {
 }
 
 /* A list or tuple (or subclass) of n elements. */
-ALWAYS_INLINE int enc_open_seq(enc_ctx *e, PyObject *o, uint8_t kind, Py_ssize_t n) {
+TERSA_INLINE int enc_open_seq(enc_ctx *e, PyObject *o, uint8_t kind, Py_ssize_t n) {
     eframe *f = enc_push(e, o, kind);
-    if (UNLIKELY(!f)) return -1;
+    if (TERSA_UNLIKELY(!f)) return -1;
     f->n = n;
     f->u.at = e->hint_at; /* the elements share their list's hint */
-    if (UNLIKELY(!tersa_write_array_begin(e->w, (size_t)n))) {
+    if (TERSA_UNLIKELY(!tersa_write_array_begin(e->w, (size_t)n))) {
         enc_pop(e);
         return enc_writer_fail(e);
     }
@@ -534,9 +534,9 @@ static int enc_open_pairs(enc_ctx *e, PyObject *o, PyObject *items);
 
 /* A dict (exact type): its keys and values go to kvs, then a shaped map if the
  * keys are all str or Symbol, else the pairs of a generic map. */
-ALWAYS_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
+TERSA_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
     Py_ssize_t n = PyDict_GET_SIZE(o);
-    if (UNLIKELY(e->kv_cap - e->kv_used < 2 * (size_t)n) &&
+    if (TERSA_UNLIKELY(e->kv_cap - e->kv_used < 2 * (size_t)n) &&
         enc_grow((void **)&e->kvs, &e->kv_cap, e->kv_used + 2 * (size_t)n, sizeof(PyObject *)) < 0)
         return -1;
     PyObject **keys = e->kvs + e->kv_used, **vals = keys + n;
@@ -546,10 +546,10 @@ ALWAYS_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
 #if TERSA_DICT_INTERNALS
     PyDictObject *mp = (PyDictObject *)o;
     version = mp->ma_version_tag;
-    if (LIKELY(mp->ma_values == NULL)) {
+    if (TERSA_LIKELY(mp->ma_values == NULL)) {
         tersa_dict_keys *dk = (tersa_dict_keys *)mp->ma_keys;
         Py_ssize_t nent = dk->dk_nentries;
-        if (LIKELY(dk->dk_kind == TERSA_DK_UNICODE)) {
+        if (TERSA_LIKELY(dk->dk_kind == TERSA_DK_UNICODE)) {
             /* all keys are exact str */
             const tersa_dict_uentry *ep = TERSA_DK_ENTRIES(dk);
             for (Py_ssize_t j = 0; j < nent; j++) {
@@ -584,11 +584,11 @@ ALWAYS_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
             vals[i++] = Py_NewRef(v);
         }
     }
-    if (UNLIKELY(i != n)) {
+    if (TERSA_UNLIKELY(i != n)) {
         memmove(keys + i, vals, (size_t)i * sizeof(PyObject *));
         n = i;
     }
-    if (UNLIKELY(!textual)) {
+    if (TERSA_UNLIKELY(!textual)) {
         if (owned) {
             for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(keys[j]);
         }
@@ -598,7 +598,7 @@ ALWAYS_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
     size_t at = e->hint_at;
     size_t kv = e->kv_used;
     eframe *f = enc_push(e, o, EF_DICT);
-    if (UNLIKELY(!f)) {
+    if (TERSA_UNLIKELY(!f)) {
         if (owned) {
             for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(keys[j]);
         }
@@ -610,7 +610,7 @@ ALWAYS_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
     f->v.version = version;
     e->kv_used = kv + 2 * (size_t)n;
     Py_ssize_t ent = enc_map_open(e, at, e->kvs + kv, n, 0);
-    if (UNLIKELY(ent == -2)) {
+    if (TERSA_UNLIKELY(ent == -2)) {
         enc_pop(e);
         return -1;
     }
@@ -628,7 +628,7 @@ ALWAYS_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
  * out. A frame's item i - 1 is where the error happened, except in the
  * innermost frame when `own` is 0 (the error is the frame's own: a list that
  * changed size, a dict that changed). Conversions add no path component. */
-NOINLINE static void enc_unwind(enc_ctx *e, int own) {
+TERSA_NOINLINE static void enc_unwind(enc_ctx *e, int own) {
     while (e->depth) {
         eframe *f = &e->frames[e->depth - 1];
         /* A cycle's path ends where it closes: the frames from there on add nothing. */
@@ -674,15 +674,15 @@ NOINLINE static void enc_unwind(enc_ctx *e, int own) {
  * the list cannot change meanwhile. */
 static inline int enc_leaf_list(enc_ctx *e, PyObject **o, size_t at) {
     PyObject *list = *o;
-    if (UNLIKELY(e->depth >= e->max_depth)) return 1;
+    if (TERSA_UNLIKELY(e->depth >= e->max_depth)) return 1;
     Py_ssize_t n = PyList_GET_SIZE(list);
-    if (UNLIKELY(!tersa_write_array_begin(e->w, (size_t)n))) return enc_writer_fail(e);
+    if (TERSA_UNLIKELY(!tersa_write_array_begin(e->w, (size_t)n))) return enc_writer_fail(e);
     for (Py_ssize_t j = 0; j < n; j++) {
         PyObject *v = PyList_GET_ITEM(list, j);
         int s = enc_scalar(e, v);
-        if (LIKELY(s == 0)) continue;
+        if (TERSA_LIKELY(s == 0)) continue;
         eframe *f = enc_push(e, list, EF_LIST);
-        if (UNLIKELY(!f)) return -1;
+        if (TERSA_UNLIKELY(!f)) return -1;
         f->n = n;
         f->u.at = at;
         f->i = j + 1;
@@ -690,12 +690,12 @@ static inline int enc_leaf_list(enc_ctx *e, PyObject **o, size_t at) {
         *o = v;
         return 1;
     }
-    if (UNLIKELY(!tersa_write_array_end(e->w))) return enc_writer_fail(e);
+    if (TERSA_UNLIKELY(!tersa_write_array_end(e->w))) return enc_writer_fail(e);
     return 0;
 }
 
 /* The next item of a tersa.Map or dict-items frame, and the hint slot for it. */
-ALWAYS_INLINE PyObject *pairs_item(enc_ctx *e, const eframe *f, Py_ssize_t i, size_t *at) {
+TERSA_INLINE PyObject *pairs_item(enc_ctx *e, const eframe *f, Py_ssize_t i, size_t *at) {
     if (f->textual) {
         *at = f->hint0 == HINT_NONE ? HINT_NONE : f->hint0 + (size_t)i;
         return PyTuple_GET_ITEM(PySequence_Fast_ITEMS(f->items)[i], 1);
@@ -718,17 +718,17 @@ static int enc_run(enc_ctx *e, PyObject *o) {
     if (s <= 0) return s;
 value: /* o: any value but the inline scalars */
     if (Py_TYPE(o) == &PyDict_Type) {
-        if (UNLIKELY(enc_open_dict(e, o) < 0)) goto fail;
+        if (TERSA_UNLIKELY(enc_open_dict(e, o) < 0)) goto fail;
         f = &e->frames[e->depth - 1];
-        if (LIKELY(f->kind == EF_DICT)) goto dict;
+        if (TERSA_LIKELY(f->kind == EF_DICT)) goto dict;
         goto resume_top;
     }
     if (Py_TYPE(o) == &PyList_Type) {
-        if (UNLIKELY(enc_open_seq(e, o, EF_LIST, PyList_GET_SIZE(o)) < 0)) goto fail;
+        if (TERSA_UNLIKELY(enc_open_seq(e, o, EF_LIST, PyList_GET_SIZE(o)) < 0)) goto fail;
         f = &e->frames[e->depth - 1];
         goto list;
     }
-    if (UNLIKELY(enc_other(e, o) < 0)) goto fail;
+    if (TERSA_UNLIKELY(enc_other(e, o) < 0)) goto fail;
     if (!e->depth) return 0;
 resume_top:
     f = &e->frames[e->depth - 1];
@@ -742,7 +742,7 @@ resume:
 #if TERSA_DICT_INTERNALS
         /* The values are borrowed: if Python code run while encoding (a
          * `default`, a tzinfo) changed this dict, stop before using them. */
-        if (UNLIKELY(!f->owned && ((PyDictObject *)f->obj)->ma_version_tag != f->v.version)) {
+        if (TERSA_UNLIKELY(!f->owned && ((PyDictObject *)f->obj)->ma_version_tag != f->v.version)) {
             enc_fail(e, "dict changed during encoding");
             goto fail_own;
         }
@@ -762,81 +762,81 @@ resume:
     }
 list:
     for (i = f->i, n = f->n; i < n;) {
-        if (UNLIKELY(PyList_GET_SIZE(f->obj) != n)) {
+        if (TERSA_UNLIKELY(PyList_GET_SIZE(f->obj) != n)) {
             f->i = i;
             enc_fail(e, "list changed size during encoding");
             goto fail_own;
         }
         o = PyList_GET_ITEM(f->obj, i++);
         s = enc_scalar(e, o);
-        if (LIKELY(s == 0)) continue;
+        if (TERSA_LIKELY(s == 0)) continue;
         f->i = i;
-        if (UNLIKELY(s < 0)) goto fail;
+        if (TERSA_UNLIKELY(s < 0)) goto fail;
         at = f->u.at;
         if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
-            if (UNLIKELY(s < 0)) goto fail;
+            if (TERSA_UNLIKELY(s < 0)) goto fail;
             continue;
         }
         e->hint_at = at;
         goto value;
     }
     f->i = i;
-    if (UNLIKELY(!tersa_write_array_end(e->w))) goto fail_close;
+    if (TERSA_UNLIKELY(!tersa_write_array_end(e->w))) goto fail_close;
     goto close;
 tuple:
     for (i = f->i, n = f->n; i < n;) {
         o = PyTuple_GET_ITEM(f->obj, i++);
         s = enc_scalar(e, o);
-        if (LIKELY(s == 0)) continue;
+        if (TERSA_LIKELY(s == 0)) continue;
         f->i = i;
-        if (UNLIKELY(s < 0)) goto fail;
+        if (TERSA_UNLIKELY(s < 0)) goto fail;
         at = f->u.at;
         if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
-            if (UNLIKELY(s < 0)) goto fail;
+            if (TERSA_UNLIKELY(s < 0)) goto fail;
             continue;
         }
         e->hint_at = at;
         goto value;
     }
     f->i = i;
-    if (UNLIKELY(!tersa_write_array_end(e->w))) goto fail_close;
+    if (TERSA_UNLIKELY(!tersa_write_array_end(e->w))) goto fail_close;
     goto close;
 dict: {
     PyObject **vals = e->kvs + f->u.kv + f->n;
     for (i = f->i, n = f->n; i < n;) {
         o = vals[i++];
         s = enc_scalar(e, o);
-        if (LIKELY(s == 0)) continue;
+        if (TERSA_LIKELY(s == 0)) continue;
         f->i = i;
-        if (UNLIKELY(s < 0)) goto fail;
+        if (TERSA_UNLIKELY(s < 0)) goto fail;
         at = f->hint0 == HINT_NONE ? HINT_NONE : f->hint0 + (size_t)i - 1;
         if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
-            if (UNLIKELY(s < 0)) goto fail;
+            if (TERSA_UNLIKELY(s < 0)) goto fail;
             continue;
         }
         e->hint_at = at;
         goto value;
     }
     f->i = i;
-    if (UNLIKELY(!tersa_write_map_end(e->w))) goto fail_close;
+    if (TERSA_UNLIKELY(!tersa_write_map_end(e->w))) goto fail_close;
     goto close;
 }
 pairs:
     for (i = f->i, n = f->n; i < n;) {
         o = pairs_item(e, f, i++, &at);
         s = enc_scalar(e, o);
-        if (LIKELY(s == 0)) continue;
+        if (TERSA_LIKELY(s == 0)) continue;
         f->i = i;
-        if (UNLIKELY(s < 0)) goto fail;
+        if (TERSA_UNLIKELY(s < 0)) goto fail;
         if (Py_TYPE(o) == &PyList_Type && (s = enc_leaf_list(e, &o, at)) <= 0) {
-            if (UNLIKELY(s < 0)) goto fail;
+            if (TERSA_UNLIKELY(s < 0)) goto fail;
             continue;
         }
         e->hint_at = at;
         goto value;
     }
     f->i = i;
-    if (UNLIKELY(!tersa_write_map_end(e->w))) goto fail_close;
+    if (TERSA_UNLIKELY(!tersa_write_map_end(e->w))) goto fail_close;
 close:
     enc_pop(e);
     if (!e->depth) return 0;

@@ -114,7 +114,7 @@ static char native_format(const char *fmt, Py_ssize_t itemsize) {
     return fmt[0];
 }
 
-NOINLINE static int enc_ndarray(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_ndarray(enc_ctx *e, PyObject *o) {
     char kind;
     Py_ssize_t itemsize;
     PyObject *dtype;

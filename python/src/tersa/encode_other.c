@@ -82,7 +82,7 @@ static int enc_open_pairs(enc_ctx *e, PyObject *o, PyObject *items) {
             return -1;
         }
         f->hint0 = HINT_OF(ent, 0);
-    } else if (UNLIKELY(!tersa_write_generic_map_begin(e->w, (size_t)n))) {
+    } else if (TERSA_UNLIKELY(!tersa_write_generic_map_begin(e->w, (size_t)n))) {
         enc_pop(e);
         return enc_writer_fail(e);
     }
@@ -96,7 +96,7 @@ fail:
 /* A dict subclass in the order its items() gives: an OrderedDict moved
  * with move_to_end keeps its order apart from the underlying dict's. A
  * tuple of them, since items() may return a list other code changes. */
-NOINLINE static int enc_open_dict_subclass(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_open_dict_subclass(enc_ctx *e, PyObject *o) {
     PyObject *items = PyMapping_Items(o);
     if (!items) return -1;
     PyObject *t = PySequence_Tuple(items);
@@ -104,7 +104,7 @@ NOINLINE static int enc_open_dict_subclass(enc_ctx *e, PyObject *o) {
     return t ? enc_open_pairs(e, o, t) : -1;
 }
 
-NOINLINE static int enc_open_map_object(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_open_map_object(enc_ctx *e, PyObject *o) {
     PyObject *pairs = PyObject_GetAttrString(o, "pairs");
     if (!pairs) return -1;
     PyObject *items = as_tuple(pairs, "Map.pairs must be a sequence");
@@ -114,7 +114,7 @@ NOINLINE static int enc_open_map_object(enc_ctx *e, PyObject *o) {
 
 /* --- other values --------------------------------------------------------- */
 
-NOINLINE static int enc_datetime(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_datetime(enc_ctx *e, PyObject *o) {
     int y = PyDateTime_GET_YEAR(o), mo = PyDateTime_GET_MONTH(o), d = PyDateTime_GET_DAY(o);
     int h = PyDateTime_DATE_GET_HOUR(o), mi = PyDateTime_DATE_GET_MINUTE(o), s = PyDateTime_DATE_GET_SECOND(o);
     int us = PyDateTime_DATE_GET_MICROSECOND(o);
@@ -166,7 +166,7 @@ static int get_int_attr(PyObject *o, PyObject *name, long long *out) {
     return (*out == -1 && PyErr_Occurred()) ? -1 : 0;
 }
 
-NOINLINE static int enc_timestamp(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_timestamp(enc_ctx *e, PyObject *o) {
     long long seconds, nanos, zone, offset;
     if (get_int_attr(o, s_seconds, &seconds) < 0 || get_int_attr(o, s_nanos, &nanos) < 0 ||
         get_int_attr(o, s_zone, &zone) < 0 || get_int_attr(o, s_offset, &offset) < 0)
@@ -179,7 +179,7 @@ NOINLINE static int enc_timestamp(enc_ctx *e, PyObject *o) {
     return 0;
 }
 
-NOINLINE static int enc_ext(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_ext(enc_ctx *e, PyObject *o) {
     long long type;
     if (get_int_attr(o, s_type, &type) < 0) return -1;
     PyObject *data = PyObject_GetAttr(o, s_data);
@@ -197,7 +197,7 @@ NOINLINE static int enc_ext(enc_ctx *e, PyObject *o) {
     return rc;
 }
 
-NOINLINE static int enc_buffer(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_buffer(enc_ctx *e, PyObject *o) {
     Py_buffer view;
     if (PyObject_GetBuffer(o, &view, PyBUF_C_CONTIGUOUS) < 0) {
         PyErr_Clear();
@@ -265,7 +265,7 @@ static int enc_default(enc_ctx *e, PyObject *o) {
 
 /* An instance of a class given to tersa.register_type: EXT(type, packer(o)).
  * A packer that raises, or returns no bytes, fails like `default`. */
-NOINLINE static int enc_registered(enc_ctx *e, PyObject *o, PyObject *entry) {
+TERSA_NOINLINE static int enc_registered(enc_ctx *e, PyObject *o, PyObject *entry) {
     long type = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
     Py_INCREF(entry); /* a packer may unregister its own type */
     PyObject *data = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 1), o);
@@ -292,7 +292,7 @@ NOINLINE static int enc_registered(enc_ctx *e, PyObject *o, PyObject *entry) {
 static int enc_other_kept(enc_ctx *e, PyObject *o) {
     PyTypeObject *t = Py_TYPE(o);
     uint32_t opt = e->opt;
-    if (UNLIKELY(g_ext_by_class != NULL && PyDict_GET_SIZE(g_ext_by_class) != 0)) {
+    if (TERSA_UNLIKELY(g_ext_by_class != NULL && PyDict_GET_SIZE(g_ext_by_class) != 0)) {
         PyObject *entry = PyDict_GetItemWithError(g_ext_by_class, (PyObject *)t);
         if (entry) return enc_registered(e, o, entry);
         if (PyErr_Occurred()) return -1;
@@ -346,7 +346,7 @@ static int enc_other_kept(enc_ctx *e, PyObject *o) {
 /* Values that are not of the common types may run Python code (a `default`,
  * a tzinfo, an enum's value, a dataclass field) that drops them from their
  * list or dict: hold a reference while they are used. */
-NOINLINE static int enc_other(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_other(enc_ctx *e, PyObject *o) {
     Py_INCREF(o);
     int rc = enc_other_kept(e, o);
     Py_DECREF(o);

@@ -5,7 +5,7 @@
  * Part of _tersa.c (included by encode.c at the place of its use): not compiled alone.
  */
 
-ALWAYS_INLINE uint64_t id_hash(PyObject *const *keys, Py_ssize_t n) {
+TERSA_INLINE uint64_t id_hash(PyObject *const *keys, Py_ssize_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
     for (Py_ssize_t i = 0; i < n; i++) {
         h = (h ^ (uint64_t)(uintptr_t)keys[i]) * 0xff51afd7ed558ccdull;
@@ -70,13 +70,13 @@ static Py_ssize_t sc_insert(enc_ctx *e, uint64_t h, PyObject *const *keys, Py_ss
     return (Py_ssize_t)idx;
 }
 
-ALWAYS_INLINE uint32_t *hint_slot(enc_ctx *e, size_t at) {
+TERSA_INLINE uint32_t *hint_slot(enc_ctx *e, size_t at) {
     if (at == HINT_ROOT) return &e->hint_root;
     if (at == HINT_NONE) return &e->hint_scratch;
     return &e->hints[at - 1];
 }
 
-ALWAYS_INLINE int keys_same(PyObject *const *a, PyObject *const *b, Py_ssize_t n) {
+TERSA_INLINE int keys_same(PyObject *const *a, PyObject *const *b, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < n && a[i] == b[i]) i++;
     return i == n;
@@ -84,7 +84,7 @@ ALWAYS_INLINE int keys_same(PyObject *const *a, PyObject *const *b, Py_ssize_t n
 
 /* After the writer refused a shape: put the first key that repeats an earlier
  * one (as a string or symbol of the same text) in the error's path. */
-NOINLINE static void enc_path_to_repeated_key(enc_ctx *e, PyObject *const *keys, Py_ssize_t n) {
+TERSA_NOINLINE static void enc_path_to_repeated_key(enc_ctx *e, PyObject *const *keys, Py_ssize_t n) {
     PyObject *seen = PySet_New(NULL);
     for (Py_ssize_t i = 0; seen && i < n; i++) {
         PyObject *id = Py_BuildValue("(OO)", Py_TYPE(keys[i]) == SymbolType ? Py_True : Py_False, keys[i]);
@@ -103,13 +103,13 @@ NOINLINE static void enc_path_to_repeated_key(enc_ctx *e, PyObject *const *keys,
 /* Open a shaped map whose keys (str or Symbol objects) are `keys`, without
  * the hint: hash lookup, else define the shape and cache it. Returns the cache
  * entry, -1 (not cached) or -2 (error). */
-NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, Py_ssize_t n, int checked) {
+TERSA_NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, Py_ssize_t n, int checked) {
     if (n == 0) {
         if (e->empty_shape != TERSA_NO_INDEX) {
-            if (UNLIKELY(!tersa_write_map_shape(e->w, e->empty_shape))) return enc_writer_fail(e), -2;
+            if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, e->empty_shape))) return enc_writer_fail(e), -2;
             return -1;
         }
-        if (UNLIKELY(!tersa_write_map_begin_utf8(e->w, NULL, 0))) return enc_writer_fail(e), -2;
+        if (TERSA_UNLIKELY(!tersa_write_map_begin_utf8(e->w, NULL, 0))) return enc_writer_fail(e), -2;
         e->empty_shape = tersa_writer_last_shape(e->w);
         return -1;
     }
@@ -119,7 +119,7 @@ NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, 
         for (uint32_t pos; (pos = e->sc_index[j]) != 0; j = (j + 1) & mask) {
             const sc_ent *s = &e->ents[pos - 1];
             if (s->hash == h && s->n == (uint32_t)n && keys_same(e->pool + s->off, keys, n)) {
-                if (UNLIKELY(!tersa_write_map_shape(e->w, s->shape))) return enc_writer_fail(e), -2;
+                if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, s->shape))) return enc_writer_fail(e), -2;
                 return (Py_ssize_t)pos - 1;
             }
         }
@@ -134,7 +134,7 @@ NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, 
         PyObject *k = keys[i];
         Py_ssize_t len;
         const char *p = str_utf8(k, &len);
-        if (UNLIKELY(!p)) {
+        if (TERSA_UNLIKELY(!p)) {
             PyErr_Clear();
             if (pk != local) PyMem_Free(pk);
             enc_fail(e, "str is not valid Unicode (it contains a surrogate)");
@@ -147,7 +147,7 @@ NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, 
     }
     bool ok = checked ? tersa_write_map_begin(e->w, pk, (size_t)n) : tersa_write_map_begin_utf8(e->w, pk, (size_t)n);
     if (pk != local) PyMem_Free(pk);
-    if (UNLIKELY(!ok)) {
+    if (TERSA_UNLIKELY(!ok)) {
         enc_writer_fail(e);
         if (tersa_writer_error(e->w)->code == TERSA_ERR_UNREPRESENTABLE) enc_path_to_repeated_key(e, keys, n);
         return -2;
@@ -158,12 +158,12 @@ NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, 
 
 /* Open a shaped map: first the hint (the dict last seen in the same place),
  * then the slow path, which refreshes the hint. Returns as enc_map_open_slow. */
-ALWAYS_INLINE Py_ssize_t enc_map_open(enc_ctx *e, size_t at, PyObject *const *keys, Py_ssize_t n, int checked) {
+TERSA_INLINE Py_ssize_t enc_map_open(enc_ctx *e, size_t at, PyObject *const *keys, Py_ssize_t n, int checked) {
     uint32_t hint = *hint_slot(e, at);
-    if (LIKELY(hint != 0 && hint <= e->nents)) {
+    if (TERSA_LIKELY(hint != 0 && hint <= e->nents)) {
         const sc_ent *s = &e->ents[hint - 1];
         if (s->n == (uint32_t)n && keys_same(e->pool + s->off, keys, n)) {
-            if (UNLIKELY(!tersa_write_map_shape(e->w, s->shape))) return enc_writer_fail(e), -2;
+            if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, s->shape))) return enc_writer_fail(e), -2;
             return (Py_ssize_t)hint - 1;
         }
     }

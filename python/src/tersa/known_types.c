@@ -31,7 +31,7 @@ static PyObject *decimal_type(int load) {
 
 /* The payload of a Decimal from its text (Decimal.__str__, whatever a
  * subclass does): "-1.50", "1E+10", "0E-7", "Infinity", "NaN", "sNaN12". */
-NOINLINE static int enc_decimal(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_decimal(enc_ctx *e, PyObject *o) {
     PyObject *text = ((PyTypeObject *)g_decimal_type)->tp_str(o);
     if (!text) return -1;
     Py_ssize_t n;
@@ -60,13 +60,13 @@ NOINLINE static int enc_decimal(enc_ctx *e, PyObject *o) {
     return tersa_write_decimal(e->w, &d) ? 0 : enc_writer_fail(e);
 }
 
-NOINLINE static int enc_date(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_date(enc_ctx *e, PyObject *o) {
     int64_t days = tersa_days_from_civil(PyDateTime_GET_YEAR(o), (unsigned)PyDateTime_GET_MONTH(o),
                                          (unsigned)PyDateTime_GET_DAY(o));
     return tersa_write_date(e->w, days) ? 0 : enc_writer_fail(e);
 }
 
-NOINLINE static int enc_time_of_day(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_time_of_day(enc_ctx *e, PyObject *o) {
     if (PyDateTime_TIME_GET_TZINFO(o) != Py_None)
         return enc_fail(e, "an aware datetime.time has no Tersa form (Tersa's time of day has no zone)");
     uint64_t us = ((uint64_t)PyDateTime_TIME_GET_HOUR(o) * 3600 + (uint64_t)PyDateTime_TIME_GET_MINUTE(o) * 60 +
@@ -76,7 +76,7 @@ NOINLINE static int enc_time_of_day(enc_ctx *e, PyObject *o) {
     return tersa_write_time_of_day(e->w, us) ? 0 : enc_writer_fail(e);
 }
 
-NOINLINE static int enc_uuid(enc_ctx *e, PyObject *o) {
+TERSA_NOINLINE static int enc_uuid(enc_ctx *e, PyObject *o) {
     PyObject *v = PyObject_GetAttr(o, s_int);
     if (!v) return -1;
     uint8_t bytes[16];
@@ -179,7 +179,7 @@ static PyObject *dec_time_of_day(const tersa_item *it) {
 }
 
 /* The value of an EXT item of a reserved type (the reader checked its payload). */
-NOINLINE static PyObject *dec_known(const tersa_item *it) {
+TERSA_NOINLINE static PyObject *dec_known(const tersa_item *it) {
     switch (it->v.ext.type) {
     case TERSA_EXT_DECIMAL: return dec_decimal(it);
     case TERSA_EXT_DATE: return dec_date(it);
