@@ -72,6 +72,17 @@ static bool same_bytes(const void *a, size_t alen, const void *b, size_t blen) {
     return alen == blen && (alen == 0 || memcmp(a, b, alen) == 0);
 }
 
+/* A walk's stack of `elem`-byte entries, which starts in the caller's array
+ * `local`, doubled: the entries move to the heap, and a heap stack outgrown
+ * is freed. NULL when memory runs out (a heap stack freed then too). */
+static void *grow_local_stack(const tersa_alloc *a, void *stack, const void *local, size_t *cap, size_t elem) {
+    void *bigger = mem_alloc(a, 2 * *cap * elem);
+    if (bigger) memcpy(bigger, stack, *cap * elem);
+    if (stack != local) mem_free(a, stack, *cap * elem);
+    *cap *= 2;
+    return bigger;
+}
+
 static bool is_container(tersa_type t) { return t == TERSA_ARRAY || t == TERSA_MAP || t == TERSA_GENERIC_MAP; }
 
 /* Equality of everything but the elements of containers (their counts only). */
@@ -141,16 +152,9 @@ bool tersa_value_equal(const tersa_value *a, const tersa_value *b) {
         }
         if (is_container(a->type)) {
             size_t count = a->type == TERSA_ARRAY ? a->v.array.count : 2 * a->v.map.count;
-            if (depth == cap) {
-                eq_step *bigger = (eq_step *)mem_alloc(al, 2 * cap * sizeof(eq_step));
-                if (!bigger) {
-                    equal = false;
-                    break;
-                }
-                memcpy(bigger, stack, cap * sizeof(eq_step));
-                if (stack != local) mem_free(al, stack, cap * sizeof(eq_step));
-                stack = bigger;
-                cap *= 2;
+            if (depth == cap && !(stack = grow_local_stack(al, stack, local, &cap, sizeof *stack))) {
+                equal = false;
+                break;
             }
             stack[depth++] = (eq_step){a, b, 0, count};
         }
@@ -549,16 +553,9 @@ bool tersa_write_value(tersa_writer *w, const tersa_value *v) {
             ok = write_scalar(w, c);
             continue;
         }
-        if (depth == cap) {
-            wstep *bigger = (wstep *)mem_alloc(a, 2 * cap * sizeof(wstep));
-            if (!bigger) {
-                ok = false;
-                break;
-            }
-            memcpy(bigger, stack, cap * sizeof(wstep));
-            if (stack != local) mem_free(a, stack, cap * sizeof(wstep));
-            stack = bigger;
-            cap *= 2;
+        if (depth == cap && !(stack = grow_local_stack(a, stack, local, &cap, sizeof *stack))) {
+            ok = false;
+            break;
         }
         ok = open_container(w, c, &count);
         if (ok) stack[depth++] = (wstep){c, 0, count, c->type != TERSA_ARRAY && all_keys_textual(c)};

@@ -443,21 +443,22 @@ static void test_read_seq(void) {
               tersa_doc_root(d, 3)->type == TERSA_STRING,
           "sequence of 4");
     tersa_doc_free(d);
-    d = read_n("{\"a\":1}\n{\"a\":2}\n", 16, NULL, &e, true);
-    CHECK(d && tersa_doc_count(d) == 2, "JSON lines");
-    tersa_doc_free(d);
-    d = read_n("[1][2]", 6, NULL, &e, true);
-    CHECK(d && tersa_doc_count(d) == 2, "concatenated");
-    tersa_doc_free(d);
-    d = read_n("", 0, NULL, &e, true);
-    CHECK(d && tersa_doc_count(d) == 0, "empty sequence");
-    tersa_doc_free(d);
-    d = read_n(" \n\t ", 4, NULL, &e, true);
-    CHECK(d && tersa_doc_count(d) == 0, "blank sequence");
-    tersa_doc_free(d);
-    d = read_n("\xef\xbb\xbf", 3, NULL, &e, true);
-    CHECK(d && tersa_doc_count(d) == 0, "BOM-only sequence");
-    tersa_doc_free(d);
+    static const struct {
+        const char *text;
+        size_t roots;
+        const char *what;
+    } counts[] = {
+        {"{\"a\":1}\n{\"a\":2}\n", 2, "JSON lines"},
+        {"[1][2]", 2, "concatenated"},
+        {"", 0, "empty sequence"},
+        {" \n\t ", 0, "blank sequence"},
+        {"\xef\xbb\xbf", 0, "BOM-only sequence"},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        d = read_n(counts[i].text, strlen(counts[i].text), NULL, &e, true);
+        CHECK(d && tersa_doc_count(d) == counts[i].roots, "%s", counts[i].what);
+        tersa_doc_free(d);
+    }
     d = read_n("[1]\n[2", 6, NULL, &e, true);
     CHECK(!d && strcmp(e.message, "unexpected end of input") == 0 && e.offset == 6 && e.line == 2 &&
               e.column == 3,
