@@ -575,16 +575,16 @@ static void put_encode_error(void) {
  * Chunked streams: tersa_stream_scan, tersa_reader_feed_frame, tersa_read
  * ========================================================================== */
 
-static bool copy_bytes(tersa_doc *doc, const void *p, size_t len, const void **out) {
-    *out = len ? tersa_doc_bytes(doc, p, len) : "";
-    if (!*out) die("out of memory");
-    return true;
+/* `len` bytes copied into the document (never NULL). */
+static const void *copy_bytes(tersa_doc *doc, const void *p, size_t len) {
+    const void *out = len ? tersa_doc_bytes(doc, p, len) : "";
+    if (!out) die("out of memory");
+    return out;
 }
 
 static void item_to_node(tersa_doc *doc, const tersa_item *it, tersa_value *node) {
     memset(node, 0, sizeof *node);
     node->type = it->type;
-    const void *p;
     size_t n;
     switch (it->type) {
     case TERSA_NULL: case TERSA_FALSE: case TERSA_TRUE: break;
@@ -593,25 +593,21 @@ static void item_to_node(tersa_doc *doc, const tersa_item *it, tersa_value *node
     case TERSA_FLOAT: node->v.f = it->v.f; break;
     case TERSA_TIME: node->v.time = it->v.time; break;
     case TERSA_BIGINT:
-        copy_bytes(doc, it->v.big.mag, it->v.big.len, &p);
         node->v.big.negative = it->v.big.negative;
-        node->v.big.mag = (const uint8_t *)p;
+        node->v.big.mag = (const uint8_t *)copy_bytes(doc, it->v.big.mag, it->v.big.len);
         node->v.big.len = it->v.big.len;
         break;
     case TERSA_STRING: case TERSA_SYMBOL:
-        copy_bytes(doc, it->v.str.ptr, it->v.str.len, &p);
-        node->v.str.ptr = (const char *)p;
+        node->v.str.ptr = (const char *)copy_bytes(doc, it->v.str.ptr, it->v.str.len);
         node->v.str.len = it->v.str.len;
         break;
     case TERSA_BINARY:
-        copy_bytes(doc, it->v.bin.ptr, it->v.bin.len, &p);
-        node->v.bin.ptr = (const uint8_t *)p;
+        node->v.bin.ptr = (const uint8_t *)copy_bytes(doc, it->v.bin.ptr, it->v.bin.len);
         node->v.bin.len = it->v.bin.len;
         break;
     case TERSA_EXT:
-        copy_bytes(doc, it->v.ext.ptr, it->v.ext.len, &p);
         node->v.ext.type = it->v.ext.type;
-        node->v.ext.ptr = (const uint8_t *)p;
+        node->v.ext.ptr = (const uint8_t *)copy_bytes(doc, it->v.ext.ptr, it->v.ext.len);
         node->v.ext.len = it->v.ext.len;
         break;
     case TERSA_ARRAY:
@@ -628,9 +624,8 @@ static void item_to_node(tersa_doc *doc, const tersa_item *it, tersa_value *node
         if (!node->v.map.keys || !node->v.map.values) die("out of memory");
         for (size_t i = 0; it->type == TERSA_MAP && i < n; i++) {
             const tersa_key *k = &it->v.map.keys[i];
-            copy_bytes(doc, k->ptr, k->len, &p);
             node->v.map.keys[i].type = k->symbol ? TERSA_SYMBOL : TERSA_STRING;
-            node->v.map.keys[i].v.str.ptr = (const char *)p;
+            node->v.map.keys[i].v.str.ptr = (const char *)copy_bytes(doc, k->ptr, k->len);
             node->v.map.keys[i].v.str.len = k->len;
         }
         break;
