@@ -50,6 +50,8 @@ def test_float32_is_written_as_f32():
     np.array([0, 255], dtype=np.uint8),
     np.array([2**64 - 1, 0], dtype=np.uint64),
     np.array([-(2**63), 2**63 - 1], dtype=np.int64),
+    *[np.array([np.iinfo(t).min, -1, 0, np.iinfo(t).max], dtype=t) for t in (np.int8, np.int16, np.int32)],
+    *[np.array([0, np.iinfo(t).max], dtype=t) for t in (np.uint16, np.uint32)],
     np.array([[True, False]]),
     np.array([1.5, -0.0, np.inf], dtype=np.float16),
     np.array([1, 2], dtype=">i4"),

@@ -75,22 +75,17 @@ static bool write_element(tersa_writer *w, const char *p, char f, Py_ssize_t n) 
     }
     default: break;
     }
-    if (f == 'b' || f == 'h' || f == 'i' || f == 'l' || f == 'q') {
-        int64_t v;
-        switch (n) {
-        case 1: v = *(const int8_t *)p; break;
-        case 2: { int16_t x; memcpy(&x, p, 2); v = x; break; }
-        case 4: { int32_t x; memcpy(&x, p, 4); v = x; break; }
-        default: memcpy(&v, p, 8); break;
-        }
-        return tersa_write_int(w, v);
-    }
-    uint64_t u = 0;
+    uint64_t u;
     switch (n) {
     case 1: u = *(const uint8_t *)p; break;
     case 2: { uint16_t x; memcpy(&x, p, 2); u = x; break; }
     case 4: { uint32_t x; memcpy(&x, p, 4); u = x; break; }
     default: memcpy(&u, p, 8); break;
+    }
+    if (f == 'b' || f == 'h' || f == 'i' || f == 'l' || f == 'q') {
+        /* Sign-extend the n-byte integer (right shifts are arithmetic: see dtoa.c). */
+        unsigned shift = 64 - 8 * (unsigned)n;
+        return tersa_write_int(w, (int64_t)(u << shift) >> shift);
     }
     return tersa_write_uint(w, u);
 }
