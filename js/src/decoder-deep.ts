@@ -14,7 +14,6 @@ import type { DecoderState, Level, Slot } from './decoder-state.js';
 /** Returned by read() for a container that was stacked as a level instead of decoded. */
 export const PENDING: unknown = Object.freeze({ pending: true });
 
-
 class ArrayLevel implements Level {
   readonly a: unknown[] = [];
   constructor(

@@ -4,16 +4,11 @@
 import { fail } from './decoder-state.js';
 import type { DecoderState } from './decoder-state.js';
 
-
 export const TWO53 = 9007199254740992;
-
 export const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
-
 export const POW2: number[] = [];
-
 for (let i = 0; i <= 64; i++) POW2.push(Math.pow(2, i));
 
-// Primitive fields
 export function varint(rd: DecoderState, at: number): number {
   if (rd.pos >= rd.end) fail('truncated', at, 'input ends inside an item');
   const b = rd.src[rd.pos];

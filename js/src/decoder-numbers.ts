@@ -7,22 +7,14 @@ import { fail } from './decoder-state.js';
 import type { DecoderState, Slot } from './decoder-state.js';
 import { TWO53, POW10, varint, length, byte, unzigzag } from './decoder-input.js';
 
-
-
-// Numbers
 // Integers beyond 2^53 are handled as 32-bit halves (a signed high word),
 // with one BigInt made for the result: BigInt arithmetic allocates for every
 // operation (six per 64-bit id).
 const TWO32 = 4294967296;
-
 const int64Scratch = new BigInt64Array(1);
-
 const uint64Scratch = new BigUint64Array(int64Scratch.buffer);
-
 const halves = new Uint32Array(int64Scratch.buffer);
-
 const LO = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
-
 const HI = 1 - LO;
 
 /** The int64 h * 2^32 + l (h signed, l unsigned) as a BigInt. */
@@ -209,11 +201,8 @@ export function decimal(rd: DecoderState, t: number, at: number, slot: Slot): nu
 }
 
 const scratch = new ArrayBuffer(8);
-
 export const scratchU32 = new Uint32Array(scratch);
-
 export const scratchF32 = new Float32Array(scratch);
-
 export const littleEndian = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 export function f32(rd: DecoderState, at: number): number | Float64 {

@@ -13,7 +13,6 @@ import { littleEndian } from './decoder-numbers.js';
 import { read } from './decoder-values.js';
 import { nestShaped } from './decoder-deep.js';
 
-
 type Factory = (r: (rd: DecoderState, s: Slot) => unknown, rd: DecoderState, s: Slot[]) => unknown;
 
 /** Everything derived from a key sequence; shared across buffers and decoders. */
@@ -44,7 +43,6 @@ export function objectKeepsOrder(keys: string[]): boolean {
 }
 
 const infoCache = new Map<string, ShapeInfo>();
-
 const INFO_CACHE_LIMIT = 4096;
 
 function infoKey(keys: (string | symbol)[]): string {
@@ -91,9 +89,7 @@ try {
 // hundreds of others (sparse records) would each get a function run too
 // rarely to leave the interpreter, which costs more to build than it saves.
 const COMPILE_AFTER = 2;
-
 const HOT_GAP = 256;
-
 let shapeClock = 0;
 
 function compileFactory(info: ShapeInfo): Factory {
@@ -129,15 +125,10 @@ const keyBuf: (string | symbol)[] = [];
 // more types than that, in turn, misses every time, so the bound is set well
 // above the number of message types a service usually rotates through.
 const MEMO_INDICES = 1024;
-
 const MEMO_PER_INDEX = 16;
-
 const MEMO_RAW_MAX = 512;
-
 const keyOffs: number[] = [];
-
 const keyKinds: number[] = [];
-
 const keyLens: number[] = [];
 
 let keyKind = 0; // of the last key read: -1 inline string, >= 0 reference index, -2 other

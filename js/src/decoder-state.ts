@@ -123,7 +123,6 @@ export class DecoderState {
   winEnd = 0;
 }
 
-
 export function fail(code: DecodeErrorCode, at: number, msg?: string): never {
   throw new DecodeError(code, at, msg);
 }

@@ -9,7 +9,6 @@ import { byte, length } from './decoder-input.js';
 import { utf8 } from './decoder-utf8.js';
 import { tsString } from './decoder-time.js';
 
-
 export function isStringTag(t: number): boolean {
   return t < Tag.SHAPE0 || (t >= Tag.PFX0 && t < Tag.DEC0) || (t >= Tag.STR_LONG && t <= Tag.REF24) || t === Tag.PFX_LONG || (t >= Tag.TS_STR && t <= Tag.TS_Z3);
 }

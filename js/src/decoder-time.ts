@@ -9,14 +9,10 @@ import { TWO53, POW10, byte, varint, unzigzag } from './decoder-input.js';
 
 const fromCharCode = String.fromCharCode;
 
-
-// Timestamp strings and timestamps
 const D2: string[] = [];
-
 for (let i = 0; i < 100; i++) D2.push(i < 10 ? '0' + i : '' + i);
 
 let cachedDay = NaN;
-
 let cachedDate = '';
 
 // character codes of the cached date "YYYY-MM-DD"
@@ -32,9 +28,7 @@ function tsSeconds(rd: DecoderState, at: number): number {
 }
 
 const DATE_CACHE = 64;
-
 const dcDays = new Float64Array(DATE_CACHE).fill(NaN);
-
 const dcText: string[] = new Array(DATE_CACHE).fill('');
 
 function dateText(days: number): string {

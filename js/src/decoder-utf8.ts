@@ -5,12 +5,10 @@
 import { fail } from './decoder-state.js';
 import type { DecoderState } from './decoder-state.js';
 
-
 const fromCharCode = String.fromCharCode;
 
 const textDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-// Strings
 // Node's Buffer.prototype.utf8Slice decodes in C++ and replaces invalid
 // sequences with U+FFFD; a result without U+FFFD is therefore exact, and one
 // with it is re-checked by the validating decoder below. Other platforms use
@@ -40,7 +38,6 @@ const nodeLatin1Slice: ((this: Uint8Array, start: number, end: number) => string
 })();
 
 const latin1Decoder = nodeLatin1Slice === null ? new TextDecoder('latin1') : null;
-
 const WINDOW = 4096;
 
 export function asciiSlice(rd: DecoderState, p: number, n: number): string {
@@ -164,7 +161,6 @@ export function utf8(rd: DecoderState, n: number, at: number): string {
 // map keys repeat from buffer to buffer, and a cached string costs a hash and
 // a comparison instead of an allocation. Entries are verified byte by byte.
 const CACHE_BITS = 12;
-
 const cache: (string | undefined)[] = new Array(1 << CACHE_BITS).fill(undefined);
 
 export function cachedAscii(rd: DecoderState, n: number, at: number): string {

@@ -147,7 +147,6 @@ function genericMap(rd: DecoderState, at: number, slot: Slot): unknown {
   return b.result(rd);
 }
 
-// Items
 /** Reads one item (containers below RECURSION_DEPTH recursively, deeper ones through decoder-deep.ts). */
 export function read(rd: DecoderState, slot: Slot): unknown {
   const at = rd.pos;

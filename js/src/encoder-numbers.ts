@@ -11,7 +11,6 @@ import { shortestDecimal, decM, decE, decGuessed } from './decimal.js';
 /** The tags of the integer 0 and of the decimal exponent 0 among the short forms. */
 const INT_BASE = Tag.INT0 - Short.INT_MIN;
 const DEC_BASE = Tag.DEC0 - Short.DEC_EXP_MIN;
-
 const scratch = new ArrayBuffer(8);
 const scratchU8 = new Uint8Array(scratch);
 const scratchBig = new BigUint64Array(scratch);

@@ -101,7 +101,6 @@ export function vlenBig(v: bigint): number {
   return v < 1n << 56n ? 8 : 9;
 }
 
-
 export function zz(d: number): number {
   return d >= 0 ? d * 2 : -d * 2 - 1;
 }
@@ -128,7 +127,6 @@ export function writeRef(st: EncoderState, i: number): void {
     st.buf[st.pos++] = w >>> 16;
   }
 }
-
 
 let scratch: EncoderState | null = null;
 

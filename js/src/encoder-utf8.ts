@@ -84,7 +84,6 @@ export function commonPrefix(a: string, b: string): number {
   return bytes;
 }
 
-
 /** A copy of b whose buffer is padded to whole 32-bit words (see copyBytes). */
 export function padded(b: Uint8Array): Uint8Array {
   const n = b.length;
