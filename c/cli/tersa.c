@@ -128,6 +128,19 @@ static int option_with_value(int argc, char **argv, int *i, const char *name, co
     return 1;
 }
 
+/* `NAME N` or `NAME=N` for a count at argv[*i]: false if argv[*i] is another
+ * option; else true, with *out set, or *rc the exit status for a missing or
+ * bad number. */
+static bool count_option(int argc, char **argv, int *i, const char *name, size_t *out, int *rc) {
+    const char *v;
+    int has = option_with_value(argc, argv, i, name, &v);
+    if (has == 0) return false;
+    uint64_t n;
+    if (has < 0 || !parse_number(v, false, SIZE_MAX, &n)) *rc = die("%s needs a number", name);
+    else *out = (size_t)n;
+    return true;
+}
+
 /* Parse arguments; returns 0 on success, the exit status otherwise. */
 static int parse_args(cli *c, int argc, char **argv) {
     memset(c, 0, sizeof(*c));
@@ -147,7 +160,7 @@ static int parse_args(cli *c, int argc, char **argv) {
     }
     for (; i < argc; i++) {
         const char *a = argv[i], *v;
-        int has;
+        int has, rc = 0;
         if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             if (++i >= argc) return die("%s needs a file name", a);
             c->output = argv[i];
@@ -203,18 +216,10 @@ static int parse_args(cli *c, int argc, char **argv) {
             c->jopts.nonfinite = JSON_NONFINITE_STRING;
             c->jopts.ext = JSON_EXT_OBJECT;
             c->jopts.keys = JSON_KEYS_STRING;
-        } else if ((has = option_with_value(argc, argv, &i, "--min-count", &v)) != 0) {
-            uint64_t n;
-            if (has < 0 || !parse_number(v, false, SIZE_MAX, &n)) return die("--min-count needs a number", "");
-            c->min_count = (size_t)n;
-        } else if ((has = option_with_value(argc, argv, &i, "--max-strings", &v)) != 0) {
-            uint64_t n;
-            if (has < 0 || !parse_number(v, false, SIZE_MAX, &n)) return die("--max-strings needs a number", "");
-            c->max_strings = (size_t)n;
-        } else if ((has = option_with_value(argc, argv, &i, "--max-shapes", &v)) != 0) {
-            uint64_t n;
-            if (has < 0 || !parse_number(v, false, SIZE_MAX, &n)) return die("--max-shapes needs a number", "");
-            c->max_shapes = (size_t)n;
+        } else if (count_option(argc, argv, &i, "--min-count", &c->min_count, &rc) ||
+                   count_option(argc, argv, &i, "--max-strings", &c->max_strings, &rc) ||
+                   count_option(argc, argv, &i, "--max-shapes", &c->max_shapes, &rc)) {
+            if (rc) return rc;
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             fputs(USAGE, stdout);
             exit(0);
