@@ -191,6 +191,15 @@ static bool expect(tersa_reader *r, tersa_item *item, tersa_type type, tersa_err
     return true;
 }
 
+/* The next item, an array of *n entries: room for n + 1 entries of `elem`
+ * bytes (NULL if it is no array or memory runs out). */
+static void *expect_array(tersa_reader *r, tersa_item *item, tersa_error *err, const tersa_alloc *alloc, size_t elem,
+                          size_t *n) {
+    if (!expect(r, item, TERSA_ARRAY, err)) return NULL;
+    *n = item->v.array.count;
+    return mem_alloc(alloc, (*n + 1) * elem);
+}
+
 tersa_dict *tersa_dict_parse(const tersa_alloc *alloc, const void *data, size_t len, tersa_error *err) {
     if (err) set_error(err, TERSA_OK, 0, NULL);
     alloc = alloc_or_default(alloc);
@@ -207,22 +216,12 @@ tersa_dict *tersa_dict_parse(const tersa_alloc *alloc, const void *data, size_t 
     bool ok = tersa_reader_start(r, data, len, NULL, 0, TERSA_READ_NO_HEADER) && expect(r, &it, TERSA_ARRAY, err);
     ok = ok && it.v.array.count == 3 && expect(r, &it, TERSA_STRING, err) &&
          it.v.str.len == sizeof(DICT_MAGIC) - 1 && memcmp(it.v.str.ptr, DICT_MAGIC, it.v.str.len) == 0;
-    ok = ok && expect(r, &it, TERSA_ARRAY, err);
-    if (ok) {
-        nstrings = it.v.array.count;
-        strings = (tersa_key *)mem_alloc(alloc, (nstrings + 1) * sizeof(tersa_key));
-        ok = strings != NULL;
-    }
+    ok = ok && (strings = (tersa_key *)expect_array(r, &it, err, alloc, sizeof *strings, &nstrings)) != NULL;
     for (size_t i = 0; ok && i < nstrings; i++) {
         ok = expect(r, &it, TERSA_STRING, err);
         if (ok) strings[i] = (tersa_key){it.v.str.ptr, it.v.str.len, false};
     }
-    ok = ok && expect(r, &it, TERSA_ARRAY, err);
-    if (ok) {
-        nshapes = it.v.array.count;
-        lens = (size_t *)mem_alloc(alloc, (nshapes + 1) * sizeof(size_t));
-        ok = lens != NULL;
-    }
+    ok = ok && (lens = (size_t *)expect_array(r, &it, err, alloc, sizeof *lens, &nshapes)) != NULL;
     for (size_t i = 0; ok && i < nshapes; i++) {
         ok = expect(r, &it, TERSA_ARRAY, err);
         if (!ok) break;
