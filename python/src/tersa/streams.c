@@ -627,46 +627,38 @@ static PyObject *stream_values(const input_bytes *in, const dec_args *a, int joi
     return result;
 }
 
-static PyObject *tersa_loads_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    (void)module;
+/* loads_stream(data, ...) (with join=) and join_stream(data, ...), which
+ * also answers where the join started. */
+static PyObject *whole_stream(const char *name, bool join_stream, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames) {
     if (nargs != 1) {
-        PyErr_Format(PyExc_TypeError, "loads_stream() takes exactly 1 positional argument (%zd given)", nargs);
+        PyErr_Format(PyExc_TypeError, "%s() takes exactly 1 positional argument (%zd given)", name, nargs);
         return NULL;
     }
     dec_args a;
     PyObject *join_arg = NULL;
-    if (stack_guard("loads_stream") < 0 || parse_dec_args("loads_stream", args, nargs, kwnames, &a, &join_arg) < 0)
+    if (stack_guard(name) < 0 || parse_dec_args(name, args, nargs, kwnames, &a, join_stream ? NULL : &join_arg) < 0)
         return NULL;
-    int join = join_arg ? PyObject_IsTrue(join_arg) : 0;
+    int join = join_stream ? 1 : join_arg ? PyObject_IsTrue(join_arg) : 0;
     input_bytes in;
     if (join < 0 || input_get(args[0], &in) < 0) {
         dict_list_free(&a.dicts);
         return NULL;
     }
-    PyObject *result = stream_values(&in, &a, join, NULL);
+    PyObject *joined_at = NULL;
+    PyObject *values = stream_values(&in, &a, join, join_stream ? &joined_at : NULL);
     input_release(&in);
     dict_list_free(&a.dicts);
-    return result;
+    if (!values || !join_stream) return values;
+    return Py_BuildValue("(NN)", joined_at, values);
+}
+
+static PyObject *tersa_loads_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    (void)module;
+    return whole_stream("loads_stream", false, args, nargs, kwnames);
 }
 
 static PyObject *tersa_join_stream(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     (void)module;
-    if (nargs != 1) {
-        PyErr_Format(PyExc_TypeError, "join_stream() takes exactly 1 positional argument (%zd given)", nargs);
-        return NULL;
-    }
-    dec_args a;
-    if (stack_guard("join_stream") < 0 || parse_dec_args("join_stream", args, nargs, kwnames, &a, NULL) < 0)
-        return NULL;
-    input_bytes in;
-    if (input_get(args[0], &in) < 0) {
-        dict_list_free(&a.dicts);
-        return NULL;
-    }
-    PyObject *joined_at = NULL;
-    PyObject *values = stream_values(&in, &a, 1, &joined_at);
-    input_release(&in);
-    dict_list_free(&a.dicts);
-    if (!values) return NULL;
-    return Py_BuildValue("(NN)", joined_at, values);
+    return whole_stream("join_stream", true, args, nargs, kwnames);
 }
