@@ -342,13 +342,19 @@ TERSA_INLINE bool tersa_decimal_at_exponent(double d, int *e, int64_t *m) {
     if (!(x < 1e15)) return false;
     int64_t v = (int64_t)(x + 0.5);
     if (v == 0 || tersa_unscale_by_ten((double)v, -ex) != a) return false;
-    while (v % 10 == 0) {
-        v /= 10;
+    /* Trailing zeros by the divisibility test (v * inverse of 5 modulo 2^64,
+     * rotated right by one, is v / 10 exactly when 10 divides v): no division. */
+    uint64_t u = (uint64_t)v;
+    for (;;) {
+        uint64_t q = u * 0xcccccccccccccccdull;
+        q = (q >> 1) | (q << 63);
+        if (q > 1844674407370955161ull) break;
+        u = q;
         ex++;
     }
     if (ex > 22) return false;
     int64_t negative = (int64_t)(bits >> 63);
-    *m = (v ^ -negative) + negative;
+    *m = ((int64_t)u ^ -negative) + negative;
     *e = ex;
     return true;
 }
