@@ -111,9 +111,8 @@ static bool open_declared(tersa_rb_encoder *e, declared *d, VALUE obj, uint32_t 
     } else {
         /* Keys checked distinct and valid UTF-8 when the class was declared. */
         CHECK_W(tersa_write_map_begin_utf8(e->w, d->kbuf, (size_t)n));
-        uint32_t shape = tersa_writer_last_shape(e->w);
+        uint32_t shape = tersa_rb_enc_note_shape(e);
         if (shape != TERSA_NO_INDEX) {
-            if (shape >= e->buf_shapes) e->buf_shapes = shape + 1;
             d->enc = e;
             d->w = e->w;
             d->gen = e->gen;
@@ -121,18 +120,7 @@ static bool open_declared(tersa_rb_encoder *e, declared *d, VALUE obj, uint32_t 
             d->shape = shape;
         }
     }
-    if (n == 0) {
-        CHECK_W(tersa_write_map_end(e->w));
-        e->stack->len = self;
-        return false;
-    }
-    enc_frame *f = &e->frames[depth];
-    f->kind = FRAME_MAP;
-    f->n = n;
-    f->hooks = hooks;
-    f->base = self;
-    f->at_value = true;
-    return true;
+    return tersa_rb_enc_map_frame(e, &e->frames[depth], FRAME_MAP, n, hooks, self, depth);
 }
 
 bool tersa_rb_enc_declared(tersa_rb_encoder *e, VALUE obj, uint32_t depth, uint32_t hooks, bool *opened) {

@@ -142,6 +142,32 @@ static inline enc_frame *tersa_rb_enc_frame_open(tersa_rb_encoder *e, uint32_t d
     return f;
 }
 
+/* Counts the shape the map just begun defined or used (if any) among the
+ * buffer's shapes; returns it, or TERSA_NO_INDEX. */
+TERSA_INLINE uint32_t tersa_rb_enc_note_shape(tersa_rb_encoder *e) {
+    uint32_t shape = tersa_writer_last_shape(e->w);
+    if (shape != TERSA_NO_INDEX && shape >= e->buf_shapes) e->buf_shapes = shape + 1;
+    return shape;
+}
+
+/* After a map's header: an empty map ends here (false: nothing to encode, its
+ * value-stack entries from `self` on released); otherwise frame `f` becomes
+ * the open map of `n` pairs (true). */
+TERSA_INLINE bool tersa_rb_enc_map_frame(tersa_rb_encoder *e, enc_frame *f, uint8_t kind, long n, uint32_t hooks,
+                                         long self, uint32_t depth) {
+    if (n == 0) {
+        CHECK_W(tersa_write_map_end(e->w));
+        e->stack->len = self;
+        return false;
+    }
+    f->kind = kind;
+    f->n = n;
+    f->hooks = hooks;
+    f->base = self;
+    f->at_value = true;
+    return true;
+}
+
 /** Open a Hash (or a Tersa::Map when `hash` is false) at `depth`, `hooks`
  *  replacements standing for it; false if it is empty (then it is written whole). */
 bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth, uint32_t hooks);

@@ -192,25 +192,12 @@ bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint
             bool trusted = plain && hash && !tersa_rb_hash_may_repeat_keys(container);
             CHECK_W(trusted ? tersa_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
                             : tersa_write_map_begin(e->w, e->kbuf, (size_t)n));
-            uint32_t shape = tersa_writer_last_shape(e->w);
-            if (shape != TERSA_NO_INDEX) {
-                if (shape >= e->buf_shapes) e->buf_shapes = shape + 1;
-                if (plain) cache_store(e, entry, sig, base, n, shape);
-            }
+            uint32_t shape = tersa_rb_enc_note_shape(e);
+            if (shape != TERSA_NO_INDEX && plain) cache_store(e, entry, sig, base, n, shape);
         } else {
             CHECK_W(tersa_write_generic_map_begin(e->w, (size_t)n));
             kind = FRAME_GENERIC;
         }
     }
-    if (n == 0) {
-        CHECK_W(tersa_write_map_end(e->w));
-        e->stack->len = self;
-        return false;
-    }
-    f->kind = kind;
-    f->n = n;
-    f->hooks = hooks;
-    f->base = self;
-    f->at_value = true;
-    return true;
+    return tersa_rb_enc_map_frame(e, f, kind, n, hooks, self, depth);
 }
