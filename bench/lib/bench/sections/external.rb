@@ -26,15 +26,17 @@ module Bench
 
       TIMEOUTS = { "full" => 420, "quick" => 120, "smoke" => 90 }.freeze
 
+      # program: [title, path, runner] (PLUGINS' entry for id unless given);
       # args: extra arguments before --json OUT; env: extra environment;
       # label: the progress label; missing: :pending (a section still to be
       # written) or :error (a program that must exist); keep_failed_result:
       # a program that exits 1 after writing a valid OUT (it found an inexact
       # round trip) still gives its result, with "exit_status".
-      def initialize(ctx, id, args: [], env: {}, label: id, timeouts: TIMEOUTS, missing: :pending, keep_failed_result: false)
+      def initialize(ctx, id, program: PLUGINS.fetch(id), args: [], env: {}, label: id, timeouts: TIMEOUTS, missing: :pending,
+                     keep_failed_result: false)
         @ctx = ctx
         @id = id
-        @title, @program, @runner = PLUGINS.fetch(id)
+        @title, @program, @runner = program
         @args = args
         @env = env
         @label = label

@@ -30,17 +30,12 @@ module Bench
       # One program of the section: External's runner with this section's
       # schema instead of tersa-bench/1.
       class Part < External
-        def initialize(ctx, part) # rubocop:disable Lint/MissingSuper
-          @ctx = ctx
-          @id = "queue"
-          @title, @program, @runner = PARTS.fetch(part)
-          @args = []
+        def initialize(ctx, part)
+          program = PARTS.fetch(part)
           # the Ruby part measures under YJIT when the runner does
-          @env = @runner == :ruby && defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled? ? { "RUBYOPT" => "--yjit" } : {}
-          @label = "queue"
-          @timeouts = TIMEOUTS.fetch(part)
-          @missing = :error
-          @keep_failed_result = true
+          yjit = program[2] == :ruby && defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled?
+          super(ctx, "queue", program: program, env: yjit ? { "RUBYOPT" => "--yjit" } : {}, timeouts: TIMEOUTS.fetch(part),
+                              missing: :error, keep_failed_result: true)
         end
 
         def normalize(r) = r
