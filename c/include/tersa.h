@@ -339,7 +339,6 @@ TERSA_API bool tersa_writer_frame_synced(const tersa_writer *w);
  * hand out each frame without its output buffer growing for ever.
  */
 TERSA_API bool tersa_writer_discard_output(tersa_writer *w);
-#define TERSA_HAVE_WRITER_DISCARD_OUTPUT 1
 
 /** The bytes written so far (valid until the next call on the writer), and their length. */
 TERSA_API const uint8_t *tersa_writer_data(const tersa_writer *w, size_t *len);

@@ -140,10 +140,8 @@ static PyObject *encoder_emit(EncoderObject *self) {
     const uint8_t *data = tersa_writer_data(w, &len);
     PyObject *out = PyBytes_FromStringAndSize((const char *)data + self->emitted, (Py_ssize_t)(len - self->emitted));
     if (!out) return NULL;
-#ifdef TERSA_HAVE_WRITER_DISCARD_OUTPUT
     /* The stream's tables stay; its output need not. */
     if (tersa_writer_discard_output(w)) len = 0;
-#endif
     self->emitted = len;
     if (!self->output) return out;
     PyObject *r = PyObject_CallMethod(self->output, "write", "O", out);

@@ -62,7 +62,6 @@ extern int tersa_utf8_index, tersa_binary_index, tersa_usascii_index;
 TERSA_NORETURN(void tersa_rb_raise_decode(const tersa_error *err));
 /** A DecodeError with a code of the binding's own (not SPEC 10's list). */
 TERSA_NORETURN(void tersa_rb_raise_decode_code(const char *code, size_t offset, const char *message));
-TERSA_NORETURN(void tersa_rb_raise_encode(const char *fmt, ...));
 TERSA_NORETURN(void tersa_rb_raise_writer(const tersa_writer *w, VALUE path));
 
 /* Dictionaries held by Ruby objects. */

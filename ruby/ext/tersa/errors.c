@@ -3,7 +3,6 @@
  */
 #include "common.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 
 VALUE eError, eEncodeError, eDecodeError;
@@ -20,15 +19,6 @@ void tersa_rb_raise_decode_code(const char *code, size_t offset, const char *mes
 void tersa_rb_raise_decode(const tersa_error *err) {
     if (err->code == TERSA_ERR_NOMEM) rb_memerror();
     tersa_rb_raise_decode_code(tersa_code_name(err->code), err->offset, err->message ? err->message : "");
-}
-
-void tersa_rb_raise_encode(const char *fmt, ...) {
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    rb_raise(eEncodeError, "%s", buf);
 }
 
 void tersa_rb_raise_writer(const tersa_writer *w, VALUE path) {
