@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "compiler.h"
+#include "json_special.h"
 
 /* Zero bytes after the copied text: covers the 8-byte word reads of the
  * string scanner and the 4-byte look-ahead of \u escapes and literals. */
@@ -91,18 +92,6 @@ static const uint8_t num_tail[256] = {
     ['7'] = 1, ['8'] = 1, ['9'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1, ['+'] = 1,
     ['-'] = 1,
 };
-
-#define ONES 0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
-
-/* Non-zero if any of the 8 bytes is special (see str_special). The usual
- * has-zero-byte tricks: a borrow can flag a byte falsely only above a byte
- * flagged rightly, so "any" is exact. */
-TERSA_INLINE uint64_t swar_special(uint64_t w) {
-    uint64_t q = w ^ (ONES * '"');
-    uint64_t b = w ^ (ONES * '\\');
-    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | (w - ONES * 0x20) | w) & HIGHS;
-}
 
 TERSA_INLINE bool is_digit(char c) { return (unsigned char)(c - '0') < 10; }
 

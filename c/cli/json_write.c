@@ -17,6 +17,7 @@
 
 #include "compiler.h"
 #include "digits.h"
+#include "json_special.h"
 
 /* ==========================================================================
  * Writer state and output
@@ -195,16 +196,6 @@ static bool write_u64(jw *w, uint64_t u, bool neg) {
 static bool write_bigint(jw *w, bool neg, const uint8_t *mag, size_t len) {
     if (tersa_format_bigint(neg, mag, len, w->out)) return true;
     return w->out->failed ? out_of_memory(w) : fail(w, "integer too long to write in decimal (over 8192 bytes)");
-}
-
-#define ONES 0x0101010101010101ull
-#define HIGHS 0x8080808080808080ull
-
-/* Non-zero if any byte is '"', '\\', a control or non-ASCII (see json_read.c). */
-TERSA_INLINE uint64_t swar_special(uint64_t x) {
-    uint64_t q = x ^ (ONES * '"');
-    uint64_t b = x ^ (ONES * '\\');
-    return (((q - ONES) & ~q) | ((b - ONES) & ~b) | (x - ONES * 0x20) | x) & HIGHS;
 }
 
 TERSA_INLINE bool byte_special(unsigned char c) { return c < 0x20 || c >= 0x80 || c == '"' || c == '\\'; }
