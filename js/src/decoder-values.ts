@@ -4,7 +4,7 @@
 import { Ext, Short, Tag, extByType, MAX_EXT_TYPE, EXT_APP_MAX, MAX_STRINGS, SHAPE8_BASE, SHAPE16_BASE } from './common.js';
 import { fail, RECURSION_DEPTH } from './decoder-state.js';
 import type { DecoderState, Slot } from './decoder-state.js';
-import { varint, length, byte } from './decoder-input.js';
+import { varint, length, byte, TWO53, POW10 } from './decoder-input.js';
 import { utf8 } from './decoder-utf8.js';
 import { isStringTag, readString, prefixString } from './decoder-strings.js';
 import { timestamp } from './decoder-time.js';
@@ -44,11 +44,12 @@ function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
       const src = rd.src;
       const plainInts = !rd.bigints;
       for (let i = 0; i < n; i++) {
-        // Binary floats (embeddings, measurements) and integers of the short
-        // forms or with varints of up to three bytes are read here: a call to read() per
-        // element returns each as a boxed number, which was half of decoding
-        // an array of F32s. NaN, infinities, exactFloats, bigints, other
-        // integers and short input take read()'s path.
+        // Binary floats (embeddings, measurements), integers of the short
+        // forms, and integers and decimals with varints of up to four bytes
+        // are read here: a call to read() per element returns each as a
+        // boxed number, which was half of decoding an array of F32s. NaN,
+        // infinities, exactFloats, bigints, other integers and decimals and
+        // short input take read()'s path.
         const t = src[rd.pos];
         if (t >= Tag.INT0 && t < Tag.PFX0 && plainInts && rd.pos < rd.end) {
           const v = t - INT_BASE;
@@ -58,8 +59,10 @@ function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
           rd.pos++;
           continue;
         }
-        if (t >= Tag.INT_POS && t <= Tag.INT_DELTA && plainInts && rd.pos + 4 <= rd.end) {
-          // a varint of up to three bytes (minimal: else read() reports it)
+        const isInt = t >= Tag.INT_POS && t <= Tag.INT_DELTA && plainInts;
+        const isDec = ((t >= Tag.DEC0 && t < Tag.NULL) || t === Tag.DEC_DELTA) && !rd.exactFloats;
+        if ((isInt || isDec) && rd.pos + 5 <= rd.end) {
+          // a varint of up to four bytes (minimal: else read() reports it)
           const p = rd.pos + 1;
           const b0 = src[p];
           let z = -1;
@@ -75,8 +78,12 @@ function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
             z = (b0 | (src[p + 1] << 8) | (src[p + 2] << 16)) >>> 3;
             L = 3;
             if (z < 0x4000) z = -1;
+          } else if (b0 & 8) {
+            z = ((b0 | (src[p + 1] << 8) | (src[p + 2] << 16) | (src[p + 3] << 24)) >>> 4) & 0xfffffff;
+            L = 4;
+            if (z < 0x200000) z = -1;
           }
-          if (z >= 0) {
+          if (z >= 0 && isInt) {
             let v = -1;
             if (t === Tag.INT_POS) v = z + 24;
             else if (t === Tag.INT_NEG) v = -9 - z;
@@ -88,6 +95,27 @@ function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
               slot.ik = 1;
               slot.i = v;
               a.push(v);
+              rd.pos = p + L;
+              continue;
+            }
+          } else if (z >= 0) {
+            // decimals as decimal() reads them, for the mantissas a varint
+            // of four bytes holds and deltas that stay below 2^53
+            let e = 0;
+            let m = 0;
+            if (t !== Tag.DEC_DELTA) {
+              e = t - (Tag.DEC0 - Short.DEC_EXP_MIN);
+              m = (z >>> 1) ^ -(z & 1);
+            } else if (slot.dk) {
+              e = slot.de;
+              m = slot.dm + ((z >>> 1) ^ -(z & 1));
+              if (m >= TWO53 || m <= -TWO53) z = -1;
+            } else z = -1;
+            if (z >= 0) {
+              slot.dk = true;
+              slot.dm = m;
+              slot.de = e;
+              a.push(e >= 0 ? m * POW10[e] : m / POW10[-e]);
               rd.pos = p + L;
               continue;
             }
