@@ -6,6 +6,7 @@ import type { Zone } from './common.js';
 import { fail } from './decoder-state.js';
 import type { DecoderState } from './decoder-state.js';
 import { TWO53, POW10, byte, varint, unzigzag } from './decoder-input.js';
+import { latin1Of } from './decoder-utf8.js';
 
 const fromCharCode = String.fromCharCode;
 
@@ -105,13 +106,55 @@ export function tsString(rd: DecoderState, t: number, at: number): string {
     const f1 = (frac / 100) | 0, f2 = ((frac / 10) | 0) % 10;
     return fromCharCode(dc0, dc1, dc2, dc3, 45, dc5, dc6, 45, dc8, dc9, 84, 48 + h1, 48 + hh - 10 * h1, 58, 48 + m1, 48 + mm - 10 * m1, 58, 48 + s1, 48 + ss - 10 * s1, 46, 48 + f1, 48 + f2, 48 + (frac % 10), 90);
   }
-  let text = date + (variant & TSV_SPACE ? ' ' : 'T') + D2[hh] + ':' + D2[mm] + ':' + D2[ss];
-  if (digits) text += '.' + ('00000000' + frac).slice(-digits);
+  // The other forms are written as bytes and made one flat string by one
+  // native call: joining their parts with + built a tree of strings for each.
+  const b = tsBytes;
+  b[0] = dc0;
+  b[1] = dc1;
+  b[2] = dc2;
+  b[3] = dc3;
+  b[4] = 45;
+  b[5] = dc5;
+  b[6] = dc6;
+  b[7] = 45;
+  b[8] = dc8;
+  b[9] = dc9;
+  b[10] = variant & TSV_SPACE ? 32 : 84;
+  twoDigits(b, 11, hh);
+  b[13] = 58;
+  twoDigits(b, 14, mm);
+  b[16] = 58;
+  twoDigits(b, 17, ss);
+  let n = 19;
+  if (digits) {
+    b[19] = 46;
+    let f = frac;
+    for (let i = 19 + digits; i > 19; i--) {
+      const q = Math.floor(f / 10);
+      b[i] = 48 + f - q * 10;
+      f = q;
+    }
+    n = 20 + digits;
+  }
   if (variant & TSV_NUMERIC_OFFSET) {
     const a = offset < 0 ? -offset : offset;
-    text += (offset < 0 ? '-' : '+') + D2[Math.floor(a / 60)] + ':' + D2[a % 60];
-  } else text += 'Z';
-  return text;
+    b[n] = offset < 0 ? 45 : 43;
+    const oh = Math.floor(a / 60);
+    twoDigits(b, n + 1, oh);
+    b[n + 3] = 58;
+    twoDigits(b, n + 4, a - oh * 60);
+    n += 6;
+  } else b[n++] = 90;
+  return latin1Of(b, n);
+}
+
+// room for the longest form, YYYY-MM-DDThh:mm:ss.fffffffff+hh:mm
+const tsBytes = new Uint8Array(40);
+
+function twoDigits(b: Uint8Array, at: number, v: number): void {
+  const t = (v / 10) | 0;
+  b[at] = 48 + t;
+  b[at + 1] = 48 + v - 10 * t;
 }
 
 const ZONES: Zone[] = ['utc', 'offset', 'floating'];

@@ -40,6 +40,11 @@ const nodeLatin1Slice: ((this: Uint8Array, start: number, end: number) => string
 const latin1Decoder = nodeLatin1Slice === null ? new TextDecoder('latin1') : null;
 const WINDOW = 4096;
 
+/** The first n bytes of b (Latin-1 or ASCII) as a flat string. */
+export function latin1Of(b: Uint8Array, n: number): string {
+  return nodeLatin1Slice !== null ? nodeLatin1Slice.call(b, 0, n) : latin1Decoder!.decode(b.subarray(0, n));
+}
+
 export function asciiSlice(rd: DecoderState, p: number, n: number): string {
   if (rd.winSrc !== rd.src || p < rd.winStart || p + n > rd.winEnd) {
     const len = rd.src.length;
