@@ -9,7 +9,6 @@ import type { DecoderState } from './decoder-state.js';
 import { length } from './decoder-input.js';
 import { isStringTag, readString, refString } from './decoder-strings.js';
 import { cachedAscii } from './decoder-utf8.js';
-import { littleEndian } from './decoder-numbers.js';
 import { read } from './decoder-values.js';
 import { nestShaped } from './decoder-deep.js';
 
@@ -192,15 +191,20 @@ function readKey(rd: DecoderState, kat: number): string | symbol {
   return readString(rd, kt, kat, rd.keySlot);
 }
 
+/** The four bytes at p as a little-endian unsigned word. */
+function word(b: Uint8Array, p: number): number {
+  return (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+}
+
 /** The fast path of mapDef: a memo entry whose raw key bytes match; applies their state updates. */
 function matchRaw(rd: DecoderState, cands: MemoEntry[], n: number): MemoEntry | null {
   const start = rd.pos;
   const avail = rd.end - start;
-  if (rd.dvSrc !== rd.src) {
-    rd.dvSrc = rd.src;
-    rd.dv = new DataView(rd.src.buffer, rd.src.byteOffset, rd.src.byteLength);
-  }
-  const head = avail >= 4 ? rd.dv.getUint32(start, littleEndian) : -2;
+  // Words are read byte by byte, not through a DataView: a message queue's
+  // decoder meets a new buffer per message, and making a DataView of each
+  // cost more than the whole comparison.
+  const src = rd.src;
+  const head = avail >= 4 ? word(src, start) : -2;
   for (let c = 0; c < cands.length; c++) {
     const e = cands[c];
     if (e.n !== n || (e.head !== head && e.head !== -1)) continue;
@@ -208,11 +212,11 @@ function matchRaw(rd: DecoderState, cands: MemoEntry[], n: number): MemoEntry | 
     if (raw === null) continue;
     const R = raw.length;
     if (R > avail) continue;
-    // compare four bytes at a time (rawWords is raw, padded, in native order)
+    // compare four bytes at a time (rawWords: raw as little-endian words)
     const w = e.rawWords!;
     const R4 = R & ~3;
     let j = 0;
-    while (j < R4 && rd.dv.getUint32(start + j, littleEndian) === w[j >> 2]) j += 4;
+    while (j < R4 && word(src, start + j) === w[j >> 2]) j += 4;
     if (j < R4) continue;
     while (j < R && rd.src[start + j] === raw[j]) j++;
     if (j !== R) continue;
@@ -328,11 +332,11 @@ export function mapDef(rd: DecoderState, n: number, at: number): unknown {
     for (let k = 0; k < n && plain; k++) if (kinds[k] === -2) plain = false;
     if (plain) {
       const R = rd.pos - start;
-      const padded = new Uint8Array((R + 3) & ~3);
-      padded.set(rd.src.subarray(start, rd.pos));
-      entry.raw = padded.subarray(0, R);
-      entry.rawWords = new Uint32Array(padded.buffer);
-      entry.head = R >= 4 ? entry.rawWords[0] : -1;
+      entry.raw = rd.src.slice(start, rd.pos);
+      const words = new Uint32Array(R >> 2);
+      for (let j = 0; j < words.length; j++) words[j] = word(rd.src, start + 4 * j);
+      entry.rawWords = words;
+      entry.head = R >= 4 ? words[0] : -1;
       entry.kinds = kinds.slice(0, n);
       entry.lens = klens.slice(0, n);
     } else {
