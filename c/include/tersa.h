@@ -636,6 +636,71 @@ TERSA_API tersa_scan tersa_stream_scan(const void *data, size_t len, bool header
  */
 TERSA_API bool tersa_reader_feed_frame(tersa_reader *r, const void *frame, size_t len, size_t base, bool *has_value);
 
+/**
+ * A feed buffer: the bytes of a stream as they arrive, in pieces of any size,
+ * handed out as whole headers and frames (tersa_stream_scan) to a reader
+ * started and fed as described above. Both bindings' feed-style decoders keep
+ * one. Its growth policy is fixed: a power of two from 4 KiB, at least 1.5
+ * times the bytes it must hold; consumed bytes are dropped only when a new
+ * piece does not fit; above 64 KiB it shrinks once a quarter of it suffices.
+ * One feed is used by one thread at a time; none of these functions keeps a
+ * pointer to its arguments. `f` is never NULL unless stated.
+ */
+typedef struct tersa_feed tersa_feed;
+
+/** A new, empty feed at stream offset 0 (alloc NULL: malloc). NULL only if allocation fails. */
+TERSA_API tersa_feed *tersa_feed_new(const tersa_alloc *alloc);
+
+/** Free a feed and its bytes. NULL is a no-op. */
+TERSA_API void tersa_feed_free(tersa_feed *f);
+
+/** Drop every byte and release the storage: the feed is as new (offset 0). */
+TERSA_API void tersa_feed_reset(tersa_feed *f);
+
+/**
+ * Append `len` bytes (copied; `data` may be NULL when len is 0). False only if
+ * memory runs out, and then the feed is unchanged. May move the pending bytes:
+ * pointers from tersa_feed_next and tersa_feed_pending are valid until the
+ * next append or reset.
+ */
+TERSA_API bool tersa_feed_append(tersa_feed *f, const void *data, size_t len);
+
+/**
+ * The bytes fed and not yet consumed, their count in *len. Never NULL (a
+ * valid pointer to no bytes when *len is 0).
+ */
+TERSA_API const uint8_t *tersa_feed_pending(const tersa_feed *f, size_t *len);
+
+/** The stream offset of the first pending byte (the bytes consumed so far). */
+TERSA_API size_t tersa_feed_offset(const tersa_feed *f);
+
+/** The bytes the feed holds allocated (for memory accounting). */
+TERSA_API size_t tersa_feed_capacity(const tersa_feed *f);
+
+/**
+ * Look for the header (`header` true) or the next whole frame at the start of
+ * the pending bytes, as tersa_stream_scan does. On READY, *data and *size are
+ * its bytes (the frame's length prefix included), valid until the next
+ * append; nothing is consumed (tersa_feed_consume does). On ERROR, *err's
+ * offset is in the stream.
+ */
+TERSA_API tersa_scan tersa_feed_next(const tersa_feed *f, bool header, const uint8_t **data, size_t *size,
+                                     tersa_error *err);
+
+/** Consume `size` pending bytes (at most tersa_feed_pending's *len): they leave the buffer. */
+TERSA_API void tersa_feed_consume(tersa_feed *f, size_t size);
+
+/**
+ * Whether the stream may end here: true if no bytes remain after the first
+ * `skip` pending bytes (a header the caller checked itself, else 0). False
+ * with *err set otherwise: code TERSA_OK if whole frames remain unread (the
+ * caller's mistake, not the stream's), else the error decoding those bytes as
+ * one buffer gives (TERSA_ERR_TRUNCATED inside a length prefix,
+ * TERSA_ERR_LENGTH_EXCEEDS_INPUT for a frame cut short, or the prefix's own
+ * error), its offset in the stream.
+ */
+TERSA_API bool tersa_feed_at_end(const tersa_feed *f, size_t skip, tersa_error *err);
+
 /* ==========================================================================
  * Value tree
  * ========================================================================== */

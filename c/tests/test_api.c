@@ -366,6 +366,81 @@ static void test_stream_scan(void) {
     tersa_writer_free(w);
 }
 
+/* A feed buffer handed a stream in pieces of every size gives back the header
+ * and the frames tersa_stream_scan finds in the whole, at their offsets; its
+ * end check tells a clean end, whole frames left, a cut length prefix and a
+ * cut frame apart; a buffer grown by one large piece shrinks once small pieces
+ * fill it. */
+static void test_feed(void) {
+    tersa_writer *w = tersa_writer_new(NULL);
+    tersa_writer_start(w, NULL, TERSA_WRITE_STREAM);
+    for (int i = 0; i < 4; i++) {
+        tersa_write_frame_begin(w);
+        write_sample(w, 40 * i + 1);
+        tersa_write_frame_end(w);
+    }
+    size_t len;
+    const uint8_t *data = tersa_writer_data(w, &len);
+    tersa_error err;
+    for (size_t piece = 1; piece <= 7; piece++) {
+        tersa_feed *f = tersa_feed_new(NULL);
+        size_t fed = 0, pos = 0, items = 0, n;
+        CHECK(tersa_feed_pending(f, &n) != NULL && n == 0, "empty feed has a pointer");
+        while (pos < len) {
+            const uint8_t *p;
+            size_t size, whole;
+            tersa_scan s = tersa_feed_next(f, pos == 0, &p, &size, &err);
+            if (s == TERSA_SCAN_NEED_MORE) {
+                size_t k = len - fed < piece ? len - fed : piece;
+                CHECK(k > 0 && tersa_feed_append(f, data + fed, k), "piece %zu: append", piece);
+                if (!k) break;
+                fed += k;
+                continue;
+            }
+            CHECK(s == TERSA_SCAN_READY && tersa_stream_scan(data + pos, len - pos, pos == 0, &whole, &err) ==
+                      TERSA_SCAN_READY && size == whole && !memcmp(p, data + pos, size) &&
+                      tersa_feed_offset(f) == pos, "piece %zu: item at %zu", piece, pos);
+            tersa_feed_consume(f, size);
+            pos += size;
+            items++;
+        }
+        CHECK(items == 5 && tersa_feed_at_end(f, 0, &err), "piece %zu: header and 4 frames, then the end", piece);
+        tersa_feed_free(f);
+    }
+    /* The end check on the stream cut after its header and after 1 and 2 bytes of the first frame. */
+    size_t first;
+    tersa_stream_scan(data + 3, len - 3, false, &first, &err);
+    tersa_feed *f = tersa_feed_new(NULL);
+    tersa_feed_append(f, data, 3 + first);
+    CHECK(!tersa_feed_at_end(f, 3, &err) && err.code == TERSA_OK && err.offset == 3, "whole frames left");
+    tersa_feed_reset(f);
+    tersa_feed_append(f, data, 3);
+    tersa_feed_consume(f, 3);
+    const uint8_t two_byte_prefix[] = {0x02};
+    tersa_feed_append(f, two_byte_prefix, 1);
+    CHECK(!tersa_feed_at_end(f, 0, &err) && err.code == TERSA_ERR_TRUNCATED && err.offset == 3, "cut length prefix");
+    const uint8_t rest[] = {0x10, 0x00};
+    tersa_feed_append(f, rest, 2);
+    CHECK(!tersa_feed_at_end(f, 0, &err) && err.code == TERSA_ERR_LENGTH_EXCEEDS_INPUT && err.offset == 3,
+          "cut frame");
+    tersa_feed_reset(f);
+    CHECK(tersa_feed_capacity(f) == 0 && tersa_feed_offset(f) == 0, "reset releases the storage");
+    static uint8_t big[1 << 20];
+    tersa_feed_append(f, big, sizeof big);
+    size_t grown = tersa_feed_capacity(f);
+    tersa_feed_consume(f, sizeof big);
+    /* Small pieces, each consumed: once they reach the end of the storage, it shrinks. */
+    for (size_t i = 0; i < 2 * sizeof big / 100; i++) {
+        tersa_feed_append(f, big, 100);
+        tersa_feed_consume(f, 100);
+    }
+    CHECK(grown >= sizeof big && tersa_feed_capacity(f) <= 4096, "shrinks after a large piece: %zu -> %zu", grown,
+          tersa_feed_capacity(f));
+    tersa_feed_free(f);
+    tersa_feed_free(NULL);
+    tersa_writer_free(w);
+}
+
 /* Sync frames where tersa_writer_set_sync asks; a consumer joining at any frame
  * boundary, whole or frame by frame, decodes exactly the values from the next
  * sync frame on; a header followed by a later frame is out_of_sequence. */
@@ -824,6 +899,7 @@ int main(int argc, char **argv) {
     test_scalar_runs();
     test_dictionaries();
     test_stream_scan();
+    test_feed();
     test_sync_and_join();
     test_discard_output();
     test_dictionary_reuse();

@@ -269,9 +269,7 @@ typedef struct {
     PyObject *dictionary;   /* as given (kept alive) */
     dict_list dicts;
     uint32_t max_depth;
-    char *buf;              /* bytes received and not yet consumed: buf[start..len) */
-    size_t start, len, cap;
-    size_t base;            /* stream offset of buf[start] */
+    tersa_feed *feed;       /* bytes received and not yet consumed */
     unsigned char header[11];
     int header_done;        /* a joining decoder has no header: set from the start */
     int join;
@@ -296,7 +294,9 @@ static PyObject *Decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     self->dictionary = Py_XNewRef(dictionary);
     self->d = dec_ctx_new();
-    if (!self->d) {
+    self->feed = tersa_feed_new(NULL);
+    if (!self->d || !self->feed) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
         Py_DECREF(self);
         return NULL;
     }
@@ -331,41 +331,8 @@ static void Decoder_dealloc(DecoderObject *self) {
     dict_list_free(&self->dicts);
     Py_CLEAR(self->dictionary);
     Py_CLEAR(self->failed);
-    PyMem_Free(self->buf);
+    tersa_feed_free(self->feed);
     Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-/* Make room for `more` bytes after buf[len): what the new bytes must not
- * overwrite is buf[start..len), the bytes not yet consumed (consumed frames
- * are not needed: the reader copies what later frames refer to). The pending
- * bytes move to the front, and the buffer is sized to at least 1.5 times what
- * it must then hold: a third of it stays free, so the bytes moved are at most
- * three times the bytes fed. A buffer much larger than that shrinks, so that
- * one large frame does not pin its size for the rest of the stream. */
-static int feed_make_room(DecoderObject *self, size_t more) {
-    size_t pending = self->len - self->start;
-    if (more > (size_t)PY_SSIZE_T_MAX / 2 - pending) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    size_t need = pending + more, want = 4096;
-    while (want < need + need / 2) want *= 2;
-    if (self->start && pending) memmove(self->buf, self->buf + self->start, pending);
-    self->start = 0;
-    self->len = pending;
-    if (want > self->cap || (self->cap > (1u << 16) && want < self->cap / 4)) {
-        char *p = PyMem_Realloc(self->buf, want);
-        if (!p) {
-            if (want > self->cap) {
-                PyErr_NoMemory();
-                return -1;
-            }
-        } else {
-            self->buf = p;
-            self->cap = want;
-        }
-    }
-    return 0;
 }
 
 static PyObject *Decoder_feed(DecoderObject *self, PyObject *data) {
@@ -376,13 +343,9 @@ static PyObject *Decoder_feed(DecoderObject *self, PyObject *data) {
         PyErr_SetString(PyExc_RuntimeError, "Decoder used re-entrantly");
         return NULL;
     }
-    if (in.len > self->cap - self->len && feed_make_room(self, in.len) < 0) {
-        input_release(&in);
-        return NULL;
-    }
-    if (in.len) memcpy(self->buf + self->len, in.ptr, in.len);
-    self->len += in.len;
+    bool ok = tersa_feed_append(self->feed, in.ptr, in.len);
     input_release(&in);
+    if (!ok) return PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 
@@ -399,7 +362,7 @@ static PyObject *Decoder_fail(DecoderObject *self) {
     } else if (value) {
         PyObject *broken = PyObject_CallFunction(DecodeError, "ssn",
                                                  "the stream broke on an earlier error (see __cause__)",
-                                                 "stream_broken", (Py_ssize_t)self->base);
+                                                 "stream_broken", (Py_ssize_t)tersa_feed_offset(self->feed));
         if (broken) {
             PyException_SetCause(broken, Py_NewRef(value));
             Py_XSETREF(self->failed, broken);
@@ -422,48 +385,41 @@ static PyObject *Decoder_iternext(DecoderObject *self) {
     }
     if (stack_guard("Decoder") < 0) return NULL;
     dec_ctx *d = self->d;
-    const char *p = self->buf + self->start;
-    size_t avail = self->len - self->start;
+    tersa_feed *feed = self->feed;
+    const uint8_t *p;
     size_t size;
     tersa_error err = {TERSA_OK, 0, NULL};
     if (!self->header_done) {
-        tersa_scan s = tersa_stream_scan(p, avail, true, &size, &err);
+        tersa_scan s = tersa_feed_next(feed, true, &p, &size, &err);
         if (s == TERSA_SCAN_NEED_MORE) return NULL;
         if (s == TERSA_SCAN_ERROR) {
-            err.offset += self->base;
             raise_tersa_error(&err);
             return Decoder_fail(self);
         }
+        /* The reader keeps the header's bytes; the feed may move them. */
         memcpy(self->header, p, size);
         if (!tersa_reader_start(d->r, self->header, size, self->dicts.ptr, self->dicts.n, TERSA_READ_STREAM)) {
             dec_fail(d);
             return Decoder_fail(self);
         }
         self->header_done = 1;
-        self->start += size;
-        self->base += size;
-        p += size;
-        avail -= size;
+        tersa_feed_consume(feed, size);
     }
     for (;;) {
-        tersa_scan s = tersa_stream_scan(p, avail, false, &size, &err);
+        tersa_scan s = tersa_feed_next(feed, false, &p, &size, &err);
         if (s == TERSA_SCAN_NEED_MORE) return NULL;
         if (s == TERSA_SCAN_ERROR) {
-            err.offset += self->base;
             raise_tersa_error(&err);
             return Decoder_fail(self);
         }
         bool has_value = false;
-        if (!tersa_reader_feed_frame(d->r, p, size, self->base, &has_value)) {
+        if (!tersa_reader_feed_frame(d->r, p, size, tersa_feed_offset(feed), &has_value)) {
             dec_fail(d);
             return Decoder_fail(self);
         }
         if (has_value) break;
         /* A joining decoder skipped a frame before its first sync frame. */
-        self->start += size;
-        self->base += size;
-        p += size;
-        avail -= size;
+        tersa_feed_consume(feed, size);
     }
     self->busy = 1;
     /* The string and shape tables restarted: the caches by index are stale. */
@@ -476,8 +432,7 @@ static PyObject *Decoder_iternext(DecoderObject *self) {
     }
     self->busy = 0;
     if (!v) return Decoder_fail(self);
-    self->start += size;
-    self->base += size;
+    tersa_feed_consume(feed, size);
     return v;
 }
 
@@ -487,8 +442,8 @@ static PyObject *Decoder_close(DecoderObject *self, PyObject *unused) {
         PyErr_SetObject(DecodeError, self->failed);
         return NULL;
     }
-    const char *p = self->buf ? self->buf + self->start : "";
-    size_t avail = self->len - self->start;
+    size_t avail, skip = 0;
+    const uint8_t *p = tersa_feed_pending(self->feed, &avail);
     if (!self->header_done) {
         /* What there is of the header: the reader checks its fields in order,
          * so a wrong version or flags byte is reported before a missing id. */
@@ -496,38 +451,25 @@ static PyObject *Decoder_close(DecoderObject *self, PyObject *unused) {
             dec_fail(self->d);
             return Decoder_fail(self);
         }
-        size_t size = (avail >= 3 && ((unsigned char)p[2] & 0x01)) ? 11 : 3;
-        if (avail == size) Py_RETURN_NONE; /* a stream of no values */
-        p += size;
-        avail -= size;
+        skip = (avail >= 3 && (p[2] & 0x01)) ? 11 : 3;
     }
-    if (avail) {
-        size_t at = self->base + (size_t)(p - (self->buf + self->start)), size;
-        tersa_error err = {TERSA_OK, 0, NULL};
-        tersa_scan scan = tersa_stream_scan(p, avail, false, &size, &err);
-        if (scan == TERSA_SCAN_ERROR) { /* the length prefix itself is wrong */
-            err.offset += at;
-            raise_tersa_error(&err);
-            return Decoder_fail(self);
-        }
-        if (scan == TERSA_SCAN_READY) {
-            PyErr_SetString(PyExc_ValueError, "close() with whole frames not yet read (iterate the decoder first)");
-            return NULL;
-        }
-        /* An incomplete frame: its length prefix is cut short, or claims more than remains. */
-        unsigned n = (unsigned char)p[0] ? (unsigned)__builtin_ctz((unsigned char)p[0]) + 1 : 9;
-        if (avail < n) raise_decode_error("truncated", at, "the stream ends inside a frame length");
-        else raise_decode_error("length_exceeds_input", at, "the last frame is longer than the stream");
-        return Decoder_fail(self);
+    tersa_error err;
+    if (tersa_feed_at_end(self->feed, skip, &err)) Py_RETURN_NONE;
+    if (err.code == TERSA_OK) {
+        PyErr_SetString(PyExc_ValueError, "close() with whole frames not yet read (iterate the decoder first)");
+        return NULL;
     }
-    Py_RETURN_NONE;
+    raise_tersa_error(&err);
+    return Decoder_fail(self);
 }
 
 static PyObject *Decoder_iter(PyObject *self) { return Py_NewRef(self); }
 
 static PyObject *Decoder_get_pending(DecoderObject *self, void *c) {
     (void)c;
-    return PyLong_FromSize_t(self->len - self->start);
+    size_t len;
+    tersa_feed_pending(self->feed, &len);
+    return PyLong_FromSize_t(len);
 }
 
 static PyMethodDef Decoder_methods[] = {

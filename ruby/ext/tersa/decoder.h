@@ -73,9 +73,7 @@ typedef struct tersa_rb_decoder {
     const tersa_dict **dicts; /* ...as the reader takes them, for as long as it reads: a joining
                                 reader looks its dictionary up at the first sync frame */
     size_t dicts_cap;
-    VALUE buffer;       /* feed: bytes received; those before buf_pos are decoded */
-    size_t buf_pos;
-    size_t stream_offset; /* feed: offset of buffer[buf_pos] in the stream */
+    tersa_feed *feed;   /* feed: bytes received and not yet decoded (NULL until the first) */
     size_t joined_at;   /* where the stream last read was joined (SIZE_MAX: not joined) */
     bool stream_started;
     bool join;          /* streams start at a frame boundary, without a header (SPEC 2.3) */
@@ -110,6 +108,8 @@ TERSA_NORETURN(void tersa_rb_dec_raise_busy(void));
 void tersa_rb_dec_reset(tersa_rb_decoder *d);
 /** ...and the bytes fed: after an error the stream is over. */
 void tersa_rb_dec_reset_after_error(VALUE self, tersa_rb_decoder *d);
+/** Drop the bytes fed (the feed's storage too). */
+void tersa_rb_dec_drop_feed(tersa_rb_decoder *d);
 /** Raise the reader's error (resetting first). */
 TERSA_NORETURN(void tersa_rb_dec_fail(tersa_rb_decoder *d));
 /** The next value of the input; everything it made goes with it. */

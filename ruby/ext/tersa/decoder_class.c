@@ -31,7 +31,6 @@ static void dec_mark(void *p) {
     rb_gc_mark_movable(d->stack_obj);
     rb_gc_mark_movable(d->keys_obj);
     rb_gc_mark_movable(d->dictionaries);
-    rb_gc_mark_movable(d->buffer);
     for (size_t i = 0; i < KEY_CACHE; i++)
         if (d->cache[i].kind) rb_gc_mark_movable(d->cache[i].value);
     for (size_t i = 0; i < TEMPLATE_CACHE; i++)
@@ -43,7 +42,6 @@ static void dec_compact(void *p) {
     d->stack_obj = rb_gc_location(d->stack_obj);
     d->keys_obj = rb_gc_location(d->keys_obj);
     d->dictionaries = rb_gc_location(d->dictionaries);
-    d->buffer = rb_gc_location(d->buffer);
     for (size_t i = 0; i < KEY_CACHE; i++)
         if (d->cache[i].kind) d->cache[i].value = rb_gc_location(d->cache[i].value);
     for (size_t i = 0; i < TEMPLATE_CACHE; i++)
@@ -54,6 +52,7 @@ static void dec_compact(void *p) {
 static void dec_free(void *p) {
     tersa_rb_decoder *d = (tersa_rb_decoder *)p;
     tersa_reader_free(d->r);
+    tersa_feed_free(d->feed);
     xfree(d->frames);
     xfree(d->shape_off);
     xfree(d->shape_gen);
@@ -67,7 +66,8 @@ static void dec_free(void *p) {
 static size_t dec_memsize(const void *p) {
     const tersa_rb_decoder *d = (const tersa_rb_decoder *)p;
     return sizeof(*d) + d->frames_cap * sizeof(build_frame) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) +
-           (d->frozen_cap + d->long_cap + d->long_keys_cap) * sizeof(VALUE) + d->dicts_cap * sizeof(tersa_dict *);
+           (d->frozen_cap + d->long_cap + d->long_keys_cap) * sizeof(VALUE) + d->dicts_cap * sizeof(tersa_dict *) +
+           (d->feed ? tersa_feed_capacity(d->feed) : 0);
 }
 
 static const rb_data_type_t decoder_type = {
@@ -79,7 +79,7 @@ static const rb_data_type_t decoder_type = {
 static VALUE dec_alloc(VALUE klass) {
     tersa_rb_decoder *d;
     VALUE self = TypedData_Make_Struct(klass, tersa_rb_decoder, &decoder_type, d);
-    d->stack_obj = d->keys_obj = d->dictionaries = d->buffer = Qnil;
+    d->stack_obj = d->keys_obj = d->dictionaries = Qnil;
     d->max_depth = TERSA_DEFAULT_MAX_DEPTH;
     d->joined_at = SIZE_MAX;
     d->r = tersa_reader_new(NULL);
@@ -107,16 +107,19 @@ void tersa_rb_dec_reset(tersa_rb_decoder *d) {
     /* Shapes recorded so far pointed into `keys`; after an error a stream is over. */
     d->gen++;
     d->stream_started = false;
-    d->buf_pos = 0;
-    d->stream_offset = 0;
 }
 
 #define reset tersa_rb_dec_reset
 
 /* After an error: the call (or the whole stream) is over. */
 void tersa_rb_dec_reset_after_error(VALUE self, tersa_rb_decoder *d) {
+    (void)self;
     reset(d);
-    RB_OBJ_WRITE(self, &d->buffer, Qnil);
+    tersa_rb_dec_drop_feed(d);
+}
+
+void tersa_rb_dec_drop_feed(tersa_rb_decoder *d) {
+    if (d->feed) tersa_feed_reset(d->feed);
 }
 
 void tersa_rb_dec_fail(tersa_rb_decoder *d) {
@@ -679,7 +682,7 @@ static VALUE dec_initialize(int argc, VALUE *argv, VALUE self) {
     if (d->busy) tersa_rb_dec_raise_busy();
     apply_options(self, d, opts, true);
     reset(d);
-    RB_OBJ_WRITE(self, &d->buffer, Qnil);
+    tersa_rb_dec_drop_feed(d);
     d->joined_at = SIZE_MAX;
     return self;
 }

@@ -7,8 +7,6 @@
  */
 #include "decoder.h"
 
-#include <string.h>
-
 /* After the reader began a frame: a sync frame restarted the string and
  * shape tables, so the caches keyed by their indices would name the old
  * entries; and the first one tells a joining reader where it joined. */
@@ -60,79 +58,56 @@ static VALUE dec_feed(VALUE self, VALUE bytes) {
     tersa_rb_decoder *d = tersa_rb_get_decoder(self);
     if (d->busy) tersa_rb_dec_raise_busy();
     StringValue(bytes);
-    if (NIL_P(d->buffer)) {
-        VALUE b = rb_str_buf_new(RSTRING_LEN(bytes));
-        rb_enc_associate_index(b, tersa_binary_index);
-        RB_OBJ_WRITE(self, &d->buffer, b);
-    }
-    rb_str_buf_cat(d->buffer, RSTRING_PTR(bytes), RSTRING_LEN(bytes));
+    if (!d->feed && !(d->feed = tersa_feed_new(NULL))) rb_memerror();
+    if (!tersa_feed_append(d->feed, RSTRING_PTR(bytes), (size_t)RSTRING_LEN(bytes))) rb_memerror();
     return self;
-}
-
-/* Drop decoded bytes from the front of the buffer once they dominate it. */
-static void compact_buffer(tersa_rb_decoder *d) {
-    long len = RSTRING_LEN(d->buffer);
-    if (d->buf_pos < 65536 || d->buf_pos * 2 < (size_t)len) return;
-    rb_str_modify(d->buffer);
-    char *p = RSTRING_PTR(d->buffer);
-    memmove(p, p + d->buf_pos, (size_t)len - d->buf_pos);
-    rb_str_set_len(d->buffer, len - (long)d->buf_pos);
-    d->buf_pos = 0;
 }
 
 /* The reader wants a pointer even for no bytes. */
 static const uint8_t no_bytes[1];
 
-/* Start the stream whose first `len` bytes are at `p`: read its header, or
+/* Start the stream: read its header from the feed, or
  * for a joining decoder nothing (its first sync frame will stand for the
  * header). False while the header is incomplete. */
-static bool start_stream(tersa_rb_decoder *d, const uint8_t *p, size_t len) {
+static bool start_stream(tersa_rb_decoder *d) {
+    const uint8_t *p = no_bytes;
     size_t size = 0;
     if (!d->join) {
         tersa_error err;
-        tersa_scan s = tersa_stream_scan(p, len, true, &size, &err);
+        tersa_scan s = d->feed ? tersa_feed_next(d->feed, true, &p, &size, &err) : TERSA_SCAN_NEED_MORE;
         if (s == TERSA_SCAN_NEED_MORE) return false;
         if (s == TERSA_SCAN_ERROR) tersa_rb_raise_decode(&err);
     }
     size_t nd;
     const tersa_dict *const *dicts = tersa_rb_dec_dicts(d, &nd);
     tersa_reader_set_max_depth(d->r, d->max_depth);
-    if (!tersa_reader_start(d->r, d->join ? no_bytes : p, size, dicts, nd, stream_flags(d))) tersa_rb_dec_fail(d);
+    if (!tersa_reader_start(d->r, p, size, dicts, nd, stream_flags(d))) tersa_rb_dec_fail(d);
     tersa_rb_dec_new_generation(d);
     d->stream_started = true;
     d->joined_at = SIZE_MAX;
-    d->stream_offset = size;
-    d->buf_pos += size;
+    if (d->feed) tersa_feed_consume(d->feed, size);
     return true;
 }
 
 /* The next complete value, or Qundef when more bytes are needed. */
 static VALUE next_value(VALUE self, tersa_rb_decoder *d, VALUE unused) {
     (void)unused;
-    /* The reader points into the buffer while unpackers may run: hold it on
-     * the machine stack, which pins it against compaction, and let nothing
-     * else touch it (feed and friends refuse while busy). */
-    VALUE buffer = d->buffer;
-    if (NIL_P(buffer)) return Qundef;
+    /* The reader points into the feed while unpackers may run: nothing else
+     * may append to it (feed and friends refuse while busy). */
+    if (!d->feed) return Qundef;
+    if (!d->stream_started && !start_stream(d)) return Qundef;
     for (;;) {
-        const uint8_t *p = (const uint8_t *)RSTRING_PTR(buffer) + d->buf_pos;
-        size_t len = (size_t)RSTRING_LEN(buffer) - d->buf_pos, size;
-        if (!d->stream_started) {
-            if (!start_stream(d, p, len)) return Qundef;
-            continue;
-        }
+        const uint8_t *p;
+        size_t size, at = tersa_feed_offset(d->feed);
         tersa_error err;
-        tersa_scan s = tersa_stream_scan(p, len, false, &size, &err);
+        tersa_scan s = tersa_feed_next(d->feed, false, &p, &size, &err);
         if (s == TERSA_SCAN_NEED_MORE) return Qundef;
-        if (s == TERSA_SCAN_ERROR) {
-            err.offset += d->stream_offset;
-            tersa_rb_raise_decode(&err);
-        }
+        if (s == TERSA_SCAN_ERROR) tersa_rb_raise_decode(&err);
         d->busy = true;
         d->stack->len = 0;
-        tersa_rb_dec_set_hash_budget(d, d->stream_offset + size);
+        tersa_rb_dec_set_hash_budget(d, at + size);
         bool has_value;
-        if (!tersa_reader_feed_frame(d->r, p, size, d->stream_offset, &has_value)) tersa_rb_dec_fail(d);
+        if (!tersa_reader_feed_frame(d->r, p, size, at, &has_value)) tersa_rb_dec_fail(d);
         VALUE v = Qundef;
         if (has_value) {
             /* Keys of earlier frames stay valid unless this is a sync frame:
@@ -143,13 +118,8 @@ static VALUE next_value(VALUE self, tersa_rb_decoder *d, VALUE unused) {
         }
         /* else a joining decoder skipped a frame before its first sync frame */
         d->busy = false;
-        d->stream_offset += size;
-        d->buf_pos += size;
-        compact_buffer(d);
-        if (has_value) {
-            RB_GC_GUARD(buffer);
-            return v;
-        }
+        tersa_feed_consume(d->feed, size);
+        if (has_value) return v;
     }
 }
 
@@ -174,35 +144,19 @@ static VALUE dec_each(VALUE self) {
  * which is no error of the stream. */
 static VALUE check_finished(VALUE self, tersa_rb_decoder *d, VALUE unused) {
     (void)self, (void)unused;
-    VALUE buffer = d->buffer;
-    /* Nothing fed is an empty input: no stream without its header, no frames when joining. */
-    const uint8_t *p = NIL_P(buffer) ? no_bytes : (const uint8_t *)RSTRING_PTR(buffer) + d->buf_pos;
-    size_t len = NIL_P(buffer) ? 0 : (size_t)RSTRING_LEN(buffer) - d->buf_pos;
-    if (!d->stream_started && !start_stream(d, p, len)) {
-        /* An incomplete header: the reader tells which field it stops in. */
-        size_t nd;
+    if (!d->stream_started && !start_stream(d)) {
+        /* An incomplete header (nothing fed is an empty input): the reader
+         * tells which field it stops in. */
+        size_t nd, len = 0;
+        const uint8_t *p = d->feed ? tersa_feed_pending(d->feed, &len) : no_bytes;
         const tersa_dict *const *dicts = tersa_rb_dec_dicts(d, &nd);
         if (!tersa_reader_start(d->r, p, len, dicts, nd, TERSA_READ_STREAM)) tersa_rb_dec_fail(d);
         tersa_error err = {TERSA_ERR_TRUNCATED, 0, "input ends inside the header"};
         tersa_rb_raise_decode(&err);
     }
-    if (NIL_P(buffer)) return Qnil;
-    p = (const uint8_t *)RSTRING_PTR(buffer) + d->buf_pos;
-    len = (size_t)RSTRING_LEN(buffer) - d->buf_pos;
-    if (!len) return Qnil;
     tersa_error err;
-    size_t size;
-    tersa_scan s = tersa_stream_scan(p, len, false, &size, &err);
-    if (s == TERSA_SCAN_READY) return Qtrue;
-    if (s == TERSA_SCAN_NEED_MORE) {
-        /* A length prefix is 1 to 9 bytes, told by its first byte's trailing zeros (SPEC 3.1). */
-        size_t prefix = 1;
-        while (prefix < 9 && !(p[0] & (1u << (prefix - 1)))) prefix++;
-        err.code = len >= prefix ? TERSA_ERR_LENGTH_EXCEEDS_INPUT : TERSA_ERR_TRUNCATED;
-        err.offset = 0;
-        err.message = len >= prefix ? "length exceeds the remaining input" : "input ends inside a frame length";
-    }
-    err.offset += d->stream_offset;
+    if (!d->feed || tersa_feed_at_end(d->feed, 0, &err)) return Qnil;
+    if (err.code == TERSA_OK) return Qtrue;
     tersa_rb_raise_decode(&err);
 }
 
@@ -223,7 +177,7 @@ static VALUE dec_reset(VALUE self) {
     tersa_rb_decoder *d = tersa_rb_get_decoder(self);
     if (d->busy) tersa_rb_dec_raise_busy();
     tersa_rb_dec_reset(d);
-    RB_OBJ_WRITE(self, &d->buffer, Qnil);
+    tersa_rb_dec_drop_feed(d);
     d->joined_at = SIZE_MAX;
     return self;
 }
