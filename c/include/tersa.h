@@ -244,6 +244,11 @@ TERSA_API bool tersa_write_uint(tersa_writer *w, uint64_t value);
  *  in their native form. */
 TERSA_API bool tersa_write_bigint(tersa_writer *w, bool negative, const uint8_t *mag, size_t len);
 TERSA_API bool tersa_write_double(tersa_writer *w, double value);
+/** An array of `n` floats: the same bytes and state as tersa_write_array_begin(w, n),
+ *  tersa_write_double for each value and tersa_write_array_end, in one call
+ *  without a container frame (vectors, coordinates, series). `values` may be
+ *  NULL when n is 0; the writer does not keep it. */
+TERSA_API bool tersa_write_double_array(tersa_writer *w, const double *values, size_t n);
 /** A string. It is checked to be valid UTF-8 (TERSA_ERR_UNREPRESENTABLE if not). */
 TERSA_API bool tersa_write_string(tersa_writer *w, const char *ptr, size_t len);
 /** A string the caller guarantees to be valid UTF-8 (not checked). */

@@ -259,9 +259,12 @@ bool tersa_write_bigint(tersa_writer *w, bool negative, const uint8_t *mag, size
     return KEY_BYTES(w, negative ? TERSA_KID_BIG_NEG : TERSA_KID_BIG_POS, mag, len);
 }
 
-static bool write_double_in(tersa_writer *w, tersa_slot *slot, double d);
+TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d);
 
-bool tersa_write_double(tersa_writer *w, double d) {
+/* tersa_write_double's body, inlined into each caller: a binding's
+ * link-time optimizer inlines tersa_write_double into its loop only while the
+ * library itself does not call it. */
+TERSA_INLINE bool write_double_item(tersa_writer *w, double d) {
     tersa_slot *slot = next_slot(w);
     if (!slot || !write_double_in(w, slot, d)) return false;
     if (TERSA_LIKELY(!w->keywatch)) return true;
@@ -270,7 +273,9 @@ bool tersa_write_double(tersa_writer *w, double d) {
     return key_word(w, TERSA_KID_FLOAT, bits);
 }
 
-static bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
+bool tersa_write_double(tersa_writer *w, double d) { return write_double_item(w, d); }
+
+TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
     if (!reserve(w, 11)) return false;
     unsigned bin = slot->bin;
     int64_t m;
@@ -608,6 +613,27 @@ bool tersa_write_timestamp(tersa_writer *w, const tersa_timestamp *ts) {
 TERSA_INLINE bool check_depth(tersa_writer *w) {
     if (TERSA_LIKELY(w->depth < w->max_depth)) return true;
     return fail(w, TERSA_ERR_DEPTH_EXCEEDED, "nesting deeper than the limit");
+}
+
+bool tersa_write_double_array(tersa_writer *w, const double *values, size_t n) {
+    if (TERSA_UNLIKELY(w->keywatch)) { /* a generic-map key, or part of one: the frame records it */
+        if (!tersa_write_array_begin(w, n)) return false;
+        for (size_t i = 0; i < n; i++)
+            if (!write_double_item(w, values[i])) return false;
+        return tersa_write_array_end(w);
+    }
+    tersa_slot *slot = next_slot(w);
+    if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
+    if (n < N_ARR0) {
+        put_byte(w, (uint8_t)(TAG_ARR0 + n));
+    } else {
+        put_byte(w, TAG_ARR_LONG);
+        put_varint(w, n - N_ARR0);
+    }
+    /* The elements of an array are in the array's own slot (SPEC 4.3). */
+    for (size_t i = 0; i < n; i++)
+        if (!write_double_in(w, slot, values[i])) return false;
+    return true;
 }
 
 bool tersa_write_array_begin(tersa_writer *w, size_t count) {

@@ -890,6 +890,82 @@ static void test_scalar_runs(void) {
     tersa_reader_free(r);
 }
 
+/* One random float of the kinds whose forms differ: short decimals, long
+ * ones, binary32 values, integers, zeros, infinities and NaN. */
+static double random_float(test_rng *g) {
+    switch (rng_below(g, 8)) {
+    case 0: return (double)(int64_t)rng_below(g, 200000) / 100.0 - 1000.0;
+    case 1: return (double)(rng_next(g) >> 11) * 0x1p-53 * 1e3;
+    case 2: return (double)(float)((double)(rng_next(g) >> 40) * 0x1p-12);
+    case 3: return (double)(int64_t)rng_below(g, 100);
+    case 4: return rng_below(g, 2) ? 0.0 : -0.0;
+    case 5: return rng_below(g, 2) ? 1.0 / 0.0 : -1.0 / 0.0;
+    case 6: return 0.0 / 0.0;
+    default: return (double)(int64_t)rng_below(g, 1000000) * 1e-6;
+    }
+}
+
+/* Write the same random document with the general calls (batch false) and
+ * with tersa_write_double_array for its float arrays (batch true): float
+ * arrays at the top, in arrays, as shaped-map values, after integers, and as
+ * generic-map keys and values; `max_depth` so that some arrays exceed it. */
+static bool write_float_doc(tersa_writer *w, uint64_t seed, bool batch, uint32_t max_depth) {
+    test_rng g = {seed};
+    double v[40];
+    tersa_writer_set_max_depth(w, max_depth);
+    if (!tersa_writer_start(w, NULL, 0)) return false;
+    size_t groups = 1 + rng_below(&g, 6);
+    static const tersa_key keys[2] = {{"xs", 2, false}, {"n", 1, false}};
+    bool ok = tersa_write_array_begin(w, groups);
+    for (size_t k = 0; ok && k < groups; k++) {
+        size_t kind = rng_below(&g, 4), n = rng_below(&g, 4) ? rng_below(&g, 5) : rng_below(&g, 40);
+        for (size_t i = 0; i < n; i++) v[i] = random_float(&g);
+        size_t ints = rng_below(&g, 3);
+        if (kind == 1) ok = tersa_write_map_begin(w, keys, 2);
+        if (kind == 2) ok = tersa_write_generic_map_begin(w, 1);
+        if (kind == 3) ok = tersa_write_array_begin(w, ints + 1);
+        for (size_t i = 0; ok && kind == 3 && i < ints; i++) ok = tersa_write_int(w, (int64_t)rng_below(&g, 1000));
+        for (int twice = 0; ok && twice < (kind == 2 ? 2 : 1); twice++) { /* a generic map: as key, then value */
+            if (batch) {
+                ok = tersa_write_double_array(w, v, n);
+            } else {
+                ok = tersa_write_array_begin(w, n);
+                for (size_t i = 0; ok && i < n; i++) ok = tersa_write_double(w, v[i]);
+                ok = ok && tersa_write_array_end(w);
+            }
+        }
+        if (ok && kind == 1) ok = tersa_write_int(w, (int64_t)n) && tersa_write_map_end(w);
+        if (ok && kind == 2) ok = tersa_write_map_end(w);
+        if (ok && kind == 3) ok = tersa_write_array_end(w);
+    }
+    return ok && tersa_write_array_end(w);
+}
+
+/* tersa_write_double_array writes what the general calls write, and fails
+ * where they fail (the depth limit, NULL values with n = 0 included). */
+static void test_double_array(void) {
+    tersa_writer *a = tersa_writer_new(NULL), *b = tersa_writer_new(NULL);
+    size_t differ = 0, failures = 0;
+    for (uint64_t seed = 1; seed <= 3000; seed++) {
+        uint32_t depth = seed % 7 == 0 ? 2 : 1000;
+        bool oa = write_float_doc(a, seed, false, depth), ob = write_float_doc(b, seed, true, depth);
+        size_t la, lb;
+        const uint8_t *da = tersa_writer_data(a, &la), *db = tersa_writer_data(b, &lb);
+        if (!oa) failures++;
+        if (oa != ob || (oa && (la != lb || memcmp(da, db, la) != 0)) ||
+            (!oa && tersa_writer_error(a)->code != tersa_writer_error(b)->code))
+            differ++;
+    }
+    CHECK(differ == 0, "%zu of 3000 documents differ between tersa_write_double_array and the general calls", differ);
+    CHECK(failures > 0 && failures < 1000, "some documents hit the depth limit (%zu)", failures);
+    CHECK(tersa_writer_start(a, NULL, 0) && tersa_write_double_array(a, NULL, 0), "an empty array from NULL");
+    size_t len;
+    const uint8_t *d = tersa_writer_data(a, &len);
+    CHECK(len == 4 && d[3] == 0x80, "an empty array is ARR0 (%zu bytes)", len);
+    tersa_writer_free(a);
+    tersa_writer_free(b);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -897,6 +973,7 @@ int main(int argc, char **argv) {
     test_writer_misuse();
     test_reader();
     test_scalar_runs();
+    test_double_array();
     test_dictionaries();
     test_stream_scan();
     test_feed();

@@ -316,6 +316,27 @@ static inline bool leaf_array(tersa_rb_encoder *e, VALUE ary, uint32_t depth) {
     return true;
 }
 
+/* Arrays of up to FLOAT_LEAF_MAX Floats (coordinates, vectors, rows of
+ * readings) are written by one tersa_write_double_array call, without the
+ * writer's container frame. */
+#define FLOAT_LEAF_MAX 64
+
+/* If ary is a non-empty Array of at most FLOAT_LEAF_MAX Floats within the
+ * depth limit, write it and return 1 (-1 if the writer failed); else 0. Out
+ * of write_run's loop, whose other items need neither the buffer nor the call. */
+TERSA_NOINLINE static int write_float_leaf(tersa_rb_encoder *e, VALUE ary, uint32_t depth) {
+    double floats[FLOAT_LEAF_MAX];
+    long n = RARRAY_LEN(ary);
+    if (n == 0 || n > FLOAT_LEAF_MAX || depth + e->hooks >= e->max_depth) return 0;
+    const VALUE *p = RARRAY_CONST_PTR_TRANSIENT(ary);
+    for (long i = 0; i < n; i++) {
+        VALUE x = p[i];
+        if (!RB_FLOAT_TYPE_P(x)) return 0;
+        floats[i] = tersa_rb_float_value(x);
+    }
+    return tersa_write_double_array(e->w, floats, (size_t)n) ? 1 : -1;
+}
+
 /* A failure in write_run at item `i` of its run (*index = first + i for the
  * path), or inside a leaf Array there (`leaf`, else Qfalse) at its item `j`.
  * `bad` is an invalid String, or Qundef for the writer's error. */
@@ -400,8 +421,14 @@ TERSA_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, long n
                     goto stop;
                 }
                 continue;
-            case T_ARRAY:
-                if (outer || !leaf_array(e, x, depth)) goto stop;
+            case T_ARRAY: {
+                if (outer) goto stop;
+                if (RARRAY_LEN(x) && RB_FLOAT_TYPE_P(RARRAY_CONST_PTR_TRANSIENT(x)[0])) {
+                    int floats = write_float_leaf(e, x, depth);
+                    if (floats > 0) continue;
+                    if (TERSA_UNLIKELY(floats < 0)) RUN_FAIL(Qundef);
+                }
+                if (!leaf_array(e, x, depth)) goto stop;
                 RUN_CHECK(tersa_write_array_begin(e->w, (size_t)RARRAY_LEN(x)));
                 outer = v;
                 outer_n = n;
@@ -411,6 +438,7 @@ TERSA_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, long n
                 n = RARRAY_LEN(x);
                 i = -1;
                 continue;
+            }
             default:
                 goto stop;
             }
