@@ -672,10 +672,31 @@ TERSA_NOINLINE static void enc_unwind(enc_ctx *e, int own) {
  * unchanged). -1: an error, with the list's frame pushed if the error is in
  * one of its items. No Python code runs while the scalars are written, so
  * the list cannot change meanwhile. */
+/* Lists of up to FLOAT_LIST_MAX floats (coordinates, vectors, rows of
+ * readings) are written by one tersa_write_double_array call, without the
+ * writer's container frame. */
+#define FLOAT_LIST_MAX 64
+
+/* If `list` (n > 0 items, the first a float) holds floats only, write it:
+ * 0, or -1 with the error pending; 1 if it holds anything else. */
+TERSA_NOINLINE static int enc_float_list(enc_ctx *e, PyObject *list, Py_ssize_t n) {
+    double floats[FLOAT_LIST_MAX];
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *v = PyList_GET_ITEM(list, j);
+        if (Py_TYPE(v) != &PyFloat_Type) return 1;
+        floats[j] = PyFloat_AS_DOUBLE(v);
+    }
+    return TERSA_LIKELY(tersa_write_double_array(e->w, floats, (size_t)n)) ? 0 : enc_writer_fail(e);
+}
+
 static inline int enc_leaf_list(enc_ctx *e, PyObject **o, size_t at) {
     PyObject *list = *o;
     if (TERSA_UNLIKELY(e->depth >= e->max_depth)) return 1;
     Py_ssize_t n = PyList_GET_SIZE(list);
+    if (n && n <= FLOAT_LIST_MAX && Py_TYPE(PyList_GET_ITEM(list, 0)) == &PyFloat_Type) {
+        int s = enc_float_list(e, list, n);
+        if (s <= 0) return s;
+    }
     if (TERSA_UNLIKELY(!tersa_write_array_begin(e->w, (size_t)n))) return enc_writer_fail(e);
     for (Py_ssize_t j = 0; j < n; j++) {
         PyObject *v = PyList_GET_ITEM(list, j);
