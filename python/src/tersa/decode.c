@@ -141,10 +141,11 @@ TERSA_INLINE int list_long_store(dframe *f, size_t i, PyObject *v) {
  * nulls instead of one per element. */
 enum { SCALAR_RUN = 32 };
 
-/* Elements i.. of a list of n whose storage is `items`: the run of scalars
- * that comes next. Returns the new i, or SIZE_MAX with the exception set
- * (the elements not stored stay NULL). */
-TERSA_NOINLINE static size_t dec_scalar_run(dec_ctx *d, PyObject **items, size_t i, size_t n) {
+/* Elements i.. of a list of n: the run of scalars that comes next, stored in
+ * `items` (a DF_LIST's or dec_leaf's storage), or appended to the
+ * DF_LIST_LONG list of frame `f` when items is NULL. Returns the new i, or
+ * SIZE_MAX with the exception set (the elements not stored stay NULL). */
+TERSA_INLINE size_t dec_scalar_run(dec_ctx *d, PyObject **items, dframe *f, size_t i, size_t n) {
     tersa_item run[SCALAR_RUN];
     size_t k;
     do {
@@ -155,24 +156,10 @@ TERSA_NOINLINE static size_t dec_scalar_run(dec_ctx *d, PyObject **items, size_t
         for (size_t j = 0; j < k; j++) {
             PyObject *v = dec_scalar(d, &run[j]);
             if (TERSA_UNLIKELY(!v)) return SIZE_MAX;
-            items[i++] = v;
-        }
-    } while (k == SCALAR_RUN && i < n);
-    return i;
-}
-
-/* The same for a DF_LIST_LONG list, from its element i. */
-static size_t dec_scalar_run_long(dec_ctx *d, dframe *f, size_t i) {
-    tersa_item run[SCALAR_RUN];
-    size_t k, n = f->n;
-    do {
-        if (TERSA_UNLIKELY(!tersa_read_scalars(d->r, run, n - i < SCALAR_RUN ? n - i : SCALAR_RUN, &k))) {
-            dec_fail(d);
-            return SIZE_MAX;
-        }
-        for (size_t j = 0; j < k; j++) {
-            PyObject *v = dec_scalar(d, &run[j]);
-            if (TERSA_UNLIKELY(!v) || TERSA_UNLIKELY(list_long_store(f, i, v) < 0)) return SIZE_MAX;
+            if (items)
+                items[i] = v;
+            else if (TERSA_UNLIKELY(list_long_store(f, i, v) < 0))
+                return SIZE_MAX;
             i++;
         }
     } while (k == SCALAR_RUN && i < n);
@@ -431,7 +418,7 @@ TERSA_NOINLINE static PyObject *dec_leaf(dec_ctx *d, tersa_item *it) {
     if (TERSA_UNLIKELY(!list)) return NULL;
     dec_untrack(d, list);
     PyObject **items = ((PyListObject *)list)->ob_item;
-    size_t j = it->flags & TERSA_ITEM_SCALARS ? dec_scalar_run(d, items, 0, n) : 0;
+    size_t j = it->flags & TERSA_ITEM_SCALARS ? dec_scalar_run(d, items, NULL, 0, n) : 0;
     if (TERSA_UNLIKELY(j == SIZE_MAX)) {
         Py_DECREF(list);
         return NULL;
@@ -537,7 +524,7 @@ resume: /* f: the innermost frame; v: its next item if not NULL */
             i++;
         } else if (i == 0 && (it.flags & TERSA_ITEM_SCALARS) && !f->as_key) {
             /* `it` is the array just opened */
-            i = dec_scalar_run_long(d, f, 0);
+            i = dec_scalar_run(d, NULL, f, 0, f->n);
             if (TERSA_UNLIKELY(i == SIZE_MAX)) {
                 i = 0;
                 goto fail;
@@ -594,7 +581,7 @@ list_items: {
     if (v) {
         items[i++] = v;
     } else if (i == 0 && (it.flags & TERSA_ITEM_SCALARS)) { /* `it` is the array just opened */
-        i = dec_scalar_run(d, items, 0, n);
+        i = dec_scalar_run(d, items, NULL, 0, n);
         if (TERSA_UNLIKELY(i == SIZE_MAX)) {
             i = 0;
             goto fail;
