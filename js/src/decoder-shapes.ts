@@ -3,10 +3,10 @@
 // items with a per-decoder memo of recent definitions matched by their raw
 // bytes, shape references, and the object or Map of a shaped map's values.
 
-import { MAX_SHAPES, MAX_STRINGS, Tag } from './common.js';
+import { MAX_SHAPES, MAX_STRINGS, REF8_BASE, REF16_BASE, Tag } from './common.js';
 import { fail, DShape, Slot, resetSlot, RECURSION_DEPTH } from './decoder-state.js';
 import type { DecoderState } from './decoder-state.js';
-import { length } from './decoder-input.js';
+import { byte, length } from './decoder-input.js';
 import { isStringTag, readString, refString } from './decoder-strings.js';
 import { cachedAscii } from './decoder-utf8.js';
 import { read } from './decoder-values.js';
@@ -185,6 +185,21 @@ function readKey(rd: DecoderState, kat: number): string | symbol {
     return Symbol.for(readString(rd, kt, sat, rd.keySlot));
   }
   if (!isStringTag(kt)) fail('expected_string', kat, 'a map key must be a string or symbol');
+  // Longer references are context-free too (the memo compares their bytes
+  // and checks the table entry), so records whose keys sit beyond the first
+  // 64 strings still match the memo.
+  if (kt === Tag.REF8) {
+    const i = REF8_BASE + byte(rd, kat);
+    keyKind = i;
+    return refString(rd, i, kat, rd.keySlot);
+  }
+  if (kt === Tag.REF16) {
+    if (rd.pos + 2 > rd.end) fail('truncated', kat, 'input ends inside an item');
+    const i = REF16_BASE + (rd.src[rd.pos] | (rd.src[rd.pos + 1] << 8));
+    rd.pos += 2;
+    keyKind = i;
+    return refString(rd, i, kat, rd.keySlot);
+  }
   // A prefix key is context-free within a MAPDEF when its base is the key
   // before it (both registers then hold that key): mapDef marks it -1 then.
   keyKind = kt >= Tag.PFX0 && kt < Tag.DEC0 ? -3 : -2;
