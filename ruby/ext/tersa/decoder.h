@@ -8,9 +8,9 @@
 
 #include "common.h"
 
+#include "objcache.h"
 #include "stack.h"
 
-#define KEY_CACHE 4096
 #define TEMPLATE_CACHE 512
 /* Ways per set: a document's shapes must not evict one another, or every
  * map of an evicted shape would cost a fresh template object. */
@@ -23,14 +23,8 @@ typedef struct template_entry {
     VALUE template;
 } template_entry;
 
-enum { KEY_EMPTY = 0, KEY_STRING = 1, KEY_SYMBOL = 2 };
-
-typedef struct key_entry {
-    uint64_t hash;
-    VALUE value;
-    uint32_t len;
-    uint8_t kind;
-} key_entry;
+/* The kinds of key objects in the core's key cache (objcache.h). */
+enum { KEY_STRING = 1, KEY_SYMBOL = 2 };
 
 /* An open container of the value being built (decoder_class.c). Its
  * elements wait on the value stack from `values` on; a map's key objects are
@@ -58,15 +52,12 @@ typedef struct tersa_rb_decoder {
     uint32_t *shape_gen;    /* ...valid when shape_gen[i] == gen */
     size_t shape_cap;
     uint32_t gen;
-    VALUE *frozen_by_index; /* freeze: mode: one String per string-table index (entries live on keys) */
-    size_t frozen_cap, frozen_hi;
-    VALUE *long_by_index;   /* long strings: the first String made per string-table index, which
-                               references share (copy-on-write), entries live on keys */
-    size_t long_cap, long_hi;
-    VALUE *long_keys;       /* long keys: per string-table index, [2i] as String and [2i+1] as
-                               Symbol; entries live on keys (pinned) */
-    size_t long_keys_cap;   /* slots (two per index) */
-    size_t long_keys_hi;    /* *_hi: the caches are empty from there on (what a reset must clear) */
+    /* Per string-table index (objcache.h); the objects live on `keys`, which
+     * marks them (pinned), so these slots are never marked themselves. */
+    tersa_slots frozen;      /* freeze: mode: one String per index */
+    tersa_slots long_strings; /* long strings: the first String made per index, which
+                                 references share (copy-on-write) */
+    tersa_slots long_keys;   /* long keys: [2i] as String and [2i+1] as Symbol */
     size_t hashed;          /* key bytes Hashes had to hash this call (stream); see charge_hashing */
     size_t hash_budget;     /* ...and how many the input allows */
     VALUE dictionaries; /* Array of Tersa::Dictionary, or nil */
@@ -81,7 +72,7 @@ typedef struct tersa_rb_decoder {
     bool freeze;
     bool busy;
     uint32_t max_depth;
-    key_entry cache[KEY_CACHE];
+    tersa_keycache keycache; /* key objects by their bytes, across calls (marked) */
     template_entry templates[TEMPLATE_CACHE];
 } tersa_rb_decoder;
 

@@ -26,13 +26,22 @@ static rb_ractor_local_key_t default_decoder_key;
  * State
  * ========================================================================== */
 
+static void mark_handle(uintptr_t *h, void *arg) {
+    (void)arg;
+    rb_gc_mark_movable((VALUE)*h);
+}
+
+static void move_handle(uintptr_t *h, void *arg) {
+    (void)arg;
+    *h = (uintptr_t)rb_gc_location((VALUE)*h);
+}
+
 static void dec_mark(void *p) {
     tersa_rb_decoder *d = (tersa_rb_decoder *)p;
     rb_gc_mark_movable(d->stack_obj);
     rb_gc_mark_movable(d->keys_obj);
     rb_gc_mark_movable(d->dictionaries);
-    for (size_t i = 0; i < KEY_CACHE; i++)
-        if (d->cache[i].kind) rb_gc_mark_movable(d->cache[i].value);
+    tersa_keycache_each(&d->keycache, mark_handle, NULL);
     for (size_t i = 0; i < TEMPLATE_CACHE; i++)
         if (!RB_SPECIAL_CONST_P(d->templates[i].template)) rb_gc_mark_movable(d->templates[i].template);
 }
@@ -42,8 +51,7 @@ static void dec_compact(void *p) {
     d->stack_obj = rb_gc_location(d->stack_obj);
     d->keys_obj = rb_gc_location(d->keys_obj);
     d->dictionaries = rb_gc_location(d->dictionaries);
-    for (size_t i = 0; i < KEY_CACHE; i++)
-        if (d->cache[i].kind) d->cache[i].value = rb_gc_location(d->cache[i].value);
+    tersa_keycache_each(&d->keycache, move_handle, NULL);
     for (size_t i = 0; i < TEMPLATE_CACHE; i++)
         if (!RB_SPECIAL_CONST_P(d->templates[i].template))
             d->templates[i].template = rb_gc_location(d->templates[i].template);
@@ -56,9 +64,9 @@ static void dec_free(void *p) {
     xfree(d->frames);
     xfree(d->shape_off);
     xfree(d->shape_gen);
-    xfree(d->frozen_by_index);
-    xfree(d->long_by_index);
-    xfree(d->long_keys);
+    tersa_slots_free(&d->frozen);
+    tersa_slots_free(&d->long_strings);
+    tersa_slots_free(&d->long_keys);
     xfree(d->dicts);
     xfree(d);
 }
@@ -66,7 +74,8 @@ static void dec_free(void *p) {
 static size_t dec_memsize(const void *p) {
     const tersa_rb_decoder *d = (const tersa_rb_decoder *)p;
     return sizeof(*d) + d->frames_cap * sizeof(build_frame) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) +
-           (d->frozen_cap + d->long_cap + d->long_keys_cap) * sizeof(VALUE) + d->dicts_cap * sizeof(tersa_dict *) +
+           tersa_slots_memsize(&d->frozen) + tersa_slots_memsize(&d->long_strings) +
+           tersa_slots_memsize(&d->long_keys) + d->dicts_cap * sizeof(tersa_dict *) +
            (d->feed ? tersa_feed_capacity(d->feed) : 0);
 }
 
@@ -82,6 +91,7 @@ static VALUE dec_alloc(VALUE klass) {
     d->stack_obj = d->keys_obj = d->dictionaries = Qnil;
     d->max_depth = TERSA_DEFAULT_MAX_DEPTH;
     d->joined_at = SIZE_MAX;
+    tersa_keycache_init(&d->keycache);
     d->r = tersa_reader_new(NULL);
     if (!d->r) rb_memerror();
     tersa_rb_stack *s;
@@ -134,57 +144,53 @@ void tersa_rb_dec_fail(tersa_rb_decoder *d) {
  * Keys and strings
  * ========================================================================== */
 
+static const char *key_bytes(uintptr_t h, uint32_t kind) {
+    VALUE s = kind == KEY_SYMBOL ? rb_sym2str((VALUE)h) : (VALUE)h;
+    return RSTRING_PTR(s);
+}
+
 /* A frozen key String (or Symbol), from the cache when seen before. */
 static VALUE key_value(VALUE self, tersa_rb_decoder *d, const char *ptr, size_t len, bool symbol) {
-    uint8_t kind = symbol ? KEY_SYMBOL : KEY_STRING;
-    uint64_t h = hash_bytes(ptr, len, kind);
-    key_entry *e = &d->cache[h & (KEY_CACHE - 1)];
-    if (e->kind == kind && e->hash == h && e->len == len) {
-        VALUE s = kind == KEY_SYMBOL ? rb_sym2str(e->value) : e->value;
-        if (memcmp(RSTRING_PTR(s), ptr, len) == 0) return e->value;
+    uint32_t kind = symbol ? KEY_SYMBOL : KEY_STRING;
+    tersa_keyslot *slot = NULL;
+    uint64_t h = 0;
+    bool cached = tersa_keycache_admits(len);
+    if (cached) {
+        VALUE v = (VALUE)tersa_keycache_get(&d->keycache, ptr, len, kind, key_bytes, &slot, &h);
+        if (v) return v;
     }
     /* Symbols made from data are dynamic (collectable), never immortal IDs. */
     VALUE v = kind == KEY_SYMBOL ? rb_str_intern(rb_enc_interned_str(ptr, (long)len, tersa_utf8))
                                  : rb_enc_interned_str(ptr, (long)len, tersa_utf8);
-    if (len <= UINT32_MAX) {
-        e->hash = h;
-        e->len = (uint32_t)len;
-        e->kind = kind;
-        RB_OBJ_WRITE(self, &e->value, v);
+    if (cached) {
+        tersa_keycache_put(slot, h, len, kind, (uintptr_t)v);
+        RB_OBJ_WRITTEN(self, Qundef, v);
     }
     return v;
 }
 
-/* A one-byte reference can repeat a long string (SPEC 9): Strings made from
- * it share the first one's bytes (copy-on-write) and keys made from it are
- * made once, so a small input cannot demand a large heap or hash the same
- * long bytes at every shape. Shorter strings are cheaper copied. */
-#define SHARE_MIN_LEN 64
+/* Strings of TERSA_LONG_STRING bytes or more that a reference can repeat
+ * (SPEC 9) are made once per string-table index: Strings made from one share
+ * the first one's bytes (copy-on-write) and keys are made once, so a small
+ * input cannot demand a large heap or hash the same long bytes at every
+ * shape. Shorter strings are cheaper copied. */
 
-/* Set slot `slot` of a per-string-index cache of VALUEs (zero-filled up to
- * its capacity, empty from *hi on), growing it. */
-static void index_cache_set(VALUE **cache, size_t *cap, size_t *hi, size_t slot, VALUE v) {
-    if (slot >= *cap) {
-        size_t n = *cap ? *cap * 2 : 256;
-        while (n <= slot) n *= 2;
-        TERSA_RB_REALLOC_N(*cache, VALUE, n);
-        memset(*cache + *cap, 0, (n - *cap) * sizeof(VALUE));
-        *cap = n;
-    }
-    (*cache)[slot] = v;
-    if (slot >= *hi) *hi = slot + 1;
+/* Set slot `slot` of a per-string-index cache (NoMemoryError if it cannot grow). */
+static void index_cache_set(tersa_slots *slots, size_t slot, VALUE v) {
+    if (!tersa_slots_set(slots, slot, (uintptr_t)v)) rb_memerror();
 }
 
 /* A long key by its string-table index, made once per call (stream). */
 TERSA_NOINLINE static VALUE long_key_value(VALUE self, tersa_rb_decoder *d, const tersa_key *k, uint32_t index,
                                              bool symbol, tersa_rb_stack *stack) {
     size_t slot = 2 * (size_t)index + symbol;
-    if (slot < d->long_keys_cap && d->long_keys[slot]) return d->long_keys[slot];
+    VALUE cached = (VALUE)tersa_slots_get(&d->long_keys, slot);
+    if (cached) return cached;
     VALUE v = key_value(self, d, k->ptr, k->len, symbol);
     /* Shape keys live on d->keys already; keys of a once-used shape go with
      * their map, so those are kept here for the rest of the call. */
     if (stack != d->keys) tersa_rb_stack_push(d->keys, v);
-    index_cache_set(&d->long_keys, &d->long_keys_cap, &d->long_keys_hi, slot, v);
+    index_cache_set(&d->long_keys, slot, v);
     return v;
 }
 
@@ -232,7 +238,7 @@ static size_t push_keys(VALUE self, tersa_rb_decoder *d, const tersa_item *it, t
     for (size_t i = 0; i < it->v.map.count; i++) {
         const tersa_key *k = &it->v.map.keys[i];
         bool symbol = k->symbol || d->symbolize_keys;
-        VALUE v = indices && k->len >= SHARE_MIN_LEN && indices[i] != TERSA_NO_INDEX
+        VALUE v = indices && k->len >= TERSA_LONG_STRING && indices[i] != TERSA_NO_INDEX
                       ? long_key_value(self, d, k, indices[i], symbol, stack)
                       : key_value(self, d, k->ptr, k->len, symbol);
         tersa_rb_stack_push(stack, v);
@@ -271,25 +277,29 @@ static inline VALUE new_string(const tersa_item *it) {
 
 TERSA_NOINLINE static VALUE long_string_value(tersa_rb_decoder *d, const tersa_item *it) {
     uint32_t i = it->v.str.index;
-    if (i < d->long_cap && d->long_by_index[i]) return rb_str_dup(d->long_by_index[i]);
+    VALUE first = (VALUE)tersa_slots_get(&d->long_strings, i);
+    if (first) return rb_str_dup(first);
     VALUE s = new_string(it);
     tersa_rb_stack_push(d->keys, s); /* keeps it alive for this call (stream) */
-    index_cache_set(&d->long_by_index, &d->long_cap, &d->long_hi, i, s);
+    index_cache_set(&d->long_strings, i, s);
     return s;
 }
 
 static inline VALUE string_value(tersa_rb_decoder *d, const tersa_item *it) {
     if (TERSA_UNLIKELY(d->freeze)) {
         uint32_t i = it->v.str.index;
-        if (i != TERSA_NO_INDEX && i < d->frozen_cap && d->frozen_by_index[i]) return d->frozen_by_index[i];
+        if (i != TERSA_NO_INDEX) {
+            VALUE cached = (VALUE)tersa_slots_get(&d->frozen, i);
+            if (cached) return cached;
+        }
         VALUE v = rb_enc_interned_str(it->v.str.ptr, (long)it->v.str.len, tersa_utf8);
         if (i != TERSA_NO_INDEX) {
             tersa_rb_stack_push(d->keys, v); /* keeps it alive for this call */
-            index_cache_set(&d->frozen_by_index, &d->frozen_cap, &d->frozen_hi, i, v);
+            index_cache_set(&d->frozen, i, v);
         }
         return v;
     }
-    if (TERSA_UNLIKELY(it->v.str.len >= SHARE_MIN_LEN) && it->v.str.index != TERSA_NO_INDEX)
+    if (TERSA_UNLIKELY(it->v.str.len >= TERSA_LONG_STRING) && it->v.str.index != TERSA_NO_INDEX)
         return long_string_value(d, it);
     return new_string(it);
 }
@@ -603,10 +613,9 @@ void tersa_rb_dec_drop_index_caches(tersa_rb_decoder *d) {
     }
     /* Only these caches kept what `keys` holds alive. */
     d->keys->len = 0;
-    if (d->frozen_hi) memset(d->frozen_by_index, 0, d->frozen_hi * sizeof(VALUE));
-    if (d->long_hi) memset(d->long_by_index, 0, d->long_hi * sizeof(VALUE));
-    if (d->long_keys_hi) memset(d->long_keys, 0, d->long_keys_hi * sizeof(VALUE));
-    d->frozen_hi = d->long_hi = d->long_keys_hi = 0;
+    tersa_slots_clear(&d->frozen, NULL, NULL);
+    tersa_slots_clear(&d->long_strings, NULL, NULL);
+    tersa_slots_clear(&d->long_keys, NULL, NULL);
 }
 
 void tersa_rb_dec_new_generation(tersa_rb_decoder *d) {
