@@ -17,7 +17,10 @@
  *     re-verified on every hit);
  *   - decode: per buffer, the str object of each string-table index (a
  *     reference returns the same object) and the key objects of each shape;
- *     across calls, a small table of interned key strings compared by bytes.
+ *     across calls, the core's table of interned key strings compared by
+ *     bytes (objcache.h: one per process, used under the GIL, which a
+ *     free-threaded build re-enables on import since the module does not
+ *     declare Py_mod_gil).
  *   - streams: both per-buffer caches live from frame to frame, as the
  *     tables do, and are dropped at each sync frame (SPEC 2.3), where the
  *     tables restart and the cached indices come to name other entries.
@@ -38,6 +41,7 @@
 
 #include "tersa.h"
 #include "compiler.h" /* the core's, shared with every C file of the project */
+#include "objcache.h"  /* the core's caches of host objects (handles are PyObject pointers) */
 
 #if PY_VERSION_HEX < 0x030A0000
 #error "tersa needs CPython 3.10 or later"
@@ -100,8 +104,6 @@ static size_t tersa_dk_size(const tersa_dict_keys *dk) {
 #define OPT_DECODE_MASK 0x300u
 
 #define PRESIZE_MAX 64   /* containers are pre-sized at most this much from their (claimed) count */
-#define KEYCACHE_SIZE 2048
-#define KEYCACHE_MAX_LEN 64
 #define POOL_LARGE_BYTES (1u << 20) /* a context that handled more than this is large (see pool_keep) */
 #define POOL_LARGE_MAX (4u << 20)   /* contexts that handled more than this are freed, not pooled */
 
@@ -779,6 +781,7 @@ PyMODINIT_FUNC PyInit__tersa(void) {
     PyObject *m = NULL, *types = NULL, *tmp = NULL;
     PyDateTime_IMPORT;
     if (!PyDateTimeAPI) return NULL;
+    if (!g_keycache.seed) tersa_keycache_init(&g_keycache); /* once per process: entries outlive a re-import */
     INTERN(s_option, "option");
     INTERN(s_default, "default");
     INTERN(s_dictionary, "dictionary");

@@ -7,23 +7,6 @@
  * Part of _tersa.c (included by decode.c at the place of its use): not compiled alone.
  */
 
-/* Make a zero-filled per-index array of objects hold slot `slot`: 0, or -1
- * with MemoryError. */
-TERSA_NOINLINE static int objects_cover(PyObject ***arr, size_t *cap, size_t slot) {
-    if (slot < *cap) return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n <= slot) n *= 2;
-    PyObject **p = PyMem_Realloc(*arr, n * sizeof(PyObject *));
-    if (!p) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    memset(p + *cap, 0, (n - *cap) * sizeof(PyObject *));
-    *arr = p;
-    *cap = n;
-    return 0;
-}
-
 /* The str of a string item. A string-table entry is created once per buffer
  * and every reference to it returns the same object. In a single loads()
  * call the cache borrows: every str this returns ends up held by the value
@@ -33,41 +16,27 @@ TERSA_NOINLINE static int objects_cover(PyObject ***arr, size_t *cap, size_t slo
 TERSA_INLINE PyObject *dec_str(dec_ctx *d, const tersa_item *it) {
     uint32_t idx = it->v.str.index;
     if (idx == TERSA_NO_INDEX) return make_str(it->v.str.ptr, it->v.str.len, it->flags);
-    if (TERSA_LIKELY(idx < d->scache_cap)) {
-        PyObject *s = d->scache[idx];
-        if (s) {
-            Py_INCREF(s);
-            return s;
-        }
-    } else if (objects_cover(&d->scache, &d->scache_cap, idx) < 0) {
-        return NULL;
+    PyObject *s = (PyObject *)tersa_slots_get(&d->strs, idx);
+    if (s) {
+        Py_INCREF(s);
+        return s;
     }
-    PyObject *s = make_str(it->v.str.ptr, it->v.str.len, it->flags);
+    s = make_str(it->v.str.ptr, it->v.str.len, it->flags);
     if (TERSA_UNLIKELY(!s)) return NULL;
+    if (TERSA_UNLIKELY(!tersa_slots_set(&d->strs, idx, (uintptr_t)s))) {
+        Py_DECREF(s);
+        return PyErr_NoMemory();
+    }
     if (d->strong) Py_INCREF(s);
-    d->scache[idx] = s;
-    if (idx >= d->scache_hi) d->scache_hi = idx + 1;
     return s;
 }
 
-typedef struct {
-    PyObject *obj;
-    uint64_t hash;
-} keycache_ent;
+/* Interned ASCII key strs by their bytes, across calls (objcache.h). */
+static tersa_keycache g_keycache;
 
-static keycache_ent g_keycache[KEYCACHE_SIZE];
-
-TERSA_INLINE uint64_t key_hash(const char *p, size_t n) {
-    uint64_t h = 0xcbf29ce484222325ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        h = (h ^ load64(p + i)) * 0x100000001b3ull;
-        h ^= h >> 31;
-    }
-    h = (h ^ load_upto8(p + i, n - i)) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 29;
-    h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 32);
+static const char *key_bytes(uintptr_t h, uint32_t kind) {
+    (void)kind;
+    return (const char *)PyUnicode_1BYTE_DATA((PyObject *)h);
 }
 
 /* An interned key object for a shape key. New reference. */
@@ -81,18 +50,18 @@ static PyObject *make_key(const tersa_key *k, uint32_t opt) {
             ascii = 0;
             break;
         }
-    if (ascii && n <= KEYCACHE_MAX_LEN) {
-        uint64_t h = key_hash(p, n);
-        keycache_ent *ent = &g_keycache[h & (KEYCACHE_SIZE - 1)];
-        if (ent->obj && ent->hash == h && (size_t)PyUnicode_GET_LENGTH(ent->obj) == n &&
-            bytes_eq((const char *)PyUnicode_1BYTE_DATA(ent->obj), p, n))
-            return Py_NewRef(ent->obj);
+    /* Only ASCII: a cached str's one-byte data are then its UTF-8 bytes. */
+    if (ascii && tersa_keycache_admits(n)) {
+        tersa_keyslot *slot;
+        uint64_t h;
+        PyObject *hit = (PyObject *)tersa_keycache_get(&g_keycache, p, n, 0, key_bytes, &slot, &h);
+        if (hit) return Py_NewRef(hit);
         PyObject *s = make_str(p, n, TERSA_ITEM_ASCII);
         if (!s) return NULL;
         PyUnicode_InternInPlace(&s);
         str_hash(s);
-        Py_XSETREF(ent->obj, Py_NewRef(s));
-        ent->hash = h;
+        PyObject *old = (PyObject *)tersa_keycache_put(slot, h, n, 0, (uintptr_t)Py_NewRef(s));
+        Py_XDECREF(old);
         return s;
     }
     PyObject *s = PyUnicode_DecodeUTF8(p, (Py_ssize_t)n, "strict");
@@ -107,13 +76,15 @@ static PyObject *make_key(const tersa_key *k, uint32_t opt) {
  * input. */
 TERSA_NOINLINE static PyObject *long_key(dec_ctx *d, const tersa_key *k, uint32_t index) {
     size_t slot = 2 * (size_t)index + (k->symbol && !(d->opt & OPT_SYMBOL_AS_STR));
-    if (objects_cover(&d->lkeys, &d->lkeys_cap, slot) < 0) return NULL;
-    if (d->lkeys[slot]) return Py_NewRef(d->lkeys[slot]);
+    PyObject *cached = (PyObject *)tersa_slots_get(&d->lkeys, slot);
+    if (cached) return Py_NewRef(cached);
     PyObject *key = make_key(k, d->opt);
     if (!key) return NULL;
-    d->lkeys[slot] = Py_NewRef(key);
-    if (slot >= d->lkeys_hi) d->lkeys_hi = slot + 1;
-    return key;
+    if (!tersa_slots_set(&d->lkeys, slot, (uintptr_t)key)) {
+        Py_DECREF(key);
+        return PyErr_NoMemory();
+    }
+    return Py_NewRef(key);
 }
 
 /* Do two of these keys collide in a Python dict? Only possible with symbol keys. */
@@ -340,7 +311,7 @@ static Py_ssize_t shape_keys(dec_ctx *d, const tersa_item *it, int *collide, PyO
         const uint32_t *indices = it->v.map.key_strings;
         for (size_t i = 0; i < n; i++) {
             const tersa_key *pk = &it->v.map.keys[i];
-            PyObject *k = indices && pk->len > KEYCACHE_MAX_LEN && indices[i] != TERSA_NO_INDEX
+            PyObject *k = indices && pk->len >= TERSA_LONG_STRING && indices[i] != TERSA_NO_INDEX
                               ? long_key(d, pk, indices[i])
                               : make_key(pk, d->opt);
             if (!k) return -1;

@@ -23,15 +23,13 @@ typedef struct {
 typedef struct dec_ctx {
     tersa_reader *r;
     uint32_t opt;
-    int strong;               /* scache holds references (streams); else borrowed, see dec_str */
-    PyObject **scache;        /* str object per string-table index */
-    size_t scache_cap, scache_hi;
+    int strong;               /* strs holds references (streams); else borrowed, see dec_str */
+    tersa_slots strs;         /* str object per string-table index (objcache.h) */
     sh_ent *shapes;           /* key objects per shape index */
     size_t shapes_cap, shapes_hi;
     PyObject **kpool;
     size_t kpool_used, kpool_cap;
-    PyObject **lkeys;         /* long key objects per string-table index: [2i] str, [2i+1] Symbol */
-    size_t lkeys_cap, lkeys_hi; /* slots covered, and 1 + the highest set */
+    tersa_slots lkeys;        /* long key objects per string-table index: [2i] str, [2i+1] Symbol (strong) */
     struct dframe *frames;    /* open containers, outermost first (see dec_value) */
     size_t nframes, frames_cap;
     size_t ahead;             /* bytes open containers may still allocate ahead of their items (see AHEAD) */
@@ -59,30 +57,29 @@ static dec_ctx *dec_ctx_new(void) {
     return d;
 }
 
+static void release_handle(uintptr_t *h, void *arg) {
+    (void)arg;
+    Py_DECREF((PyObject *)*h);
+}
+
 static void dec_ctx_clear(dec_ctx *d) {
-    if (d->strong) {
-        for (size_t i = 0; i < d->scache_hi; i++) Py_CLEAR(d->scache[i]);
-    } else if (d->scache_hi) {
-        memset(d->scache, 0, d->scache_hi * sizeof(PyObject *));
-    }
-    d->scache_hi = 0;
+    tersa_slots_clear(&d->strs, d->strong ? release_handle : NULL, NULL);
     for (size_t i = 0; i < d->kpool_used; i++) Py_DECREF(d->kpool[i]);
     d->kpool_used = 0;
     for (size_t i = 0; i < d->shapes_hi; i++) Py_XDECREF(d->shapes[i].tmpl);
     if (d->shapes_hi) memset(d->shapes, 0, d->shapes_hi * sizeof(sh_ent));
     d->shapes_hi = 0;
-    for (size_t i = 0; i < d->lkeys_hi; i++) Py_CLEAR(d->lkeys[i]);
-    d->lkeys_hi = 0;
+    tersa_slots_clear(&d->lkeys, release_handle, NULL);
 }
 
 static void dec_ctx_free(dec_ctx *d) {
     if (!d) return;
     dec_ctx_clear(d);
     tersa_reader_free(d->r);
-    PyMem_Free(d->scache);
+    tersa_slots_free(&d->strs);
     PyMem_Free(d->shapes);
     PyMem_Free(d->kpool);
-    PyMem_Free(d->lkeys);
+    tersa_slots_free(&d->lkeys);
     PyMem_Free(d->frames);
     PyMem_Free(d->groups);
     PyMem_Free(d->untracked);
@@ -108,8 +105,8 @@ static void dec_release(dec_ctx *d, size_t input_len) {
         d->untracked = NULL;
         d->untracked_cap = 0;
     }
-    if (g_dec_pool || !pool_keep(&d->large, input_len) || d->scache_cap > 65536 || d->shapes_cap > 65536 ||
-        d->kpool_cap > 65536 || d->lkeys_cap / 2 > 65536 || d->frames_cap > 4096 || d->groups_cap > 65536) {
+    if (g_dec_pool || !pool_keep(&d->large, input_len) || d->strs.cap > 65536 || d->shapes_cap > 65536 ||
+        d->kpool_cap > 65536 || d->lkeys.cap / 2 > 65536 || d->frames_cap > 4096 || d->groups_cap > 65536) {
         dec_ctx_free(d);
         return;
     }
