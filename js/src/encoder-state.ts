@@ -7,6 +7,7 @@
 import { DEFAULT_MAX_DEPTH, utf8Length } from './common.js';
 import type { KeyIdentities } from './key-identity.js';
 import { tsParse } from './timestamp-text.js';
+import type { TsText } from './timestamp-text.js';
 import { commonPrefix, padded } from './encoder-utf8.js';
 
 /**
@@ -21,6 +22,8 @@ export class StrEntry {
   /** UTF-8 bytes, kept once the string has been written in two buffers (copying them beats re-encoding). */
   bytes: Uint8Array | null = null;
   words: Uint32Array | null = null; // the same bytes, padded, as 32-bit words
+  /** Its timestamp fields (null: not timestamp-like; undefined: not read yet), read once per distinct string. */
+  ts: TsText | null | undefined = undefined;
 }
 
 /** A slot (SPEC 4.3): the registers of one position in the data. */

@@ -8,7 +8,7 @@ import { StrEntry, FC_MASK } from './encoder-state.js';
 import type { EncoderState, ESlot, EShape } from './encoder-state.js';
 import { ensure, vlen, writeRef, writeVarint } from './encoder-output.js';
 import { utf8At, utf8Long, commonPrefix, pfxChars, padded, copyBytes, isTwoBytes } from './encoder-utf8.js';
-import { tsParse } from './timestamp-text.js';
+import { tsText } from './timestamp-text.js';
 import { writeTsString } from './encoder-time.js';
 
 /**
@@ -148,11 +148,15 @@ export function writeString(st: EncoderState, s: string, slot: ESlot): void {
       noteString(st, s, e, slot);
       return;
     }
-    if (len >= 10 && len <= 35 && s.charCodeAt(4) === 45 && tsParse(s)) {
-      writeTsString(st);
-      addEntry(st, e, idx);
-      noteString(st, s, e, slot);
-      return;
+    if (len >= 10 && len <= 35) {
+      let t = e.ts;
+      if (t === undefined) t = e.ts = tsText(s);
+      if (t !== null) {
+        writeTsString(st, t);
+        addEntry(st, e, idx);
+        noteString(st, s, e, slot);
+        return;
+      }
     }
   }
   const L = prefixCandidate(st, s, slot);

@@ -7,21 +7,21 @@ import type { Timestamp } from './common.js';
 import { fail } from './encoder-state.js';
 import type { EncoderState } from './encoder-state.js';
 import { ensure, writeVarint, zz } from './encoder-output.js';
-import { tsVariant, tsSec, tsFrac, tsOff } from './timestamp-text.js';
+import type { TsText } from './timestamp-text.js';
 
-/** Writes the string tsParse accepted last as TS_STR, TS_Z0 or TS_Z3 (capacity ensured). */
-export function writeTsString(st: EncoderState): void {
-  const v = tsVariant;
+/** Writes a timestamp-like string, of fields t, as TS_STR, TS_Z0 or TS_Z3 (capacity ensured). */
+export function writeTsString(st: EncoderState, t: TsText): void {
+  const v = t.variant;
   if (v === 0) st.buf[st.pos++] = Tag.TS_Z0;
   else if (v === 3) st.buf[st.pos++] = Tag.TS_Z3;
   else {
     st.buf[st.pos++] = Tag.TS_STR;
     st.buf[st.pos++] = v;
   }
-  writeVarint(st, zz(tsSec - st.lastTs));
-  st.lastTs = tsSec;
-  if (v & 0x0f) writeVarint(st, tsFrac);
-  if (v & TSV_NUMERIC_OFFSET) writeVarint(st, zz(tsOff));
+  writeVarint(st, zz(t.sec - st.lastTs));
+  st.lastTs = t.sec;
+  if (v & 0x0f) writeVarint(st, t.frac);
+  if (v & TSV_NUMERIC_OFFSET) writeVarint(st, zz(t.off));
 }
 
 function writeTime(st: EncoderState, value: unknown, seconds: number, nanos: number, zone: number, offset: number): void {

@@ -3,6 +3,21 @@
 
 import { daysFromCivil, daysInMonth, MAX_SECONDS, MIN_SECONDS, TSV_DATE_ONLY, TSV_NUMERIC_OFFSET, TSV_SPACE } from './common.js';
 
+/** A timestamp-like string's fields, as tsParse reads them. */
+export class TsText {
+  constructor(
+    readonly variant: number,
+    readonly sec: number,
+    readonly frac: number,
+    readonly off: number,
+  ) {}
+}
+
+/** The fields of s if it is timestamp-like (SPEC 6), else null. */
+export function tsText(s: string): TsText | null {
+  return s.charCodeAt(4) === 45 && tsParse(s) ? new TsText(tsVariant, tsSec, tsFrac, tsOff) : null;
+}
+
 /** The fields of the last string tsParse accepted. */
 export let tsVariant = 0;
 export let tsSec = 0;
