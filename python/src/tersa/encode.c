@@ -15,19 +15,30 @@
  * Encoding
  * ========================================================================== */
 
-/* Shape cache entry: a dict key sequence (by identity) -> writer shape index.
- * Entries are appended (stable indices); sc_index hashes into them. Each key
- * position i of an entry has a hint, hints[off + i]: the entry (+1) of the
- * dict last seen as the value at that position, tried first next time. */
-typedef struct {
-    uint64_t hash;
-    size_t off;      /* keys in the pool, hints at the same offset */
-    uint32_t n;
-    uint32_t shape;
-} sc_ent;
+#include "shape_lookup.h"
 
-#define HINT_ROOT 0                  /* hint_at: the root slot */
-#define HINT_NONE ((size_t)-1)       /* hint_at: a scratch slot (uncached parent) */
+/* A pooled context whose shape lookup holds more than this is freed instead. */
+#define SHAPES_BYTES_MAX (256u << 10)
+
+/* The shape lookup (c/src/shape_lookup.h) finds a dict's keys, by identity,
+ * with hints: each key position of an entry has one, the entry (+1) of the
+ * dict last seen as the value at that position, tried first next time. The
+ * lookup holds a reference to each key it stores (shape_hooks), so that an
+ * identity it holds names the same str while stored. */
+#define HINT_ROOT TERSA_SHAPES_HINT_ROOT /* hint_at: the root slot */
+#define HINT_NONE TERSA_SHAPES_HINT_NONE /* hint_at: a scratch slot (uncached parent) */
+
+static void shape_keys_retain(void *ctx, const tersa_ident *keys, size_t n) {
+    (void)ctx;
+    for (size_t i = 0; i < n; i++) Py_INCREF((PyObject *)keys[i]);
+}
+
+static void shape_keys_release(void *ctx, const tersa_ident *keys, size_t n) {
+    (void)ctx;
+    for (size_t i = 0; i < n; i++) Py_DECREF((PyObject *)keys[i]);
+}
+
+static const tersa_shape_hooks shape_hooks = {shape_keys_retain, shape_keys_release, NULL};
 
 /* A path component recorded while unwinding after an error. */
 typedef struct {
@@ -69,15 +80,8 @@ typedef struct enc_ctx {
     uint32_t opt;
     uint32_t max_depth;     /* frames allowed (containers and conversions) */
     uint32_t empty_shape;   /* shape index of {} in this buffer */
-    sc_ent *ents;           /* shape cache entries, in insertion order */
-    size_t nents, ents_cap;
-    uint32_t *sc_index;     /* open addressing: entry + 1, 0 = empty */
-    size_t sc_cap;
-    PyObject **pool;        /* keys of the entries (strong) */
-    uint32_t *hints;        /* per key position: entry + 1 of the child dict last seen there */
-    size_t pool_used, pool_cap;
-    size_t hint_at;         /* where the next dict finds its hint: HINT_ROOT, HINT_NONE or 1 + hints index */
-    uint32_t hint_root, hint_scratch;
+    tersa_shapes shapes;    /* key sequences by identity -> the writer's shape indices, and hints */
+    size_t hint_at;         /* where the next dict finds its hint: HINT_ROOT, HINT_NONE or a tersa_shapes_hint_at */
     PyObject *err_msg;      /* pending EncodeError message */
     PyObject *err_cause;
     /* A cycle: frames[cycle_open] is the value that contains itself, the
@@ -93,7 +97,6 @@ typedef struct enc_ctx {
     size_t room;            /* min(max_depth, frames_cap): below it, a frame is pushed without more checks */
     PyObject **kvs;         /* the keys and values of the EF_DICT frames, a stack of their own */
     size_t kv_used, kv_cap;
-    uint32_t small_runs;    /* buffers in a row that used a small part of the shape tables */
     uint8_t large;          /* the last buffer was large (see pool_keep) */
 } enc_ctx;
 
@@ -111,6 +114,7 @@ static enc_ctx *enc_ctx_new(void) {
     }
     e->empty_shape = TERSA_NO_INDEX;
     e->max_depth = TERSA_DEFAULT_MAX_DEPTH;
+    tersa_shapes_init(&e->shapes, NULL, &shape_hooks, true);
     return e;
 }
 
@@ -118,23 +122,8 @@ static enc_ctx *enc_ctx_new(void) {
  * where the writer's shape table starts again and the cached indices would
  * name other shapes. */
 static void enc_shapes_forget(enc_ctx *e) {
-    for (size_t i = 0; i < e->pool_used; i++) Py_DECREF(e->pool[i]);
-    e->pool_used = 0;
-    if (e->nents * 8 < e->sc_cap) {
-        /* A few entries in a table that an earlier buffer grew: clearing
-         * their slots costs what this buffer did, clearing all what that one did. */
-        size_t mask = e->sc_cap - 1;
-        for (size_t i = 0; i < e->nents; i++) {
-            size_t j = (size_t)e->ents[i].hash & mask;
-            while (e->sc_index[j] != (uint32_t)i + 1) j = (j + 1) & mask;
-            e->sc_index[j] = 0;
-        }
-    } else if (e->nents) {
-        memset(e->sc_index, 0, e->sc_cap * sizeof(uint32_t));
-    }
-    e->nents = 0;
+    tersa_shapes_clear(&e->shapes);
     e->hint_at = HINT_ROOT;
-    e->hint_root = e->hint_scratch = 0;
     e->empty_shape = TERSA_NO_INDEX;
 }
 
@@ -153,10 +142,7 @@ static void enc_ctx_free(enc_ctx *e) {
     if (!e) return;
     enc_ctx_clear(e);
     tersa_writer_free(e->w);
-    PyMem_Free(e->ents);
-    PyMem_Free(e->sc_index);
-    PyMem_Free(e->pool);
-    PyMem_Free(e->hints);
+    tersa_shapes_free(&e->shapes);
     PyMem_Free(e->path);
     PyMem_Free(e->frames);
     PyMem_Free(e->kvs);
@@ -176,15 +162,13 @@ static enc_ctx *enc_acquire(void) {
 
 /* Tables grown by a buffer of many shapes cost their size at every start
  * (the writer clears its shape index whole): a context that has since
- * served a run of buffers needing a small part of them is dropped for a
- * fresh one. */
-#define SMALL_RUNS_MAX 32
-
+ * served a run of buffers needing a small part of them (tersa_shapes_end_buffer)
+ * is dropped for a fresh one. */
 static void enc_release(enc_ctx *e, size_t bytes_written) {
-    if (e->sc_cap > 256) e->small_runs = e->nents * 16 < e->sc_cap ? e->small_runs + 1 : 0;
+    bool renew = tersa_shapes_end_buffer(&e->shapes, tersa_shapes_count(&e->shapes));
     enc_ctx_clear(e);
-    if (g_enc_pool || !pool_keep(&e->large, bytes_written) || e->sc_cap > 8192 || e->pool_cap > 16384 ||
-        e->frames_cap > 4096 || e->kv_cap > 65536 || e->small_runs > SMALL_RUNS_MAX) {
+    if (g_enc_pool || !pool_keep(&e->large, bytes_written) || tersa_shapes_memsize(&e->shapes) > SHAPES_BYTES_MAX ||
+        e->frames_cap > 4096 || e->kv_cap > 65536 || renew) {
         enc_ctx_free(e);
         return;
     }
@@ -429,9 +413,9 @@ TERSA_INLINE int enc_scalar(enc_ctx *e, PyObject *o) {
     return 1;
 }
 
-/* The shape hint slot (see hint_slot) of the value at key position i of the
- * shape cache entry ent. */
-#define HINT_OF(ent, i) ((ent) >= 0 ? 1 + e->ents[(ent)].off + (size_t)(i) : HINT_NONE)
+/* The shape hint slot of the value at key position i of the shape lookup's
+ * entry ent. */
+#define HINT_OF(ent, i) tersa_shapes_hint_at(&e->shapes, (int32_t)(ent), (size_t)(i))
 
 #include "encode_shapes.c"
 
