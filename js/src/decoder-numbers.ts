@@ -5,7 +5,7 @@
 import { Float64, Short, Tag, INT64_MIN, UINT64_MAX, HEX_BYTE } from './common.js';
 import { fail } from './decoder-state.js';
 import type { DecoderState, Slot } from './decoder-state.js';
-import { TWO53, POW10, varint, length, byte, unzigzag } from './decoder-input.js';
+import { TWO53, POW10, POW2, varint, length, byte, unzigzag } from './decoder-input.js';
 
 // Integers beyond 2^53 are handled as 32-bit halves (a signed high word),
 // with one BigInt made for the result: BigInt arithmetic allocates for every
@@ -53,6 +53,59 @@ function splitVar(rd: DecoderState, v: number): void {
     rd.varHi = Math.floor(v / TWO32);
     rd.varLo = v - rd.varHi * TWO32;
   }
+}
+
+/**
+ * An INT_POS or INT_NEG item (tag t) whose varint, at p, takes five to nine
+ * bytes: sets the slot's int register and rd.pos and returns the value, when
+ * the input holds the varint, it is minimal and the value is an int64;
+ * otherwise undefined, and the caller reads the item through read(), which
+ * reports the defect or takes the rare values (beyond int64, or 8-byte
+ * varints beyond 2^53). 32-bit and 64-bit ids take this path: through
+ * varint() and int64Result() each cost about twice as much.
+ */
+export function wideInt(rd: DecoderState, t: number, p: number, slot: Slot): number | bigint | undefined {
+  const src = rd.src;
+  const b0 = src[p];
+  const w = (b0 | (src[p + 1] << 8) | (src[p + 2] << 16) | (src[p + 3] << 24)) >>> 0;
+  if (b0 !== 0) {
+    const L = 31 - Math.clz32(b0 & -b0) + 1; // 5..8: the caller saw b0 & 15 === 0
+    if (p + L > rd.end) return undefined;
+    let h = 0;
+    for (let i = L - 1; i >= 4; i--) h = h * 256 + src[p + i];
+    const v = (w >>> L) + h * POW2[32 - L];
+    if (v < POW2[7 * (L - 1)] || v >= TWO53 - 24) return undefined;
+    const n = t === Tag.INT_POS ? v + 24 : -9 - v;
+    rd.pos = p + L;
+    slot.ik = 1;
+    slot.i = n;
+    return n;
+  }
+  if (p + 9 > rd.end) return undefined;
+  let h = (src[p + 5] | (src[p + 6] << 8) | (src[p + 7] << 16) | (src[p + 8] << 24)) >>> 0;
+  if (h < 0x1000000) return undefined;
+  // the value is at least 2^56: always a BigInt
+  let l = (src[p + 1] | (src[p + 2] << 8) | (src[p + 3] << 16) | (src[p + 4] << 24)) >>> 0;
+  l += t === Tag.INT_POS ? 24 : 9;
+  if (l >= TWO32) {
+    l -= TWO32;
+    h++;
+  }
+  if (t === Tag.INT_POS) {
+    if (h >= 0x80000000) return undefined;
+  } else {
+    if (h > 0x80000000 || (h === 0x80000000 && l !== 0)) return undefined;
+    if (l === 0) h = -h;
+    else {
+      h = -h - 1;
+      l = TWO32 - l;
+    }
+  }
+  rd.pos = p + 9;
+  slot.ik = 2;
+  slot.ih = h;
+  slot.il = l;
+  return bigOf(h, l);
 }
 
 export function intPos(rd: DecoderState, at: number, slot: Slot): number | bigint {

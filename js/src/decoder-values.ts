@@ -8,7 +8,7 @@ import { varint, length, byte, TWO53, POW10 } from './decoder-input.js';
 import { utf8 } from './decoder-utf8.js';
 import { isStringTag, readString, prefixString } from './decoder-strings.js';
 import { timestamp } from './decoder-time.js';
-import { intPos, intNeg, intDelta, bigInteger, decimal, f32, f64, scratchU32, scratchF32 } from './decoder-numbers.js';
+import { wideInt, intPos, intNeg, intDelta, bigInteger, decimal, f32, f64, scratchU32, scratchF32 } from './decoder-numbers.js';
 import { shapeRef, mapDef } from './decoder-shapes.js';
 import { MapBuilder, exactKeyTag } from './map-keys.js';
 import { readWellKnown } from './well-known.js';
@@ -119,6 +119,13 @@ function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
               rd.pos = p + L;
               continue;
             }
+          }
+        }
+        if ((t === Tag.INT_POS || t === Tag.INT_NEG) && plainInts && rd.pos + 5 <= rd.end && (src[rd.pos + 1] & 15) === 0) {
+          const v = wideInt(rd, t, rd.pos + 1, slot);
+          if (v !== undefined) {
+            a.push(v);
+            continue;
           }
         }
         if (t === Tag.F32 && !rd.exactFloats && rd.pos + 5 <= rd.end) {

@@ -731,3 +731,28 @@ test('arrays of binary floats decode on the array fast path exactly as read() wo
     assert.throws(() => tersa.decode(b.subarray(0, cut)), (e) => e.code === 'truncated');
   }
 });
+
+test('integers of five- to nine-byte varints decode on the array fast path exactly as read() would', () => {
+  const T53 = 2 ** 53;
+  const wide = [2 ** 28, 2 ** 31, 2 ** 32 - 1, 2 ** 35 + 7, T53 - 25, T53 - 24, T53 - 1, -(2 ** 28) - 9, -(2 ** 40), -(T53 - 1),
+    2n ** 53n + 1n, 2n ** 56n, 2n ** 56n + 123n, 2n ** 63n - 1n, -(2n ** 63n), -(2n ** 56n) - 5n, 2n ** 64n - 1n, 2n ** 63n, 2n ** 64n + 5n];
+  // runs of ids (written as deltas from the slot's register) after wide values
+  const ids = Array.from({ length: 12 }, (_, i) => (i % 3 === 0 ? 1448531349167323874n + BigInt(i) : 2216221679 + i * 1000));
+  for (const arr of [wide, [...wide].reverse(), ids, [7, 'x', ...wide, null]]) {
+    const back = tersa.decode(tersa.encode(arr));
+    assert.equal(back.length, arr.length);
+    arr.forEach((x, i) => {
+      // one value in a map: read()'s path
+      const alone = tersa.decode(tersa.encode({ v: x })).v;
+      assert.ok(Object.is(back[i], alone) || (typeof alone === 'bigint' && back[i] === alone), `element ${i}: ${back[i]} vs ${alone}`);
+      assert.ok(back[i] === x || (typeof x === 'bigint' && back[i] === Number(x) && Number.isSafeInteger(back[i])), `element ${i}: ${back[i]} vs ${x}`);
+    });
+    const big = tersa.decode(tersa.encode(arr), { integers: 'bigint' });
+    arr.forEach((x, i) => assert.equal(big[i], typeof x === 'bigint' ? x : x === null || typeof x === 'string' ? x : BigInt(x)));
+  }
+  // A buffer cut inside a wide integer of a long array is truncated where read() says.
+  const b = tersa.encode(Array.from({ length: 8 }, () => 2n ** 60n + 3n));
+  for (let cut = b.length - 9; cut < b.length; cut++) {
+    assert.throws(() => tersa.decode(b.subarray(0, cut)), (e) => e.code === 'truncated');
+  }
+});
