@@ -119,11 +119,13 @@ export function shapeRef(rd: DecoderState, i: number, at: number): unknown {
 
 const keyBuf: (string | symbol)[] = [];
 
-// Bounds of the MAPDEF memo: at most 1024 x 16 entries of at most 512 key bytes (8 MiB).
+// Bounds of the MAPDEF memo: at most 2048 x 16 entries of at most 512 key bytes (16 MiB).
 // Each index keeps the shapes of as many message types: a decoder that meets
 // more types than that, in turn, misses every time, so the bound is set well
-// above the number of message types a service usually rotates through.
-const MEMO_INDICES = 1024;
+// above the number of message types a service usually rotates through. The
+// indices cover documents of records that each define their own shape
+// (kinds/sparse_records defines 1,283).
+const MEMO_INDICES = 2048;
 const MEMO_PER_INDEX = 16;
 const MEMO_RAW_MAX = 512;
 const keyOffs: number[] = [];
