@@ -19,9 +19,9 @@ export class StrEntry {
   gen = -1;
   idx = -1;
   dict = -1; // index in the encoder's dictionary, or -1
-  /** UTF-8 bytes, kept once the string has been written in two buffers (copying them beats re-encoding). */
-  bytes: Uint8Array | null = null;
-  words: Uint32Array | null = null; // the same bytes, padded, as 32-bit words
+  /** Where its UTF-8 bytes are in the state's byte arena (-1: not kept), once written in two buffers: copying them beats re-encoding. */
+  boff = -1;
+  blen = 0;
   /** Its timestamp fields (null: not timestamp-like; undefined: not read yet), read once per distinct string. */
   ts: TsText | null | undefined = undefined;
 }
@@ -128,6 +128,12 @@ export class EncoderState {
   cap = 0;
   // the string index, persistent across buffers (bounded): every string met, with a front cache
   entries = new Map<string, StrEntry>();
+  // The UTF-8 bytes of entries, one after another (4-aligned): one block
+  // read in order when a document is written again, where a Uint8Array per
+  // string cost a pointer chase to memory of its own for each.
+  arena = new Uint8Array(4096);
+  arenaW = new Uint32Array(this.arena.buffer);
+  arenaPos = 0;
   fcStr: (string | undefined)[] = new Array(1 << FC_BITS).fill(undefined);
   fcEnt: (StrEntry | undefined)[] = new Array(1 << FC_BITS).fill(undefined);
   epoch: number; // changes whenever `entries` is cleared

@@ -100,16 +100,17 @@ function prefixCandidate(st: EncoderState, s: string, slot: ESlot): number {
 /**
  * Writes a string that is not referenced: the prefix form with the
  * candidate of L bytes (Lc characters, register flag) if strictly smaller,
- * else inline. `bytes` are its UTF-8 bytes when known (padded, with `words`).
+ * else inline. Its UTF-8 bytes are src[b0, b0 + bl) when known (b0 a
+ * multiple of 4, srcW the same buffer as words), else src is null.
  */
-function writeNew(st: EncoderState, s: string, e: StrEntry | null, idx: number, slot: ESlot, L: number, Lc: number, flag: number, bytes: Uint8Array | null, words: Uint32Array | null): void {
+function writeNew(st: EncoderState, s: string, e: StrEntry | null, idx: number, slot: ESlot, L: number, Lc: number, flag: number, src: Uint8Array | null, srcW: Uint32Array | null, b0: number, bl: number): void {
   const p0 = st.pos;
   const len = s.length;
   let byteLen: number;
   if (L > 0) {
     // Write the suffix where a short PFX form puts it, then decide.
     st.pos = p0 + 2;
-    const suf = bytes !== null ? copyBytes(st, bytes, words!, L) : len - Lc < 64 ? utf8At(st, s, Lc) : utf8Long(st, s, Lc);
+    const suf = src !== null ? copyBytes(st, src, srcW!, b0, bl, L) : len - Lc < 64 ? utf8At(st, s, Lc) : utf8Long(st, s, Lc);
     byteLen = L + suf;
     if (finishPrefix(st, p0, suf, byteLen, flag | L)) {
       if (e !== null) addEntry(st, e, idx);
@@ -118,18 +119,32 @@ function writeNew(st: EncoderState, s: string, e: StrEntry | null, idx: number, 
     }
   }
   st.pos = p0 + 1;
-  if (bytes !== null) byteLen = copyBytes(st, bytes, words!, 0);
+  if (src !== null) byteLen = copyBytes(st, src, srcW!, b0, bl, 0);
   else {
     byteLen = len < 64 ? utf8At(st, s, 0) : utf8Long(st, s, 0);
     // written in an earlier buffer too: keep the bytes
-    if (e !== null && e.gen !== -1 && byteLen <= 256) {
-      e.bytes = padded(st.buf.subarray(p0 + 1, p0 + 1 + byteLen));
-      e.words = new Uint32Array(e.bytes.buffer);
-    }
+    if (e !== null && e.gen !== -1 && byteLen <= 256) keepBytes(st, e, p0 + 1, byteLen);
   }
   finishInline(st, p0, byteLen);
   if (e !== null) addEntry(st, e, idx);
   noteString(st, s, e, slot);
+}
+
+/** Copies the n bytes at p of the output into the byte arena as e's. */
+function keepBytes(st: EncoderState, e: StrEntry, p: number, n: number): void {
+  let a = st.arena;
+  const at = st.arenaPos;
+  if (at + n + 4 > a.length) {
+    const b = new Uint8Array(Math.max(a.length * 2, at + n + 4));
+    b.set(a.subarray(0, at));
+    st.arena = a = b;
+    st.arenaW = new Uint32Array(b.buffer);
+  }
+  const buf = st.buf;
+  for (let i = 0; i < n; i++) a[at + i] = buf[p + i];
+  e.boff = at;
+  e.blen = n;
+  st.arenaPos = (at + n + 3) & ~3;
 }
 
 /** Writes a string value or key in `slot`. */
@@ -160,7 +175,8 @@ export function writeString(st: EncoderState, s: string, slot: ESlot): void {
     }
   }
   const L = prefixCandidate(st, s, slot);
-  writeNew(st, s, e, idx, slot, L, candChars, candFlag, e !== null ? e.bytes : null, e !== null ? e.words : null);
+  if (e !== null && e.boff >= 0) writeNew(st, s, e, idx, slot, L, candChars, candFlag, st.arena, st.arenaW, e.boff, e.blen);
+  else writeNew(st, s, e, idx, slot, L, candChars, candFlag, null, null, 0, 0);
 }
 
 /**
@@ -235,7 +251,7 @@ export function writePlainKeys(st: EncoderState, sh: EShape): void {
   const blk = sh.kblock;
   if (absent && blk !== null) {
     ensure(st, blk.length + 8);
-    st.pos += copyBytes(st, blk, sh.kblockw!, 0);
+    st.pos += copyBytes(st, blk, sh.kblockw!, 0, blk.length, 0);
     for (let i = 1; i < n; i++) {
       const e = kent[i];
       if (e !== null) addEntry(st, e, -1);
@@ -269,9 +285,9 @@ function writeKey(st: EncoderState, sh: EShape, i: number): void {
   }
   if (i > 0) {
     // both registers hold key i-1
-    writeNew(st, s, e, idx, slot, sh.kpfx![i], 0, 0, bytes, sh.kwords![i]);
+    writeNew(st, s, e, idx, slot, sh.kpfx![i], 0, 0, bytes, sh.kwords![i], 0, byteLen);
   } else {
     const L = prefixCandidate(st, s, slot);
-    writeNew(st, s, e, idx, slot, L, candChars, candFlag, bytes, sh.kwords![i]);
+    writeNew(st, s, e, idx, slot, L, candChars, candFlag, bytes, sh.kwords![i], 0, byteLen);
   }
 }

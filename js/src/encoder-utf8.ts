@@ -93,23 +93,24 @@ export function padded(b: Uint8Array): Uint8Array {
 }
 
 /**
- * Copies b[from..] (b from `padded`) to pos: whole strings four bytes at a
- * time (up to 3 bytes of padding land past the end, inside the capacity the
- * caller ensured, and are overwritten next).
+ * Copies the UTF-8 bytes b[b0 + from, b0 + n) (b0 a multiple of 4, words
+ * the same buffer as 32-bit words) to pos; returns n - from. Whole strings
+ * go four bytes at a time: up to 3 bytes past the end land inside the
+ * capacity the caller ensured, and are overwritten next.
  */
-export function copyBytes(st: EncoderState, b: Uint8Array, words: Uint32Array, from: number): number {
-  const n = b.length - from;
+export function copyBytes(st: EncoderState, b: Uint8Array, words: Uint32Array, b0: number, n: number, from: number): number {
   if (from === 0) {
-    const m = words.length;
     const v = st.view;
     const p = st.pos;
-    for (let j = 0; j < m; j++) v.setUint32(p + 4 * j, words[j], littleEndian);
+    const w0 = b0 >> 2;
+    const m = (n + 3) >> 2;
+    for (let j = 0; j < m; j++) v.setUint32(p + 4 * j, words[w0 + j], littleEndian);
   } else {
     const out = st.buf;
-    const d = st.pos - from;
-    for (let i = from; i < b.length; i++) out[d + i] = b[i];
+    const d = st.pos - from - b0;
+    for (let i = b0 + from; i < b0 + n; i++) out[d + i] = b[i];
   }
-  return n;
+  return n - from;
 }
 
 export function isTwoBytes(s: string): boolean {

@@ -112,6 +112,7 @@ export class Encoder {
     const st = this._st;
     if (st.entries.size > ENTRY_LIMIT) {
       st.entries.clear();
+      st.arenaPos = 0;
       st.fcStr.fill(undefined);
       st.fcEnt.fill(undefined);
       this._addDictEntries();
