@@ -8,8 +8,13 @@
 
 #include "internal.h"
 
+/* The index of a lookup without entries: one slot, of no generation (tags
+ * start at 1), never written. */
+static uint32_t no_index[1];
+
 void tersa_shapes_init(tersa_shapes *s, const tersa_alloc *alloc, const tersa_shape_hooks *hooks, bool hints) {
     memset(s, 0, sizeof *s);
+    s->index = no_index;
     s->alloc = alloc_or_default(alloc);
     if (hooks) s->hooks = *hooks;
     s->with_hints = hints;
@@ -27,7 +32,7 @@ static void free_tables(tersa_shapes *s) {
     mem_free(s->alloc, s->pool, s->pool_cap * sizeof *s->pool);
     if (s->hints) mem_free(s->alloc, s->hints, s->hints_cap * sizeof *s->hints);
     s->ents = NULL;
-    s->index = NULL;
+    s->index = no_index;
     s->pool = NULL;
     s->hints = NULL;
     s->ents_cap = s->mask = 0;
@@ -61,7 +66,7 @@ static bool grow_index(tersa_shapes *s, uint32_t want) {
     memset(t, 0, slots * sizeof *t);
     uint32_t mask = (uint32_t)slots - 1, tag = s->tag << 16;
     for (uint32_t i = 0; i < s->nents; i++) {
-        uint32_t j = (uint32_t)s->ents[i].hash & mask;
+        uint32_t j = (uint32_t)(s->ents[i].hash >> 40) & mask;
         while (t[j] >> 16 == s->tag) j = (j + 1) & mask;
         t[j] = tag | (i + 1);
     }

@@ -84,7 +84,7 @@ typedef struct tersa_shapes {
     tersa_shape_entry *ents;
     uint32_t nents, ents_cap;
     uint32_t *index;    /* tag << 16 | (entry + 1); a slot of another tag is empty */
-    uint32_t mask;      /* index slots - 1 (0: no index yet) */
+    uint32_t mask;      /* index slots - 1 (0: no index yet, `index` is one static empty slot) */
     uint32_t tag;       /* the current generation, 1..65535 */
     tersa_ident *pool;  /* the stored keys */
     uint32_t *hints;    /* per stored key (NULL without hints) */
@@ -113,19 +113,26 @@ TERSA_INLINE void tersa_shapes_clear(tersa_shapes *s) {
 
 /** The hash of n keys keys[0], keys[stride], ... (stride 2 reads keys
  *  interleaved with values): the sum of every identity, which tells apart
- *  shapes that differ anywhere (records with optional fields), plus the
- *  middle and last keys rotated, which tells apart most orders of the same
- *  keys. An addition per key, no multiplication: a hit is confirmed key by
- *  key anyway. */
+ *  shapes that differ anywhere (records with optional fields), plus the last
+ *  key rotated. Additions, no multiplication per key: a hit is confirmed key
+ *  by key anyway, and a hash over fewer keys cost more in chains of shapes
+ *  that agree on them (records differing in one middle field) than it saved. */
 TERSA_INLINE uint64_t tersa_shapes_hash(const tersa_ident *keys, size_t stride, size_t n) {
     if (n == 0) return 0x9e3779b97f4a7c15ull;
-    uint64_t sum = (uint64_t)n;
-    for (size_t i = 0; i < n; i++) sum += (uint64_t)keys[stride * i];
-    uint64_t middle = (uint64_t)keys[stride * (n >> 1)] >> 3, last = (uint64_t)keys[stride * (n - 1)] >> 3;
-    uint64_t h = (sum >> 3) + ((middle << 21) | (middle >> 43)) + ((last << 42) | (last >> 22));
-    h *= 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 32);
+    uint64_t sum = (uint64_t)n, sum2 = 0;
+    size_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        sum += (uint64_t)keys[stride * i];
+        sum2 += (uint64_t)keys[stride * (i + 1)];
+    }
+    if (i < n) sum += (uint64_t)keys[stride * i];
+    sum += sum2;
+    uint64_t last = (uint64_t)keys[stride * (n - 1)];
+    return ((sum >> 3) + ((last << 39) | (last >> 25))) * 0x9e3779b97f4a7c15ull;
 }
+
+/* The index slot where hash h starts probing (the product's high bits are its best). */
+TERSA_INLINE uint32_t tersa_shapes_slot(const tersa_shapes *s, uint64_t h) { return (uint32_t)(h >> 40) & s->mask; }
 
 /** Whether entry `ent` (a valid entry index) holds exactly these keys. */
 TERSA_INLINE bool tersa_shapes_same(const tersa_shapes *s, uint32_t ent, const tersa_ident *keys, size_t stride,
@@ -141,8 +148,8 @@ TERSA_INLINE bool tersa_shapes_same(const tersa_shapes *s, uint32_t ent, const t
 /** The entry holding these keys, or -1. */
 TERSA_INLINE int32_t tersa_shapes_find(const tersa_shapes *s, uint64_t h, const tersa_ident *keys, size_t stride,
                                        size_t n) {
-    if (!s->mask) return -1;
-    for (uint32_t j = (uint32_t)h & s->mask;; j = (j + 1) & s->mask) {
+    /* (Before the first entry the index is one slot of no generation.) */
+    for (uint32_t j = tersa_shapes_slot(s, h);; j = (j + 1) & s->mask) {
         uint32_t slot = s->index[j];
         if ((slot >> 16) != s->tag) return -1;
         uint32_t ent = (slot & 0xffff) - 1;
@@ -171,7 +178,7 @@ TERSA_INLINE int32_t tersa_shapes_store(tersa_shapes *s, uint64_t h, const tersa
     e->n = (uint32_t)n;
     e->shape = shape;
     s->pool_used += n;
-    uint32_t j = (uint32_t)h & s->mask;
+    uint32_t j = tersa_shapes_slot(s, h);
     while (s->index[j] >> 16 == s->tag) j = (j + 1) & s->mask;
     s->index[j] = s->tag << 16 | (ent + 1);
     return (int32_t)ent;
