@@ -13,20 +13,7 @@
 #include "hash_fast.h"
 #include "stack.h"
 
-/* Shape cache: a hash's key objects (by identity) -> the writer's shape index.
- * Valid within one buffer or stream frame (shape indices are per buffer, and
- * a sync frame starts the shape table again) and only while no GC has run
- * since it was filled (a collected key's address could be reused). */
-#define SHAPE_CACHE_BITS 8
-#define SHAPE_CACHE (1 << SHAPE_CACHE_BITS)
-
-typedef struct shape_entry {
-    uint64_t sig;
-    uint32_t gen;
-    uint32_t n;
-    uint32_t shape;
-    uint32_t pool; /* offset of the keys in the pool */
-} shape_entry;
+#include "shape_lookup.h"
 
 enum { FRAME_ARRAY, FRAME_MAP, FRAME_GENERIC };
 
@@ -61,28 +48,25 @@ typedef struct tersa_rb_encoder {
     bool stream_failed;      /* a value failed mid-frame: the stream's tables are unknown */
     size_t emitted;          /* the stream's bytes in the writer's output already handed out */
     VALUE output;            /* streams: also given each piece #write and #header return (nil: none) */
-    uint32_t gen;
+    /* A hash's key objects (by identity) -> the writer's shape index, for
+     * one buffer or stream frame (shape indices are per buffer, and a sync
+     * frame starts the shape table again) and only while no GC has run since
+     * it was filled (a collected key's address could be reused, a compaction
+     * may move keys): the lookup does not mark its keys. */
+    tersa_shapes shapes;
+    uint32_t gen;            /* counts the drops: declared classes remember their shape for one */
     size_t gc_count;
     uint32_t buf_shapes;     /* shapes the current buffer used (highest index + 1) */
-    uint32_t shapes_peak;    /* the most any buffer of this writer used: its shape index is sized for them */
-    uint32_t small_runs;     /* buffers in a row that used a small part of that */
-    shape_entry cache[SHAPE_CACHE];
-    VALUE *pool;
-    size_t pool_len, pool_cap;
     tersa_key *kbuf;
     size_t kbuf_cap;
     enc_frame *frames;       /* the open containers (see enc_frame) */
     size_t frames_cap;
 } tersa_rb_encoder;
 
-/** Forget every cached shape index (see shape_entry). */
+/** Forget every shape the lookup holds (see tersa_rb_encoder.shapes). */
 static inline void tersa_rb_enc_drop_shapes(tersa_rb_encoder *e) {
-    if (++e->gen == 0) {
-        /* Entries of 2^32 generations ago would look current again. */
-        memset(e->cache, 0, sizeof e->cache);
-        e->gen = 1;
-    }
-    e->pool_len = 0; /* only entries of the current generation point into the pool */
+    tersa_shapes_clear(&e->shapes);
+    e->gen++;
 }
 
 /* Reset after an error (the encoder stays usable); the raisers reset first. */

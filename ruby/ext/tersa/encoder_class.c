@@ -38,7 +38,7 @@ static void enc_compact(void *p) {
 static void enc_free(void *p) {
     tersa_rb_encoder *e = (tersa_rb_encoder *)p;
     tersa_writer_free(e->w);
-    xfree(e->pool);
+    tersa_shapes_free(&e->shapes);
     xfree(e->kbuf);
     xfree(e->frames);
     xfree(e);
@@ -48,7 +48,7 @@ static size_t enc_memsize(const void *p) {
     const tersa_rb_encoder *e = (const tersa_rb_encoder *)p;
     size_t len = 0;
     if (e->w) tersa_writer_data(e->w, &len);
-    return sizeof(*e) + e->pool_cap * sizeof(VALUE) + e->kbuf_cap * sizeof(tersa_key) +
+    return sizeof(*e) + tersa_shapes_memsize(&e->shapes) + e->kbuf_cap * sizeof(tersa_key) +
            e->frames_cap * sizeof(enc_frame) + len;
 }
 
@@ -68,6 +68,7 @@ static VALUE enc_alloc(VALUE klass) {
     e->max_depth = TERSA_DEFAULT_MAX_DEPTH;
     e->w = tersa_writer_new(NULL);
     if (!e->w) rb_memerror();
+    tersa_shapes_init(&e->shapes, NULL, NULL, false);
     tersa_rb_stack *s;
     VALUE stack = tersa_rb_stack_new(&s);
     RB_OBJ_WRITE(self, &e->stack_obj, stack);
@@ -697,23 +698,14 @@ static inline VALUE binary_string(const uint8_t *data, size_t len) {
  * keeps the size the busiest buffer needed: after a buffer of thousands of
  * shapes, every small buffer paid for clearing it (16 KB for 1,300 shapes,
  * more than encoding a small record). A writer that has since served a run
- * of buffers using a small part of it is replaced by a fresh one. */
-#define SMALL_RUNS_MAX 32
-
+ * of buffers using a small part of it (tersa_shapes_end_buffer) is replaced
+ * by a fresh one. */
 static void note_buffer_shapes(tersa_rb_encoder *e) {
-    uint32_t used = e->buf_shapes;
-    if (used > e->shapes_peak) e->shapes_peak = used;
-    if (e->shapes_peak <= 256 || (uint64_t)used * 16 >= e->shapes_peak) {
-        e->small_runs = 0;
-        return;
-    }
-    if (++e->small_runs < SMALL_RUNS_MAX) return;
+    if (!tersa_shapes_end_buffer(&e->shapes, e->buf_shapes)) return;
     tersa_writer *fresh = tersa_writer_new(NULL);
     if (!fresh) return; /* keep the old one: slower, not wrong */
     tersa_writer_free(e->w);
     e->w = fresh;
-    e->shapes_peak = used;
-    e->small_runs = 0;
 }
 
 /* Encode one value as a complete buffer and return it as a binary String. */

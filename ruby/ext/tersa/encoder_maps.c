@@ -1,6 +1,6 @@
 /*
  * encoder_maps.c - how the encoder starts a map (a Hash or a Tersa::Map): its
- * pairs onto the value stack, then the shape from the cache, the checked or
+ * pairs onto the value stack, then the shape from the lookup, the checked or
  * trusted string keys, or a generic map.
  */
 #include "encoder.h"
@@ -31,18 +31,6 @@ static inline void collect_pairs(VALUE hash, collect_ctx *c) {
 #else
 static inline void collect_pairs(VALUE hash, collect_ctx *c) { rb_hash_foreach(hash, collect_pair, (VALUE)c); }
 #endif
-
-/* The signature of a key sequence by identity, from its length and its first,
- * middle and last keys: a hit is confirmed key by key anyway, and hashing
- * every key cost as much as that confirmation. Shapes that agree on all
- * four share a cache entry and take turns in it. */
-static inline uint64_t keys_signature(const VALUE *pairs, long n) {
-    if (n == 0) return 0x9e3779b97f4a7c15ull;
-    uint64_t first = (uint64_t)pairs[0] >> 3, middle = (uint64_t)pairs[2 * (n >> 1)] >> 3,
-             last = (uint64_t)pairs[2 * (n - 1)] >> 3;
-    uint64_t sig = (uint64_t)n + first + ((middle << 21) | (middle >> 43)) + ((last << 42) | (last >> 22));
-    return sig * 0x9e3779b97f4a7c15ull;
-}
 
 /* A key textual_keys does not take from its flags alone: a Symbol, a String
  * of a subclass, of another encoding or of unknown coderange; false if it is
@@ -111,22 +99,6 @@ static bool textual_keys(tersa_rb_encoder *e, long base, long n, bool *plain, ui
     return true;
 }
 
-static void cache_store(tersa_rb_encoder *e, shape_entry *entry, uint64_t sig, long base, long n, uint32_t shape) {
-    if (e->pool_len + (size_t)n > e->pool_cap) {
-        size_t cap = e->pool_cap ? e->pool_cap * 2 : 1024;
-        while (cap < e->pool_len + (size_t)n) cap *= 2;
-        TERSA_RB_REALLOC_N(e->pool, VALUE, cap);
-        e->pool_cap = cap;
-    }
-    for (long i = 0; i < n; i++) e->pool[e->pool_len + (size_t)i] = e->stack->ptr[base + 2 * i];
-    entry->sig = sig;
-    entry->gen = e->gen;
-    entry->n = (uint32_t)n;
-    entry->shape = shape;
-    entry->pool = (uint32_t)e->pool_len;
-    e->pool_len += (size_t)n;
-}
-
 /* Copy the pairs of `container` (a Hash, or a Tersa::Map when `hash` is false)
  * onto the value stack; returns how many. */
 static long push_pairs(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth) {
@@ -165,22 +137,18 @@ bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint
     long base = self + 1;
     long n = push_pairs(e, container, hash, depth);
 
-    uint64_t sig = keys_signature(e->stack->ptr + base, n);
-    shape_entry *entry = &e->cache[sig >> (64 - SHAPE_CACHE_BITS)];
-    bool hit = entry->gen == e->gen && entry->sig == sig && entry->n == (uint32_t)n;
-    if (hit) {
-        const VALUE *keys = e->pool + entry->pool;
-        for (long i = 0; i < n && hit; i++) hit = keys[i] == e->stack->ptr[base + 2 * i];
-        if (hit && TERSA_UNLIKELY(rb_gc_count() != e->gc_count)) {
-            /* A collection may have freed and reused addresses: start over. */
-            tersa_rb_enc_drop_shapes(e);
-            e->gc_count = rb_gc_count();
-            hit = false;
-        }
+    /* The keys, interleaved with the values, read in place as identities. */
+    uint64_t h = tersa_shapes_hash((const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n);
+    int32_t ent = tersa_shapes_find(&e->shapes, h, (const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n);
+    if (ent >= 0 && TERSA_UNLIKELY(rb_gc_count() != e->gc_count)) {
+        /* A collection may have freed and reused addresses: start over. */
+        tersa_rb_enc_drop_shapes(e);
+        e->gc_count = rb_gc_count();
+        ent = -1;
     }
     uint8_t kind = FRAME_MAP;
-    if (hit) {
-        CHECK_W(tersa_write_map_shape(e->w, entry->shape));
+    if (ent >= 0) {
+        CHECK_W(tersa_write_map_shape(e->w, tersa_shapes_shape(&e->shapes, ent)));
     } else {
         bool plain;
         if (textual_keys(e, base, n, &plain, depth)) {
@@ -193,7 +161,8 @@ bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint
             CHECK_W(trusted ? tersa_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
                             : tersa_write_map_begin(e->w, e->kbuf, (size_t)n));
             uint32_t shape = tersa_rb_enc_note_shape(e);
-            if (shape != TERSA_NO_INDEX && plain) cache_store(e, entry, sig, base, n, shape);
+            if (shape != TERSA_NO_INDEX && plain)
+                tersa_shapes_add(&e->shapes, h, (const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n, shape);
         } else {
             CHECK_W(tersa_write_generic_map_begin(e->w, (size_t)n));
             kind = FRAME_GENERIC;
