@@ -121,13 +121,6 @@ function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
             }
           }
         }
-        if ((t === Tag.INT_POS || t === Tag.INT_NEG) && plainInts && rd.pos + 5 <= rd.end && (src[rd.pos + 1] & 15) === 0) {
-          const v = wideInt(rd, t, rd.pos + 1, slot);
-          if (v !== undefined) {
-            a.push(v);
-            continue;
-          }
-        }
         if (t === Tag.F32 && !rd.exactFloats && rd.pos + 5 <= rd.end) {
           const bits = (rd.src[rd.pos + 1] | (rd.src[rd.pos + 2] << 8) | (rd.src[rd.pos + 3] << 16) | (rd.src[rd.pos + 4] << 24)) >>> 0;
           if ((bits & 0x7f800000) !== 0x7f800000) {
@@ -145,6 +138,14 @@ function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
           if (v - v === 0) {
             a.push(v);
             rd.pos += 9;
+            continue;
+          }
+        } else if ((t === Tag.INT_POS || t === Tag.INT_NEG) && plainInts && rd.pos + 5 <= rd.end && (src[rd.pos + 1] & 15) === 0) {
+          // integers of five to nine varint bytes, tested after the floats
+          // so that arrays of floats pay nothing for them
+          const v = wideInt(rd, t, rd.pos + 1, slot);
+          if (v !== undefined) {
+            a.push(v);
             continue;
           }
         }
