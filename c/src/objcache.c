@@ -64,3 +64,116 @@ void tersa_slots_free(tersa_slots *s) {
     s->v = NULL;
     s->cap = s->hi = 0;
 }
+
+static inline tersa_shapeent *shape_set(tersa_shapecache *c, uint64_t hash) {
+    return c->ent[hash & (TERSA_SHAPECACHE_SETS - 1)];
+}
+
+static size_t shape_block(size_t n, size_t total) { return n * (sizeof(uintptr_t) + sizeof(uint16_t)) + total + 1; }
+
+/* Empties *e after taking what it held; the handles go to `release` from the copy. */
+static void shape_release(tersa_shapeent *old, tersa_handle_fn release, void *arg) {
+    if (!old->keys) return;
+    if (release) {
+        for (uint32_t i = 0; i < old->n; i++) release(&old->keys[i], arg);
+        if (old->tmpl) release(&old->tmpl, arg);
+    }
+    mem_free(&tersa_default_alloc, old->keys, shape_block(old->n, old->total));
+}
+
+tersa_shapeent *tersa_shapecache_put(tersa_shapecache *c, uint64_t hash, const tersa_key *keys, size_t n, size_t total,
+                                     uint32_t kind, uint32_t flags, const uintptr_t *handles, tersa_handle_fn release,
+                                     void *arg) {
+    tersa_shapeent fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    /* One block: what a miss allocates and an eviction frees is most of the cost of a shape seen once. */
+    fresh.keys = (uintptr_t *)mem_alloc(&tersa_default_alloc, shape_block(n, total));
+    if (!fresh.keys) return NULL;
+    fresh.lens = (uint16_t *)(fresh.keys + n);
+    fresh.bytes = (char *)(fresh.lens + n);
+    char *b = fresh.bytes;
+    for (size_t i = 0; i < n; i++) {
+        fresh.lens[i] = (uint16_t)(keys[i].len | ((size_t)keys[i].symbol << 15));
+        memcpy(b, keys[i].ptr, keys[i].len);
+        b += keys[i].len;
+        fresh.keys[i] = handles[i];
+    }
+    fresh.hash = hash;
+    fresh.n = (uint32_t)n;
+    fresh.total = (uint32_t)total;
+    fresh.kind = kind;
+    fresh.flags = flags;
+    fresh.used = fresh.born = ++c->clock;
+    tersa_shapeent *set = shape_set(c, hash), *victim = &set[0];
+    for (int w = 1; w < TERSA_SHAPECACHE_WAYS; w++)
+        if (set[w].used < victim->used) victim = &set[w];
+    tersa_shapeent old = *victim;
+    *victim = fresh;
+    /* After the swap: a release may run host code that decodes again. */
+    shape_release(&old, release, arg);
+    return victim;
+}
+
+void tersa_shapecache_each(tersa_shapecache *c, tersa_handle_fn fn, void *arg) {
+    for (size_t s = 0; s < TERSA_SHAPECACHE_SETS; s++)
+        for (size_t w = 0; w < TERSA_SHAPECACHE_WAYS; w++) {
+            tersa_shapeent *e = &c->ent[s][w];
+            if (!e->keys) continue;
+            for (uint32_t i = 0; i < e->n; i++) fn(&e->keys[i], arg);
+            if (e->tmpl) fn(&e->tmpl, arg);
+        }
+}
+
+void tersa_shapecache_clear(tersa_shapecache *c, tersa_handle_fn release, void *arg) {
+    for (size_t s = 0; s < TERSA_SHAPECACHE_SETS; s++)
+        for (size_t w = 0; w < TERSA_SHAPECACHE_WAYS; w++) {
+            tersa_shapeent old = c->ent[s][w];
+            if (!old.keys) continue;
+            memset(&c->ent[s][w], 0, sizeof(old));
+            shape_release(&old, release, arg);
+        }
+}
+
+bool tersa_shapetab_reserve(tersa_shapetab *t, size_t i) {
+    if (TERSA_UNLIKELY(!t->gen)) t->gen = 1; /* zeroed entries carry tag 0 */
+    if (i < t->cap) return true;
+    if (i >= SIZE_MAX / 2 / sizeof(tersa_shape)) return false;
+    size_t n = t->cap ? t->cap * 2 : 64;
+    while (n <= i) n *= 2;
+    tersa_shape *p = (tersa_shape *)mem_realloc(&tersa_default_alloc, t->v, t->cap * sizeof(tersa_shape), n * sizeof(tersa_shape));
+    if (!p) return false;
+    memset(p + t->cap, 0, (n - t->cap) * sizeof(tersa_shape));
+    t->v = p;
+    t->cap = n;
+    return true;
+}
+
+void tersa_shapetab_each(tersa_shapetab *t, tersa_handle_fn fn, void *arg) {
+    for (size_t i = 0; i < t->hi; i++)
+        if (t->v[i].gen == t->gen && t->v[i].tmpl) fn(&t->v[i].tmpl, arg);
+}
+
+void tersa_shapetab_clear(tersa_shapetab *t, tersa_handle_fn release, void *arg) {
+    size_t hi = t->hi;
+    t->hi = 0;
+    if (release)
+        for (size_t i = 0; i < hi; i++) {
+            tersa_shape *s = &t->v[i];
+            if (s->gen != t->gen || !s->tmpl) continue;
+            /* Emptied before the release: a release may run host code that decodes again. */
+            uintptr_t h = s->tmpl;
+            s->tmpl = 0;
+            release(&h, arg);
+        }
+    if (++t->gen == 0) {
+        /* The tags wrapped: no old entry may look valid again. */
+        if (t->cap) memset(t->v, 0, t->cap * sizeof(tersa_shape));
+        t->gen = 1;
+    }
+}
+
+void tersa_shapetab_free(tersa_shapetab *t) {
+    mem_free(&tersa_default_alloc, t->v, t->cap * sizeof(tersa_shape));
+    t->v = NULL;
+    t->cap = t->hi = 0;
+}

@@ -23,7 +23,18 @@
  *     string-table index is made once per call (per stream, until a sync
  *     frame) and shared by index: one reference byte can repeat it, and
  *     making or hashing it again each time would cost time quadratic in the
- *     input; longer keys without an index are made each time, uncached.
+ *     input; longer keys without an index are made each time, uncached;
+ *   - a shape (a map's key list) is looked up by its key bytes in a cache of
+ *     TERSA_SHAPECACHE_SETS x TERSA_SHAPECACHE_WAYS entries (least recently
+ *     used replaced) that outlives calls and holds the key objects and the
+ *     shape's template; shapes of more than TERSA_SHAPECACHE_MAX_KEYS keys or
+ *     TERSA_SHAPECACHE_MAX_BYTES key bytes are not cached;
+ *   - a template is made at a shape's second use (in the same call, or in a
+ *     later one through that cache), never at its first: making one costs
+ *     about what building one map does, and most shapes of sparse records
+ *     serve one map;
+ *   - per shape-table index, the key objects of a call (stream, until a sync
+ *     frame) are made once and shared by the shape's maps (tersa_shapetab).
  */
 #ifndef TERSA_OBJCACHE_H
 #define TERSA_OBJCACHE_H
@@ -35,6 +46,7 @@
 
 #include "bits.h"
 #include "compiler.h"
+#include "tersa.h"
 
 /* A power of two. Sparse records can hold a thousand distinct keys and more;
  * a table smaller than what recurs evicts every key before its next use. */
@@ -167,5 +179,183 @@ void tersa_slots_free(tersa_slots *s);
 
 /** The bytes the slots hold. */
 TERSA_INLINE size_t tersa_slots_memsize(const tersa_slots *s) { return s->cap * sizeof(uintptr_t); }
+
+
+/* ==========================================================================
+ * Shapes by their key bytes, across calls
+ * ========================================================================== */
+
+/* 2,048 entries: a buffer of sparse records can hold a thousand shapes and
+ * more, and a cache smaller than what recurs evicts every entry before its
+ * next use. */
+#define TERSA_SHAPECACHE_SETS 512
+#define TERSA_SHAPECACHE_WAYS 4
+#define TERSA_SHAPECACHE_MAX_KEYS 64
+#define TERSA_SHAPECACHE_MAX_BYTES 2048
+
+typedef struct tersa_shapeent {
+    uint64_t hash;
+    uint32_t n;
+    uint32_t kind;      /* the binding's: what else the key objects depend on (an option) */
+    uint32_t flags;     /* the binding's, stored with the keys (e.g. two keys equal as host objects) */
+    uint32_t total;     /* the key bytes */
+    uintptr_t *keys;    /* n handles (0: empty entry), then in the same block: */
+    uint16_t *lens;     /*   n key lengths, high bit = symbol */
+    char *bytes;        /*   the keys' bytes, concatenated */
+    uintptr_t tmpl;     /* the shape's template, 0 until its second use */
+    uint64_t used;      /* LRU stamp */
+    uint64_t born;      /* when the entry took these keys: a link to it holds while born is unchanged */
+} tersa_shapeent;
+
+typedef struct tersa_shapecache {
+    uint64_t clock;
+    tersa_shapeent ent[TERSA_SHAPECACHE_SETS][TERSA_SHAPECACHE_WAYS];
+} tersa_shapecache;
+
+/* The bytes p[0..n) (n <= 8) as a word, reading nothing outside them. */
+TERSA_INLINE uint64_t tersa_shapecache_upto8(const char *p, size_t n) {
+    if (n >= 4) return (uint64_t)load_le32(p) | ((uint64_t)load_le32(p + n - 4) << 32);
+    if (n == 0) return 0;
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint64_t)u[0] | ((uint64_t)u[n >> 1] << 8) | ((uint64_t)u[n - 1] << 16);
+}
+
+/**
+ * The hash of a key list the cache admits (in *total the key bytes), or 0
+ * when it does not admit it (then nothing is looked up or stored). The key
+ * count, the lengths, the total and the heads of three keys: cheap, and only
+ * picks the set; every hit is confirmed by comparing all the bytes.
+ */
+TERSA_INLINE uint64_t tersa_shapecache_hash(const tersa_key *keys, size_t n, size_t *total) {
+    if (n == 0 || n > TERSA_SHAPECACHE_MAX_KEYS) return 0;
+    size_t t = 0;
+    uint64_t lens = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (keys[i].len > 0x7FFF) return 0;
+        t += keys[i].len;
+        lens = lens * 31 + keys[i].len + ((uint64_t)keys[i].symbol << 20);
+    }
+    if (t > TERSA_SHAPECACHE_MAX_BYTES) return 0;
+    *total = t;
+    const tersa_key *a = &keys[0], *b = &keys[n / 2], *c = &keys[n - 1];
+    uint64_t h = (0x9E3779B97F4A7C15ull ^ n ^ ((uint64_t)t << 16)) * 0xff51afd7ed558ccdull;
+    h = (h ^ lens) * 0xc4ceb9fe1a85ec53ull;
+    h = (h ^ tersa_shapecache_upto8(a->ptr, a->len < 8 ? a->len : 8)) * 0xff51afd7ed558ccdull;
+    h = (h ^ tersa_shapecache_upto8(b->ptr, b->len < 8 ? b->len : 8)) * 0xc4ceb9fe1a85ec53ull;
+    h = (h ^ tersa_shapecache_upto8(c->ptr, c->len < 8 ? c->len : 8)) * 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h ? h : 1;
+}
+
+/* a[0..n) == b[0..n), without a call for short keys. */
+TERSA_INLINE bool tersa_shapecache_bytes_eq(const char *a, const char *b, size_t n) {
+    if (n >= 8) {
+        if (n > 16) return memcmp(a, b, n) == 0;
+        return load_le64(a) == load_le64(b) && load_le64(a + n - 8) == load_le64(b + n - 8);
+    }
+    if (n >= 4) return load_le32(a) == load_le32(b) && load_le32(a + n - 4) == load_le32(b + n - 4);
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
+TERSA_INLINE bool tersa_shapecache_matches(const tersa_shapeent *e, uint64_t h, const tersa_key *keys, size_t n,
+                                           uint32_t kind) {
+    if (!e->keys || e->hash != h || e->n != n || e->kind != kind) return false;
+    const char *b = e->bytes;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = e->lens[i] & 0x7FFF;
+        if (len != keys[i].len || (e->lens[i] >> 15) != (unsigned)keys[i].symbol ||
+            !tersa_shapecache_bytes_eq(b, keys[i].ptr, len))
+            return false;
+        b += len;
+    }
+    return true;
+}
+
+/** The entry holding these keys of this kind (its LRU stamp renewed), or NULL; `hash` from tersa_shapecache_hash. */
+TERSA_INLINE tersa_shapeent *tersa_shapecache_get(tersa_shapecache *c, uint64_t hash, const tersa_key *keys, size_t n,
+                                                  uint32_t kind) {
+    tersa_shapeent *set = c->ent[hash & (TERSA_SHAPECACHE_SETS - 1)];
+    for (int w = 0; w < TERSA_SHAPECACHE_WAYS; w++)
+        if (tersa_shapecache_matches(&set[w], hash, keys, n, kind)) {
+            set[w].used = ++c->clock;
+            return &set[w];
+        }
+    return NULL;
+}
+
+/**
+ * Store these keys and their objects (handles[0..n)) in place of the set's
+ * least recently used entry, whose handles (keys, template) go to `release`
+ * after the swap (NULL: none). Returns the entry, or NULL when out of memory
+ * (nothing stored). A binding whose handles hold references takes one for
+ * each stored key itself (the entry's keys[0..n)) after a successful put.
+ */
+tersa_shapeent *tersa_shapecache_put(tersa_shapecache *c, uint64_t hash, const tersa_key *keys, size_t n, size_t total,
+                                     uint32_t kind, uint32_t flags, const uintptr_t *handles, tersa_handle_fn release,
+                                     void *arg);
+
+/** Visit every live handle (keys and templates). */
+void tersa_shapecache_each(tersa_shapecache *c, tersa_handle_fn fn, void *arg);
+
+/** Empty it and free its memory, passing each live handle to `release` first (NULL: none). */
+void tersa_shapecache_clear(tersa_shapecache *c, tersa_handle_fn release, void *arg);
+
+/* ==========================================================================
+ * Per shape-table index: where a call's key objects of each shape are
+ * ========================================================================== */
+
+enum {
+    TERSA_SHAPE_COLLIDE = 1, /* two keys are one host key: the map cannot be the host's plain kind */
+    TERSA_SHAPE_NO_TEMPLATE = 2, /* the binding cannot make a template for these keys */
+};
+
+typedef struct tersa_shape {
+    size_t off;          /* the binding's: where it keeps this shape's key objects */
+    uint32_t n;
+    uint32_t gen;        /* valid while equal to the table's */
+    uint32_t flags;      /* TERSA_SHAPE_* and the binding's own */
+    uintptr_t tmpl;      /* the template (the binding decides whether it holds a reference), or 0 */
+    size_t tmpl_size;    /* the binding's: e.g. the bytes of the template's table */
+    tersa_shapeent *cent; /* the cache entry with these keys, while cent->born == cborn */
+    uint64_t cborn;
+} tersa_shape;
+
+typedef struct tersa_shapetab {
+    tersa_shape *v;
+    size_t cap, hi;      /* entries from hi on are not valid */
+    uint32_t gen;
+} tersa_shapetab;
+
+/** The shape at index i if set in this call (stream), else NULL. */
+TERSA_INLINE tersa_shape *tersa_shapetab_get(tersa_shapetab *t, size_t i) {
+    return i < t->hi && t->v[i].gen == t->gen ? &t->v[i] : NULL;
+}
+
+/** Make room for index i; false when out of memory. */
+bool tersa_shapetab_reserve(tersa_shapetab *t, size_t i);
+
+/** A fresh (zeroed, valid) entry at index i (a zeroed table is empty); NULL when out of memory. */
+TERSA_INLINE tersa_shape *tersa_shapetab_set(tersa_shapetab *t, size_t i) {
+    if (TERSA_UNLIKELY(i >= t->cap || !t->gen) && !tersa_shapetab_reserve(t, i)) return NULL;
+    tersa_shape *s = &t->v[i];
+    memset(s, 0, sizeof(*s));
+    s->gen = t->gen;
+    if (i >= t->hi) t->hi = i + 1;
+    return s;
+}
+
+
+/** Visit the template handle of every valid entry that has one. */
+void tersa_shapetab_each(tersa_shapetab *t, tersa_handle_fn fn, void *arg);
+
+/** Invalidate every entry, passing each template to `release` first (NULL: none; then O(1)). */
+void tersa_shapetab_clear(tersa_shapetab *t, tersa_handle_fn release, void *arg);
+
+/** Free the memory (the templates are the binding's to release first). */
+void tersa_shapetab_free(tersa_shapetab *t);
 
 #endif

@@ -2,7 +2,8 @@
  * test_objcache.c - the core's caches of host objects (objcache.h), driven
  * as a binding drives them: handles are pointers to counted test objects, so
  * every handle stored is released exactly once, and a hit is always an
- * object with the bytes looked up.
+ * object with the bytes looked up. Shapes: the cache of key lists by their
+ * bytes (and their templates) and the per-shape-index table.
  */
 #include "testutil.h"
 
@@ -204,8 +205,164 @@ static void test_slots(void) {
     tersa_slots_free(&s);
 }
 
+static void retain_handle(uintptr_t *h, void *arg) {
+    (void)arg;
+    ((obj *)*h)->refs++;
+}
+
+/* Shape `id` of a pool: 1-8 keys whose bytes depend on id past their heads
+ * too (shapes that share a set and differ only there must not hit). */
+static size_t shape_keys_of(uint64_t id, tersa_key *keys, char buf[][40]) {
+    size_t n = 1 + (size_t)(id % 8);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(buf[i], 40, "key%zu_%08llu", i, (unsigned long long)(id * 2654435761u % 100000000u));
+        keys[i].ptr = buf[i];
+        keys[i].len = strlen(buf[i]);
+        keys[i].symbol = (id >> 3) & 1;
+    }
+    return n;
+}
+
+static void test_shapecache(void) {
+    static tersa_shapecache c;
+    memset(&c, 0, sizeof(c));
+    tersa_key keys[TERSA_SHAPECACHE_MAX_KEYS + 1] = {{0}};
+    char buf[TERSA_SHAPECACHE_MAX_KEYS + 1][40];
+    size_t total = 0;
+    long live0 = live_objects;
+
+    /* What the cache admits. */
+    CHECK(tersa_shapecache_hash(keys, 0, &total) == 0, "no keys: not cached");
+    for (size_t i = 0; i <= TERSA_SHAPECACHE_MAX_KEYS; i++) {
+        snprintf(buf[i], 40, "k%zu", i);
+        keys[i] = (tersa_key){buf[i], strlen(buf[i]), false};
+    }
+    CHECK(tersa_shapecache_hash(keys, TERSA_SHAPECACHE_MAX_KEYS, &total) != 0, "the most keys admitted");
+    CHECK(tersa_shapecache_hash(keys, TERSA_SHAPECACHE_MAX_KEYS + 1, &total) == 0, "one key more: not");
+    static char big[TERSA_SHAPECACHE_MAX_BYTES + 1];
+    memset(big, 'x', sizeof(big));
+    tersa_key one = {big, TERSA_SHAPECACHE_MAX_BYTES, false};
+    CHECK(tersa_shapecache_hash(&one, 1, &total) != 0 && total == TERSA_SHAPECACHE_MAX_BYTES, "the most bytes admitted");
+    one.len++;
+    CHECK(tersa_shapecache_hash(&one, 1, &total) == 0, "one byte more: not");
+
+    /* Hits are exact, across kinds and the bytes past the heads. */
+    size_t n = shape_keys_of(7, keys, buf);
+    uint64_t h = tersa_shapecache_hash(keys, n, &total);
+    CHECK(tersa_shapecache_get(&c, h, keys, n, 0) == NULL, "empty: miss");
+    uintptr_t handles[TERSA_SHAPECACHE_MAX_KEYS];
+    for (size_t i = 0; i < n; i++) handles[i] = (uintptr_t)obj_new(keys[i].ptr, keys[i].len, 1);
+    tersa_shapeent *e = tersa_shapecache_put(&c, h, keys, n, total, 0, 5, handles, release_handle, NULL);
+    for (size_t i = 0; e && i < n; i++) retain_handle(&e->keys[i], NULL);
+    for (size_t i = 0; i < n; i++) obj_release((obj *)handles[i]);
+    CHECK(e && tersa_shapecache_get(&c, h, keys, n, 0) == e && e->flags == 5 && e->n == n, "hit");
+    CHECK(tersa_shapecache_get(&c, h, keys, n, 1) == NULL, "another kind: miss");
+    char saved = buf[n - 1][keys[n - 1].len - 1];
+    buf[n - 1][keys[n - 1].len - 1] = '#';
+    CHECK(tersa_shapecache_get(&c, h, keys, n, 0) == NULL, "a byte past the heads differs: miss");
+    buf[n - 1][keys[n - 1].len - 1] = saved;
+    keys[0].symbol = !keys[0].symbol;
+    CHECK(tersa_shapecache_get(&c, h, keys, n, 0) == NULL, "a symbol for a string: miss");
+    keys[0].symbol = !keys[0].symbol;
+    e->tmpl = (uintptr_t)obj_new("t", 1, 2);
+
+    /* A pool larger than the cache, used at random against a model: every
+     * hit has the keys looked up, the most recently stored shape always
+     * hits, nothing is held past the cache's size, every handle is released once. */
+    test_rng r = {0x5eed};
+    size_t hits = 0, puts = 0;
+    for (int step = 0; step < 200000; step++) {
+        uint64_t id = rng_below(&r, 3000);
+        n = shape_keys_of(id, keys, buf);
+        h = tersa_shapecache_hash(keys, n, &total);
+        e = tersa_shapecache_get(&c, h, keys, n, (uint32_t)(id & 1));
+        if (e) {
+            hits++;
+            const char *b = e->bytes;
+            bool same = e->n == n;
+            for (size_t i = 0; same && i < n; i++) {
+                obj *o = (obj *)e->keys[i];
+                same = o->len == keys[i].len && memcmp(o->bytes, keys[i].ptr, o->len) == 0 &&
+                       memcmp(b, keys[i].ptr, keys[i].len) == 0;
+                b += keys[i].len;
+            }
+            if (!same) {
+                CHECK(false, "a hit with other keys");
+                break;
+            }
+            if (!e->tmpl && (step & 1)) e->tmpl = (uintptr_t)obj_new("t", 1, 2);
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) handles[i] = (uintptr_t)obj_new(keys[i].ptr, keys[i].len, 1);
+        e = tersa_shapecache_put(&c, h, keys, n, total, (uint32_t)(id & 1), 0, handles, release_handle, NULL);
+        for (size_t i = 0; e && i < n; i++) retain_handle(&e->keys[i], NULL);
+        for (size_t i = 0; i < n; i++) obj_release((obj *)handles[i]);
+        puts++;
+        if (!e || tersa_shapecache_get(&c, h, keys, n, (uint32_t)(id & 1)) != e) {
+            CHECK(false, "the shape just stored misses");
+            break;
+        }
+    }
+    CHECK(hits > 10000 && puts > 10000, "both hits and evictions");
+    size_t visited = 0, entries = 0;
+    tersa_shapecache_each(&c, count_handle, &visited);
+    for (size_t s = 0; s < TERSA_SHAPECACHE_SETS; s++)
+        for (size_t w = 0; w < TERSA_SHAPECACHE_WAYS; w++) entries += c.ent[s][w].keys != NULL;
+    CHECK(entries <= TERSA_SHAPECACHE_SETS * TERSA_SHAPECACHE_WAYS && entries > TERSA_SHAPECACHE_SETS, "bounded, and used");
+    CHECK((long)visited == live_objects - live0, "every live handle visited, and only those");
+    tersa_shapecache_each(&c, move_handle, NULL);
+    tersa_shapecache_clear(&c, release_handle, NULL);
+    CHECK(live_objects == live0, "every handle released exactly once");
+    CHECK(tersa_shapecache_get(&c, h, keys, n, (uint32_t)(h & 1)) == NULL, "empty after clearing");
+}
+
+static void test_shapetab(void) {
+    tersa_shapetab t;
+    memset(&t, 0, sizeof(t));
+    long live0 = live_objects;
+    CHECK(tersa_shapetab_get(&t, 0) == NULL, "a zeroed table is empty");
+    tersa_shape *s = tersa_shapetab_set(&t, 100);
+    CHECK(s && tersa_shapetab_get(&t, 100) == s && tersa_shapetab_get(&t, 99) == NULL, "set");
+    s->off = 42;
+    s->tmpl = (uintptr_t)obj_new("t", 1, 2);
+    tersa_shapetab_set(&t, 3)->off = 7;
+    size_t visited = 0;
+    tersa_shapetab_each(&t, count_handle, &visited);
+    CHECK(visited == 1 && tersa_shapetab_get(&t, 100)->off == 42, "templates visited");
+    tersa_shapetab_clear(&t, release_handle, NULL);
+    CHECK(live_objects == live0, "the template released");
+    CHECK(tersa_shapetab_get(&t, 100) == NULL && tersa_shapetab_get(&t, 3) == NULL, "cleared");
+    s = tersa_shapetab_set(&t, 3);
+    CHECK(s && s->off == 0 && s->tmpl == 0 && tersa_shapetab_get(&t, 100) == NULL, "a fresh entry, the others still cleared");
+    /* Many generations, across the tags' wrap: no stale entry looks valid. */
+    bool stale = false;
+    t.gen = UINT32_MAX - 5;
+    for (int g = 0; g < 12; g++) {
+        tersa_shapetab_set(&t, (size_t)g)->off = (size_t)g;
+        tersa_shapetab_clear(&t, NULL, NULL);
+        for (size_t i = 0; i < 16; i++) stale |= tersa_shapetab_get(&t, i) != NULL;
+        tersa_shapetab_set(&t, 15);
+        t.hi = t.cap; /* every entry below cap is examined */
+        for (size_t i = 0; i < 15; i++) stale |= tersa_shapetab_get(&t, i) != NULL;
+        tersa_shapetab_clear(&t, NULL, NULL);
+    }
+    CHECK(!stale && t.gen != 0, "no stale entry across the wrap");
+    /* An entry set 2^32 - 1 generations ago carries the tag the wrap restarts from. */
+    tersa_shapetab_clear(&t, NULL, NULL);
+    t.gen = 1;
+    tersa_shapetab_set(&t, 5)->off = 5;
+    t.gen = UINT32_MAX; /* the clears in between */
+    tersa_shapetab_clear(&t, NULL, NULL);
+    tersa_shapetab_set(&t, 7);
+    CHECK(t.gen == 1 && tersa_shapetab_get(&t, 5) == NULL, "the wrap forgets every entry");
+    tersa_shapetab_free(&t);
+    CHECK(t.v == NULL && t.cap == 0, "freed");
+}
+
 int main(void) {
     test_keycache();
     test_slots();
+    test_shapecache();
+    test_shapetab();
     return test_summary("test_objcache");
 }
