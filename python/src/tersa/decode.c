@@ -275,9 +275,9 @@ TERSA_NOINLINE static int dec_open(dec_ctx *d, const tersa_item *it, int as_key)
             f->obj = PyList_New(0);
         }
 #if TERSA_DICT_INTERNALS
-        else if (TERSA_LIKELY(tmpl != NULL) && d->shapes[it->v.map.shape].tmpl_size <= d->ahead) {
+        else if (TERSA_LIKELY(tmpl != NULL) && d->shapes.v[it->v.map.shape].tmpl_size <= d->ahead) {
             f->kind = DF_TMPL;
-            f->claim = d->shapes[it->v.map.shape].tmpl_size;
+            f->claim = d->shapes.v[it->v.map.shape].tmpl_size;
             f->u.keys = tmpl_copy(tmpl, f->claim);
             if (!f->u.keys) return -1;
             d->ahead -= f->claim;
@@ -308,7 +308,7 @@ TERSA_NOINLINE static int dec_open(dec_ctx *d, const tersa_item *it, int as_key)
 #if TERSA_DICT_INTERNALS
 /* A map of a shape this buffer has used before, whose template serves (not
  * part of a key): the commonest container, pushed without a call. */
-TERSA_INLINE dframe *dec_open_tmpl(dec_ctx *d, const sh_ent *sh, size_t n) {
+TERSA_INLINE dframe *dec_open_tmpl(dec_ctx *d, const tersa_shape *sh, size_t n) {
     if (TERSA_UNLIKELY(d->nframes == d->frames_cap) && dec_grow_frames(d) < 0) return NULL;
     dframe *f = &d->frames[d->nframes];
     f->kind = DF_TMPL;
@@ -318,7 +318,7 @@ TERSA_INLINE dframe *dec_open_tmpl(dec_ctx *d, const sh_ent *sh, size_t n) {
     f->n = n;
     f->obj = NULL;
     f->claim = sh->tmpl_size;
-    f->u.keys = tmpl_copy(sh->tmpl, sh->tmpl_size);
+    f->u.keys = tmpl_copy((PyObject *)sh->tmpl, sh->tmpl_size);
     if (TERSA_UNLIKELY(!f->u.keys)) return NULL;
     d->ahead -= f->claim;
     d->nframes++;
@@ -478,9 +478,9 @@ open_known: /* r: whether it is part of a key */
     if (TERSA_LIKELY(!r)) {
         if (it.type == TERSA_MAP) {
 #if TERSA_DICT_INTERNALS
-            uint32_t si = it.v.map.shape;
-            if (si < d->shapes_cap && d->shapes[si].tmpl && d->shapes[si].tmpl_size <= d->ahead) {
-                f = dec_open_tmpl(d, &d->shapes[si], it.v.map.count);
+            const tersa_shape *sh = tersa_shapetab_get(&d->shapes, it.v.map.shape);
+            if (sh && sh->tmpl && sh->tmpl_size <= d->ahead) {
+                f = dec_open_tmpl(d, sh, it.v.map.count);
                 if (TERSA_UNLIKELY(!f)) goto fail;
                 i = 0;
                 n = f->n;

@@ -6,18 +6,6 @@
  * Part of _tersa.c (included by decode.c at the place of its use): not compiled alone.
  */
 
-typedef struct {
-    size_t off;      /* keys in kpool */
-    uint32_t n;
-    uint8_t set;
-    uint8_t collide; /* two keys are equal in Python (a symbol and a string of one text) */
-    uint8_t no_tmpl; /* make_template cannot serve these keys */
-    PyObject *tmpl;  /* a dict of these keys (values None) whose table new dicts copy, or NULL */
-    size_t tmpl_size; /* the bytes of that table */
-    struct shapecache_ent *cent; /* the entry of the cache across calls that has these keys, if born == cborn */
-    uint64_t cborn;
-} sh_ent;
-
 #define UNTRACKED_KEEP 262144 /* a pooled context keeps an array of at most this many (2 MB) of them */
 
 typedef struct dec_ctx {
@@ -25,8 +13,7 @@ typedef struct dec_ctx {
     uint32_t opt;
     int strong;               /* strs holds references (streams); else borrowed, see dec_str */
     tersa_slots strs;         /* str object per string-table index (objcache.h) */
-    sh_ent *shapes;           /* key objects per shape index */
-    size_t shapes_cap, shapes_hi;
+    tersa_shapetab shapes;    /* per shape index (objcache.h): off = its keys in kpool, tmpl (strong) */
     PyObject **kpool;
     size_t kpool_used, kpool_cap;
     tersa_slots lkeys;        /* long key objects per string-table index: [2i] str, [2i+1] Symbol (strong) */
@@ -66,9 +53,7 @@ static void dec_ctx_clear(dec_ctx *d) {
     tersa_slots_clear(&d->strs, d->strong ? release_handle : NULL, NULL);
     for (size_t i = 0; i < d->kpool_used; i++) Py_DECREF(d->kpool[i]);
     d->kpool_used = 0;
-    for (size_t i = 0; i < d->shapes_hi; i++) Py_XDECREF(d->shapes[i].tmpl);
-    if (d->shapes_hi) memset(d->shapes, 0, d->shapes_hi * sizeof(sh_ent));
-    d->shapes_hi = 0;
+    tersa_shapetab_clear(&d->shapes, release_handle, NULL);
     tersa_slots_clear(&d->lkeys, release_handle, NULL);
 }
 
@@ -77,7 +62,7 @@ static void dec_ctx_free(dec_ctx *d) {
     dec_ctx_clear(d);
     tersa_reader_free(d->r);
     tersa_slots_free(&d->strs);
-    PyMem_Free(d->shapes);
+    tersa_shapetab_free(&d->shapes);
     PyMem_Free(d->kpool);
     tersa_slots_free(&d->lkeys);
     PyMem_Free(d->frames);
@@ -105,7 +90,7 @@ static void dec_release(dec_ctx *d, size_t input_len) {
         d->untracked = NULL;
         d->untracked_cap = 0;
     }
-    if (g_dec_pool || !pool_keep(&d->large, input_len) || d->strs.cap > 65536 || d->shapes_cap > 65536 ||
+    if (g_dec_pool || !pool_keep(&d->large, input_len) || d->strs.cap > 65536 || d->shapes.cap > 65536 ||
         d->kpool_cap > 65536 || d->lkeys.cap / 2 > 65536 || d->frames_cap > 4096 || d->groups_cap > 65536) {
         dec_ctx_free(d);
         return;
