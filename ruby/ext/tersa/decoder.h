@@ -44,14 +44,11 @@ typedef struct tersa_rb_decoder {
     tersa_reader *r;
     VALUE stack_obj;    /* children waiting for their container */
     tersa_rb_stack *stack;
-    VALUE keys_obj;     /* this call's shape keys (shape i at shape_off[i]) and frozen strings */
+    VALUE keys_obj;     /* this call's shape keys (see `shapes`) and frozen strings */
     tersa_rb_stack *keys;
     build_frame *frames;    /* the open containers, innermost last: nesting costs heap, not machine stack */
     size_t frames_cap;
-    size_t *shape_off;      /* per shape index: offset of its keys on `keys`... */
-    uint32_t *shape_gen;    /* ...valid when shape_gen[i] == gen */
-    size_t shape_cap;
-    uint32_t gen;
+    tersa_shapetab shapes;  /* per shape index (objcache.h): off = offset of its keys on `keys` */
     /* Per string-table index (objcache.h); the objects live on `keys`, which
      * marks them (pinned), so these slots are never marked themselves. */
     tersa_slots frozen;      /* freeze: mode: one String per index */

@@ -62,8 +62,7 @@ static void dec_free(void *p) {
     tersa_reader_free(d->r);
     tersa_feed_free(d->feed);
     xfree(d->frames);
-    xfree(d->shape_off);
-    xfree(d->shape_gen);
+    tersa_shapetab_free(&d->shapes);
     tersa_slots_free(&d->frozen);
     tersa_slots_free(&d->long_strings);
     tersa_slots_free(&d->long_keys);
@@ -73,7 +72,7 @@ static void dec_free(void *p) {
 
 static size_t dec_memsize(const void *p) {
     const tersa_rb_decoder *d = (const tersa_rb_decoder *)p;
-    return sizeof(*d) + d->frames_cap * sizeof(build_frame) + d->shape_cap * (sizeof(size_t) + sizeof(uint32_t)) +
+    return sizeof(*d) + d->frames_cap * sizeof(build_frame) + d->shapes.cap * sizeof(tersa_shape) +
            tersa_slots_memsize(&d->frozen) + tersa_slots_memsize(&d->long_strings) +
            tersa_slots_memsize(&d->long_keys) + d->dicts_cap * sizeof(tersa_dict *) +
            (d->feed ? tersa_feed_capacity(d->feed) : 0);
@@ -115,7 +114,7 @@ void tersa_rb_dec_reset(tersa_rb_decoder *d) {
     d->keys->len = 0;
     d->busy = false;
     /* Shapes recorded so far pointed into `keys`; after an error a stream is over. */
-    d->gen++;
+    tersa_shapetab_clear(&d->shapes, NULL, NULL);
     d->stream_started = false;
 }
 
@@ -250,19 +249,15 @@ static size_t push_keys(VALUE self, tersa_rb_decoder *d, const tersa_item *it, t
  * are made once per call (once per stream) and then shared by its maps. */
 static size_t shape_keys(VALUE self, tersa_rb_decoder *d, const tersa_item *it) {
     uint32_t shape = it->v.map.shape;
-    if (!(it->flags & TERSA_ITEM_NEW_SHAPE) && shape < d->shape_cap && d->shape_gen[shape] == d->gen)
-        return d->shape_off[shape];
-    size_t off = push_keys(self, d, it, d->keys);
-    if (shape >= d->shape_cap) {
-        size_t cap = d->shape_cap ? d->shape_cap * 2 : 64;
-        while (cap <= shape) cap *= 2;
-        TERSA_RB_REALLOC_N(d->shape_off, size_t, cap);
-        TERSA_RB_REALLOC_N(d->shape_gen, uint32_t, cap);
-        memset(d->shape_gen + d->shape_cap, 0, (cap - d->shape_cap) * sizeof(uint32_t));
-        d->shape_cap = cap;
+    if (!(it->flags & TERSA_ITEM_NEW_SHAPE)) {
+        const tersa_shape *sh = tersa_shapetab_get(&d->shapes, shape);
+        if (sh) return sh->off;
     }
-    d->shape_off[shape] = off;
-    d->shape_gen[shape] = d->gen;
+    size_t off = push_keys(self, d, it, d->keys);
+    tersa_shape *sh = tersa_shapetab_set(&d->shapes, shape);
+    if (!sh) rb_memerror();
+    sh->off = off;
+    sh->n = (uint32_t)it->v.map.count;
     return off;
 }
 
@@ -607,10 +602,7 @@ const tersa_dict *const *tersa_rb_dec_dicts(tersa_rb_decoder *d, size_t *n) {
 }
 
 void tersa_rb_dec_drop_index_caches(tersa_rb_decoder *d) {
-    if (++d->gen == 0) {
-        if (d->shape_cap) memset(d->shape_gen, 0, d->shape_cap * sizeof(uint32_t));
-        d->gen = 1;
-    }
+    tersa_shapetab_clear(&d->shapes, NULL, NULL);
     /* Only these caches kept what `keys` holds alive. */
     d->keys->len = 0;
     tersa_slots_clear(&d->frozen, NULL, NULL);
