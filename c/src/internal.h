@@ -394,6 +394,18 @@ typedef struct ts_parts {
 /** Parse a timestamp-like string; false if it is not one (SPEC 6 grammar and ranges). */
 bool tersa_ts_parse(const uint8_t *s, size_t n, ts_parts *out);
 
+/** The last valid date ("YYYY-MM-DD") a parse read and its day count, so that
+ *  strings of the same day skip reading it again. A zeroed memo holds none. */
+typedef struct ts_day_memo {
+    uint64_t head;  /* the date's first 8 bytes */
+    uint32_t tail;  /* its last 2 */
+    int64_t days;   /* since 1970-01-01 */
+} ts_day_memo;
+
+/** tersa_ts_parse, taking the date's day count from *memo when it holds the
+ *  same date, and leaving the date read in *memo. */
+bool tersa_ts_parse_memo(const uint8_t *s, size_t n, ts_parts *out, ts_day_memo *memo);
+
 /** Render; returns the length written to `out` (at most 35 bytes), or 0 if
  *  the local time is outside years 0001-9999. */
 size_t tersa_ts_render(const ts_parts *p, uint8_t out[40]);

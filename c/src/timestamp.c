@@ -40,22 +40,84 @@ static unsigned days_in_month(int64_t y, unsigned m) {
  * Timestamp strings
  * ========================================================================== */
 
-TERSA_INLINE bool is_digit(uint8_t c) { return (unsigned)(c - '0') < 10; }
+/* Eight bytes read as one word (little-endian: s[0] in the low byte), with
+ * '0' removed from each byte: a byte holds a digit's value exactly when it
+ * was an ASCII digit. */
+#define ZEROS 0x3030303030303030ull
+#define HIGH_NIBBLES 0xF0F0F0F0F0F0F0F0ull
 
-/* Two ASCII digits, or -1. */
-TERSA_INLINE int two_digits(const uint8_t *s) {
-    if (!is_digit(s[0]) || !is_digit(s[1])) return -1;
-    return (s[0] - '0') * 10 + (s[1] - '0');
+/* Are the bytes of `x` (ASCII ^ '0') selected by `mask` all digits? A digit
+ * leaves 0-9, which has no high nibble even after adding 6; masked, no byte
+ * carries into the next. */
+TERSA_INLINE bool all_digits(uint64_t x, uint64_t mask) {
+    x &= mask;
+    return ((x | (x + 0x0606060606060606ull)) & HIGH_NIBBLES) == 0;
+}
+
+/* Byte k of the result is 10 * x[k] + x[k + 1]: every two-digit field's
+ * value lands in the byte of its first digit (x holds digit values, 0 in the
+ * bytes between fields). */
+TERSA_INLINE uint64_t pair_values(uint64_t x) { return x * 10 + (x >> 8); }
+
+/* The value of the 8 digits in x (digit values, first digit low). */
+TERSA_INLINE uint32_t eight_digits(uint64_t x) {
+    x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;
+    x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFull;
+    return (uint32_t)((x * 10000 + (x >> 32)) & 0xFFFFFFFFull);
+}
+
+/* Days since 1970-01-01 of a valid date in years 1-9999 (Hinnant's
+ * algorithm, which is tersa_days_from_civil's, on unsigned values). */
+TERSA_INLINE int64_t days_from_date(unsigned y, unsigned m, unsigned d) {
+    y -= m <= 2;
+    unsigned era = y / 400, yoe = y - era * 400;
+    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return (int64_t)era * 146097 + (int64_t)doe - 719468;
+}
+
+/* The grammar, each field at a fixed place except the fraction's digits,
+ * which end where the zone starts: "YYYY-MM-DD", or "YYYY-MM-DD" 'T' or ' '
+ * "hh:mm:ss", then '.' and 1-9 digits optionally, then 'Z' or "+hh:mm" /
+ * "-hh:mm" (not "-00:00"). The zone is found from the end: a last byte 'Z'
+ * is one, else the zone is the last six bytes. */
+/* The day count of the date "YYYY-MM-DD" that starts s (head: its first 8
+ * bytes, tail: the last 2), or false if it is no valid date. */
+static bool read_date(uint64_t head, uint32_t tail, int64_t *days) {
+    /* Digits at 0-3 and 5-6, '-' at 4 and 7; then the day's two digits. */
+    uint64_t date = head ^ ZEROS, dd = tail ^ 0x3030u;
+    if ((date & 0xFF0000FF00000000ull) != (((uint64_t)('-' ^ '0') << 56) | ((uint64_t)('-' ^ '0') << 32)) ||
+        !all_digits(date, 0x00FFFF00FFFFFFFFull) || !all_digits(dd, 0xFFFF))
+        return false;
+    uint64_t pv = pair_values(date & 0x00FFFF00FFFFFFFFull);
+    unsigned y = (unsigned)(pv & 0xFF) * 100 + (unsigned)((pv >> 16) & 0xFF);
+    unsigned mo = (unsigned)((pv >> 40) & 0xFF), d = (unsigned)(dd & 0xFF) * 10 + (unsigned)(dd >> 8);
+    if (y < 1 || mo - 1 > 11 || d < 1) return false;
+    if (d > 28 && d > days_in_month(y, mo)) return false;
+    *days = days_from_date(y, mo, d);
+    return true;
 }
 
 bool tersa_ts_parse(const uint8_t *s, size_t n, ts_parts *out) {
+    ts_day_memo memo = {0, 0, 0};
+    return tersa_ts_parse_memo(s, n, out, &memo);
+}
+
+bool tersa_ts_parse_memo(const uint8_t *s, size_t n, ts_parts *out, ts_day_memo *memo) {
     /* Shortest form "YYYY-MM-DD" (10), longest "YYYY-MM-DDThh:mm:ss.fffffffff+hh:mm" (35). */
-    if (n < 10 || n > 35 || s[4] != '-' || s[7] != '-') return false;
-    int y_hi = two_digits(s), y_lo = two_digits(s + 2), mo = two_digits(s + 5), d = two_digits(s + 8);
-    if (y_hi < 0 || y_lo < 0 || mo < 1 || mo > 12 || d < 1) return false;
-    int64_t y = y_hi * 100 + y_lo;
-    if (y < 1 || (unsigned)d > days_in_month(y, (unsigned)mo)) return false;
-    int64_t days = tersa_days_from_civil(y, (unsigned)mo, (unsigned)d);
+    if (n < 10 || n > 35) return false;
+    uint64_t head = load_le64(s);
+    uint32_t tail = (uint32_t)s[8] | (uint32_t)s[9] << 8;
+    int64_t days;
+    /* A memo's head is never 0: a date holds '-'. */
+    if (head == memo->head && tail == memo->tail) {
+        days = memo->days;
+    } else {
+        if (!read_date(head, tail, &days)) return false;
+        memo->head = head;
+        memo->tail = tail;
+        memo->days = days;
+    }
     if (n == 10) {
         out->variant = TSV_DATE_ONLY;
         out->seconds = days * 86400;
@@ -63,33 +125,54 @@ bool tersa_ts_parse(const uint8_t *s, size_t n, ts_parts *out) {
         out->offset = 0;
         return true; /* years 0001-9999 at UTC midnight are always in range */
     }
-    if (n < 20 || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':') return false;
-    int hh = two_digits(s + 11), mi = two_digits(s + 14), ss = two_digits(s + 17);
-    if (hh < 0 || hh > 23 || mi < 0 || mi > 59 || ss < 0 || ss > 59) return false;
+    if (n < 20 || (s[10] != 'T' && s[10] != ' ')) return false;
+    /* "hh:mm:ss" at 11. */
+    uint64_t tm = load_le64(s + 11) ^ ZEROS;
+    if ((tm & 0x0000FF0000FF0000ull) != (((uint64_t)(':' ^ '0') << 40) | ((uint64_t)(':' ^ '0') << 16)) ||
+        !all_digits(tm, 0xFFFF00FFFF00FFFFull))
+        return false;
+    uint64_t tv = pair_values(tm & 0xFFFF00FFFF00FFFFull);
+    unsigned hh = (unsigned)(tv & 0xFF), mi = (unsigned)((tv >> 24) & 0xFF), ss = (unsigned)((tv >> 48) & 0xFF);
+    if (hh > 23 || mi > 59 || ss > 59) return false;
     uint8_t variant = s[10] == ' ' ? TSV_SPACE : 0;
-    size_t i = 19;
-    uint32_t frac = 0;
-    if (s[i] == '.') {
-        size_t start = ++i;
-        while (i < n && is_digit(s[i]) && i - start < 10) frac = frac * 10 + (uint32_t)(s[i++] - '0');
-        size_t digits = i - start;
-        if (digits == 0 || digits > 9) return false;
-        variant |= (uint8_t)digits;
-    }
     int32_t offset = 0;
-    if (i + 1 == n && s[i] == 'Z') {
-        /* UTC */
-    } else if (i + 6 == n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
-        int oh = two_digits(s + i + 1), om = two_digits(s + i + 4);
-        if (oh < 0 || oh > 23 || om < 0 || om > 59) return false;
-        offset = oh * 60 + om;
-        if (s[i] == '-') {
+    size_t zone;
+    if (s[n - 1] == 'Z') {
+        zone = n - 1;
+    } else {
+        /* "+hh:mm" as the last six bytes, read with the two before them. */
+        if (n < 25) return false;
+        zone = n - 6;
+        uint64_t z = load_le64(s + n - 8) ^ ZEROS;
+        uint8_t sign = s[zone];
+        if ((sign != '+' && sign != '-') || (uint8_t)(z >> 40) != (':' ^ '0') || !all_digits(z, 0xFFFF00FFFF000000ull))
+            return false;
+        uint64_t zv = pair_values(z & 0xFFFF00FFFF000000ull);
+        unsigned oh = (unsigned)((zv >> 24) & 0xFF), om = (unsigned)((zv >> 48) & 0xFF);
+        if (oh > 23 || om > 59) return false;
+        offset = (int32_t)(oh * 60 + om);
+        if (sign == '-') {
             if (offset == 0) return false; /* "-00:00" has no packed form */
             offset = -offset;
         }
         variant |= TSV_NUMERIC_OFFSET;
-    } else {
-        return false;
+    }
+    uint32_t frac = 0;
+    if (zone != 19) {
+        /* '.' and 1-9 digits, which end at the zone; the last (up to) eight
+         * read as one word whose bytes before the fraction become zeros. */
+        size_t digits = zone - 20;
+        if (zone < 21 || digits > 9 || s[19] != '.') return false;
+        size_t k = digits > 8 ? 8 : digits;
+        uint64_t x = (load_le64(s + zone - 8) ^ ZEROS) & (~0ull << (8 * (8 - k)));
+        if (!all_digits(x, ~0ull)) return false;
+        frac = eight_digits(x);
+        if (digits == 9) {
+            unsigned first = (unsigned)(s[20] - '0');
+            if (first > 9) return false;
+            frac += first * 100000000u;
+        }
+        variant |= (uint8_t)digits;
     }
     int64_t seconds = days * 86400 + hh * 3600 + mi * 60 + ss - (int64_t)offset * 60;
     if (seconds < TERSA_MIN_SECONDS || seconds > TERSA_MAX_SECONDS) return false;

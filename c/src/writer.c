@@ -440,7 +440,7 @@ TERSA_NOINLINE static bool write_str_slow(tersa_writer *w, tersa_slot *slot, con
      * start 16 bytes in; a prefix or inline form: 2 bytes, a varint, n bytes. */
     if (!reserve(w, 25 + n)) return false;
     ts_parts ts;
-    if (n >= 10 && n <= 35 && p[4] == '-' && tersa_ts_parse(p, n, &ts)) {
+    if (n >= 10 && n <= 35 && p[4] == '-' && tersa_ts_parse_memo(p, n, &ts, &w->ts_day)) {
         put_ts(w, &ts);
         return keep_string(w, slot, p, n, h, islot, stable);
     }

@@ -61,6 +61,7 @@ struct tersa_writer {
     size_t cur_step;      /* 1 in a shaped map (a slot per value), else 0 */
 
     uint32_t last_shape;  /* shape used or defined by the last map_begin */
+    ts_day_memo ts_day;   /* the date of the last timestamp string (consecutive ones mostly share it) */
     uint64_t seed;        /* tersa_seed(): the strings and keys come from the caller's data */
 
     /* Distinct generic-map keys (keys.h). keywatch is set while the innermost
