@@ -374,7 +374,7 @@ TERSA_INLINE size_t common_prefix(const uint8_t *base, size_t base_len, const ui
     return i;
 }
 
-static void put_ref(tersa_writer *w, size_t i) {
+TERSA_INLINE void put_ref(tersa_writer *w, size_t i) {
     if (i < REF8_BASE) {
         put_byte(w, (uint8_t)(TAG_REF0 + i));
     } else if (i < REF16_BASE) {
@@ -484,7 +484,6 @@ TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint
                                   const uint64_t *known_hash) {
     uint64_t h = 0, *islot = NULL;
     if (TERSA_LIKELY(n >= MIN_TABLE_LEN)) {
-        if (!strings_have_room(w)) return false;
         h = known_hash ? *known_hash : hash_bytes(p, n, w->seed);
         uint32_t found = str_find(w, p, n, h, &islot);
         if (found != TERSA_NO_INDEX) {
@@ -498,6 +497,12 @@ TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint
                 return true;
             }
             islot = NULL; /* written again, but the index keeps the lowest position */
+        }
+        /* A new entry follows: room for it, and its index slot found again
+         * if the index grew. */
+        if (strings_full(w)) {
+            if (!tersa_writer_grow_strings(w)) return false;
+            if (islot) str_find(w, p, n, h, &islot);
         }
         /* Anything but a short plain string that no register shares a prefix with. */
         if (n >= N_STR0 || (n >= 10 && p[4] == '-') || (slot->has_str && prefix_candidate(slot->str, slot->str_len, p)) ||

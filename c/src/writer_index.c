@@ -97,6 +97,8 @@ static bool load_dictionary(tersa_writer *w, const tersa_dict *dict) {
 }
 
 bool tersa_writer_reset_tables(tersa_writer *w, const tersa_dict *dict) {
+    /* str_find needs an index to probe from the first string on. */
+    if (TERSA_UNLIKELY(!w->sidx_cap) && !tersa_writer_grow_strings(w)) return false;
     w->sidx_gen = (w->sidx_gen + (1ull << SIDX_GEN_SHIFT)) & SIDX_GEN_MASK;
     if (w->sidx_gen == 0 || w->sidx_gen == SIDX_DICT_GEN) {
         /* Generation 0 is what fresh memory holds, the last one marks the

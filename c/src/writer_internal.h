@@ -140,13 +140,24 @@ TERSA_INLINE void put_bytes(tersa_writer *w, const void *p, size_t n) {
 /* Room for one more string: an entry and an index slot at load <= 1/2. */
 bool tersa_writer_grow_strings(tersa_writer *w);
 
-TERSA_INLINE bool strings_have_room(tersa_writer *w) {
-    return TERSA_LIKELY(w->st.nstrs < w->st.strs_cap && (w->sidx_used + 1) * 2 <= w->sidx_cap) ||
-           tersa_writer_grow_strings(w);
+TERSA_INLINE bool strings_full(const tersa_writer *w) {
+    return TERSA_UNLIKELY(w->st.nstrs >= w->st.strs_cap || (w->sidx_used + 1) * 2 > w->sidx_cap);
+}
+
+TERSA_INLINE bool strings_have_room(tersa_writer *w) { return !strings_full(w) || tersa_writer_grow_strings(w); }
+
+/* Equality of a table entry's n bytes with p's (n >= MIN_TABLE_LEN): below
+ * 8 bytes by two overlapping loads, as hash_bytes reads them, not a loop. */
+TERSA_INLINE bool entry_equal(const uint8_t *a, const uint8_t *b, size_t n) {
+    if (n >= 8) return bytes_equal(a, b, n);
+    if (n >= 4) return load_le32(a) == load_le32(b) && load_le32(a + n - 4) == load_le32(b + n - 4);
+    return a[0] == b[0] && a[1] == b[1] && a[n - 1] == b[n - 1];
 }
 
 /* Find `p` in the string table: its position, or TERSA_NO_INDEX with *empty
- * set to the index slot where it would go (valid until the next insertion). */
+ * set to the index slot where it would go (valid until the next insertion or
+ * growth). The index always has a free slot (load <= 1/2), so a lookup needs
+ * no room; an insertion does (strings_have_room). */
 TERSA_INLINE uint32_t str_find(const tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t **empty) {
     size_t mask = w->sidx_cap - 1, i = (size_t)h & mask;
     for (;;) {
@@ -156,7 +167,7 @@ TERSA_INLINE uint32_t str_find(const tersa_writer *w, const uint8_t *p, size_t n
         if (((slot ^ h) & SIDX_HASH) == 0) {
             uint32_t pos = (uint32_t)slot - 1;
             const str_entry *e = &w->st.strs[pos];
-            if (e->len == n && bytes_equal(e->ptr, p, n)) return pos;
+            if (e->len == n && entry_equal(e->ptr, p, n)) return pos;
         }
         i = (i + 1) & mask;
     }
