@@ -356,20 +356,31 @@ TERSA_INLINE size_t ref_size(size_t i) {
     return i < REF8_BASE ? 1 : i < REF16_BASE ? 2 : i < REF24_BASE ? 3 : 4;
 }
 
+/* The index of the lowest non-zero byte of x != 0 (the first of 8 bytes
+ * loaded little-endian that differ). */
+TERSA_INLINE size_t first_set_byte(uint64_t x) {
+    uint32_t low = (uint32_t)x;
+    return low ? ctz32(low) / 8 : 4 + ctz32((uint32_t)(x >> 32)) / 8;
+}
+
 TERSA_INLINE size_t common_prefix(const uint8_t *base, size_t base_len, const uint8_t *p, size_t n) {
     /* Prefixes of fewer than 2 bytes never pay: most candidates stop here. */
     if (base_len < 2 || n < 2 || base[0] != p[0] || base[1] != p[1]) return 0;
     size_t limit = base_len < n ? base_len : n;
     if (limit > MAX_PREFIX) limit = MAX_PREFIX;
     size_t i = 0;
-    while (i + 8 <= limit) {
-        uint64_t a, b;
-        memcpy(&a, base + i, 8);
-        memcpy(&b, p + i, 8);
-        if (a != b) break;
+    for (;;) {
+        if (i + 8 > limit) {
+            while (i < limit && base[i] == p[i]) i++;
+            break;
+        }
+        uint64_t x = load_le64(base + i) ^ load_le64(p + i);
+        if (x) {
+            i += first_set_byte(x);
+            break;
+        }
         i += 8;
     }
-    while (i < limit && base[i] == p[i]) i++;
     while (i > 0 && !utf8_boundary(p, n, i)) i--;
     return i;
 }
