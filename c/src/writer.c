@@ -730,6 +730,19 @@ static bool put_shape_ref(tersa_writer *w, size_t id) {
     return push_frame(w, FRAME_MAP, w->st.shapes[id].slots, w->st.shapes[id].nkeys, TERSA_KID_MAP, w->st.shapes[id].keys);
 }
 
+/* keys_equal for a shape index hit, which is almost always equal: short
+ * keys compared without a call. */
+TERSA_INLINE bool shape_keys_equal(const tersa_key *a, const tersa_key *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        size_t len = a[i].len;
+        if (len != b[i].len || a[i].symbol != b[i].symbol) return false;
+        if (len >= MIN_TABLE_LEN ? !entry_equal((const uint8_t *)a[i].ptr, (const uint8_t *)b[i].ptr, len)
+                                 : len && a[i].ptr[0] != b[i].ptr[0])
+            return false;
+    }
+    return true;
+}
+
 /* Keys hashed once: a new shape's keys go through the string table with the
  * hashes its lookup computed (up to this many keys; more are hashed again). */
 #define MAP_KEY_HASHES 16
@@ -743,7 +756,7 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
         size_t mask = ix->cap - 1, i = (size_t)h & mask;
         for (uint32_t pos; (pos = ix->positions[i]) != 0; i = (i + 1) & mask) {
             const shape *s = &w->st.shapes[pos - 1];
-            if (ix->hashes[i] == h && s->nkeys == count && keys_equal(s->keys, keys, count))
+            if (ix->hashes[i] == h && s->nkeys == count && shape_keys_equal(s->keys, keys, count))
                 return put_shape_ref(w, pos - 1);
         }
     }
