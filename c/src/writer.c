@@ -285,7 +285,10 @@ TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
         ((hinted = tersa_decimal_at_exponent(d, &e, &m)) || tersa_decimal_of_double(d, &m, &e))) {
         uint64_t z = zigzag(m);
         bool in_tag = e >= DEC_EMIN && e <= DEC_EMAX;
-        size_t abs_size = (in_tag ? 1u : 2u) + varint_size(z);
+        /* Each size a sum with a constant: a select between the two, added
+         * to varint_size's chain, GCC -O3 evaluates for all nine outcomes of
+         * the chain ahead of time. */
+        size_t abs_size = in_tag ? 1u + varint_size(z) : 2u + varint_size(z);
         size_t size = abs_size;
         bool delta = false;
         uint64_t dz = 0;
