@@ -29,10 +29,12 @@
  *     used replaced) that outlives calls and holds the key objects and the
  *     shape's template; shapes of more than TERSA_SHAPECACHE_MAX_KEYS keys or
  *     TERSA_SHAPECACHE_MAX_BYTES key bytes are not cached;
- *   - a template is made at a shape's second use (in the same call, or in a
- *     later one through that cache), never at its first: making one costs
- *     about what building one map does, and most shapes of sparse records
- *     serve one map;
+ *   - a template is made at a shape's second use in a call, or at its first
+ *     use in the TERSA_SHAPECACHE_TEMPLATE_CALLS-th call that meets it (a
+ *     count in the cache entry), never at its first use otherwise: making
+ *     one costs about what building one map does, most shapes of sparse
+ *     records serve one map per call, and the shapes of a stream of small
+ *     messages serve one map per buffer;
  *   - per shape-table index, the key objects of a call (stream, until a sync
  *     frame) are made once and shared by the shape's maps (tersa_shapetab).
  */
@@ -185,10 +187,10 @@ TERSA_INLINE size_t tersa_slots_memsize(const tersa_slots *s) { return s->cap * 
  * Shapes by their key bytes, across calls
  * ========================================================================== */
 
-/* 2,048 entries: a buffer of sparse records can hold a thousand shapes and
- * more, and a cache smaller than what recurs evicts every entry before its
- * next use. */
-#define TERSA_SHAPECACHE_SETS 512
+/* 4,096 entries: a buffer of sparse records can hold a thousand shapes and
+ * more, and a cache smaller than what recurs (with the shapes of the buffers
+ * before it, and set conflicts) evicts entries before their next use. */
+#define TERSA_SHAPECACHE_SETS 1024
 #define TERSA_SHAPECACHE_WAYS 4
 #define TERSA_SHAPECACHE_MAX_KEYS 64
 #define TERSA_SHAPECACHE_MAX_BYTES 2048
@@ -199,10 +201,11 @@ typedef struct tersa_shapeent {
     uint32_t kind;      /* the binding's: what else the key objects depend on (an option) */
     uint32_t flags;     /* the binding's, stored with the keys (e.g. two keys equal as host objects) */
     uint32_t total;     /* the key bytes */
+    uint32_t calls;     /* the calls that met the shape (tersa_shapecache_recurs), saturating */
     uintptr_t *keys;    /* n handles (0: empty entry), then in the same block: */
     uint16_t *lens;     /*   n key lengths, high bit = symbol */
     char *bytes;        /*   the keys' bytes, concatenated */
-    uintptr_t tmpl;     /* the shape's template, 0 until its second use */
+    uintptr_t tmpl;     /* the shape's template, 0 until the rule above makes one */
     uint64_t used;      /* LRU stamp */
     uint64_t born;      /* when the entry took these keys: a link to it holds while born is unchanged */
 } tersa_shapeent;
@@ -273,6 +276,19 @@ TERSA_INLINE bool tersa_shapecache_matches(const tersa_shapeent *e, uint64_t h, 
         b += len;
     }
     return true;
+}
+
+/* The number of calls that must meet a shape before its first use in a call
+ * makes its template: a shape each call uses once (sparse records, decoded
+ * again) would pay for a template per map, while a shape that serves one map
+ * per small buffer (a message stream) gains from one after a few buffers. */
+#define TERSA_SHAPECACHE_TEMPLATE_CALLS 3
+
+/** Counts one more call meeting entry e's shape (call it once per call, at the shape's first
+ * sighting); true when the shape has met enough calls for that first use to make its template. */
+TERSA_INLINE bool tersa_shapecache_recurs(tersa_shapeent *e) {
+    if (e->calls < UINT32_MAX) e->calls++;
+    return e->calls >= TERSA_SHAPECACHE_TEMPLATE_CALLS;
 }
 
 /** The entry holding these keys of this kind (its LRU stamp renewed), or NULL; `hash` from tersa_shapecache_hash. */

@@ -216,8 +216,15 @@ static size_t shape_keys_of(uint64_t id, tersa_key *keys, char buf[][40]) {
     size_t n = 1 + (size_t)(id % 8);
     for (size_t i = 0; i < n; i++) {
         snprintf(buf[i], 40, "key%zu_%08llu", i, (unsigned long long)(id * 2654435761u % 100000000u));
+        /* 13 to 32 bytes, or the last 1 to 7 digits: every branch of copying and comparing key bytes */
+        size_t len = strlen(buf[i]), pad = (size_t)((id + i) % 20);
+        memset(buf[i] + len, 'a' + (int)i, pad);
         keys[i].ptr = buf[i];
-        keys[i].len = strlen(buf[i]);
+        keys[i].len = len + pad;
+        if ((id + i) % 4 == 3) {
+            keys[i].len = 1 + (size_t)((id / 4 + i) % 7);
+            keys[i].ptr = buf[i] + len - keys[i].len;
+        }
         keys[i].symbol = (id >> 3) & 1;
     }
     return n;
@@ -256,6 +263,9 @@ static void test_shapecache(void) {
     for (size_t i = 0; e && i < n; i++) retain_handle(&e->keys[i], NULL);
     for (size_t i = 0; i < n; i++) obj_release((obj *)handles[i]);
     CHECK(e && tersa_shapecache_get(&c, h, keys, n, 0) == e && e->flags == 5 && e->n == n, "hit");
+    /* The storing call is the shape's first; the template is due at its first use in the third call. */
+    CHECK(e && !tersa_shapecache_recurs(e), "a second call: no template at a first use");
+    CHECK(e && tersa_shapecache_recurs(e) && tersa_shapecache_recurs(e), "a third call and later: a template");
     CHECK(tersa_shapecache_get(&c, h, keys, n, 1) == NULL, "another kind: miss");
     char saved = buf[n - 1][keys[n - 1].len - 1];
     buf[n - 1][keys[n - 1].len - 1] = '#';
@@ -272,7 +282,7 @@ static void test_shapecache(void) {
     test_rng r = {0x5eed};
     size_t hits = 0, puts = 0;
     for (int step = 0; step < 200000; step++) {
-        uint64_t id = rng_below(&r, 3000);
+        uint64_t id = rng_below(&r, 2 * TERSA_SHAPECACHE_SETS * TERSA_SHAPECACHE_WAYS);
         n = shape_keys_of(id, keys, buf);
         h = tersa_shapecache_hash(keys, n, &total);
         e = tersa_shapecache_get(&c, h, keys, n, (uint32_t)(id & 1));
