@@ -138,9 +138,9 @@ static PyObject *make_template(PyObject *const *keys, size_t n) {
  * changes the key objects made from the same bytes. */
 static tersa_shapecache g_shapecache;
 
-/* The template of shape sh, made at its second use (the core's rule,
- * objcache.h: in this call, or in a later one through the cache across
- * calls). 0, or -1 with an exception. */
+/* The template of shape sh, made by the core's rule (objcache.h: at its
+ * second map in this call, or at its first in a call the cache across calls
+ * counts as recurring). 0, or -1 with an exception. */
 TERSA_NOINLINE static int shape_template(dec_ctx *d, tersa_shape *sh) {
     PyObject *t = make_template(d->kpool + sh->off, sh->n);
     if (!t) {
@@ -235,8 +235,8 @@ static Py_ssize_t shape_keys(dec_ctx *d, const tersa_item *it, int *collide, PyO
 #if TERSA_DICT_INTERNALS
     sh->tmpl_size = t ? tersa_dk_size((const tersa_dict_keys *)((PyDictObject *)t)->ma_keys) : 0;
 #endif
-    /* Keys met in an earlier call: a shape that recurs. */
-    if (hit && !t && !c && shape_template(d, sh) < 0) return -1;
+    /* Keys met in enough calls: a shape that recurs (objcache.h). */
+    if (hit && tersa_shapecache_recurs(hit) && !t && !c && shape_template(d, sh) < 0) return -1;
     *tmpl = (PyObject *)sh->tmpl;
     return (Py_ssize_t)off;
 }
