@@ -11,20 +11,17 @@
 #include "objcache.h"
 #include "stack.h"
 
-#define TEMPLATE_CACHE 512
-/* Ways per set: a document's shapes must not evict one another, or every
- * map of an evicted shape would cost a fresh template object. */
-#define TEMPLATE_WAYS 4
-
-/* A shape's template Hash (hash_fast.c), keyed by the identity of its keys:
- * 0 (Qfalse) an empty way, Qnil a shape seen once (see tersa_rb_template_for). */
-typedef struct template_entry {
-    uint64_t sig;
-    VALUE template;
-} template_entry;
-
 /* The kinds of key objects in the core's key cache (objcache.h). */
 enum { KEY_STRING = 1, KEY_SYMBOL = 2 };
+
+/* The kinds of shapes in the core's shape cache (objcache.h): what the key
+ * objects of the same bytes depend on. */
+enum { SHAPES_DECODED = 0, SHAPES_SYMBOLIZED = 1, SHAPES_COPIED = 2 /* deep_copy: the caller's own keys */ };
+
+/* A binding flag of a shape-table entry: its next map makes the template:
+ * one map of it was built (without one) in this call, or the shape cache says
+ * enough calls met its keys (tersa_shapecache_recurs). */
+#define SHAPE_SEEN 0x100
 
 /* An open container of the value being built (decoder_class.c). Its
  * elements wait on the value stack from `values` on; a map's key objects are
@@ -36,6 +33,7 @@ typedef struct build_frame {
     long values;   /* where its elements (generic maps: key, value, ...) start */
     size_t koff;
     size_t offset; /* the container item's offset, for errors */
+    uint32_t shape; /* TERSA_MAP: its shape-table index */
     uint8_t kind;  /* TERSA_ARRAY, TERSA_MAP or TERSA_GENERIC_MAP */
     bool once;     /* TERSA_MAP: keys on the value stack */
 } build_frame;
@@ -70,7 +68,7 @@ typedef struct tersa_rb_decoder {
     bool busy;
     uint32_t max_depth;
     tersa_keycache keycache; /* key objects by their bytes, across calls (marked) */
-    template_entry templates[TEMPLATE_CACHE];
+    tersa_shapecache *shapecache; /* shapes by their key bytes, across calls (marked); NULL until used */
 } tersa_rb_decoder;
 
 /* A decoding body run by tersa_rb_dec_run. */
@@ -82,8 +80,9 @@ tersa_rb_decoder *tersa_rb_get_decoder(VALUE self);
 /** The current Ractor's default decoder, or a fresh one when it is busy. */
 VALUE tersa_rb_default_decoder(void);
 
-/** The template Hash for maps with these keys (made on first use), or Qundef
- *  when the fast path cannot serve them; charges the hashing to `d`. */
+/** deep_copy: the template Hash for a Hash with these keys (made at the
+ *  second Hash with them, as a shape's second map in a call, objcache.h), or
+ *  Qundef when none serves; charges the hashing to `d`. */
 VALUE tersa_rb_template_for(VALUE self, tersa_rb_decoder *d, const VALUE *keys, long n, size_t at);
 
 /* decoder_class.c, for decoder_stream.c */

@@ -42,8 +42,7 @@ static void dec_mark(void *p) {
     rb_gc_mark_movable(d->keys_obj);
     rb_gc_mark_movable(d->dictionaries);
     tersa_keycache_each(&d->keycache, mark_handle, NULL);
-    for (size_t i = 0; i < TEMPLATE_CACHE; i++)
-        if (!RB_SPECIAL_CONST_P(d->templates[i].template)) rb_gc_mark_movable(d->templates[i].template);
+    if (d->shapecache) tersa_shapecache_each(d->shapecache, mark_handle, NULL);
 }
 
 static void dec_compact(void *p) {
@@ -52,9 +51,7 @@ static void dec_compact(void *p) {
     d->keys_obj = rb_gc_location(d->keys_obj);
     d->dictionaries = rb_gc_location(d->dictionaries);
     tersa_keycache_each(&d->keycache, move_handle, NULL);
-    for (size_t i = 0; i < TEMPLATE_CACHE; i++)
-        if (!RB_SPECIAL_CONST_P(d->templates[i].template))
-            d->templates[i].template = rb_gc_location(d->templates[i].template);
+    if (d->shapecache) tersa_shapecache_each(d->shapecache, move_handle, NULL);
 }
 
 static void dec_free(void *p) {
@@ -63,6 +60,10 @@ static void dec_free(void *p) {
     tersa_feed_free(d->feed);
     xfree(d->frames);
     tersa_shapetab_free(&d->shapes);
+    if (d->shapecache) {
+        tersa_shapecache_clear(d->shapecache, NULL, NULL);
+        xfree(d->shapecache);
+    }
     tersa_slots_free(&d->frozen);
     tersa_slots_free(&d->long_strings);
     tersa_slots_free(&d->long_keys);
@@ -75,7 +76,7 @@ static size_t dec_memsize(const void *p) {
     return sizeof(*d) + d->frames_cap * sizeof(build_frame) + d->shapes.cap * sizeof(tersa_shape) +
            tersa_slots_memsize(&d->frozen) + tersa_slots_memsize(&d->long_strings) +
            tersa_slots_memsize(&d->long_keys) + d->dicts_cap * sizeof(tersa_dict *) +
-           (d->feed ? tersa_feed_capacity(d->feed) : 0);
+           (d->feed ? tersa_feed_capacity(d->feed) : 0) + (d->shapecache ? sizeof(tersa_shapecache) : 0);
 }
 
 static const rb_data_type_t decoder_type = {
@@ -245,20 +246,60 @@ static size_t push_keys(VALUE self, tersa_rb_decoder *d, const tersa_item *it, t
     return off;
 }
 
-/* The offset on the keys stack of a shaped map's key objects; a shape's keys
- * are made once per call (once per stream) and then shared by its maps. */
-static size_t shape_keys(VALUE self, tersa_rb_decoder *d, const tersa_item *it) {
+static tersa_shapecache *shape_cache(tersa_rb_decoder *d) {
+    if (TERSA_UNLIKELY(!d->shapecache)) d->shapecache = ZALLOC(tersa_shapecache);
+    return d->shapecache;
+}
+
+/* A shape's first map in this call (stream): its key objects taken from the
+ * core's shape cache when an earlier call met the same keys, else made and
+ * stored there; their offset on the keys stack. Out of line: the build loop
+ * inlines shape_keys, and every container would pay for this code. */
+TERSA_NOINLINE static size_t new_shape_keys(VALUE self, tersa_rb_decoder *d, const tersa_item *it) {
     uint32_t shape = it->v.map.shape;
-    if (!(it->flags & TERSA_ITEM_NEW_SHAPE)) {
-        const tersa_shape *sh = tersa_shapetab_get(&d->shapes, shape);
-        if (sh) return sh->off;
+    size_t n = it->v.map.count, total = 0, off;
+    uint32_t kind = d->symbolize_keys ? SHAPES_SYMBOLIZED : SHAPES_DECODED;
+    uint64_t h = tersa_shapecache_hash(it->v.map.keys, n, &total);
+    tersa_shapeent *ent = h ? tersa_shapecache_get(shape_cache(d), h, it->v.map.keys, n, kind) : NULL;
+    bool hit = ent != NULL;
+    VALUE t = 0;
+    if (hit) {
+        off = (size_t)d->keys->len;
+        /* (read from the entry each time: a push can run the GC, which may move them) */
+        for (size_t i = 0; i < n; i++) tersa_rb_stack_push(d->keys, (VALUE)ent->keys[i]);
+        t = (VALUE)ent->tmpl;
+        if (t) tersa_rb_stack_push(d->keys, t); /* alive for this call, whatever the cache evicts */
+    } else {
+        off = push_keys(self, d, it, d->keys);
+        if (h) {
+            const VALUE *keys = d->keys->ptr + off;
+            /* (caching is optional: out of memory, the shape is not cached) */
+            ent = tersa_shapecache_put(d->shapecache, h, it->v.map.keys, n, total, kind, 0, (const uintptr_t *)keys, NULL,
+                                       NULL);
+            if (ent)
+                for (size_t i = 0; i < n; i++) RB_OBJ_WRITTEN(self, Qundef, keys[i]);
+        }
     }
-    size_t off = push_keys(self, d, it, d->keys);
     tersa_shape *sh = tersa_shapetab_set(&d->shapes, shape);
     if (!sh) rb_memerror();
     sh->off = off;
-    sh->n = (uint32_t)it->v.map.count;
+    sh->n = (uint32_t)n;
+    sh->tmpl = (uintptr_t)t;
+    /* (a shape met in enough calls takes its template at its first map in this one: objcache.h) */
+    sh->flags = hit && tersa_shapecache_recurs(ent) ? SHAPE_SEEN : 0;
+    sh->cent = ent;
+    sh->cborn = ent ? ent->born : 0;
     return off;
+}
+
+/* The offset on the keys stack of a shaped map's key objects; a shape's keys
+ * are made or found once per call (once per stream) and then shared by its maps. */
+static inline size_t shape_keys(VALUE self, tersa_rb_decoder *d, const tersa_item *it) {
+    if (!(it->flags & TERSA_ITEM_NEW_SHAPE)) {
+        const tersa_shape *sh = tersa_shapetab_get(&d->shapes, it->v.map.shape);
+        if (sh) return sh->off;
+    }
+    return new_shape_keys(self, d, it);
 }
 
 static inline VALUE new_string(const tersa_item *it) {
@@ -317,35 +358,71 @@ typedef struct build_ctx {
     tersa_rb_decoder *d;
 } build_ctx;
 
-/* The template for maps with these keys, or Qundef: then build the map
- * directly. A template is made the second time a shape is seen: making one
- * costs about as much as building a map key by key, and a document of sparse
- * records uses most of its shapes once (sparse_records: 1,283 shapes in 2,316
- * maps), which paid for a template and a copy of it each. The first sighting
- * leaves a marker (Qnil) in the set; a signature shared by two shapes only
- * makes one template early. */
-VALUE tersa_rb_template_for(VALUE self, tersa_rb_decoder *d, const VALUE *keys, long n, size_t at) {
-    uint64_t sig = (uint64_t)n;
-    for (long i = 0; i < n; i++) sig = (sig ^ (uint64_t)keys[i]) * 0x9E3779B97F4A7C15ull;
-    template_entry *set = &d->templates[((sig >> 40) * TEMPLATE_WAYS) & (TEMPLATE_CACHE - 1)];
-    template_entry *seen = NULL;
-    for (int w = 0; w < TEMPLATE_WAYS; w++) {
-        template_entry *e = &set[w];
-        if (e->sig != sig || !e->template) continue;
-        if (e->template == Qnil) seen = e;
-        else if (tersa_rb_template_matches(e->template, keys, n)) return e->template;
-    }
-    if (!seen) {
-        /* Replace the least recently inserted way: entries shift down, the new one goes first. */
-        memmove(set + 1, set, (TEMPLATE_WAYS - 1) * sizeof(template_entry));
-        set[0].sig = sig;
-        set[0].template = Qnil;
-        return Qundef;
-    }
+/* A template Hash for these keys, or Qundef (then the caller builds the
+ * Hash key by key). */
+static VALUE make_template(tersa_rb_decoder *d, const VALUE *keys, long n, size_t at) {
     charge_hashing(d, text_keys_cost(keys, (size_t)n), at);
     VALUE t = tersa_rb_hash_template(keys, n);
-    if (!tersa_rb_template_matches(t, keys, n)) return Qundef;
-    RB_OBJ_WRITE(self, &seen->template, t);
+    return tersa_rb_template_matches(t, keys, n) ? t : Qundef;
+}
+
+/* The template of shape `sh` for a map with its keys, or Qundef. Made by
+ * the core's rule (objcache.h: at the shape's second map in this call, or at
+ * its first in a call the shape cache counts as recurring), kept alive for
+ * the call on the keys stack and by the shape cache across calls. */
+static VALUE shape_template(VALUE self, tersa_rb_decoder *d, tersa_shape *sh, const VALUE *keys, long n, size_t at) {
+    if (sh->tmpl) return (VALUE)sh->tmpl;
+    if (sh->flags & TERSA_SHAPE_NO_TEMPLATE) return Qundef;
+    if (!(sh->flags & SHAPE_SEEN)) {
+        sh->flags |= SHAPE_SEEN;
+        return Qundef;
+    }
+    VALUE t = make_template(d, keys, n, at);
+    if (t == Qundef) {
+        sh->flags |= TERSA_SHAPE_NO_TEMPLATE;
+        return Qundef;
+    }
+    tersa_rb_stack_push(d->keys, t);
+    sh->tmpl = (uintptr_t)t;
+    tersa_shapeent *e = sh->cent;
+    if (e && e->born == sh->cborn && !e->tmpl) {
+        e->tmpl = (uintptr_t)t;
+        RB_OBJ_WRITTEN(self, Qundef, t);
+    }
+    return t;
+}
+
+VALUE tersa_rb_template_for(VALUE self, tersa_rb_decoder *d, const VALUE *keys, long n, size_t at) {
+    if (n <= 0 || n > TERSA_SHAPECACHE_MAX_KEYS) return Qundef;
+    tersa_key k[TERSA_SHAPECACHE_MAX_KEYS];
+    for (long i = 0; i < n; i++) {
+        VALUE s = keys[i];
+        bool symbol = RB_SYMBOL_P(s);
+        if (symbol) s = rb_sym2str(s);
+        else if (!RB_TYPE_P(s, T_STRING)) return Qundef;
+        k[i] = (tersa_key){RSTRING_PTR(s), (size_t)RSTRING_LEN(s), symbol};
+    }
+    size_t total = 0;
+    uint64_t h = tersa_shapecache_hash(k, (size_t)n, &total);
+    if (!h) return Qundef;
+    tersa_shapeent *e = tersa_shapecache_get(shape_cache(d), h, k, (size_t)n, SHAPES_COPIED);
+    if (!e) {
+        if (tersa_shapecache_put(d->shapecache, h, k, (size_t)n, total, SHAPES_COPIED, 0, (const uintptr_t *)keys, NULL,
+                                 NULL))
+            for (long i = 0; i < n; i++) RB_OBJ_WRITTEN(self, Qundef, keys[i]);
+        return Qundef;
+    }
+    /* The same bytes may be other objects (a String and its copy): a template serves its own keys only. */
+    for (long i = 0; i < n; i++)
+        if ((VALUE)e->keys[i] != keys[i]) return Qundef;
+    if (e->tmpl) return (VALUE)e->tmpl;
+    uint64_t born = e->born;
+    VALUE t = make_template(d, keys, n, at);
+    /* (making it can run the GC, not the cache: e is still the entry) */
+    if (t != Qundef && e->born == born) {
+        e->tmpl = (uintptr_t)t;
+        RB_OBJ_WRITTEN(self, Qundef, t);
+    }
     return t;
 }
 
@@ -442,6 +519,7 @@ static void open_container(build_ctx *c, const tersa_item *it, size_t depth) {
         /* A shape the full table did not take is used once: its keys wait on
          * the value stack, under the values, and go with them. */
         f->once = it->v.map.shape == TERSA_NO_INDEX;
+        f->shape = it->v.map.shape;
         f->koff = f->once ? push_keys(c->self, d, it, d->stack) : shape_keys(c->self, d, it);
     } else {
         f->left = 2 * it->v.map.count;
@@ -462,8 +540,10 @@ static VALUE close_container(build_ctx *c, const build_frame *f) {
         /* Keys and values are read here: building the elements may have moved the stacks. */
         const VALUE *keys = (f->once ? d->stack : d->keys)->ptr + f->koff, *values = d->stack->ptr + f->values;
         v = Qundef;
-        if (n && tersa_rb_hash_fast) {
-            VALUE t = tersa_rb_template_for(c->self, d, keys, n, f->offset);
+        if (n && tersa_rb_hash_fast && !f->once) {
+            /* (the entry is this frame's unless a child redefined the index: its keys are elsewhere) */
+            tersa_shape *sh = tersa_shapetab_get(&d->shapes, f->shape);
+            VALUE t = sh && sh->off == f->koff ? shape_template(c->self, d, sh, keys, n, f->offset) : Qundef;
             if (t != Qundef) v = tersa_rb_hash_from_template(t, values, n);
         }
         if (v == Qundef) {
