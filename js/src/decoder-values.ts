@@ -45,8 +45,8 @@ function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
       // site: V8 starts a site's arrays with the elements kind its earlier
       // arrays ended with, so arrays of floats keep unboxed doubles however
       // many arrays of containers or of integers beyond 2^31 (boxed or
-      // BigInt) the other sites made. With one site, arrays of floats read
-      // after canada's arrays of pairs boxed every element (4x slower).
+      // BigInt) the other sites made (with one site, arrays of floats read
+      // after arrays of containers boxed every element).
       const t0 = src[rd.pos];
       if ((t0 >= Tag.DEC0 && t0 < Tag.NULL) || t0 === Tag.DEC_DELTA || t0 === Tag.F32 || t0 === Tag.F64) a = [];
       else if ((t0 >= Tag.INT0 && t0 < Tag.PFX0) || (t0 >= Tag.INT_POS && t0 <= Tag.INT_DELTA)) a = [];
