@@ -48,6 +48,7 @@
 
 #include "bits.h"
 #include "compiler.h"
+#include "hash.h"
 #include "tersa.h"
 
 /* A power of two. Sparse records can hold a thousand distinct keys and more;
@@ -86,40 +87,6 @@ void tersa_keycache_clear(tersa_keycache *c, tersa_handle_fn release, void *arg)
 /** Does the cache take keys of `len` bytes? */
 TERSA_INLINE bool tersa_keycache_admits(size_t len) { return len < TERSA_LONG_STRING; }
 
-TERSA_INLINE uint64_t tersa_keycache_mix(uint64_t a, uint64_t b) {
-#if defined(__SIZEOF_INT128__)
-    tersa_u128 r = (tersa_u128)a * b;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-#else
-    uint64_t x = (a ^ (b >> 29)) * 0xbf58476d1ce4e5b9ull;
-    return x ^ (x >> 31) ^ b;
-#endif
-}
-
-/* The hash of an admitted key (fewer than TERSA_LONG_STRING bytes): every byte counts. */
-TERSA_INLINE uint64_t tersa_keycache_hash(const char *p, size_t n, uint64_t seed) {
-    uint64_t a, b;
-    if (TERSA_LIKELY(n <= 16)) {
-        if (n >= 8) {
-            a = load_le64(p);
-            b = load_le64(p + n - 8);
-        } else if (n >= 4) {
-            a = load_le32(p);
-            b = load_le32(p + n - 4);
-        } else if (n > 0) {
-            a = ((uint64_t)(uint8_t)p[0] << 16) | ((uint64_t)(uint8_t)p[n >> 1] << 8) | (uint8_t)p[n - 1];
-            b = 0;
-        } else {
-            a = b = 0;
-        }
-        return tersa_keycache_mix(a ^ 0xe7037ed1a0b428dbull, b ^ seed ^ (uint64_t)n * 0x8ebc6af09c88c6e3ull);
-    }
-    uint64_t h = seed ^ (uint64_t)n * 0x8ebc6af09c88c6e3ull;
-    size_t i = 0;
-    for (; i + 16 < n; i += 16) h = tersa_keycache_mix(load_le64(p + i) ^ 0xa0761d6478bd642full, load_le64(p + i + 8) ^ h);
-    return tersa_keycache_mix(load_le64(p + n - 16) ^ 0xe7037ed1a0b428dbull, load_le64(p + n - 8) ^ h);
-}
-
 /**
  * The handle cached for this key (`len` admitted, `kind` the binding's), or
  * 0. `bytes` returns the UTF-8 bytes of a cached handle of that kind, which
@@ -129,7 +96,7 @@ TERSA_INLINE uint64_t tersa_keycache_hash(const char *p, size_t n, uint64_t seed
 TERSA_INLINE uintptr_t tersa_keycache_get(tersa_keycache *c, const char *p, size_t len, uint32_t kind,
                                           const char *(*bytes)(uintptr_t handle, uint32_t kind), tersa_keyslot **slot,
                                           uint64_t *hash) {
-    uint64_t h = tersa_keycache_hash(p, len, c->seed ^ kind);
+    uint64_t h = hash_bytes(p, len, c->seed ^ kind);
     tersa_keyslot *s = &c->slot[h & (TERSA_KEYCACHE_SIZE - 1)];
     *slot = s;
     *hash = h;
