@@ -26,17 +26,19 @@ void tersa_keycache_clear(tersa_keycache *c, tersa_handle_fn release, void *arg)
     }
 }
 
-bool tersa_slots_reserve(tersa_slots *s, size_t i) {
-    if (i < s->cap) return true;
-    if (i >= SIZE_MAX / 2 / sizeof(uintptr_t)) return false;
-    size_t n = s->cap ? s->cap * 2 : 256;
-    while (n <= i) n *= 2;
-    uintptr_t *p = (uintptr_t *)mem_realloc(&tersa_default_alloc, s->v, s->cap * sizeof(uintptr_t), n * sizeof(uintptr_t));
-    if (!p) return false;
-    memset(p + s->cap, 0, (n - s->cap) * sizeof(uintptr_t));
-    s->v = p;
-    s->cap = n;
+/* Grow a zero-filled array of `elem`-byte entries to hold index i, from
+ * `first` entries (a power of two) when it has none. */
+static bool reserve_zeroed(void **v, size_t *cap, size_t i, size_t first, size_t elem) {
+    if (i < *cap) return true;
+    if (i >= SIZE_MAX / 2 / elem) return false;
+    size_t old = *cap;
+    if (!tersa_grow_array(&tersa_default_alloc, v, cap, i < first ? first : i + 1, elem)) return false;
+    memset((char *)*v + old * elem, 0, (*cap - old) * elem);
     return true;
+}
+
+bool tersa_slots_reserve(tersa_slots *s, size_t i) {
+    return reserve_zeroed((void **)&s->v, &s->cap, i, 256, sizeof(uintptr_t));
 }
 
 void tersa_slots_each(tersa_slots *s, tersa_handle_fn fn, void *arg) {
@@ -155,16 +157,7 @@ void tersa_shapecache_clear(tersa_shapecache *c, tersa_handle_fn release, void *
 
 bool tersa_shapetab_reserve(tersa_shapetab *t, size_t i) {
     if (TERSA_UNLIKELY(!t->gen)) t->gen = 1; /* zeroed entries carry tag 0 */
-    if (i < t->cap) return true;
-    if (i >= SIZE_MAX / 2 / sizeof(tersa_shape)) return false;
-    size_t n = t->cap ? t->cap * 2 : 64;
-    while (n <= i) n *= 2;
-    tersa_shape *p = (tersa_shape *)mem_realloc(&tersa_default_alloc, t->v, t->cap * sizeof(tersa_shape), n * sizeof(tersa_shape));
-    if (!p) return false;
-    memset(p + t->cap, 0, (n - t->cap) * sizeof(tersa_shape));
-    t->v = p;
-    t->cap = n;
-    return true;
+    return reserve_zeroed((void **)&t->v, &t->cap, i, 64, sizeof(tersa_shape));
 }
 
 void tersa_shapetab_each(tersa_shapetab *t, tersa_handle_fn fn, void *arg) {
