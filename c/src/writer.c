@@ -634,6 +634,16 @@ TERSA_INLINE bool check_depth(tersa_writer *w) {
     return fail(w, TERSA_ERR_DEPTH_EXCEEDED, "nesting deeper than the limit");
 }
 
+/* An array's tag and count (SPEC 5.4); the caller reserved 10 bytes. */
+TERSA_INLINE void put_array_head(tersa_writer *w, size_t n) {
+    if (n < N_ARR0) {
+        put_byte(w, (uint8_t)(TAG_ARR0 + n));
+    } else {
+        put_byte(w, TAG_ARR_LONG);
+        put_varint(w, n - N_ARR0);
+    }
+}
+
 bool tersa_write_double_array(tersa_writer *w, const double *values, size_t n) {
     if (TERSA_UNLIKELY(w->keywatch)) { /* a generic-map key, or part of one: the frame records it */
         if (!tersa_write_array_begin(w, n)) return false;
@@ -643,12 +653,7 @@ bool tersa_write_double_array(tersa_writer *w, const double *values, size_t n) {
     }
     tersa_slot *slot = next_slot(w);
     if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
-    if (n < N_ARR0) {
-        put_byte(w, (uint8_t)(TAG_ARR0 + n));
-    } else {
-        put_byte(w, TAG_ARR_LONG);
-        put_varint(w, n - N_ARR0);
-    }
+    put_array_head(w, n);
     /* The elements of an array are in the array's own slot (SPEC 4.3). */
     for (size_t i = 0; i < n; i++)
         if (!write_double_in(w, slot, values[i])) return false;
@@ -658,12 +663,7 @@ bool tersa_write_double_array(tersa_writer *w, const double *values, size_t n) {
 bool tersa_write_array_begin(tersa_writer *w, size_t count) {
     tersa_slot *slot = next_slot(w);
     if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
-    if (count < N_ARR0) {
-        put_byte(w, (uint8_t)(TAG_ARR0 + count));
-    } else {
-        put_byte(w, TAG_ARR_LONG);
-        put_varint(w, count - N_ARR0);
-    }
+    put_array_head(w, count);
     return push_frame(w, FRAME_ARRAY, slot, count, TERSA_KID_ARRAY, NULL);
 }
 
