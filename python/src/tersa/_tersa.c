@@ -151,33 +151,6 @@ static void civil_from_days(int64_t z, int *y, int *m, int *d) {
     *y = (int)(yy + (*m <= 2));
 }
 
-TERSA_INLINE uint64_t load64(const void *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-}
-
-TERSA_INLINE uint32_t load32(const void *p) {
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
-
-/* The bytes p[0..n) (n <= 8) as a word, reading nothing outside them. */
-TERSA_INLINE uint64_t load_upto8(const char *p, size_t n) {
-    if (n >= 4) return (uint64_t)load32(p) | ((uint64_t)load32(p + n - 4) << 32);
-    if (n == 0) return 0;
-    const unsigned char *u = (const unsigned char *)p;
-    return (uint64_t)u[0] | ((uint64_t)u[n >> 1] << 8) | ((uint64_t)u[n - 1] << 16);
-}
-
-/* memcmp(a, b, n) == 0 without a call for short strings. */
-TERSA_INLINE int bytes_eq(const char *a, const char *b, size_t n) {
-    if (n <= 8) return load_upto8(a, n) == load_upto8(b, n);
-    if (n <= 16) return load64(a) == load64(b) && load64(a + n - 8) == load64(b + n - 8);
-    return memcmp(a, b, n) == 0;
-}
-
 TERSA_INLINE Py_hash_t str_hash(PyObject *s) {
     Py_hash_t h = ((PyASCIIObject *)s)->hash;
     if (TERSA_UNLIKELY(h == -1)) h = PyObject_Hash(s);
