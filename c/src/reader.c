@@ -117,8 +117,19 @@ static bool read_ts_string(tersa_reader *r, uint8_t t, size_t at, const uint8_t 
     return true;
 }
 
+/* The string item of table entry i (i < nstrs). */
+TERSA_INLINE void ref_item(tersa_reader *r, size_t i, tersa_slot *slot, tersa_item *item) {
+    const str_entry *e = &r->st.strs[i];
+    tersa_state_note_string(&r->st, slot, e->ptr, e->len);
+    item->type = TERSA_STRING;
+    item->v.str.ptr = (const char *)e->ptr;
+    item->v.str.len = e->len;
+    item->v.str.index = (uint32_t)i;
+    item->flags = e->ascii ? TERSA_ITEM_ASCII : 0;
+}
+
 /* Decode the string item with tag `t` at `at` (tag already consumed). */
-static bool read_string(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
+TERSA_NOINLINE static bool read_string(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
     const uint8_t *s = NULL;
     size_t n = 0;
     bool ascii;
@@ -141,12 +152,7 @@ static bool read_string(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot,
             r->pos += 3;
         }
         if (TERSA_UNLIKELY(i >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
-        const str_entry *e = &r->st.strs[i];
-        tersa_state_note_string(&r->st, slot, e->ptr, e->len);
-        item->v.str.ptr = (const char *)e->ptr;
-        item->v.str.len = e->len;
-        item->v.str.index = (uint32_t)i;
-        item->flags = e->ascii ? TERSA_ITEM_ASCII : 0;
+        ref_item(r, i, slot, item);
         return true;
     }
     if ((t >= TAG_STR0 && t < TAG_SHAPE0) || t == TAG_STR_LONG) {
@@ -703,13 +709,7 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
     /* The commonest items inline: short references, short strings, small ints. */
     if (t < TAG_STR0) {
         if (TERSA_UNLIKELY(t >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
-        const str_entry *e = &r->st.strs[t];
-        tersa_state_note_string(&r->st, slot, e->ptr, e->len);
-        item->type = TERSA_STRING;
-        item->v.str.ptr = (const char *)e->ptr;
-        item->v.str.len = e->len;
-        item->v.str.index = t;
-        item->flags = e->ascii ? TERSA_ITEM_ASCII : 0;
+        ref_item(r, t, slot, item);
     } else if (t < TAG_SHAPE0 && !r->copy_strings) {
         size_t n = (size_t)(t - TAG_STR0);
         if (TERSA_UNLIKELY(r->end - r->pos < n)) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside an item");
@@ -731,7 +731,9 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
         item->v.str.len = n;
         item->v.str.index = index;
         item->flags = ascii ? TERSA_ITEM_ASCII : 0;
-    } else if (t >= TAG_INT0 && t < TAG_PFX0) {
+    } else if (t < TAG_INT0) {
+        if (!read_item(r, t, at, slot, item)) return false; /* shapes, arrays, map definitions */
+    } else if (t < TAG_PFX0) {
         int64_t v = (int64_t)t - TAG_INT0 + INT_MIN_SMALL;
         slot->int_val = v;
         slot->has_int = 1;
@@ -743,6 +745,20 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
         r->pos += 8;
         item->type = TERSA_FLOAT;
         memcpy(&item->v.f, &bits, 8);
+    } else if (t == TAG_REF16 || t == TAG_REF8) {
+        /* References past the first 64 entries: most strings of documents
+         * with thousands of distinct values (csv_table). */
+        size_t k = t == TAG_REF8 ? 1 : 2;
+        if (TERSA_UNLIKELY(r->end - r->pos < k)) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside an item");
+        const uint8_t *p = r->data + r->pos;
+        size_t i = t == TAG_REF8 ? REF8_BASE + p[0] : REF16_BASE + (p[0] | ((size_t)p[1] << 8));
+        r->pos += k;
+        if (TERSA_UNLIKELY(i >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
+        ref_item(r, i, slot, item);
+    } else if (t < TAG_DEC0) {
+        /* prefix strings */
+        item->type = TERSA_STRING;
+        if (!read_string(r, t, at, slot, item)) return false;
     } else if (!read_item(r, t, at, slot, item)) {
         return false;
     }
