@@ -8,6 +8,7 @@
  * report the same error for the same input.
  */
 #include "reader_internal.h"
+#include "reader_runs.h"
 
 /* ==========================================================================
  * The string table
@@ -401,11 +402,12 @@ TERSA_INLINE bool is_other_run_scalar(uint8_t t) {
            t == TAG_FALSE;
 }
 
-/* TERSA_ITEM_SCALARS for an array whose elements (n > 0) start here. */
+/* TERSA_ITEM_SCALARS or TERSA_ITEM_STRINGS for an array whose elements (n > 0) start here. */
 TERSA_INLINE uint32_t scalars_flag(const tersa_reader *r) {
     if (r->pos >= r->end) return 0;
     uint8_t t = r->data[r->pos];
-    return t == TAG_F64 || (uint8_t)(t - TAG_INT0) < N_INT0 || is_other_run_scalar(t) ? TERSA_ITEM_SCALARS : 0;
+    if (t == TAG_F64 || (uint8_t)(t - TAG_INT0) < N_INT0 || is_other_run_scalar(t)) return TERSA_ITEM_SCALARS;
+    return is_string_tag(t) ? TERSA_ITEM_STRINGS : 0;
 }
 
 /* Every item but the commonest few (tersa_read handles those inline). */
@@ -691,6 +693,44 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
     return true;
 }
 
+/* A string of 0-31 bytes inline after its tag (t in STR0.., tag consumed,
+ * strings not copied). */
+TERSA_INLINE bool short_string_item(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
+    size_t n = (size_t)(t - TAG_STR0);
+    if (TERSA_UNLIKELY(r->end - r->pos < n)) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside an item");
+    const uint8_t *s = r->data + r->pos;
+    r->pos += n;
+    bool ascii;
+    if (TERSA_LIKELY(short_ascii(s, n)))
+        ascii = true;
+    else if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii)))
+        FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+    uint32_t index = TERSA_NO_INDEX;
+    if (n >= MIN_TABLE_LEN && TERSA_LIKELY(r->st.nstrs < TERSA_MAX_STRINGS)) {
+        index = (uint32_t)r->st.nstrs;
+        if (!add_string(r, s, n, ascii)) return false;
+    }
+    tersa_state_note_string(&r->st, slot, s, n);
+    item->type = TERSA_STRING;
+    item->v.str.ptr = (const char *)s;
+    item->v.str.len = n;
+    item->v.str.index = index;
+    item->flags = ascii ? TERSA_ITEM_ASCII : 0;
+    return true;
+}
+
+/* A reference by REF8 or REF16 (tag consumed). */
+TERSA_INLINE bool ref_8_16_item(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
+    size_t k = t == TAG_REF8 ? 1 : 2;
+    if (TERSA_UNLIKELY(r->end - r->pos < k)) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside an item");
+    const uint8_t *p = r->data + r->pos;
+    size_t i = t == TAG_REF8 ? REF8_BASE + p[0] : REF16_BASE + (p[0] | ((size_t)p[1] << 8));
+    r->pos += k;
+    if (TERSA_UNLIKELY(i >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
+    ref_item(r, i, slot, item);
+    return true;
+}
+
 bool tersa_read(tersa_reader *r, tersa_item *item) {
     if (TERSA_UNLIKELY(!r->started || r->err.code != TERSA_OK)) {
         if (r->err.code != TERSA_OK) return false;
@@ -711,26 +751,7 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
         if (TERSA_UNLIKELY(t >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
         ref_item(r, t, slot, item);
     } else if (t < TAG_SHAPE0 && !r->copy_strings) {
-        size_t n = (size_t)(t - TAG_STR0);
-        if (TERSA_UNLIKELY(r->end - r->pos < n)) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside an item");
-        const uint8_t *s = r->data + r->pos;
-        r->pos += n;
-        bool ascii;
-        if (TERSA_LIKELY(short_ascii(s, n)))
-            ascii = true;
-        else if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii)))
-            FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
-        uint32_t index = TERSA_NO_INDEX;
-        if (n >= MIN_TABLE_LEN && TERSA_LIKELY(r->st.nstrs < TERSA_MAX_STRINGS)) {
-            index = (uint32_t)r->st.nstrs;
-            if (!add_string(r, s, n, ascii)) return false;
-        }
-        tersa_state_note_string(&r->st, slot, s, n);
-        item->type = TERSA_STRING;
-        item->v.str.ptr = (const char *)s;
-        item->v.str.len = n;
-        item->v.str.index = index;
-        item->flags = ascii ? TERSA_ITEM_ASCII : 0;
+        if (!short_string_item(r, t, at, slot, item)) return false;
     } else if (t < TAG_INT0) {
         if (!read_item(r, t, at, slot, item)) return false; /* shapes, arrays, map definitions */
     } else if (t < TAG_PFX0) {
@@ -748,13 +769,7 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
     } else if (t == TAG_REF16 || t == TAG_REF8) {
         /* References past the first 64 entries: most strings of documents
          * with thousands of distinct values (csv_table). */
-        size_t k = t == TAG_REF8 ? 1 : 2;
-        if (TERSA_UNLIKELY(r->end - r->pos < k)) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside an item");
-        const uint8_t *p = r->data + r->pos;
-        size_t i = t == TAG_REF8 ? REF8_BASE + p[0] : REF16_BASE + (p[0] | ((size_t)p[1] << 8));
-        r->pos += k;
-        if (TERSA_UNLIKELY(i >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
-        ref_item(r, i, slot, item);
+        if (!ref_8_16_item(r, t, at, slot, item)) return false;
     } else if (t < TAG_DEC0) {
         /* prefix strings */
         item->type = TERSA_STRING;
@@ -770,7 +785,15 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
     return true;
 }
 
-bool tersa_read_scalars(tersa_reader *r, tersa_item *items, size_t max, size_t *count) {
+/* The item that ends a run failed: the run's items so far are counted. */
+TERSA_NOINLINE static bool run_failed(rframe *f, size_t k, size_t *count) {
+    f->remaining -= k;
+    *count = k;
+    return false;
+}
+
+/* tersa_read_scalars, and with `strings` tersa_read_leaves. */
+TERSA_INLINE bool read_run(tersa_reader *r, tersa_item *items, size_t max, size_t *count, bool strings) {
     *count = 0;
     if (TERSA_UNLIKELY(!r->started || r->err.code != TERSA_OK)) {
         if (r->err.code != TERSA_OK) return false;
@@ -801,18 +824,41 @@ bool tersa_read_scalars(tersa_reader *r, tersa_item *items, size_t max, size_t *
             slot->has_int = 1;
             item->type = TERSA_INT;
             item->v.i = v;
+        } else if (strings && t < TAG_STR0) {
+            r->pos = at + 1;
+            if (TERSA_UNLIKELY(t >= r->st.nstrs)) {
+                fail_at(r, TERSA_ERR_BAD_REFERENCE, at, "string reference beyond the table");
+                return run_failed(f, k, count);
+            }
+            ref_item(r, t, slot, item);
+        } else if (strings && t < TAG_SHAPE0 && !r->copy_strings) {
+            r->pos = at + 1;
+            if (!short_string_item(r, t, at, slot, item)) return run_failed(f, k, count);
+        } else if (strings && (t == TAG_REF16 || t == TAG_REF8)) {
+            r->pos = at + 1;
+            if (!ref_8_16_item(r, t, at, slot, item)) return run_failed(f, k, count);
+        } else if (strings && is_string_tag(t)) { /* the less common forms */
+            r->pos = at + 1;
+            item->type = TERSA_STRING;
+            if (!read_string(r, t, at, slot, item)) return run_failed(f, k, count);
         } else if (!is_other_run_scalar(t)) {
             break;
         } else if (r->pos = at + 1, !read_item(r, t, at, slot, item)) {
-            f->remaining -= k;
-            *count = k;
-            return false;
+            return run_failed(f, k, count);
         }
         k++;
     }
     f->remaining -= k;
     *count = k;
     return true;
+}
+
+bool tersa_read_scalars(tersa_reader *r, tersa_item *items, size_t max, size_t *count) {
+    return read_run(r, items, max, count, false);
+}
+
+bool tersa_read_leaves(tersa_reader *r, tersa_item *items, size_t max, size_t *count) {
+    return read_run(r, items, max, count, true);
 }
 
 bool tersa_skip(tersa_reader *r) {

@@ -2,6 +2,7 @@
  * testutil.c - test harness helpers.
  */
 #include "testutil.h"
+#include "reader_runs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -89,7 +90,8 @@ char *diag_of(const tersa_value *v) {
 /* One pass over a single-value buffer with the pull reader: every item's
  * type, tag, offset and number (or string bytes), then the outcome. With
  * `run` > 0, tersa_read_scalars takes the elements of every array in runs of
- * at most `run` items wherever it can. */
+ * at most `run` items wherever it can, or with `leaves` tersa_read_leaves
+ * (which takes strings too). */
 typedef struct {
     char *log;
     size_t len, cap;
@@ -118,7 +120,8 @@ static void log_item(item_log *l, const tersa_item *it) {
     log_text(l, b);
 }
 
-static char *pull_items(const uint8_t *bytes, size_t len, const tersa_dict *dict, uint32_t max_depth, size_t run) {
+static char *pull_items(const uint8_t *bytes, size_t len, const tersa_dict *dict, uint32_t max_depth, size_t run,
+                        bool leaves) {
     item_log l = {NULL, 0, 0};
     log_text(&l, "");
     tersa_reader *r = tersa_reader_new(NULL);
@@ -141,11 +144,12 @@ static char *pull_items(const uint8_t *bytes, size_t len, const tersa_dict *dict
             tersa_item items[8];
             size_t k;
             bool first = true;
+            uint32_t flags = leaves ? TERSA_ITEM_SCALARS | TERSA_ITEM_STRINGS : TERSA_ITEM_SCALARS;
             do {
-                ok = tersa_read_scalars(r, items, run, &k);
-                /* The flag promises a run exactly when one follows (or the
-                 * first element is a scalar that fails to read). */
-                if (first) CHECK(!ok || (k > 0) == !!(it.flags & TERSA_ITEM_SCALARS), "scalars flag, offset %zu", it.offset);
+                ok = leaves ? tersa_read_leaves(r, items, run, &k) : tersa_read_scalars(r, items, run, &k);
+                /* The flags promise a run exactly when one follows (or the
+                 * first element is a scalar or string that fails to read). */
+                if (first) CHECK(!ok || (k > 0) == !!(it.flags & flags), "run flags, offset %zu", it.offset);
                 first = false;
                 for (size_t i = 0; i < k; i++) log_item(&l, &items[i]);
                 pending -= k;
@@ -161,15 +165,18 @@ static char *pull_items(const uint8_t *bytes, size_t len, const tersa_dict *dict
     return l.log;
 }
 
-/* tersa_read_scalars gives exactly the items and errors tersa_read does. */
+/* tersa_read_scalars and tersa_read_leaves give exactly the items and
+ * errors tersa_read does. */
 void check_scalar_runs(const char *name, const uint8_t *bytes, size_t len, const tersa_dict *dict,
                               uint32_t max_depth) {
-    char *one = pull_items(bytes, len, dict, max_depth, 0);
-    for (size_t run = 1; run <= 8; run += 6) {
-        char *runs = pull_items(bytes, len, dict, max_depth, run);
-        CHECK(strcmp(one, runs) == 0, "%s: tersa_read_scalars (runs of %zu) differs from tersa_read\n   one  %.300s\n   "
-              "runs %.300s", name, run, one, runs);
-        free(runs);
+    char *one = pull_items(bytes, len, dict, max_depth, 0, false);
+    for (int leaves = 0; leaves <= 1; leaves++) {
+        for (size_t run = 1; run <= 8; run += 6) {
+            char *runs = pull_items(bytes, len, dict, max_depth, run, leaves);
+            CHECK(strcmp(one, runs) == 0, "%s: %s (runs of %zu) differs from tersa_read\n   one  %.300s\n   "
+                  "runs %.300s", name, leaves ? "tersa_read_leaves" : "tersa_read_scalars", run, one, runs);
+            free(runs);
+        }
     }
     free(one);
 }

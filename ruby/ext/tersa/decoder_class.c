@@ -13,6 +13,7 @@
 #include "decoder.h"
 #include "hash_fast.h"
 #include "internal.h"
+#include "reader_runs.h"
 #include "key_cost.h"
 #include "known_types.h"
 
@@ -613,6 +614,31 @@ static bool read_scalar_run(build_ctx *c, build_frame *f) {
     return f->left == 0;
 }
 
+/* The same for an array that opened with a string (TERSA_ITEM_STRINGS: rows
+ * of a table, lists of tags), whose runs take strings too. Out of line, so
+ * that the runs of numbers above compile as before. */
+TERSA_NOINLINE static bool read_string_run(build_ctx *c, build_frame *f) {
+    tersa_rb_decoder *d = c->d;
+    enum { RUN = 32 };
+    tersa_item items[RUN];
+    size_t k;
+    do {
+        if (TERSA_UNLIKELY(!tersa_read_leaves(d->r, items, RUN, &k))) fail_decode(d);
+        tersa_rb_stack *s = d->stack;
+        if (TERSA_UNLIKELY(s->cap - s->len < (long)k)) tersa_rb_stack_reserve(s, (long)k);
+        for (size_t i = 0; i < k; i++) {
+            const tersa_item *it = &items[i];
+            VALUE v = it->type == TERSA_STRING  ? string_value(d, it)
+                      : it->type == TERSA_FLOAT ? tersa_rb_float_new(it->v.f)
+                      : it->type == TERSA_INT   ? LL2NUM(it->v.i)
+                                                : build_scalar(c, it);
+            s->ptr[s->len++] = v;
+        }
+        f->left -= k;
+    } while (k == RUN && f->left);
+    return f->left == 0;
+}
+
 /* The next value in the input. Containers do not recurse: each open one is a
  * frame on the decoder's heap and its elements wait on the value stack, so
  * any depth the reader allows costs no machine stack. */
@@ -637,7 +663,9 @@ static VALUE build(build_ctx *c) {
         case TERSA_ARRAY:
         case TERSA_GENERIC_MAP:
             open_container(c, &it, depth);
-            if (d->frames[depth].left && (!(it.flags & TERSA_ITEM_SCALARS) || !read_scalar_run(c, &d->frames[depth]))) {
+            if (d->frames[depth].left && (it.flags & TERSA_ITEM_SCALARS    ? !read_scalar_run(c, &d->frames[depth])
+                                          : it.flags & TERSA_ITEM_STRINGS ? !read_string_run(c, &d->frames[depth])
+                                                                          : true)) {
                 depth++;
                 continue;
             }
