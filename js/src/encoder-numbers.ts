@@ -5,8 +5,10 @@
 import { INT64_MAX, INT64_MIN, UINT64_MAX, Tag, Short } from './common.js';
 import type { Float64 } from './common.js';
 import type { EncoderState, ESlot } from './encoder-state.js';
-import { ensure, vlen, vlenBig, writeVarint, writeVarintBig, zz, zzBig } from './encoder-output.js';
+import { ensure, grow, vlen, vlenBig, writeVarint, writeVarintBig, zz, zzBig } from './encoder-output.js';
 import { shortestDecimal, decM, decE, decGuessed } from './decimal.js';
+
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22];
 
 /** The tags of the integer 0 and of the decimal exponent 0 among the short forms. */
 const INT_BASE = Tag.INT0 - Short.INT_MIN;
@@ -330,9 +332,99 @@ export function writeFloatObject(st: EncoderState, f: Float64, slot: ESlot): voi
   writeFloat(st, v, slot);
 }
 
+/** A varint of w < 2^28 by its length, without writeVarint's call and general path (larger values: writeVarint). */
+function putVarint28(st: EncoderState, w: number): void {
+  const buf = st.buf;
+  const pos = st.pos;
+  if (w < 0x80) {
+    buf[pos] = (w << 1) | 1;
+    st.pos = pos + 1;
+  } else if (w < 0x4000) {
+    buf[pos] = (w << 2) | 2;
+    buf[pos + 1] = w >>> 6;
+    st.pos = pos + 2;
+  } else if (w < 0x200000) {
+    buf[pos] = (w << 3) | 4;
+    buf[pos + 1] = w >>> 5;
+    buf[pos + 2] = w >>> 13;
+    st.pos = pos + 3;
+  } else if (w < 0x10000000) {
+    buf[pos] = (w << 4) | 8;
+    buf[pos + 1] = w >>> 4;
+    buf[pos + 2] = w >>> 12;
+    buf[pos + 3] = w >>> 20;
+    st.pos = pos + 4;
+  } else writeVarint(st, w);
+}
+
+/**
+ * Writes a number. The common cases are decided here without further calls:
+ * small integers, floats in a run of binary ones, and decimals found by the
+ * slot's guess of decimals (see shortestDecimal) whose mantissa is below
+ * 2^30, tested in int32 arithmetic, with the trailing zeros stripped by
+ * integer division by 10 (a multiplication in V8's code), where the general
+ * search divides doubles in a dependent chain and returns through module
+ * variables. The rest goes to writeInt and writeFloat, which decide the same
+ * way.
+ */
 export function writeNumber(st: EncoderState, v: number, slot: ESlot): void {
+  if (st.pos + 10 > st.cap) grow(st, 10);
   if (Number.isSafeInteger(v) && (v !== 0 || 1 / v > 0)) {
-    ensure(st, 10);
-    writeInt(st, v, slot);
-  } else writeFloat(st, v, slot);
+    if (v >= -8 && v <= 23) {
+      st.buf[st.pos++] = INT_BASE + v;
+      slot.ik = 1;
+      slot.i = v;
+      return;
+    }
+    return writeInt(st, v, slot);
+  }
+  const c = slot.bin;
+  if (c >= 4 && c !== 19) {
+    if (v !== v) return writeFloat(st, v, slot);
+    slot.bin = c + 1;
+    return Math.fround(v) === v ? writeF32(st, v) : writeF64(st, v);
+  }
+  const g = slot.dg;
+  if (g > 0) {
+    // the integer nearest v * 10^g is the decimal of that scale if it gives v back (NaN and infinities do not)
+    const p = POW10[g];
+    const r = Math.round(v * p);
+    if (r / p === v && r < 1073741824 && r > -1073741824) {
+      let m = r | 0;
+      let e = -g;
+      let q = (m / 10) | 0;
+      while (q * 10 === m && e < 0) {
+        m = q;
+        e++;
+        q = (m / 10) | 0;
+      }
+      if (e < 0) {
+        // its forms: |m| < 2^30, so at most 7 bytes (F64 never wins) and a delta below 2^53 from a register below 2^51
+        const z = (m << 1) ^ (m >> 31);
+        let best = (e >= -12 ? 1 : 2) + (z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5);
+        let w = z;
+        let tag = e >= -12 ? DEC_BASE + e : Tag.DEC_X;
+        if (slot.dk && slot.de === e) {
+          const dm = slot.dm;
+          if (dm >= 2251799813685248 || dm <= -2251799813685248) return writeFloat(st, v, slot);
+          const dz = zz(m - dm);
+          if (1 + vlen(dz) < best) {
+            best = 1 + vlen(dz);
+            w = dz;
+            tag = Tag.DEC_DELTA;
+          }
+        }
+        if (best > 5 && Math.fround(v) === v) return writeBinary32(st, v, slot);
+        st.buf[st.pos++] = tag;
+        if (tag === Tag.DEC_X) st.buf[st.pos++] = e & 0xff;
+        putVarint28(st, w);
+        slot.dk = true;
+        slot.dm = m;
+        slot.de = e;
+        slot.bin = 0;
+        return;
+      }
+    }
+  }
+  writeFloat(st, v, slot);
 }

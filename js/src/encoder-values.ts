@@ -143,37 +143,41 @@ function writeMap(st: EncoderState, m: Map<unknown, unknown>, slot: ESlot): void
   st.depth--;
 }
 
-/** Writes one item (containers below RECURSION_DEPTH recursively, deeper ones through encoder-deep.ts). */
+/**
+ * Writes one item (containers below RECURSION_DEPTH recursively, deeper ones
+ * through encoder-deep.ts). The kinds are tested as `typeof v === '...'`
+ * comparisons, which V8 compiles to type checks: `switch (typeof v)` calls
+ * the Typeof builtin for every item.
+ */
 export function writeValue(st: EncoderState, v: unknown, slot: ESlot): void {
-  switch (typeof v) {
-    case 'string':
-      return writeString(st, v, slot);
-    case 'number':
-      return writeNumber(st, v, slot);
-    case 'object':
-      if (v === null) {
-        ensure(st, 1);
-        st.buf[st.pos++] = Tag.NULL;
-        return;
-      }
-      return writeObjectValue(st, v, slot);
-    case 'boolean':
+  if (typeof v === 'number') return writeNumber(st, v, slot);
+  if (typeof v === 'string') return writeString(st, v, slot);
+  if (typeof v === 'object') {
+    if (v === null) {
       ensure(st, 1);
-      st.buf[st.pos++] = v ? Tag.TRUE : Tag.FALSE;
+      st.buf[st.pos++] = Tag.NULL;
       return;
-    case 'bigint':
-      return writeBigInt(st, v, slot);
-    case 'symbol':
+    }
+    return writeObjectValue(st, v, slot);
+  }
+  if (typeof v === 'boolean') {
+    ensure(st, 1);
+    st.buf[st.pos++] = v ? Tag.TRUE : Tag.FALSE;
+    return;
+  }
+  if (typeof v === 'bigint') return writeBigInt(st, v, slot);
+  if (typeof v === 'symbol') {
+    ensure(st, 1);
+    st.buf[st.pos++] = Tag.SYMBOL;
+    return writeString(st, symbolName(st, v, undefined), slot);
+  }
+  if (typeof v === 'undefined') {
+    if (st.undefinedAsNull) {
       ensure(st, 1);
-      st.buf[st.pos++] = Tag.SYMBOL;
-      return writeString(st, symbolName(st, v, undefined), slot);
-    case 'undefined':
-      if (st.undefinedAsNull) {
-        ensure(st, 1);
-        st.buf[st.pos++] = Tag.NULL;
-        return;
-      }
-      return fail(st, v, 'undefined is not a Tersa value (option undefined: "null" writes null)');
+      st.buf[st.pos++] = Tag.NULL;
+      return;
+    }
+    return fail(st, v, 'undefined is not a Tersa value (option undefined: "null" writes null)');
   }
   fail(st, v, `unsupported type ${typeof v}`);
 }
