@@ -332,6 +332,11 @@ export function writeFloatObject(st: EncoderState, f: Float64, slot: ESlot): voi
   writeFloat(st, v, slot);
 }
 
+/** The varint length of w < 2^28. */
+function varintLen28(w: number): number {
+  return w < 0x80 ? 1 : w < 0x4000 ? 2 : w < 0x200000 ? 3 : 4;
+}
+
 /** A varint of w < 2^28 by its length, without writeVarint's call and general path (larger values: writeVarint). */
 function putVarint28(st: EncoderState, w: number): void {
   const buf = st.buf;
@@ -376,6 +381,25 @@ export function writeNumber(st: EncoderState, v: number, slot: ESlot): void {
       slot.i = v;
       return;
     }
+    // |v| < 2^26 after an integer register of the same range: the absolute
+    // and delta forms are both below 2^28, in int32 arithmetic
+    if (v < 67108864 && v > -67108864 && slot.ik === 1) {
+      const r = slot.i;
+      if (r < 67108864 && r > -67108864) {
+        const u = v > 0 ? v - 24 : -9 - v;
+        const d = v - r;
+        const z = (d << 1) ^ (d >> 31);
+        if (varintLen28(z) < varintLen28(u)) {
+          st.buf[st.pos++] = Tag.INT_DELTA;
+          putVarint28(st, z);
+        } else {
+          st.buf[st.pos++] = v > 0 ? Tag.INT_POS : Tag.INT_NEG;
+          putVarint28(st, u);
+        }
+        slot.i = v;
+        return;
+      }
+    }
     return writeInt(st, v, slot);
   }
   const c = slot.bin;
@@ -401,7 +425,7 @@ export function writeNumber(st: EncoderState, v: number, slot: ESlot): void {
       if (e < 0) {
         // its forms: |m| < 2^30, so at most 7 bytes (F64 never wins) and a delta below 2^53 from a register below 2^51
         const z = (m << 1) ^ (m >> 31);
-        let best = (e >= -12 ? 1 : 2) + (z < 0x80 ? 1 : z < 0x4000 ? 2 : z < 0x200000 ? 3 : z < 0x10000000 ? 4 : 5);
+        let best = (e >= -12 ? 1 : 2) + (z < 0x10000000 ? varintLen28(z) : 5);
         let w = z;
         let tag = e >= -12 ? DEC_BASE + e : Tag.DEC_X;
         if (slot.dk && slot.de === e) {
