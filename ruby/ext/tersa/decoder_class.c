@@ -530,13 +530,58 @@ static void open_container(build_ctx *c, const tersa_item *it, size_t depth) {
 
 static VALUE close_generic_map(build_ctx *c, const build_frame *f);
 
+/* Arrays that fit in the object (pairs of coordinates, short vectors) are
+ * filled in place: rb_ary_new_from_values takes its general path through the
+ * transient heap's checks and a write barrier per element (about 70
+ * instructions for a pair, most of canada's arrays); here only elements that
+ * are objects pay the barrier. Used only if the probe at load finds this
+ * Ruby's embedded layout (small_arrays_checked). */
+static bool small_arrays_in_place;
+
+static inline bool small_array_fits(long n) { return small_arrays_in_place && n <= RARRAY_EMBED_LEN_MAX; }
+
+static VALUE new_small_array(const VALUE *p, long n) {
+    VALUE a = rb_ary_new_capa(n);
+    VALUE *dst = (VALUE *)RARRAY(a)->as.ary;
+    for (long i = 0; i < n; i++) {
+        dst[i] = p[i];
+        RB_OBJ_WRITTEN(a, Qundef, p[i]); /* nothing for Integers in a Fixnum, flonums, nil, true, false */
+    }
+    RBASIC(a)->flags = (RBASIC(a)->flags & ~(VALUE)RARRAY_EMBED_LEN_MASK) | ((VALUE)n << RARRAY_EMBED_LEN_SHIFT);
+    return a;
+}
+
+/* Arrays of 0 to RARRAY_EMBED_LEN_MAX elements come out of rb_ary_new_capa
+ * embedded, and filled in place read back as rb_ary_new_from_values' do. */
+static bool small_arrays_checked(void) {
+    VALUE items[RARRAY_EMBED_LEN_MAX];
+    for (long i = 0; i < RARRAY_EMBED_LEN_MAX; i++) items[i] = rb_str_new_cstr("tersa-probe");
+    for (long n = 0; n <= RARRAY_EMBED_LEN_MAX; n++) {
+        VALUE a = rb_ary_new_capa(n);
+        if (!RB_FL_ANY_RAW(a, RARRAY_EMBED_FLAG) || RARRAY_LEN(a) != 0) return false;
+        small_arrays_in_place = true;
+        VALUE b = new_small_array(items, n);
+        small_arrays_in_place = false;
+        if (!RB_FL_ANY_RAW(b, RARRAY_EMBED_FLAG) || RARRAY_LEN(b) != n || !rb_equal(b, rb_ary_new_from_values(n, items)))
+            return false;
+        for (long i = 0; i < n; i++)
+            if (rb_ary_entry(b, i) != items[i] || RARRAY_CONST_PTR(b)[i] != items[i]) return false;
+        rb_ary_push(b, Qnil); /* it grows out of the object like any Array */
+        if (RARRAY_LEN(b) != n + 1 || rb_ary_entry(b, n) != Qnil) return false;
+        RB_GC_GUARD(a);
+    }
+    RB_GC_GUARD(items[0]);
+    return true;
+}
+
 /* The container of frame `f`, whose elements are all on the value stack; pops them. */
 static VALUE close_container(build_ctx *c, const build_frame *f) {
     tersa_rb_decoder *d = c->d;
     long n = d->stack->len - f->values;
     VALUE v;
     if (f->kind == TERSA_ARRAY) {
-        v = rb_ary_new_from_values(n, d->stack->ptr + f->values);
+        v = small_array_fits(n) ? new_small_array(d->stack->ptr + f->values, n)
+                                : rb_ary_new_from_values(n, d->stack->ptr + f->values);
     } else if (f->kind == TERSA_MAP) {
         /* Keys and values are read here: building the elements may have moved the stacks. */
         const VALUE *keys = (f->once ? d->stack : d->keys)->ptr + f->koff, *values = d->stack->ptr + f->values;
@@ -895,6 +940,7 @@ void tersa_rb_init_decoder(void) {
     id_call = rb_intern("call");
     id_floating = rb_intern("floating");
     default_decoder_key = rb_ractor_local_storage_value_newkey();
+    small_arrays_in_place = small_arrays_checked();
 
     cDecoder = rb_define_class_under(mTersa, "Decoder", rb_cObject);
     rb_define_alloc_func(cDecoder, dec_alloc);
