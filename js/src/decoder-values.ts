@@ -17,153 +17,190 @@ import { nestArray, nestGenericMap } from './decoder-deep.js';
 /** The tag of the integer 0 among the short forms. */
 const INT_BASE = Tag.INT0 - Short.INT_MIN;
 
+/** Longest array whose scratch storage a decoder keeps between arrays. */
+const SCRATCH_KEEP = 1 << 16;
+
 /** An array of n items; the caller checked the depth before reading the count (SPEC 10 order). */
 function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
   if (rd.depth >= RECURSION_DEPTH) return nestArray(rd, n, slot, rd.depth);
   rd.depth++;
   let a: unknown[];
-  // small arrays as literals: packed and exactly sized (elements are read left to right)
-  switch (n) {
-    case 0:
-      a = [];
-      break;
-    case 1:
-      a = [read(rd, slot)];
-      break;
-    case 2:
-      a = [read(rd, slot), read(rd, slot)];
-      break;
-    case 3:
-      a = [read(rd, slot), read(rd, slot), read(rd, slot)];
-      break;
-    case 4:
-      a = [read(rd, slot), read(rd, slot), read(rd, slot), read(rd, slot)];
-      break;
-    default: {
-      const src = rd.src;
-      // One array literal per kind of first element, each its own allocation
-      // site: V8 starts a site's arrays with the elements kind its earlier
-      // arrays ended with, so arrays of floats keep unboxed doubles however
-      // many arrays of containers or of integers beyond 2^31 (boxed or
-      // BigInt) the other sites made (with one site, arrays of floats read
-      // after arrays of containers boxed every element).
-      const t0 = src[rd.pos];
-      if ((t0 >= Tag.DEC0 && t0 < Tag.NULL) || t0 === Tag.DEC_DELTA || t0 === Tag.F32 || t0 === Tag.F64) a = [];
-      else if ((t0 >= Tag.INT0 && t0 < Tag.PFX0) || (t0 >= Tag.INT_POS && t0 <= Tag.INT_DELTA)) a = [];
-      else a = [];
-      const plainInts = !rd.bigints;
-      for (let i = 0; i < n; i++) {
-        // Binary floats (embeddings, measurements), integers of the short
-        // forms, and integers and decimals with varints of up to four bytes
-        // are read here: a call to read() per element returns each as a
-        // boxed number, which was half of decoding an array of F32s. NaN,
-        // infinities, exactFloats, bigints, other integers and decimals and
-        // short input take read()'s path.
-        const t = src[rd.pos];
-        if (t >= Tag.INT0 && t < Tag.PFX0 && plainInts && rd.pos < rd.end) {
-          const v = t - INT_BASE;
-          slot.ik = 1;
-          slot.i = v;
-          a.push(v);
-          rd.pos++;
-          continue;
-        }
-        const isInt = t >= Tag.INT_POS && t <= Tag.INT_DELTA && plainInts;
-        const isDec = ((t >= Tag.DEC0 && t < Tag.NULL) || t === Tag.DEC_DELTA) && !rd.exactFloats;
-        if ((isInt || isDec) && rd.pos + 5 <= rd.end) {
-          // a varint of up to four bytes (minimal: else read() reports it)
-          const p = rd.pos + 1;
-          const b0 = src[p];
-          let z = -1;
-          let L = 0;
-          if (b0 & 1) {
-            z = b0 >>> 1;
-            L = 1;
-          } else if (b0 & 2) {
-            z = (b0 | (src[p + 1] << 8)) >>> 2;
-            L = 2;
-            if (z < 0x80) z = -1;
-          } else if (b0 & 4) {
-            z = (b0 | (src[p + 1] << 8) | (src[p + 2] << 16)) >>> 3;
-            L = 3;
-            if (z < 0x4000) z = -1;
-          } else if (b0 & 8) {
-            z = ((b0 | (src[p + 1] << 8) | (src[p + 2] << 16) | (src[p + 3] << 24)) >>> 4) & 0xfffffff;
-            L = 4;
-            if (z < 0x200000) z = -1;
-          }
-          if (z >= 0 && isInt) {
-            let v = -1;
-            if (t === Tag.INT_POS) v = z + 24;
-            else if (t === Tag.INT_NEG) v = -9 - z;
-            else if (slot.ik === 1) {
-              v = slot.i + ((z >>> 1) ^ -(z & 1));
-              if (v < -9007199254740991 || v > 9007199254740991) z = -1;
-            } else z = -1;
-            if (z >= 0) {
-              slot.ik = 1;
-              slot.i = v;
-              a.push(v);
-              rd.pos = p + L;
-              continue;
-            }
-          } else if (z >= 0) {
-            // decimals as decimal() reads them, for the mantissas a varint
-            // of four bytes holds and deltas that stay below 2^53
-            let e = 0;
-            let m = 0;
-            if (t !== Tag.DEC_DELTA) {
-              e = t - (Tag.DEC0 - Short.DEC_EXP_MIN);
-              m = (z >>> 1) ^ -(z & 1);
-            } else if (slot.dk) {
-              e = slot.de;
-              m = slot.dm + ((z >>> 1) ^ -(z & 1));
-              if (m >= TWO53 || m <= -TWO53) z = -1;
-            } else z = -1;
-            if (z >= 0) {
-              slot.dk = true;
-              slot.dm = m;
-              slot.de = e;
-              a.push(e >= 0 ? m * POW10[e] : m / POW10[-e]);
-              rd.pos = p + L;
-              continue;
-            }
-          }
-        }
-        if (t === Tag.F32 && !rd.exactFloats && rd.pos + 5 <= rd.end) {
-          const bits = (rd.src[rd.pos + 1] | (rd.src[rd.pos + 2] << 8) | (rd.src[rd.pos + 3] << 16) | (rd.src[rd.pos + 4] << 24)) >>> 0;
-          if ((bits & 0x7f800000) !== 0x7f800000) {
-            scratchU32[0] = bits;
-            a.push(scratchF32[0]);
-            rd.pos += 5;
-            continue;
-          }
-        } else if (t === Tag.F64 && !rd.exactFloats && rd.pos + 9 <= rd.end) {
-          if (rd.dvSrc !== rd.src) {
-            rd.dvSrc = rd.src;
-            rd.dv = new DataView(rd.src.buffer, rd.src.byteOffset, rd.src.byteLength);
-          }
-          const v = rd.dv.getFloat64(rd.pos + 1, true);
-          if (v - v === 0) {
-            a.push(v);
-            rd.pos += 9;
-            continue;
-          }
-        } else if ((t === Tag.INT_POS || t === Tag.INT_NEG) && plainInts && rd.pos + 5 <= rd.end && (src[rd.pos + 1] & 15) === 0) {
-          // integers of five to nine varint bytes, tested after the floats
-          // so that arrays of floats pay nothing for them
-          const v = wideInt(rd, t, rd.pos + 1, slot);
-          if (v !== undefined) {
-            a.push(v);
-            continue;
-          }
-        }
-        a.push(read(rd, slot));
-      }
+  const t0 = rd.src[rd.pos];
+  // F32 through DEC_DELTA: binary floats, integers and decimals
+  if (n > 4 && ((t0 >= Tag.INT0 && t0 < Tag.PFX0) || (t0 >= Tag.DEC0 && t0 < Tag.NULL) || (t0 >= Tag.F32 && t0 <= Tag.DEC_DELTA))) {
+    a = numbers(rd, n, slot);
+  } else if (n > 4) {
+    // not a literal: see numbers()
+    a = rd.noItems.slice(0, 0);
+    for (let i = 0; i < n; i++) a.push(read(rd, slot));
+  } else {
+    // small arrays as literals: packed and exactly sized (elements are read left to right)
+    switch (n) {
+      case 0:
+        a = [];
+        break;
+      case 1:
+        a = [read(rd, slot)];
+        break;
+      case 2:
+        a = [read(rd, slot), read(rd, slot)];
+        break;
+      case 3:
+        a = [read(rd, slot), read(rd, slot), read(rd, slot)];
+        break;
+      default:
+        a = [read(rd, slot), read(rd, slot), read(rd, slot), read(rd, slot)];
     }
   }
   rd.depth--;
   return a;
+}
+
+/**
+ * An array of n items whose first item is a number (n > 4). The numbers at
+ * its start go to the decoder's scratch array of unboxed doubles, and the
+ * array is made by slicing it, at the end or at the first item that is not
+ * such a number (the rest are pushed). An array made by a builtin has no V8
+ * allocation site, whose state the decodes of other documents would set:
+ * a site starts its arrays with the elements kind its earlier arrays ended
+ * with (an array of floats after arrays of containers or BigInts boxes
+ * every element), and V8 pretenures a site (allocates its objects in the
+ * old generation, collected only by full collections of the whole heap)
+ * once most of its objects survive a scavenge, as a large document's do
+ * when a scavenge runs while it is read.
+ */
+function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] {
+  const src = rd.src;
+  const sc = rd.nums;
+  let b: unknown[] | null = null;
+  const plainInts = !rd.bigints;
+  for (let i = 0; i < n; i++) {
+    // Binary floats (embeddings, measurements), integers of the short
+    // forms, and integers and decimals with varints of up to four bytes
+    // are read here: a call to read() per element returns each as a
+    // boxed number, which was half of decoding an array of F32s. NaN,
+    // infinities, exactFloats, bigints, other integers and decimals and
+    // short input take read()'s path.
+    const t = src[rd.pos];
+    if (t >= Tag.INT0 && t < Tag.PFX0 && plainInts && rd.pos < rd.end) {
+      const v = t - INT_BASE;
+      slot.ik = 1;
+      slot.i = v;
+      if (b === null) sc[i] = v;
+      else b.push(v);
+      rd.pos++;
+      continue;
+    }
+    const isInt = t >= Tag.INT_POS && t <= Tag.INT_DELTA && plainInts;
+    const isDec = ((t >= Tag.DEC0 && t < Tag.NULL) || t === Tag.DEC_DELTA) && !rd.exactFloats;
+    if ((isInt || isDec) && rd.pos + 5 <= rd.end) {
+      // a varint of up to four bytes (minimal: else read() reports it)
+      const p = rd.pos + 1;
+      const b0 = src[p];
+      let z = -1;
+      let L = 0;
+      if (b0 & 1) {
+        z = b0 >>> 1;
+        L = 1;
+      } else if (b0 & 2) {
+        z = (b0 | (src[p + 1] << 8)) >>> 2;
+        L = 2;
+        if (z < 0x80) z = -1;
+      } else if (b0 & 4) {
+        z = (b0 | (src[p + 1] << 8) | (src[p + 2] << 16)) >>> 3;
+        L = 3;
+        if (z < 0x4000) z = -1;
+      } else if (b0 & 8) {
+        z = ((b0 | (src[p + 1] << 8) | (src[p + 2] << 16) | (src[p + 3] << 24)) >>> 4) & 0xfffffff;
+        L = 4;
+        if (z < 0x200000) z = -1;
+      }
+      if (z >= 0 && isInt) {
+        let v = -1;
+        if (t === Tag.INT_POS) v = z + 24;
+        else if (t === Tag.INT_NEG) v = -9 - z;
+        else if (slot.ik === 1) {
+          v = slot.i + ((z >>> 1) ^ -(z & 1));
+          if (v < -9007199254740991 || v > 9007199254740991) z = -1;
+        } else z = -1;
+        if (z >= 0) {
+          slot.ik = 1;
+          slot.i = v;
+          if (b === null) sc[i] = v;
+          else b.push(v);
+          rd.pos = p + L;
+          continue;
+        }
+      } else if (z >= 0) {
+        // decimals as decimal() reads them, for the mantissas a varint
+        // of four bytes holds and deltas that stay below 2^53
+        let e = 0;
+        let m = 0;
+        if (t !== Tag.DEC_DELTA) {
+          e = t - (Tag.DEC0 - Short.DEC_EXP_MIN);
+          m = (z >>> 1) ^ -(z & 1);
+        } else if (slot.dk) {
+          e = slot.de;
+          m = slot.dm + ((z >>> 1) ^ -(z & 1));
+          if (m >= TWO53 || m <= -TWO53) z = -1;
+        } else z = -1;
+        if (z >= 0) {
+          slot.dk = true;
+          slot.dm = m;
+          slot.de = e;
+          const v = e >= 0 ? m * POW10[e] : m / POW10[-e];
+          if (b === null) sc[i] = v;
+          else b.push(v);
+          rd.pos = p + L;
+          continue;
+        }
+      }
+    }
+    if (t === Tag.F32 && !rd.exactFloats && rd.pos + 5 <= rd.end) {
+      const bits = (rd.src[rd.pos + 1] | (rd.src[rd.pos + 2] << 8) | (rd.src[rd.pos + 3] << 16) | (rd.src[rd.pos + 4] << 24)) >>> 0;
+      if ((bits & 0x7f800000) !== 0x7f800000) {
+        scratchU32[0] = bits;
+        if (b === null) sc[i] = scratchF32[0];
+        else b.push(scratchF32[0]);
+        rd.pos += 5;
+        continue;
+      }
+    } else if (t === Tag.F64 && !rd.exactFloats && rd.pos + 9 <= rd.end) {
+      if (rd.dvSrc !== rd.src) {
+        rd.dvSrc = rd.src;
+        rd.dv = new DataView(rd.src.buffer, rd.src.byteOffset, rd.src.byteLength);
+      }
+      const v = rd.dv.getFloat64(rd.pos + 1, true);
+      if (v - v === 0) {
+        if (b === null) sc[i] = v;
+        else b.push(v);
+        rd.pos += 9;
+        continue;
+      }
+    } else if ((t === Tag.INT_POS || t === Tag.INT_NEG) && plainInts && rd.pos + 5 <= rd.end && (src[rd.pos + 1] & 15) === 0) {
+      // integers of five to nine varint bytes, tested after the floats
+      // so that arrays of floats pay nothing for them
+      const v = wideInt(rd, t, rd.pos + 1, slot);
+      if (typeof v === 'number') {
+        if (b === null) sc[i] = v;
+        else b.push(v);
+        continue;
+      }
+      if (v !== undefined) {
+        if (b === null) b = sc.slice(0, i);
+        b.push(v);
+        continue;
+      }
+    }
+    if (b === null) b = sc.slice(0, i);
+    b.push(read(rd, slot));
+  }
+  if (b === null) {
+    b = sc.slice(0, n);
+    // a scratch array grown by a long array gives its memory back
+    if (n > SCRATCH_KEEP) sc.length = 0;
+  }
+  return b;
 }
 
 function genericMap(rd: DecoderState, at: number, slot: Slot): unknown {
