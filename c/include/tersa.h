@@ -253,6 +253,13 @@ TERSA_API bool tersa_write_double_array(tersa_writer *w, const double *values, s
 TERSA_API bool tersa_write_string(tersa_writer *w, const char *ptr, size_t len);
 /** A string the caller guarantees to be valid UTF-8 (not checked). */
 TERSA_API bool tersa_write_string_utf8(tersa_writer *w, const char *ptr, size_t len);
+/** An array of `n` strings the caller guarantees to be valid UTF-8 (not
+ *  checked), string i at ptrs[i], lens[i] bytes: the same bytes and state as
+ *  tersa_write_array_begin(w, n), tersa_write_string_utf8 for each and
+ *  tersa_write_array_end, in one call without a container frame (rows of
+ *  strings). The string-table lookups of up to 64 strings at a time are
+ *  started together, so that their cache misses overlap. */
+TERSA_API bool tersa_write_string_array(tersa_writer *w, const char *const *ptrs, const size_t *lens, size_t n);
 /** A symbol (its name is checked to be valid UTF-8). */
 TERSA_API bool tersa_write_symbol(tersa_writer *w, const char *ptr, size_t len);
 TERSA_API bool tersa_write_binary(tersa_writer *w, const void *ptr, size_t len);

@@ -660,6 +660,37 @@ bool tersa_write_double_array(tersa_writer *w, const double *values, size_t n) {
     return true;
 }
 
+/* Strings whose index slots tersa_write_string_array requests at once. */
+#define STRING_ARRAY_BLOCK 64
+
+bool tersa_write_string_array(tersa_writer *w, const char *const *ptrs, const size_t *lens, size_t n) {
+    if (TERSA_UNLIKELY(w->keywatch)) { /* a generic-map key, or part of one: the frame records it */
+        if (!tersa_write_array_begin(w, n)) return false;
+        for (size_t i = 0; i < n; i++)
+            if (!write_string_value(w, ptrs[i], lens[i])) return false;
+        return tersa_write_array_end(w);
+    }
+    tersa_slot *slot = next_slot(w);
+    if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
+    put_array_head(w, n);
+    uint64_t hashes[STRING_ARRAY_BLOCK];
+    for (size_t start = 0; start < n; start += STRING_ARRAY_BLOCK) {
+        size_t end = n - start < STRING_ARRAY_BLOCK ? n : start + STRING_ARRAY_BLOCK;
+        for (size_t i = start; i < end; i++) {
+            if (lens[i] < MIN_TABLE_LEN) continue;
+            uint64_t h = hash_bytes((const uint8_t *)ptrs[i], lens[i], w->seed);
+            hashes[i - start] = h;
+#if defined(__GNUC__) || defined(__clang__)
+            __builtin_prefetch(&w->sidx[(size_t)h & (w->sidx_cap - 1)]);
+#endif
+        }
+        /* The elements of an array are in the array's own slot (SPEC 4.3). */
+        for (size_t i = start; i < end; i++)
+            if (!write_str_item_h(w, slot, (const uint8_t *)ptrs[i], lens[i], NULL, &hashes[i - start])) return false;
+    }
+    return true;
+}
+
 bool tersa_write_array_begin(tersa_writer *w, size_t count) {
     tersa_slot *slot = next_slot(w);
     if (!slot || !check_depth(w) || !reserve(w, 10)) return false;

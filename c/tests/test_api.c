@@ -966,6 +966,93 @@ static void test_double_array(void) {
     tersa_writer_free(b);
 }
 
+/* A random string for write_string_doc: from a small pool (references,
+ * shared prefixes, timestamps and strings that look like them), or random
+ * bytes of 0-80 (all but the last kept ASCII so that it stays valid UTF-8). */
+static size_t random_string(test_rng *g, char *buf) {
+    static const char *const pool[] = {"a", "", "ab", "abc", "abcdefgh", "abcdefghij-klm", "2024-01-02T03:04:05Z",
+                                       "2024-01-02T03:04:06.5+01:00", "2024-13-02T03:04:05Z", "2024-01-02",
+                                       "https://example.com/items/1", "https://example.com/items/22", "caf\xc3\xa9"};
+    if (rng_below(g, 2)) {
+        const char *p = pool[rng_below(g, sizeof pool / sizeof pool[0])];
+        size_t n = strlen(p);
+        memcpy(buf, p, n);
+        return n;
+    }
+    size_t n = rng_below(g, 4) ? rng_below(g, 12) : rng_below(g, 81);
+    for (size_t i = 0; i < n; i++) buf[i] = (char)('a' + rng_below(g, 3));
+    return n;
+}
+
+/* Write the same random document with the general calls (batch false) and
+ * with tersa_write_string_array for its string arrays (batch true): at the
+ * top, in arrays, as shaped-map values, after integers, as generic-map keys
+ * and values, longer than one block of lookups; `max_depth` so that some
+ * arrays exceed it. */
+static bool write_string_doc(tersa_writer *w, uint64_t seed, bool batch, uint32_t max_depth) {
+    test_rng g = {seed};
+    static char bytes[150][81];
+    const char *ptrs[150];
+    size_t lens[150];
+    tersa_writer_set_max_depth(w, max_depth);
+    if (!tersa_writer_start(w, NULL, 0)) return false;
+    size_t groups = 1 + rng_below(&g, 6);
+    static const tersa_key keys[2] = {{"xs", 2, false}, {"n", 1, false}};
+    bool ok = tersa_write_array_begin(w, groups);
+    for (size_t k = 0; ok && k < groups; k++) {
+        size_t kind = rng_below(&g, 4), n = rng_below(&g, 4) ? rng_below(&g, 6) : rng_below(&g, 150);
+        for (size_t i = 0; i < n; i++) {
+            ptrs[i] = bytes[i];
+            lens[i] = random_string(&g, bytes[i]);
+        }
+        size_t ints = rng_below(&g, 3);
+        if (kind == 1) ok = tersa_write_map_begin(w, keys, 2);
+        if (kind == 2) ok = tersa_write_generic_map_begin(w, 1);
+        if (kind == 3) ok = tersa_write_array_begin(w, ints + 1);
+        for (size_t i = 0; ok && kind == 3 && i < ints; i++) ok = tersa_write_int(w, (int64_t)rng_below(&g, 1000));
+        for (int twice = 0; ok && twice < (kind == 2 ? 2 : 1); twice++) { /* a generic map: as key, then value */
+            if (batch) {
+                ok = tersa_write_string_array(w, ptrs, lens, n);
+            } else {
+                ok = tersa_write_array_begin(w, n);
+                for (size_t i = 0; ok && i < n; i++) ok = tersa_write_string_utf8(w, ptrs[i], lens[i]);
+                ok = ok && tersa_write_array_end(w);
+            }
+        }
+        if (ok && kind == 1) ok = tersa_write_int(w, (int64_t)n) && tersa_write_map_end(w);
+        if (ok && kind == 2) ok = tersa_write_map_end(w);
+        if (ok && kind == 3) ok = tersa_write_array_end(w);
+    }
+    return ok && tersa_write_array_end(w);
+}
+
+/* tersa_write_string_array writes what the general calls write, and fails
+ * where they fail (the depth limit, NULL arrays with n = 0 included). */
+static void test_string_array(void) {
+    tersa_writer *a = tersa_writer_new(NULL), *b = tersa_writer_new(NULL);
+    size_t differ = 0, failures = 0, long_arrays = 0;
+    for (uint64_t seed = 1; seed <= 3000; seed++) {
+        uint32_t depth = seed % 7 == 0 ? 2 : 1000;
+        bool oa = write_string_doc(a, seed, false, depth), ob = write_string_doc(b, seed, true, depth);
+        size_t la, lb;
+        const uint8_t *da = tersa_writer_data(a, &la), *db = tersa_writer_data(b, &lb);
+        if (!oa) failures++;
+        if (oa && la > 2000) long_arrays++;
+        if (oa != ob || (oa && (la != lb || memcmp(da, db, la) != 0)) ||
+            (!oa && tersa_writer_error(a)->code != tersa_writer_error(b)->code))
+            differ++;
+    }
+    CHECK(differ == 0, "%zu of 3000 documents differ between tersa_write_string_array and the general calls", differ);
+    CHECK(failures > 0 && failures < 1000, "some documents hit the depth limit (%zu)", failures);
+    CHECK(long_arrays > 0, "some documents hold arrays longer than a block (%zu)", long_arrays);
+    CHECK(tersa_writer_start(a, NULL, 0) && tersa_write_string_array(a, NULL, NULL, 0), "an empty array from NULL");
+    size_t len;
+    const uint8_t *d = tersa_writer_data(a, &len);
+    CHECK(len == 4 && d[3] == 0x80, "an empty array is ARR0 (%zu bytes)", len);
+    tersa_writer_free(a);
+    tersa_writer_free(b);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -974,6 +1061,7 @@ int main(int argc, char **argv) {
     test_reader();
     test_scalar_runs();
     test_double_array();
+    test_string_array();
     test_dictionaries();
     test_stream_scan();
     test_feed();

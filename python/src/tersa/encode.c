@@ -673,12 +673,45 @@ TERSA_NOINLINE static int enc_float_list(enc_ctx *e, PyObject *list, Py_ssize_t 
     return TERSA_LIKELY(tersa_write_double_array(e->w, floats, (size_t)n)) ? 0 : enc_writer_fail(e);
 }
 
-static inline int enc_leaf_list(enc_ctx *e, PyObject **o, size_t at) {
+/* Lists of up to STR_LIST_MAX strs (rows of a table, tags) are written by
+ * one tersa_write_string_array call, which overlaps their string-table
+ * lookups. */
+#define STR_LIST_MAX 64
+
+/* If `list` (n > 0 items, the first a str) holds strs only, write it: 0, or
+ * -1 with the error pending; 1 if it holds anything else or a str without
+ * UTF-8 (a surrogate: the item-by-item path reports it where it is). */
+TERSA_NOINLINE static int enc_str_list(enc_ctx *e, PyObject *list, Py_ssize_t n) {
+    const char *ptrs[STR_LIST_MAX];
+    size_t lens[STR_LIST_MAX];
+    for (Py_ssize_t j = 0; j < n; j++) {
+        PyObject *v = PyList_GET_ITEM(list, j);
+        if (Py_TYPE(v) != &PyUnicode_Type) return 1;
+        if (TERSA_LIKELY(PyUnicode_IS_COMPACT_ASCII(v))) {
+            ptrs[j] = (const char *)(((PyASCIIObject *)v) + 1);
+            lens[j] = (size_t)PyUnicode_GET_LENGTH(v);
+        } else {
+            Py_ssize_t len;
+            ptrs[j] = PyUnicode_AsUTF8AndSize(v, &len);
+            if (!ptrs[j]) {
+                PyErr_Clear();
+                return 1;
+            }
+            lens[j] = (size_t)len;
+        }
+    }
+    return TERSA_LIKELY(tersa_write_string_array(e->w, ptrs, lens, (size_t)n)) ? 0 : enc_writer_fail(e);
+}
+
+TERSA_INLINE int enc_leaf_list(enc_ctx *e, PyObject **o, size_t at) {
     PyObject *list = *o;
     if (TERSA_UNLIKELY(e->depth >= e->max_depth)) return 1;
     Py_ssize_t n = PyList_GET_SIZE(list);
     if (n && n <= FLOAT_LIST_MAX && Py_TYPE(PyList_GET_ITEM(list, 0)) == &PyFloat_Type) {
         int s = enc_float_list(e, list, n);
+        if (s <= 0) return s;
+    } else if (n && n <= STR_LIST_MAX && Py_TYPE(PyList_GET_ITEM(list, 0)) == &PyUnicode_Type) {
+        int s = enc_str_list(e, list, n);
         if (s <= 0) return s;
     }
     if (TERSA_UNLIKELY(!tersa_write_array_begin(e->w, (size_t)n))) return enc_writer_fail(e);
