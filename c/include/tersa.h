@@ -253,6 +253,11 @@ TERSA_API bool tersa_write_double_array(tersa_writer *w, const double *values, s
 TERSA_API bool tersa_write_string(tersa_writer *w, const char *ptr, size_t len);
 /** A string the caller guarantees to be valid UTF-8 (not checked). */
 TERSA_API bool tersa_write_string_utf8(tersa_writer *w, const char *ptr, size_t len);
+/** The next `n` elements of the innermost open array (or, in any other place,
+ *  the next `n` items): the same bytes and state as tersa_write_double (or
+ *  tersa_write_int) for each, in one call (long arrays of numbers). */
+TERSA_API bool tersa_write_doubles(tersa_writer *w, const double *values, size_t n);
+TERSA_API bool tersa_write_ints(tersa_writer *w, const int64_t *values, size_t n);
 /** An array of `n` strings the caller guarantees to be valid UTF-8 (not
  *  checked), string i at ptrs[i], lens[i] bytes: the same bytes and state as
  *  tersa_write_array_begin(w, n), tersa_write_string_utf8 for each and

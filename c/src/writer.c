@@ -230,6 +230,25 @@ static bool write_uint_in(tersa_writer *w, tersa_slot *slot, uint64_t value) {
     return true; /* beyond int64: the register is unchanged */
 }
 
+/* An open array with room for n more elements, no generic-map key being
+ * recorded: its elements all go in its slot, w->cur. */
+TERSA_INLINE bool array_has_room(const tersa_writer *w, size_t n) {
+    return !w->keywatch && !w->cur_step && w->cur_left >= n && w->depth;
+}
+
+bool tersa_write_ints(tersa_writer *w, const int64_t *values, size_t n) {
+    if (TERSA_UNLIKELY(!array_has_room(w, n))) {
+        for (size_t i = 0; i < n; i++)
+            if (!tersa_write_int(w, values[i])) return false;
+        return true;
+    }
+    w->cur_left -= n;
+    tersa_slot *slot = w->cur;
+    for (size_t i = 0; i < n; i++)
+        if (!write_int_in(w, slot, values[i])) return false;
+    return true;
+}
+
 bool tersa_write_uint(tersa_writer *w, uint64_t value) {
     tersa_slot *slot = next_slot(w);
     if (TERSA_UNLIKELY(w->keywatch))
@@ -274,6 +293,19 @@ TERSA_INLINE bool write_double_item(tersa_writer *w, double d) {
 }
 
 bool tersa_write_double(tersa_writer *w, double d) { return write_double_item(w, d); }
+
+bool tersa_write_doubles(tersa_writer *w, const double *values, size_t n) {
+    if (TERSA_UNLIKELY(!array_has_room(w, n))) {
+        for (size_t i = 0; i < n; i++)
+            if (!write_double_item(w, values[i])) return false;
+        return true;
+    }
+    w->cur_left -= n;
+    tersa_slot *slot = w->cur;
+    for (size_t i = 0; i < n; i++)
+        if (!write_double_in(w, slot, values[i])) return false;
+    return true;
+}
 
 TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
     if (!reserve(w, 11)) return false;

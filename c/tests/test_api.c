@@ -1053,6 +1053,78 @@ static void test_string_array(void) {
     tersa_writer_free(b);
 }
 
+/* Write the same random document item by item (batch false) and with
+ * tersa_write_doubles and tersa_write_ints for runs of numbers (batch true):
+ * runs inside arrays (all of an array's elements or some, after a string),
+ * as shaped-map values and generic-map keys and values (where they are
+ * written item by item), at the top level, and runs longer than the array
+ * has room for; `max_depth` so that some arrays exceed it. */
+static bool write_number_doc(tersa_writer *w, uint64_t seed, bool batch, uint32_t max_depth) {
+    test_rng g = {seed};
+    double v[40];
+    int64_t iv[40];
+    tersa_writer_set_max_depth(w, max_depth);
+    if (!tersa_writer_start(w, NULL, 0)) return false;
+    if (seed % 11 == 0) { /* a top-level run of one */
+        iv[0] = (int64_t)rng_next(&g);
+        return batch ? tersa_write_ints(w, iv, 1) : tersa_write_int(w, iv[0]);
+    }
+    size_t groups = 1 + rng_below(&g, 6);
+    static const tersa_key keys[2] = {{"a", 1, false}, {"b", 1, false}};
+    bool ok = tersa_write_array_begin(w, groups);
+    for (size_t k = 0; ok && k < groups; k++) {
+        size_t kind = rng_below(&g, 4), n = rng_below(&g, 4) ? rng_below(&g, 5) : rng_below(&g, 40);
+        bool floats = rng_below(&g, 2);
+        for (size_t i = 0; i < 40; i++) {
+            v[i] = random_float(&g);
+            uint64_t r = rng_next(&g);
+            /* ids counting up (written as deltas), large and small values */
+            iv[i] = seed % 3 == 0 ? (int64_t)(seed << 30) + (int64_t)i * 7
+                    : r % 3 == 0 ? (int64_t)(r >> 3) : (int64_t)(r % 2000) - 1000;
+        }
+        size_t lead = kind == 0 ? rng_below(&g, 2) : 0;       /* a string before the run */
+        size_t room = n + lead - (n && rng_below(&g, 9) == 0); /* sometimes one too few */
+        if (kind == 0) ok = tersa_write_array_begin(w, room);
+        if (kind == 1) ok = tersa_write_map_begin(w, keys, 2);
+        if (kind == 2) ok = tersa_write_generic_map_begin(w, 1);
+        if (kind == 3) ok = tersa_write_array_begin(w, 1) && tersa_write_array_begin(w, n);
+        if (ok && lead) ok = tersa_write_string_utf8(w, "xy", 2);
+        size_t count = kind == 1 || kind == 2 ? 2 : n;
+        if (kind == 1 || kind == 2) n = 2;
+        if (ok && batch) {
+            ok = floats ? tersa_write_doubles(w, v, count) : tersa_write_ints(w, iv, count);
+        } else {
+            for (size_t i = 0; ok && i < count; i++) ok = floats ? tersa_write_double(w, v[i]) : tersa_write_int(w, iv[i]);
+        }
+        if (ok && kind == 0) ok = tersa_write_array_end(w);
+        if (ok && kind == 1) ok = tersa_write_map_end(w);
+        if (ok && kind == 2) ok = tersa_write_map_end(w);
+        if (ok && kind == 3) ok = tersa_write_array_end(w) && tersa_write_array_end(w);
+    }
+    return ok && tersa_write_array_end(w);
+}
+
+/* tersa_write_doubles and tersa_write_ints write what the general calls
+ * write, and fail where they fail (too many items, the depth limit). */
+static void test_number_runs(void) {
+    tersa_writer *a = tersa_writer_new(NULL), *b = tersa_writer_new(NULL);
+    size_t differ = 0, failures = 0;
+    for (uint64_t seed = 1; seed <= 3000; seed++) {
+        uint32_t depth = seed % 7 == 0 ? 2 : 1000;
+        bool oa = write_number_doc(a, seed, false, depth), ob = write_number_doc(b, seed, true, depth);
+        size_t la, lb;
+        const uint8_t *da = tersa_writer_data(a, &la), *db = tersa_writer_data(b, &lb);
+        if (!oa) failures++;
+        if (oa != ob || (oa && (la != lb || memcmp(da, db, la) != 0)) ||
+            (!oa && tersa_writer_error(a)->code != tersa_writer_error(b)->code))
+            differ++;
+    }
+    CHECK(differ == 0, "%zu of 3000 documents differ between the run writers and the general calls", differ);
+    CHECK(failures > 0 && failures < 1500, "some documents fail (%zu)", failures);
+    tersa_writer_free(a);
+    tersa_writer_free(b);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     (void)argv;
@@ -1062,6 +1134,7 @@ int main(int argc, char **argv) {
     test_scalar_runs();
     test_double_array();
     test_string_array();
+    test_number_runs();
     test_dictionaries();
     test_stream_scan();
     test_feed();

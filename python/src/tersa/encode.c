@@ -703,6 +703,78 @@ TERSA_NOINLINE static int enc_str_list(enc_ctx *e, PyObject *list, Py_ssize_t n)
     return TERSA_LIKELY(tersa_write_string_array(e->w, ptrs, lens, (size_t)n)) ? 0 : enc_writer_fail(e);
 }
 
+/* Numbers written together by tersa_write_doubles / tersa_write_ints. */
+#define NUMBER_RUN_MAX 64
+
+/* The exact int o as an int64 if it is one (|o| < 2^63, and 3 digits at
+ * most below 3.12): 1, else 0. */
+TERSA_INLINE int int64_of(PyObject *o, int64_t *v) {
+#if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
+    Py_ssize_t size = Py_SIZE(o);
+    const digit *dg = ((PyLongObject *)o)->ob_digit;
+    uint64_t a;
+    switch (size < 0 ? -size : size) {
+    case 0:
+        *v = 0;
+        return 1;
+    case 1:
+        a = dg[0];
+        break;
+    case 2:
+        a = (uint64_t)dg[0] | ((uint64_t)dg[1] << 30);
+        break;
+    case 3:
+        if (dg[2] >= 8) return 0; /* 2^63 or more */
+        a = (uint64_t)dg[0] | ((uint64_t)dg[1] << 30) | ((uint64_t)dg[2] << 60);
+        break;
+    default:
+        return 0;
+    }
+    *v = size < 0 ? -(int64_t)a : (int64_t)a;
+    return 1;
+#else
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow || (x == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return 0;
+    }
+    *v = (int64_t)x;
+    return 1;
+#endif
+}
+
+/* A run of floats, or of ints of 64 bits, from items[i] (one of them) of an
+ * open array's n items: written by one call, at most NUMBER_RUN_MAX. The
+ * count written (0: items[i] is an int beyond 64 bits), or -1 with the
+ * error pending. No Python code runs meanwhile: the items stay as read. */
+TERSA_NOINLINE static Py_ssize_t enc_number_run(enc_ctx *e, PyObject *const *items, Py_ssize_t i, Py_ssize_t n) {
+    Py_ssize_t end = n - i > NUMBER_RUN_MAX ? i + NUMBER_RUN_MAX : n, j = i;
+    if (Py_TYPE(items[i]) == &PyFloat_Type) {
+        double v[NUMBER_RUN_MAX];
+        for (; j < end && Py_TYPE(items[j]) == &PyFloat_Type; j++) v[j - i] = PyFloat_AS_DOUBLE(items[j]);
+        return TERSA_LIKELY(tersa_write_doubles(e->w, v, (size_t)(j - i))) ? j - i : enc_writer_fail(e);
+    }
+    int64_t v[NUMBER_RUN_MAX];
+    for (; j < end && Py_TYPE(items[j]) == &PyLong_Type && int64_of(items[j], &v[j - i]); j++) {
+    }
+    if (j == i) return 0;
+    return TERSA_LIKELY(tersa_write_ints(e->w, v, (size_t)(j - i))) ? j - i : enc_writer_fail(e);
+}
+
+/* Is items[i] (i < n) the first of a run for enc_number_run: a float or a
+ * small int (below 2^60, or 2^30 from 3.12) followed by another of its type? */
+TERSA_INLINE int number_run_at(PyObject *const *items, Py_ssize_t i, Py_ssize_t n) {
+    PyObject *o = items[i];
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == &PyFloat_Type) return i + 1 < n && Py_TYPE(items[i + 1]) == t;
+#if PY_VERSION_HEX < 0x030C0000
+    return t == &PyLong_Type && (size_t)(Py_SIZE(o) + 2) <= 4 && i + 1 < n && Py_TYPE(items[i + 1]) == t;
+#else
+    return t == &PyLong_Type && PyUnstable_Long_IsCompact((PyLongObject *)o) && i + 1 < n && Py_TYPE(items[i + 1]) == t;
+#endif
+}
+
 TERSA_INLINE int enc_leaf_list(enc_ctx *e, PyObject **o, size_t at) {
     PyObject *list = *o;
     if (TERSA_UNLIKELY(e->depth >= e->max_depth)) return 1;
@@ -715,9 +787,20 @@ TERSA_INLINE int enc_leaf_list(enc_ctx *e, PyObject **o, size_t at) {
         if (s <= 0) return s;
     }
     if (TERSA_UNLIKELY(!tersa_write_array_begin(e->w, (size_t)n))) return enc_writer_fail(e);
+    PyObject *const *items = ((PyListObject *)list)->ob_item;
     for (Py_ssize_t j = 0; j < n; j++) {
-        PyObject *v = PyList_GET_ITEM(list, j);
-        int s = enc_scalar(e, v);
+        PyObject *v = items[j];
+        int s;
+        if (number_run_at(items, j, n)) {
+            Py_ssize_t r = enc_number_run(e, items, j, n);
+            if (TERSA_LIKELY(r > 0)) {
+                j += r - 1;
+                continue;
+            }
+            s = r < 0 ? -1 : enc_scalar(e, v);
+        } else {
+            s = enc_scalar(e, v);
+        }
         if (TERSA_LIKELY(s == 0)) continue;
         eframe *f = enc_push(e, list, EF_LIST);
         if (TERSA_UNLIKELY(!f)) return -1;
