@@ -410,6 +410,18 @@ TERSA_INLINE uint32_t scalars_flag(const tersa_reader *r) {
     return is_string_tag(t) ? TERSA_ITEM_STRINGS : 0;
 }
 
+/* An array of 0-15 items counted in its tag (tag consumed). */
+TERSA_INLINE bool small_array_item(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
+    if (!check_depth(r, at)) return false;
+    size_t n = (size_t)(t - TAG_ARR0);
+    if (n > r->end - r->pos) FAIL(TERSA_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
+    item->type = TERSA_ARRAY;
+    item->v.array.count = n;
+    if (n && !push_frame(r, RFRAME_ARRAY, slot, n, at)) return false;
+    if (n) item->flags = scalars_flag(r);
+    return true;
+}
+
 /* Every item but the commonest few (tersa_read handles those inline). */
 TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
     switch (t >> 4) {
@@ -422,16 +434,9 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
     case 0x6: case 0x7: /* SHAPE */
         if (!check_depth(r, at) || !read_shape_ref(r, (size_t)(t - TAG_SHAPE0), at, item)) return false;
         break;
-    case 0x8: { /* ARR */
-        if (!check_depth(r, at)) return false;
-        size_t n = (size_t)(t - TAG_ARR0);
-        if (n > r->end - r->pos) FAIL(TERSA_ERR_LENGTH_EXCEEDS_INPUT, at, "count exceeds the remaining input");
-        item->type = TERSA_ARRAY;
-        item->v.array.count = n;
-        if (n && !push_frame(r, RFRAME_ARRAY, slot, n, at)) return false;
-        if (n) item->flags = scalars_flag(r);
+    case 0x8: /* ARR */
+        if (!small_array_item(r, t, at, slot, item)) return false;
         break;
-    }
     case 0x9: /* MAPDEF */
         if (!check_depth(r, at)) return false;
         if (!read_mapdef(r, t, at, item)) return false;
@@ -753,7 +758,9 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
     } else if (t < TAG_SHAPE0 && !r->copy_strings) {
         if (!short_string_item(r, t, at, slot, item)) return false;
     } else if (t < TAG_INT0) {
-        if (!read_item(r, t, at, slot, item)) return false; /* shapes, arrays, map definitions */
+        /* arrays counted in their tag (canada's pairs), else shapes and map definitions */
+        if ((uint8_t)(t - TAG_ARR0) < N_ARR0 ? !small_array_item(r, t, at, slot, item) : !read_item(r, t, at, slot, item))
+            return false;
     } else if (t < TAG_PFX0) {
         int64_t v = (int64_t)t - TAG_INT0 + INT_MIN_SMALL;
         slot->int_val = v;
