@@ -429,13 +429,25 @@ export function writeNumber(st: EncoderState, v: number, slot: ESlot): void {
         let w = z;
         let tag = e >= -12 ? DEC_BASE + e : Tag.DEC_X;
         if (slot.dk && slot.de === e) {
-          const dm = slot.dm;
-          if (dm >= 2251799813685248 || dm <= -2251799813685248) return writeFloat(st, v, slot);
-          const dz = zz(m - dm);
-          if (1 + vlen(dz) < best) {
-            best = 1 + vlen(dz);
-            w = dz;
-            tag = Tag.DEC_DELTA;
+          const dd = m - slot.dm;
+          if (dd < 134217728 && dd > -134217728) {
+            // int32 zigzag, below 2^28
+            const di = dd | 0;
+            const dz = (di << 1) ^ (di >> 31);
+            if (1 + varintLen28(dz) < best) {
+              best = 1 + varintLen28(dz);
+              w = dz;
+              tag = Tag.DEC_DELTA;
+            }
+          } else {
+            const dm = slot.dm;
+            if (dm >= 2251799813685248 || dm <= -2251799813685248) return writeFloat(st, v, slot);
+            const dz = zz(dd);
+            if (1 + vlen(dz) < best) {
+              best = 1 + vlen(dz);
+              w = dz;
+              tag = Tag.DEC_DELTA;
+            }
           }
         }
         if (best > 5 && Math.fround(v) === v) return writeBinary32(st, v, slot);
