@@ -155,7 +155,7 @@ TERSA_API size_t tersa_timestamp_iso(const tersa_timestamp *ts, char out[40]);
 #define TERSA_MAX_OFFSET 1439              /**< minutes */
 #define TERSA_MAX_EXT_TYPE 65535u
 #define TERSA_DEFAULT_MAX_DEPTH 1000u
-#define TERSA_MAX_STRINGS (1u << 20)
+#define TERSA_MAX_STRINGS 65856u /**< string-table capacity (SPEC 4.1): the indices REF..REF16 address */
 #define TERSA_MAX_SHAPES (1u << 16)
 /** A string or shape index that means "none". */
 #define TERSA_NO_INDEX UINT32_MAX

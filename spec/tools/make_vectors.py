@@ -325,16 +325,15 @@ def gen_strings():
     V.valid("refs", "REF8 first index 64", uniq[:65] + [uniq[64]])
     V.valid("refs", "REF8 last index 319", uniq[:320] + [uniq[319], uniq[0]])
     V.valid("refs", "REF16 first index 320", uniq[:321] + [uniq[320]])
-    V.dictionary("g66000", generate={"strings": 66000, "shapes": 0})
-    V.valid("refs", "REF16 last index 65855", ["s65855", "s320"], dictionary="g66000")
-    V.valid("refs", "REF24 first index 65856", ["s65856", "s65999"], dictionary="g66000")
-    V.valid("refs", "two-byte string at REF16 distance is referenced",
-            ["s9", "s9"], dictionary="g66000", note="REF16 (3 bytes) is no longer than the inline form")
-    V.valid("refs", "two-byte string at REF24 distance is written inline",
-            ["s65900", "zz"], dictionary="g66000")
     V.dictionary("full_strings", generate={"strings": P.MAX_STRINGS, "shapes": 0})
+    V.valid("refs", "REF16 last index 65855", ["s65855", "s320"], dictionary="full_strings")
     V.valid("refs", "full table takes no new entries",
-            ["new string", "new string", "s1048575"], dictionary="full_strings")
+            ["new string", "new string", "s65855"], dictionary="full_strings")
+    V.dictionary("g65854", generate={"strings": P.MAX_STRINGS - 2, "shapes": 0})
+    V.valid("refs", "the table fills at 65856 entries", ["ab", "cd", "ef", "ab", "cd", "ef"], dictionary="g65854",
+            note="ab and cd take indices 65854 and 65855 and are referenced by REF16 (3 bytes, no longer than "
+                 "their inline form); ef would take index 65856, beyond the capacity: it is not appended and "
+                 "is written inline again")
 
 
 def gen_prefix():
@@ -527,6 +526,9 @@ def gen_streams_and_dicts():
             dictionary="users")
     V.stream("dictionaries", "stream with dictionary", [{"id": 1, "name": "x", "role": "admin"}, "user"],
              dictionary="users")
+    V.stream("dictionaries", "the string table fills across frames", [["ab"], ["cd", "ef"], ["ab", "cd", "ef"]],
+             dictionary="g65854", note="ab and cd take the last two entries (65854, 65855); ef, at the capacity, "
+                                       "is not appended, so the last frame writes it inline again")
     dict_rows = [{"id": 1, "name": "x", "role": "admin"}, "user", {"id": 2, "name": "xy", "role": "user"}, "xy"]
     whole = V.stream("dictionaries", "stream with dictionary and sync frames", dict_rows, dictionary="users",
                      sync_frames=2)
@@ -673,9 +675,18 @@ def gen_invalid():
     fail(F, "REF8 beyond table", HDR + b"\xed\x00", "bad_reference", 3)
     fail(F, "REF16 beyond table", HDR + b"\xee\x00\x00", "bad_reference", 3)
     fail(F, "REF24 beyond table", HDR + b"\xef\x00\x00\x00", "bad_reference", 3)
-    fail(F, "REF beyond a full table", b"\xc1\x70\x11" + V.dict_objects["full_strings"].id.to_bytes(8, "little")
-         + b"\x82\x42ab\xef" + (P.MAX_STRINGS - P.REF24_BASE).to_bytes(3, "little"), "bad_reference", 15,
-         dictionary="full_strings")
+    fail(F, "REF24 to the first index beyond a full table", b"\xc1\x70\x11"
+         + V.dict_objects["full_strings"].id.to_bytes(8, "little") + b"\x82\x42ab\xef\x00\x00\x00", "bad_reference",
+         15, dictionary="full_strings", note="REF24's first index is the table's capacity: no REF24 is ever valid")
+    fail(F, "REF24 to the entry a full table did not append", b"\xc1\x70\x11"
+         + V.dict_objects["g65854"].id.to_bytes(8, "little") + b"\x84\x42ab\x42cd\x42ef\xef\x00\x00\x00",
+         "bad_reference", 21, dictionary="g65854",
+         note="ab and cd take indices 65854 and 65855; ef is not appended (the table is full), so index 65856 "
+              "does not exist")
+    fail(F, "REF16 to the last entry of a table filled by items", b"\xc1\x70\x11"
+         + V.dict_objects["g65854"].id.to_bytes(8, "little") + b"\x83\x42ab\xee\xff\xff\x42cd",
+         "bad_reference", 15, dictionary="g65854",
+         note="index 65855 is appended only by the next string item, which comes after the reference")
     fail(F, "SHAPE with empty table", HDR + b"\x60\xe0", "bad_reference", 3)
     fail(F, "SHAPE8 beyond table", HDR + b"\xf0\x00\xe0", "bad_reference", 3)
     fail(F, "SHAPE16 beyond table", HDR + b"\xf1\x00\x00\xe0", "bad_reference", 3)

@@ -135,10 +135,6 @@ class State:
 # --------------------------------------------------------------------------
 
 
-def ref_size(i: int) -> int:
-    return 1 if i < REF8_BASE else 2 if i < REF16_BASE else 3 if i < REF24_BASE else 4
-
-
 def common_prefix(a: bytes, b: bytes) -> int:
     n = 0
     limit = min(len(a), len(b), MAX_PREFIX)
@@ -168,7 +164,7 @@ class Encoder:
         st = self.st
         inline = (1 if len(b) < N_STR0 else 1 + varint_len(len(b) - N_STR0)) + len(b)
         i = st.string_index.get(b) if len(b) >= MIN_TABLE_LEN else None
-        if i is not None and ref_size(i) <= inline:
+        if i is not None:  # at most 3 bytes, never more than the inline form of 2+ bytes
             self.ref(i)
             st.note_string(slot, st.strings[i])
             return
@@ -203,10 +199,8 @@ class Encoder:
             self.out.append(REF0 + i)
         elif i < REF16_BASE:
             self.out += bytes([REF8, i - REF8_BASE])
-        elif i < REF24_BASE:
+        else:  # every index of the table (MAX_STRINGS == REF24_BASE)
             self.out += bytes([REF16]) + (i - REF16_BASE).to_bytes(2, "little")
-        else:
-            self.out += bytes([REF24]) + (i - REF24_BASE).to_bytes(3, "little")
 
     def ts_delta(self, seconds: int) -> bytes:
         d = seconds - self.st.last_ts

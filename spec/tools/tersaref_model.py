@@ -85,7 +85,7 @@ REF24_BASE = REF16_BASE + 65536    # 65856
 SHAPE8_BASE = N_SHAPE0             # 32
 SHAPE16_BASE = SHAPE8_BASE + 256   # 288
 
-MAX_STRINGS = 1 << 20
+MAX_STRINGS = REF24_BASE          # exactly the indices REF..REF16 address: no REF24 is ever valid
 MAX_SHAPES = 1 << 16
 MIN_TABLE_LEN = 2
 MAX_DEC_DIGITS = 15                # canonical decimal mantissas: |m| < 10**15
