@@ -338,6 +338,37 @@ TERSA_NOINLINE static int write_float_leaf(tersa_rb_encoder *e, VALUE ary, uint3
     return tersa_write_double_array(e->w, floats, (size_t)n) ? 1 : -1;
 }
 
+/* A String write_run would write with tersa_write_string_utf8 as it is. */
+static inline bool plain_utf8(VALUE x) {
+    if (RB_SPECIAL_CONST_P(x)) return false;
+    VALUE flags = RBASIC(x)->flags;
+    return (flags & RUBY_T_MASK) == T_STRING && tersa_rb_str_kind_of(flags) == STR_TEXT;
+}
+
+/* Arrays of up to STRING_LEAF_MAX UTF-8 Strings (rows of a table, tags,
+ * names) are written by one tersa_write_string_array call, which starts the
+ * string-table lookups of the whole row together so that their cache misses
+ * overlap, and needs no container frame. */
+#define STRING_LEAF_MAX 64
+
+/* If ary is a non-empty Array of at most STRING_LEAF_MAX Strings that
+ * write_run would write with tersa_write_string_utf8 as they are, within the
+ * depth limit, write it and return 1 (-1 if the writer failed); else 0. */
+TERSA_NOINLINE static int write_string_leaf(tersa_rb_encoder *e, VALUE ary, uint32_t depth) {
+    const char *ptrs[STRING_LEAF_MAX];
+    size_t lens[STRING_LEAF_MAX];
+    long n = RARRAY_LEN(ary);
+    if (n == 0 || n > STRING_LEAF_MAX || depth + e->hooks >= e->max_depth) return 0;
+    const VALUE *p = RARRAY_CONST_PTR_TRANSIENT(ary);
+    for (long i = 0; i < n; i++) {
+        VALUE x = p[i];
+        if (!plain_utf8(x)) return 0;
+        ptrs[i] = RSTRING_PTR(x);
+        lens[i] = (size_t)RSTRING_LEN(x);
+    }
+    return tersa_write_string_array(e->w, ptrs, lens, (size_t)n) ? 1 : -1;
+}
+
 /* A failure in write_run at item `i` of its run (*index = first + i for the
  * path), or inside a leaf Array there (`leaf`, else Qfalse) at its item `j`.
  * `bad` is an invalid String, or Qundef for the writer's error. */
@@ -424,10 +455,13 @@ TERSA_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, long n
                 continue;
             case T_ARRAY: {
                 if (outer) goto stop;
-                if (RARRAY_LEN(x) && RB_FLOAT_TYPE_P(RARRAY_CONST_PTR_TRANSIENT(x)[0])) {
-                    int floats = write_float_leaf(e, x, depth);
-                    if (floats > 0) continue;
-                    if (TERSA_UNLIKELY(floats < 0)) RUN_FAIL(Qundef);
+                if (RARRAY_LEN(x)) {
+                    VALUE head = RARRAY_CONST_PTR_TRANSIENT(x)[0];
+                    int done = RB_FLOAT_TYPE_P(head) ? write_float_leaf(e, x, depth)
+                               : plain_utf8(head)    ? write_string_leaf(e, x, depth)
+                                                     : 0;
+                    if (done > 0) continue;
+                    if (TERSA_UNLIKELY(done < 0)) RUN_FAIL(Qundef);
                 }
                 if (!leaf_array(e, x, depth)) goto stop;
                 RUN_CHECK(tersa_write_array_begin(e->w, (size_t)RARRAY_LEN(x)));
@@ -463,12 +497,6 @@ TERSA_NOINLINE static void encode_utf8_string(tersa_rb_encoder *e, VALUE str, ui
     CHECK_W(tersa_write_string_utf8(e->w, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)));
 }
 
-/* A String write_run would write with tersa_write_string_utf8 as it is. */
-static inline bool plain_utf8(VALUE x) {
-    if (RB_SPECIAL_CONST_P(x)) return false;
-    VALUE flags = RBASIC(x)->flags;
-    return (flags & RUBY_T_MASK) == T_STRING && tersa_rb_str_kind_of(flags) == STR_TEXT;
-}
 
 /* Write obj if it is a scalar write_run does not take (a Symbol, a Bignum,
  * a String to convert) and return 0; else return its builtin type (a
