@@ -387,9 +387,10 @@ TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, 
     tersa_state_append_string(&w->st, p, n, h, false);
 }
 
-TERSA_INLINE size_t ref_size(size_t i) {
-    return i < REF8_BASE ? 1 : i < REF16_BASE ? 2 : i < REF24_BASE ? 3 : 4;
-}
+/* Every table index has a REF..REF16 reference, of 1 to 3 bytes: never
+ * longer than a string of MIN_TABLE_LEN or more bytes written inline, so a
+ * string found in the table is always written as a reference (SPEC 7). */
+_Static_assert(TERSA_MAX_STRINGS <= REF24_BASE && MIN_TABLE_LEN >= 2, "a reference must never be longer than the string");
 
 /* The index of the lowest non-zero byte of x != 0 (the first of 8 bytes
  * loaded little-endian that differ). */
@@ -426,16 +427,10 @@ TERSA_INLINE void put_ref(tersa_writer *w, size_t i) {
     } else if (i < REF16_BASE) {
         put_byte(w, TAG_REF8);
         put_byte(w, (uint8_t)(i - REF8_BASE));
-    } else if (i < REF24_BASE) {
+    } else {
         put_byte(w, TAG_REF16);
         put_byte(w, (uint8_t)(i - REF16_BASE));
         put_byte(w, (uint8_t)((i - REF16_BASE) >> 8));
-    } else {
-        size_t v = i - REF24_BASE;
-        put_byte(w, TAG_REF24);
-        put_byte(w, (uint8_t)v);
-        put_byte(w, (uint8_t)(v >> 8));
-        put_byte(w, (uint8_t)(v >> 16));
     }
 }
 
@@ -533,16 +528,12 @@ TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint
         h = known_hash ? *known_hash : hash_bytes(p, n, w->seed);
         uint32_t found = str_find(w, p, n, h, &islot);
         if (found != TERSA_NO_INDEX) {
-            /* A reference is used unless it would be longer than the string. */
-            if (TERSA_LIKELY(found < REF16_BASE || ref_size(found) <= (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n)) {
-                if (!reserve(w, 4)) return false;
-                put_ref(w, found);
-                const str_entry *e = &w->st.strs[found];
-                tersa_state_note_string(&w->st, slot, e->ptr, e->len);
-                if (stable) *stable = e->ptr;
-                return true;
-            }
-            islot = NULL; /* written again, but the index keeps the lowest position */
+            if (!reserve(w, 3)) return false;
+            put_ref(w, found);
+            const str_entry *e = &w->st.strs[found];
+            tersa_state_note_string(&w->st, slot, e->ptr, e->len);
+            if (stable) *stable = e->ptr;
+            return true;
         }
         /* A new entry follows: room for it, and its index slot found again
          * if the index grew. */
