@@ -1,7 +1,7 @@
 // The output slab and the integer encodings every writer uses (SPEC 3.1
 // varints, zigzag, table references).
 
-import { REF8_BASE, REF16_BASE, REF24_BASE, Tag } from './common.js';
+import { REF8_BASE, REF16_BASE, Tag } from './common.js';
 import { EncoderState } from './encoder-state.js';
 
 const POW2: number[] = [];
@@ -114,17 +114,12 @@ export function writeRef(st: EncoderState, i: number): void {
   else if (i < REF16_BASE) {
     st.buf[st.pos++] = Tag.REF8;
     st.buf[st.pos++] = i - REF8_BASE;
-  } else if (i < REF24_BASE) {
+  } else {
+    // below MAX_STRINGS = REF24_BASE: no REF24 is ever written
     const w = i - REF16_BASE;
     st.buf[st.pos++] = Tag.REF16;
     st.buf[st.pos++] = w;
     st.buf[st.pos++] = w >>> 8;
-  } else {
-    const w = i - REF24_BASE;
-    st.buf[st.pos++] = Tag.REF24;
-    st.buf[st.pos++] = w;
-    st.buf[st.pos++] = w >>> 8;
-    st.buf[st.pos++] = w >>> 16;
   }
 }
 

@@ -3,11 +3,11 @@
 // is in the table, else a timestamp string when it has that grammar, else a
 // prefix form when strictly smaller than the inline one, else inline.
 
-import { MAX_STRINGS, REF24_BASE, Tag } from './common.js';
+import { MAX_STRINGS, Tag } from './common.js';
 import { StrEntry, FC_MASK } from './encoder-state.js';
 import type { EncoderState, ESlot, EShape } from './encoder-state.js';
 import { ensure, vlen, writeRef, writeVarint } from './encoder-output.js';
-import { utf8At, utf8Long, commonPrefix, pfxChars, padded, copyBytes, isTwoBytes } from './encoder-utf8.js';
+import { utf8At, utf8Long, commonPrefix, pfxChars, padded, copyBytes } from './encoder-utf8.js';
 import { tsText } from './timestamp-text.js';
 import { writeTsString } from './encoder-time.js';
 
@@ -42,20 +42,17 @@ export function tableIndex(st: EncoderState, e: StrEntry): number {
   return e.dict >= 0 ? e.dict : e.gen === st.gen ? e.idx : -1;
 }
 
-/** Appends a string of >= 2 bytes, whose lowest index so far is idx (or -1), to the table. */
-export function addEntry(st: EncoderState, e: StrEntry, idx: number): void {
+/**
+ * Appends a string of >= 2 bytes that is not in the table to it. A string in
+ * the table is always written as a reference: every index below MAX_STRINGS
+ * has one of 1 to 3 bytes, never longer than the string inline (SPEC 7).
+ */
+export function addEntry(st: EncoderState, e: StrEntry): void {
   if (st.nstr < MAX_STRINGS) {
-    if (idx < 0) {
-      e.gen = st.gen;
-      e.idx = st.nstr;
-    }
+    e.gen = st.gen;
+    e.idx = st.nstr;
     st.nstr++;
   }
-}
-
-/** A string at table index idx is written as a reference, except a two-byte one that a REF24 would not make smaller (SPEC 7). */
-function refersTo(idx: number, byteLen2: boolean): boolean {
-  return idx >= 0 && (idx < REF24_BASE || !byteLen2);
 }
 
 /** The string and its entry become the slot's str register and the last string. */
@@ -103,7 +100,7 @@ function prefixCandidate(st: EncoderState, s: string, slot: ESlot): number {
  * else inline. Its UTF-8 bytes are src[b0, b0 + bl) when known (b0 a
  * multiple of 4, srcW the same buffer as words), else src is null.
  */
-function writeNew(st: EncoderState, s: string, e: StrEntry | null, idx: number, slot: ESlot, L: number, Lc: number, flag: number, src: Uint8Array | null, srcW: Uint32Array | null, b0: number, bl: number): void {
+function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, L: number, Lc: number, flag: number, src: Uint8Array | null, srcW: Uint32Array | null, b0: number, bl: number): void {
   const p0 = st.pos;
   const len = s.length;
   let byteLen: number;
@@ -113,7 +110,7 @@ function writeNew(st: EncoderState, s: string, e: StrEntry | null, idx: number, 
     const suf = src !== null ? copyBytes(st, src, srcW!, b0, bl, L) : len - Lc < 64 ? utf8At(st, s, Lc) : utf8Long(st, s, Lc);
     byteLen = L + suf;
     if (finishPrefix(st, p0, suf, byteLen, flag | L)) {
-      if (e !== null) addEntry(st, e, idx);
+      if (e !== null) addEntry(st, e);
       noteString(st, s, e, slot);
       return;
     }
@@ -126,7 +123,7 @@ function writeNew(st: EncoderState, s: string, e: StrEntry | null, idx: number, 
     if (e !== null && e.gen !== -1 && byteLen <= 256) keepBytes(st, e, p0 + 1, byteLen);
   }
   finishInline(st, p0, byteLen);
-  if (e !== null) addEntry(st, e, idx);
+  if (e !== null) addEntry(st, e);
   noteString(st, s, e, slot);
 }
 
@@ -151,14 +148,13 @@ function keepBytes(st: EncoderState, e: StrEntry, p: number, n: number): void {
 export function writeString(st: EncoderState, s: string, slot: ESlot): void {
   const len = s.length;
   let e: StrEntry | null = null;
-  let idx = -1;
   ensure(st, len * 3 + 16);
   const c0 = len > 0 ? s.charCodeAt(0) : 0;
   if (len >= 2 || c0 >= 0x80) {
     const h = (len * 0x9e37 + c0 * 0x2f + s.charCodeAt(len >> 1) * 0x61 + s.charCodeAt(len - 1) * 0x3b5) & FC_MASK;
     e = st.fcStr[h] === s ? st.fcEnt[h]! : entrySlow(st, s, h);
-    idx = tableIndex(st, e);
-    if (refersTo(idx, isTwoBytes(s))) {
+    const idx = tableIndex(st, e);
+    if (idx >= 0) {
       writeRef(st, idx);
       noteString(st, s, e, slot);
       return;
@@ -168,15 +164,15 @@ export function writeString(st: EncoderState, s: string, slot: ESlot): void {
       if (t === undefined) t = e.ts = tsText(s);
       if (t !== null) {
         writeTsString(st, t);
-        addEntry(st, e, idx);
+        addEntry(st, e);
         noteString(st, s, e, slot);
         return;
       }
     }
   }
   const L = prefixCandidate(st, s, slot);
-  if (e !== null && e.boff >= 0) writeNew(st, s, e, idx, slot, L, candChars, candFlag, st.arena, st.arenaW, e.boff, e.blen);
-  else writeNew(st, s, e, idx, slot, L, candChars, candFlag, null, null, 0, 0);
+  if (e !== null && e.boff >= 0) writeNew(st, s, e, slot, L, candChars, candFlag, st.arena, st.arenaW, e.boff, e.blen);
+  else writeNew(st, s, e, slot, L, candChars, candFlag, null, null, 0, 0);
 }
 
 /**
@@ -254,7 +250,7 @@ export function writePlainKeys(st: EncoderState, sh: EShape): void {
     st.pos += copyBytes(st, blk, sh.kblockw!, 0, blk.length, 0);
     for (let i = 1; i < n; i++) {
       const e = kent[i];
-      if (e !== null) addEntry(st, e, -1);
+      if (e !== null) addEntry(st, e);
     }
     noteString(st, sh.keys[n - 1] as string, kent[n - 1], st.keySlot);
     return;
@@ -274,10 +270,9 @@ function writeKey(st: EncoderState, sh: EShape, i: number): void {
   const byteLen = bytes.length;
   const slot = st.keySlot;
   ensure(st, byteLen + 16);
-  let idx = -1;
   if (e !== null) {
-    idx = tableIndex(st, e);
-    if (refersTo(idx, byteLen === 2)) {
+    const idx = tableIndex(st, e);
+    if (idx >= 0) {
       writeRef(st, idx);
       noteString(st, s, e, slot);
       return;
@@ -285,9 +280,9 @@ function writeKey(st: EncoderState, sh: EShape, i: number): void {
   }
   if (i > 0) {
     // both registers hold key i-1
-    writeNew(st, s, e, idx, slot, sh.kpfx![i], 0, 0, bytes, sh.kwords![i], 0, byteLen);
+    writeNew(st, s, e, slot, sh.kpfx![i], 0, 0, bytes, sh.kwords![i], 0, byteLen);
   } else {
     const L = prefixCandidate(st, s, slot);
-    writeNew(st, s, e, idx, slot, L, candChars, candFlag, bytes, sh.kwords![i], 0, byteLen);
+    writeNew(st, s, e, slot, L, candChars, candFlag, bytes, sh.kwords![i], 0, byteLen);
   }
 }

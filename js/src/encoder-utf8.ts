@@ -113,8 +113,4 @@ export function copyBytes(st: EncoderState, b: Uint8Array, words: Uint32Array, b
   return n - from;
 }
 
-export function isTwoBytes(s: string): boolean {
-  if (s.length === 2) return s.charCodeAt(0) < 0x80 && s.charCodeAt(1) < 0x80;
-  return s.length === 1 && s.charCodeAt(0) >= 0x80 && s.charCodeAt(0) < 0x800;
-}
 
