@@ -101,8 +101,6 @@ export class DecoderState {
   levels: Level[] | null = null; // the explicit stack of decoder-deep.ts, while it reads
   /** Scratch of decoder-values.ts' array(): numbers only, so V8 keeps them as unboxed doubles. */
   nums: number[] = [0.5];
-  /** Never written: its empty slices are arrays of any items without a V8 allocation site (decoder-values.ts). */
-  noItems: unknown[] = [null];
   /** Recent shapes defined at each shape table index (decoder-shapes.ts), kept across buffers. */
   memo: (MemoEntry[] | undefined)[] = [];
   // options

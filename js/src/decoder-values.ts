@@ -30,8 +30,9 @@ function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
   if (n > 4 && ((t0 >= Tag.INT0 && t0 < Tag.PFX0) || (t0 >= Tag.DEC0 && t0 < Tag.NULL) || (t0 >= Tag.F32 && t0 <= Tag.DEC_DELTA))) {
     a = numbers(rd, n, slot);
   } else if (n > 4) {
-    // not a literal: see numbers()
-    a = rd.noItems.slice(0, 0);
+    // A literal, which costs less than an empty slice (see numbers()): the
+    // elements kind its site carries over cannot box strings or containers.
+    a = [];
     for (let i = 0; i < n; i++) a.push(read(rd, slot));
   } else {
     // small arrays as literals: packed and exactly sized (elements are read left to right)
