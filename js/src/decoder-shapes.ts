@@ -92,17 +92,33 @@ const HOT_GAP = 256;
 let shapeClock = 0;
 
 function compileFactory(info: ShapeInfo): Factory {
-  const parts: string[] = [];
   const keys = info.keys as string[];
-  for (let i = 0; i < keys.length; i++) {
-    const k = JSON.stringify(keys[i]);
-    // A literal "__proto__": v would set the prototype; a computed key defines
-    // an own data property. Other keys stay literal, so V8 builds the object
-    // from a boilerplate.
-    parts.push((keys[i] === '__proto__' ? '[' + k + ']' : k) + ':r(d,s[' + i + '])');
+  // Keys that Object.prototype has are defined by a literal: an assignment
+  // to "__proto__" sets the prototype, and one to a property that frozen
+  // intrinsics made read-only fails.
+  if (keys.some((k) => k in Object.prototype)) {
+    const parts: string[] = [];
+    // A literal "__proto__": v would set the prototype too; a computed key
+    // defines an own data property.
+    for (let i = 0; i < keys.length; i++) {
+      const k = JSON.stringify(keys[i]);
+      parts.push((keys[i] === '__proto__' ? '[' + k + ']' : k) + ':r(d,s[' + i + '])');
+    }
+    // eslint-disable-next-line no-new-func
+    return new Function('r', 'd', 's', 'return {' + parts.join(',') + '}') as Factory;
   }
+  // A constructor whose prototype is Object.prototype makes plain objects
+  // (same prototype, own enumerable data properties in key order) sized
+  // for their keys. An object literal would make them too, but from an
+  // allocation site, which V8 switches to allocating in the old generation
+  // once enough of its objects survive a scavenge (a large document read
+  // while one runs); every decode then pays for full collections.
+  const body: string[] = [];
+  for (let i = 0; i < keys.length; i++) body.push('this[' + JSON.stringify(keys[i]) + ']=r(d,s[' + i + ']);');
   // eslint-disable-next-line no-new-func
-  return new Function('r', 'd', 's', 'return {' + parts.join(',') + '}') as Factory;
+  const C = new Function('r', 'd', 's', body.join('')) as unknown as new (r: unknown, d: DecoderState, s: Slot[]) => object;
+  C.prototype = Object.prototype;
+  return (r, d, s) => new C(r, d, s);
 }
 
 export function shapeRef(rd: DecoderState, i: number, at: number): unknown {
