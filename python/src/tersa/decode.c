@@ -13,6 +13,8 @@
  * Decoding
  * ========================================================================== */
 
+#include "reader_runs.h" /* the core's runs of an array's leaves (internal) */
+
 #include "decode_ctx.c"
 #include "decode_gc.c"
 #include "decode_objects.c"
@@ -138,18 +140,21 @@ TERSA_INLINE int list_long_store(dframe *f, size_t i, PyObject *v) {
 
 /* Lists of numbers (vectors, coordinates, series) take their elements from
  * the reader in runs: one call for up to SCALAR_RUN numbers, booleans and
- * nulls instead of one per element. */
+ * nulls instead of one per element; lists that open with a string (rows of
+ * a table, lists of tags: TERSA_ITEM_STRINGS) take strings in their runs
+ * too (tersa_read_leaves). */
 enum { SCALAR_RUN = 32 };
 
-/* Elements i.. of a list of n: the run of scalars that comes next, stored in
+/* Elements i.. of a list of n: the run of leaves that comes next, stored in
  * `items` (a DF_LIST's or dec_leaf's storage), or appended to the
  * DF_LIST_LONG list of frame `f` when items is NULL. Returns the new i, or
  * SIZE_MAX with the exception set (the elements not stored stay NULL). */
-TERSA_INLINE size_t dec_scalar_run(dec_ctx *d, PyObject **items, dframe *f, size_t i, size_t n) {
+TERSA_INLINE size_t dec_run(dec_ctx *d, PyObject **items, dframe *f, size_t i, size_t n, bool strings) {
     tersa_item run[SCALAR_RUN];
     size_t k;
     do {
-        if (TERSA_UNLIKELY(!tersa_read_scalars(d->r, run, n - i < SCALAR_RUN ? n - i : SCALAR_RUN, &k))) {
+        size_t max = n - i < SCALAR_RUN ? n - i : SCALAR_RUN;
+        if (TERSA_UNLIKELY(!(strings ? tersa_read_leaves(d->r, run, max, &k) : tersa_read_scalars(d->r, run, max, &k)))) {
             dec_fail(d);
             return SIZE_MAX;
         }
@@ -165,6 +170,20 @@ TERSA_INLINE size_t dec_scalar_run(dec_ctx *d, PyObject **items, dframe *f, size
     } while (k == SCALAR_RUN && i < n);
     return i;
 }
+
+/* Out of line, so that the runs of numbers compile as before. */
+TERSA_NOINLINE static size_t dec_string_run(dec_ctx *d, PyObject **items, dframe *f, size_t i, size_t n) {
+    return dec_run(d, items, f, i, n, true);
+}
+
+/* The run of an array just opened with flags `flags` (TERSA_ITEM_SCALARS or
+ * TERSA_ITEM_STRINGS, tested by the caller). */
+TERSA_INLINE size_t dec_first_run(dec_ctx *d, uint32_t flags, PyObject **items, dframe *f, size_t n) {
+    if (flags & TERSA_ITEM_SCALARS) return dec_run(d, items, f, 0, n, false);
+    return dec_string_run(d, items, f, 0, n);
+}
+
+#define RUN_FLAGS (TERSA_ITEM_SCALARS | TERSA_ITEM_STRINGS)
 
 TERSA_INLINE int dict_store(dec_ctx *d, dframe *f, size_t i, PyObject *v) {
     PyObject *k = d->kpool[f->u.off + i];
@@ -418,7 +437,7 @@ TERSA_NOINLINE static PyObject *dec_leaf(dec_ctx *d, tersa_item *it) {
     if (TERSA_UNLIKELY(!list)) return NULL;
     dec_untrack(d, list);
     PyObject **items = ((PyListObject *)list)->ob_item;
-    size_t j = it->flags & TERSA_ITEM_SCALARS ? dec_scalar_run(d, items, NULL, 0, n) : 0;
+    size_t j = it->flags & RUN_FLAGS ? dec_first_run(d, it->flags, items, NULL, n) : 0;
     if (TERSA_UNLIKELY(j == SIZE_MAX)) {
         Py_DECREF(list);
         return NULL;
@@ -522,9 +541,9 @@ resume: /* f: the innermost frame; v: its next item if not NULL */
         if (v) {
             if (TERSA_UNLIKELY(list_long_store(f, i, v) < 0)) goto fail_at;
             i++;
-        } else if (i == 0 && (it.flags & TERSA_ITEM_SCALARS) && !f->as_key) {
+        } else if (i == 0 && (it.flags & RUN_FLAGS) && !f->as_key) {
             /* `it` is the array just opened */
-            i = dec_scalar_run(d, NULL, f, 0, f->n);
+            i = dec_first_run(d, it.flags, NULL, f, f->n);
             if (TERSA_UNLIKELY(i == SIZE_MAX)) {
                 i = 0;
                 goto fail;
@@ -580,8 +599,8 @@ list_items: {
     PyObject **items = ((PyListObject *)f->obj)->ob_item;
     if (v) {
         items[i++] = v;
-    } else if (i == 0 && (it.flags & TERSA_ITEM_SCALARS)) { /* `it` is the array just opened */
-        i = dec_scalar_run(d, items, NULL, 0, n);
+    } else if (i == 0 && (it.flags & RUN_FLAGS)) { /* `it` is the array just opened */
+        i = dec_first_run(d, it.flags, items, NULL, n);
         if (TERSA_UNLIKELY(i == SIZE_MAX)) {
             i = 0;
             goto fail;
