@@ -179,7 +179,7 @@ TERSA_NOINLINE static size_t dec_string_run(dec_ctx *d, PyObject **items, dframe
 /* The run of an array just opened with flags `flags` (TERSA_ITEM_SCALARS or
  * TERSA_ITEM_STRINGS, tested by the caller). */
 TERSA_INLINE size_t dec_first_run(dec_ctx *d, uint32_t flags, PyObject **items, dframe *f, size_t n) {
-    if (flags & TERSA_ITEM_SCALARS) return dec_run(d, items, f, 0, n, false);
+    if (TERSA_LIKELY(flags & TERSA_ITEM_SCALARS)) return dec_run(d, items, f, 0, n, false);
     return dec_string_run(d, items, f, 0, n);
 }
 
@@ -437,7 +437,9 @@ TERSA_NOINLINE static PyObject *dec_leaf(dec_ctx *d, tersa_item *it) {
     if (TERSA_UNLIKELY(!list)) return NULL;
     dec_untrack(d, list);
     PyObject **items = ((PyListObject *)list)->ob_item;
-    size_t j = it->flags & RUN_FLAGS ? dec_first_run(d, it->flags, items, NULL, n) : 0;
+    size_t j = it->flags & TERSA_ITEM_SCALARS   ? dec_run(d, items, NULL, 0, n, false)
+               : it->flags & TERSA_ITEM_STRINGS ? dec_string_run(d, items, NULL, 0, n)
+                                                : 0;
     if (TERSA_UNLIKELY(j == SIZE_MAX)) {
         Py_DECREF(list);
         return NULL;
