@@ -19,7 +19,8 @@ export class ShapeInfo {
   keys: (string | symbol)[];
   n: number;
   asObject: boolean;
-  hasProto: boolean;
+  /** Some key is a property of Object.prototype ("__proto__", "constructor", ...). */
+  inherited: boolean;
   factory: Factory | null = null;
   uses = 0; // close recurrences (see HOT_GAP)
   last = -HOT_GAP; // shapeClock at the last use
@@ -28,7 +29,7 @@ export class ShapeInfo {
     this.n = keys.length;
     let allStrings = true;
     for (const k of keys) if (typeof k !== 'string') allStrings = false;
-    this.hasProto = allStrings && keys.includes('__proto__');
+    this.inherited = allStrings && keys.some((k) => (k as string) in Object.prototype);
     this.asObject = allStrings && objectKeepsOrder(keys as string[]);
   }
 }
@@ -429,7 +430,7 @@ function mapValues(rd: DecoderState, info: ShapeInfo, slots: Slot[]): unknown {
       for (let i = 0; i < keys.length; i++) {
         const k = keys[i];
         const v = read(rd, slots[i]);
-        if (k === '__proto__') defineOwn(o, k, v);
+        if (info.inherited && k in Object.prototype) defineOwn(o, k, v);
         else o[k] = v;
       }
       out = o;
@@ -444,7 +445,11 @@ function mapValues(rd: DecoderState, info: ShapeInfo, slots: Slot[]): unknown {
   return out;
 }
 
-/** A data property even for "__proto__" (whose assignment would set the prototype). */
+/**
+ * An own data property even for a key that Object.prototype has: assigning
+ * "__proto__" would set the prototype, and assigning a property that frozen
+ * intrinsics made read-only ("constructor", "toString" after a lockdown) throws.
+ */
 export function defineOwn(o: object, k: string, v: unknown): void {
   Object.defineProperty(o, k, { value: v, writable: true, enumerable: true, configurable: true });
 }
@@ -456,7 +461,7 @@ export function shapedValue(rd: DecoderState, info: ShapeInfo, values: unknown[]
     const o: Record<string, unknown> = {};
     for (let i = 0; i < keys.length; i++) {
       const k = keys[i] as string;
-      if (k === '__proto__') defineOwn(o, k, values[i]);
+      if (info.inherited && k in Object.prototype) defineOwn(o, k, values[i]);
       else o[k] = values[i];
     }
     return o;

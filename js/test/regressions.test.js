@@ -756,3 +756,37 @@ test('integers of five- to nine-byte varints decode on the array fast path exact
     assert.throws(() => tersa.decode(b.subarray(0, cut)), (e) => e.code === 'truncated');
   }
 });
+
+// Frozen intrinsics (SES lockdown, `Object.freeze(Object.prototype)`) make
+// assignments to inherited names such as "constructor" throw: every path that
+// builds a decoded object (a shape used once, one used often enough for its
+// compiled factory, a generic map) must define those keys as own properties.
+const FROZEN_CHILD = String.raw`
+import { encode, decode, Encoder } from ${JSON.stringify(new URL('../dist/esm/index.js', import.meta.url).href)};
+Object.freeze(Object.prototype);
+const fails = [];
+const keysets = [['constructor', 'a'], ['toString', 'valueOf', 'x'], ['__proto__', 'hasOwnProperty'], ['id', 'constructor']];
+for (const keys of keysets) {
+  const make = (i) => { const o = {}; for (const k of keys) Object.defineProperty(o, k, { value: i, writable: true, enumerable: true, configurable: true }); return o; };
+  const docs = [make(1), Array.from({ length: 600 }, (_, i) => make(i)), new Map([[1, make(2)]])];
+  for (const doc of docs) {
+    try {
+      const got = decode(encode(doc));
+      const objs = Array.isArray(got) ? got : got instanceof Map ? [...got.values()] : [got];
+      for (const o of objs) {
+        if (Object.getPrototypeOf(o) !== Object.prototype) fails.push(keys + ': prototype');
+        else if (JSON.stringify(Object.keys(o)) !== JSON.stringify(keys) || !keys.every((k) => Object.hasOwn(o, k))) fails.push(keys + ': keys ' + Object.keys(o));
+      }
+    } catch (e) {
+      fails.push(keys + ': ' + e);
+    }
+  }
+}
+process.stdout.write(JSON.stringify(fails));
+`;
+
+test('objects with keys Object.prototype has decode under frozen intrinsics', () => {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', FROZEN_CHILD], { maxBuffer: 1 << 24 });
+  assert.equal(r.status, 0, `child exited with ${r.status}: ${String(r.stderr).slice(0, 2000)}`);
+  assert.deepEqual(JSON.parse(String(r.stdout)), []);
+});
