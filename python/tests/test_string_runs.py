@@ -9,7 +9,7 @@ import random
 import sys
 
 import tersa
-from conftest import SPEC, same
+from conftest import SPEC, fed, same
 
 sys.path.insert(0, str(SPEC / "tools"))
 import tersaref as P  # noqa: E402  (the reference codec, which reads item by item)
@@ -78,6 +78,7 @@ def test_string_runs_match_the_item_by_item_path():
         assert same(back, from_ref(P.decode(data)))
         stream = tersa.dumps_stream([doc, doc])
         assert same(tersa.loads_stream(stream), [doc, doc])
+        assert same(fed(tersa.Decoder(), stream, rng.choice([1, 7, 64, 4096])), [doc, doc])  # fed in pieces
 
 
 def test_damaged_string_runs_fail_like_the_reference():
