@@ -260,9 +260,18 @@ TERSA_INLINE bool check_depth(tersa_reader *r, size_t at) {
     FAIL(TERSA_ERR_DEPTH_EXCEEDED, at, "nesting deeper than the limit");
 }
 
-/* Is keys[i] equal to an earlier key of a small shape (up to 16 keys)? */
-static bool key_seen_small(const tersa_key *keys, size_t i) {
+/* Is keys[i] equal to an earlier key of a small shape (up to 16 keys)?
+ * `seen` holds one bit per earlier key, chosen by its length and end bytes:
+ * a key whose bit is clear equals none of them, so distinct keys are mostly
+ * told apart without comparing them with each earlier key. */
+static bool key_seen_small(const tersa_key *keys, size_t i, uint64_t *seen) {
     const tersa_key *k = &keys[i];
+    uint32_t ends = k->len ? (uint32_t)(uint8_t)k->ptr[0] | (uint32_t)(uint8_t)k->ptr[k->len - 1] << 8 : 0;
+    uint64_t bit = 1ull << (((ends | (uint32_t)k->len << 16) * 0x9E3779B1u) >> 26);
+    if (!(*seen & bit)) {
+        *seen |= bit;
+        return false;
+    }
     for (size_t j = 0; j < i; j++)
         if (keys[j].len == k->len && keys[j].symbol == k->symbol &&
             (k->len == 0 || (keys[j].ptr[0] == k->ptr[0] && memcmp(keys[j].ptr, k->ptr, k->len) == 0)))
@@ -286,6 +295,8 @@ static bool key_seen(const tersa_key *keys, const uint64_t *hashes, size_t i, ui
     return false;
 }
 
+TERSA_INLINE bool short_string_item(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item);
+
 static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item) {
     size_t n = 0;
     if (t == TAG_MAPDEF_LONG) {
@@ -300,6 +311,7 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
     uint64_t *hashes = NULL;
     uint32_t *set = NULL;
     size_t set_cap = 0;
+    uint64_t seen = 0;
     if (n > 16) {
         hashes = (uint64_t *)tersa_arena_alloc(&r->st.mem, n * sizeof(uint64_t));
         if (!hashes) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
@@ -312,13 +324,25 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
     for (size_t i = 0; i < n; i++) {
         size_t kat = r->pos;
         if (kat >= r->end) FAIL(TERSA_ERR_TRUNCATED, kat, "input ends before an item");
-        bool symbol = r->data[kat] == TAG_SYMBOL;
+        uint8_t kt = r->data[kat];
+        bool symbol = kt == TAG_SYMBOL;
         tersa_item k;
-        if (symbol) {
+        k.v.str.ptr = NULL; /* set on every path; gcc cannot tell through short_string_item */
+        k.v.str.len = 0;
+        k.v.str.index = TERSA_NO_INDEX;
+        /* keys are mostly short strings inline or references to the first
+         * entries: read those here rather than through read_string's call */
+        if (kt >= TAG_STR0 && kt < TAG_SHAPE0 && !r->copy_strings) {
+            r->pos++;
+            if (!short_string_item(r, kt, kat, &r->st.key_slot, &k)) return false;
+        } else if (kt < TAG_STR0) {
+            r->pos++;
+            if (TERSA_UNLIKELY(kt >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, kat, "string reference beyond the table");
+            ref_item(r, kt, &r->st.key_slot, &k);
+        } else if (symbol) {
             r->pos++;
             if (!read_required_string(r, &r->st.key_slot, &k)) return false;
         } else {
-            uint8_t kt = r->data[kat];
             if (!is_string_tag(kt)) FAIL(TERSA_ERR_EXPECTED_STRING, kat, "a map key must be a string or symbol");
             r->pos++;
             if (!read_string(r, kt, kat, &r->st.key_slot, &k)) return false;
@@ -330,7 +354,7 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
         /* Small shapes compare their keys directly: hashing each key would
          * cost more than comparing the few of equal length. */
         if (set) hashes[i] = tersa_reader_string_hash(r, k.v.str.ptr, k.v.str.len, k.v.str.index);
-        if (set ? key_seen(keys, hashes, i, set, set_cap) : key_seen_small(keys, i))
+        if (set ? key_seen(keys, hashes, i, set, set_cap) : key_seen_small(keys, i, &seen))
             FAIL(TERSA_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
     }
     tersa_slot *slots = NULL;
