@@ -80,7 +80,8 @@ bool tersa_state_add_shape(tersa_state *st, const tersa_key *keys, const uint32_
     *slots = s;
     *index = TERSA_NO_INDEX;
     if (st->nshapes >= TERSA_MAX_SHAPES) return true; /* a full table gives fresh slots only */
-    if (!tersa_grow_array(st->alloc, (void **)&st->shapes, &st->shapes_cap, st->nshapes + 1, sizeof(shape)))
+    if (TERSA_UNLIKELY(st->nshapes >= st->shapes_cap) &&
+        !tersa_grow_array(st->alloc, (void **)&st->shapes, &st->shapes_cap, st->nshapes + 1, sizeof(shape)))
         return false;
     shape *sh = &st->shapes[st->nshapes];
     sh->keys = keys;
