@@ -941,21 +941,37 @@ static bool write_float_doc(tersa_writer *w, uint64_t seed, bool batch, uint32_t
     return ok && tersa_write_array_end(w);
 }
 
-/* tersa_write_double_array writes what the general calls write, and fails
- * where they fail (the depth limit, NULL values with n = 0 included). */
-static void test_double_array(void) {
+/* Writes seeds 1..3000 of a random document with the general calls (batch
+ * false) and with the call under test (batch true), every seventh with a
+ * depth limit of 2; returns how many differ (bytes, or the error code of a
+ * failure). *failures counts the documents that failed, *long_docs those of
+ * more than 2,000 bytes. */
+typedef bool (*doc_writer)(tersa_writer *w, uint64_t seed, bool batch, uint32_t max_depth);
+static size_t differ_two_ways(doc_writer write_doc, size_t *failures, size_t *long_docs) {
     tersa_writer *a = tersa_writer_new(NULL), *b = tersa_writer_new(NULL);
-    size_t differ = 0, failures = 0;
+    size_t differ = 0;
+    *failures = *long_docs = 0;
     for (uint64_t seed = 1; seed <= 3000; seed++) {
         uint32_t depth = seed % 7 == 0 ? 2 : 1000;
-        bool oa = write_float_doc(a, seed, false, depth), ob = write_float_doc(b, seed, true, depth);
+        bool oa = write_doc(a, seed, false, depth), ob = write_doc(b, seed, true, depth);
         size_t la, lb;
         const uint8_t *da = tersa_writer_data(a, &la), *db = tersa_writer_data(b, &lb);
-        if (!oa) failures++;
+        if (!oa) ++*failures;
+        if (oa && la > 2000) ++*long_docs;
         if (oa != ob || (oa && (la != lb || memcmp(da, db, la) != 0)) ||
             (!oa && tersa_writer_error(a)->code != tersa_writer_error(b)->code))
             differ++;
     }
+    tersa_writer_free(a);
+    tersa_writer_free(b);
+    return differ;
+}
+
+/* tersa_write_double_array writes what the general calls write, and fails
+ * where they fail (the depth limit, NULL values with n = 0 included). */
+static void test_double_array(void) {
+    size_t failures, long_docs, differ = differ_two_ways(write_float_doc, &failures, &long_docs);
+    tersa_writer *a = tersa_writer_new(NULL);
     CHECK(differ == 0, "%zu of 3000 documents differ between tersa_write_double_array and the general calls", differ);
     CHECK(failures > 0 && failures < 1000, "some documents hit the depth limit (%zu)", failures);
     CHECK(tersa_writer_start(a, NULL, 0) && tersa_write_double_array(a, NULL, 0), "an empty array from NULL");
@@ -963,7 +979,6 @@ static void test_double_array(void) {
     const uint8_t *d = tersa_writer_data(a, &len);
     CHECK(len == 4 && d[3] == 0x80, "an empty array is ARR0 (%zu bytes)", len);
     tersa_writer_free(a);
-    tersa_writer_free(b);
 }
 
 /* A random string for write_string_doc: from a small pool (references,
@@ -1029,19 +1044,8 @@ static bool write_string_doc(tersa_writer *w, uint64_t seed, bool batch, uint32_
 /* tersa_write_string_array writes what the general calls write, and fails
  * where they fail (the depth limit, NULL arrays with n = 0 included). */
 static void test_string_array(void) {
-    tersa_writer *a = tersa_writer_new(NULL), *b = tersa_writer_new(NULL);
-    size_t differ = 0, failures = 0, long_arrays = 0;
-    for (uint64_t seed = 1; seed <= 3000; seed++) {
-        uint32_t depth = seed % 7 == 0 ? 2 : 1000;
-        bool oa = write_string_doc(a, seed, false, depth), ob = write_string_doc(b, seed, true, depth);
-        size_t la, lb;
-        const uint8_t *da = tersa_writer_data(a, &la), *db = tersa_writer_data(b, &lb);
-        if (!oa) failures++;
-        if (oa && la > 2000) long_arrays++;
-        if (oa != ob || (oa && (la != lb || memcmp(da, db, la) != 0)) ||
-            (!oa && tersa_writer_error(a)->code != tersa_writer_error(b)->code))
-            differ++;
-    }
+    size_t failures, long_arrays, differ = differ_two_ways(write_string_doc, &failures, &long_arrays);
+    tersa_writer *a = tersa_writer_new(NULL);
     CHECK(differ == 0, "%zu of 3000 documents differ between tersa_write_string_array and the general calls", differ);
     CHECK(failures > 0 && failures < 1000, "some documents hit the depth limit (%zu)", failures);
     CHECK(long_arrays > 0, "some documents hold arrays longer than a block (%zu)", long_arrays);
@@ -1050,7 +1054,6 @@ static void test_string_array(void) {
     const uint8_t *d = tersa_writer_data(a, &len);
     CHECK(len == 4 && d[3] == 0x80, "an empty array is ARR0 (%zu bytes)", len);
     tersa_writer_free(a);
-    tersa_writer_free(b);
 }
 
 /* Write the same random document item by item (batch false) and with
@@ -1107,22 +1110,9 @@ static bool write_number_doc(tersa_writer *w, uint64_t seed, bool batch, uint32_
 /* tersa_write_doubles and tersa_write_ints write what the general calls
  * write, and fail where they fail (too many items, the depth limit). */
 static void test_number_runs(void) {
-    tersa_writer *a = tersa_writer_new(NULL), *b = tersa_writer_new(NULL);
-    size_t differ = 0, failures = 0;
-    for (uint64_t seed = 1; seed <= 3000; seed++) {
-        uint32_t depth = seed % 7 == 0 ? 2 : 1000;
-        bool oa = write_number_doc(a, seed, false, depth), ob = write_number_doc(b, seed, true, depth);
-        size_t la, lb;
-        const uint8_t *da = tersa_writer_data(a, &la), *db = tersa_writer_data(b, &lb);
-        if (!oa) failures++;
-        if (oa != ob || (oa && (la != lb || memcmp(da, db, la) != 0)) ||
-            (!oa && tersa_writer_error(a)->code != tersa_writer_error(b)->code))
-            differ++;
-    }
+    size_t failures, long_docs, differ = differ_two_ways(write_number_doc, &failures, &long_docs);
     CHECK(differ == 0, "%zu of 3000 documents differ between the run writers and the general calls", differ);
     CHECK(failures > 0 && failures < 1500, "some documents fail (%zu)", failures);
-    tersa_writer_free(a);
-    tersa_writer_free(b);
 }
 
 int main(int argc, char **argv) {
