@@ -446,6 +446,42 @@ TERSA_INLINE bool small_array_item(tersa_reader *r, uint8_t t, size_t at, tersa_
     return true;
 }
 
+/* A decimal float counted in its tag (DEC, tag consumed). */
+TERSA_INLINE bool dec_item(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
+    uint64_t z;
+    if (!read_varint(r, at, &z)) return false;
+    int64_t m = unzigzag(z);
+    if (m >= (1LL << 53) || m <= -(1LL << 53)) FAIL(TERSA_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
+    int e = (int)(t - TAG_DEC0) + DEC_EMIN;
+    slot->dec_m = m;
+    slot->dec_e = (int8_t)e;
+    slot->has_dec = 1;
+    item->type = TERSA_FLOAT;
+    item->v.f = tersa_double_of_decimal(m, e);
+    return true;
+}
+
+/* A non-negative integer above the tag's range (INT_POS, tag consumed). */
+TERSA_INLINE bool int_pos_item(tersa_reader *r, size_t at, tersa_slot *slot, tersa_item *item) {
+    uint64_t v;
+    if (!read_varint(r, at, &v)) return false;
+    if (v > UINT64_MAX - (INT_MAX_SMALL + 1)) FAIL(TERSA_ERR_INVALID_VALUE, at, "integer out of range");
+    v += INT_MAX_SMALL + 1;
+    if (v <= (uint64_t)INT64_MAX) {
+        item->type = TERSA_INT;
+        item->v.i = (int64_t)v;
+        slot->int_val = (int64_t)v;
+        slot->has_int = 1;
+    } else {
+        item->type = TERSA_UINT;
+        item->v.u = v;
+    }
+    return true;
+}
+
+_Static_assert(TAG_FALSE - TAG_NULL == TERSA_FALSE - TERSA_NULL && TAG_TRUE - TAG_NULL == TERSA_TRUE - TERSA_NULL,
+               "null, false and true map to their item types by offset");
+
 /* Every item but the commonest few (tersa_read handles those inline). */
 TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, tersa_slot *slot, tersa_item *item) {
     switch (t >> 4) {
@@ -473,19 +509,9 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
         item->v.i = v;
         break;
     }
-    case 0xD: { /* DEC */
-        uint64_t z;
-        if (!read_varint(r, at, &z)) return false;
-        int64_t m = unzigzag(z);
-        if (m >= (1LL << 53) || m <= -(1LL << 53)) FAIL(TERSA_ERR_INVALID_VALUE, at, "decimal mantissa out of range");
-        int e = (int)(t - TAG_DEC0) + DEC_EMIN;
-        slot->dec_m = m;
-        slot->dec_e = (int8_t)e;
-        slot->has_dec = 1;
-        item->type = TERSA_FLOAT;
-        item->v.f = tersa_double_of_decimal(m, e);
+    case 0xD: /* DEC */
+        if (!dec_item(r, t, at, slot, item)) return false;
         break;
-    }
     default:
         switch (t) {
         case TAG_NULL:
@@ -511,22 +537,9 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
             memcpy(&item->v.f, &bits, 8);
             break;
         }
-        case TAG_INT_POS: {
-            uint64_t v;
-            if (!read_varint(r, at, &v)) return false;
-            if (v > UINT64_MAX - (INT_MAX_SMALL + 1)) FAIL(TERSA_ERR_INVALID_VALUE, at, "integer out of range");
-            v += INT_MAX_SMALL + 1;
-            if (v <= (uint64_t)INT64_MAX) {
-                item->type = TERSA_INT;
-                item->v.i = (int64_t)v;
-                slot->int_val = (int64_t)v;
-                slot->has_int = 1;
-            } else {
-                item->type = TERSA_UINT;
-                item->v.u = v;
-            }
+        case TAG_INT_POS:
+            if (!int_pos_item(r, at, slot, item)) return false;
             break;
-        }
         case TAG_INT_NEG: {
             uint64_t v;
             if (!read_varint(r, at, &v)) return false;
@@ -805,6 +818,14 @@ bool tersa_read(tersa_reader *r, tersa_item *item) {
         /* prefix strings */
         item->type = TERSA_STRING;
         if (!read_string(r, t, at, slot, item)) return false;
+    } else if (t < TAG_NULL) {
+        /* decimals (prices, readings), then the literals and larger integers
+         * of small records (tiny_messages: a few of each per message) */
+        if (!dec_item(r, t, at, slot, item)) return false;
+    } else if (t <= TAG_TRUE) {
+        item->type = (tersa_type)(t - TAG_NULL);
+    } else if (t == TAG_INT_POS) {
+        if (!int_pos_item(r, at, slot, item)) return false;
     } else if (!read_item(r, t, at, slot, item)) {
         return false;
     }
