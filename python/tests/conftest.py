@@ -43,6 +43,15 @@ def same(a, b) -> bool:
     return _tersa_key(a) == _tersa_key(b)
 
 
+def as_tuples(value):
+    """The same value with every list a tuple (tuples are written item by item)."""
+    if isinstance(value, list):
+        return tuple(as_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: as_tuples(v) for k, v in value.items()}
+    return value
+
+
 def fed(dec: tersa.Decoder, data: bytes, step: int) -> list:
     """The values `dec` gives for `data` fed in pieces of `step` bytes, taken
     after every piece, then close()."""

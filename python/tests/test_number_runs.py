@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import tersa
+from conftest import as_tuples
 
 
 def random_number(rng: random.Random, kind: str):
@@ -28,15 +29,6 @@ def random_list(rng: random.Random) -> list:
         if out:
             out[rng.randrange(len(out))] = rng.choice(["s", None, True, 2 ** 80, 1.25, 7, [1.0, 2.0]])
     return out
-
-
-def as_tuples(value):
-    """The same value with every list a tuple (tuples are written item by item)."""
-    if isinstance(value, list):
-        return tuple(as_tuples(v) for v in value)
-    if isinstance(value, dict):
-        return {k: as_tuples(v) for k, v in value.items()}
-    return value
 
 
 def test_number_runs_match_the_item_by_item_path():

@@ -9,6 +9,7 @@ import random
 import pytest
 
 import tersa
+from conftest import as_tuples
 
 POOL = ["", "a", "ab", "abc", "abcdefgh", "abcdefghij-klm", "2024-01-02T03:04:05Z", "2024-01-02T03:04:06.5+01:00",
         "2024-13-02T03:04:05Z", "https://example.com/items/1", "https://example.com/items/22", "café", "東京",
@@ -34,15 +35,6 @@ def random_doc(rng: random.Random):
         kind = rng.randrange(3)
         rows.append(row if kind == 0 else {"xs": row, "n": len(row)} if kind == 1 else [0, row])
     return rows
-
-
-def as_tuples(value):
-    """The same value with every list a tuple (tuples are written item by item)."""
-    if isinstance(value, list):
-        return tuple(as_tuples(v) for v in value)
-    if isinstance(value, dict):
-        return {k: as_tuples(v) for k, v in value.items()}
-    return value
 
 
 def test_string_lists_match_the_item_by_item_path():
