@@ -125,21 +125,24 @@ bool tersa_ts_parse_memo(const uint8_t *s, size_t n, ts_parts *out, ts_day_memo 
         out->offset = 0;
         return true; /* years 0001-9999 at UTC midnight are always in range */
     }
-    if (n < 20 || (s[10] != 'T' && s[10] != ' ')) return false;
-    /* "hh:mm:ss" at 11. */
+    uint8_t sep = s[10];
+    if (n < 20 || (sep != 'T' && sep != ' ')) return false;
+    /* "hh:mm:ss" at 11; the three values land in bytes 0, 3 and 6, where
+     * one add carries into bit 7 of each byte exactly when the value is out
+     * of range (hours above 23, minutes or seconds above 59). */
     uint64_t tm = load_le64(s + 11) ^ ZEROS;
     if ((tm & 0x0000FF0000FF0000ull) != (((uint64_t)(':' ^ '0') << 40) | ((uint64_t)(':' ^ '0') << 16)) ||
         !all_digits(tm, 0xFFFF00FFFF00FFFFull))
         return false;
-    uint64_t tv = pair_values(tm & 0xFFFF00FFFF00FFFFull);
-    unsigned hh = (unsigned)(tv & 0xFF), mi = (unsigned)((tv >> 24) & 0xFF), ss = (unsigned)((tv >> 48) & 0xFF);
-    if (hh > 23 || mi > 59 || ss > 59) return false;
-    uint8_t variant = s[10] == ' ' ? TSV_SPACE : 0;
+    uint64_t tv = pair_values(tm & 0xFFFF00FFFF00FFFFull) & 0x00FF0000FF0000FFull;
+    if ((tv + ((uint64_t)(128 - 60) << 48 | (uint64_t)(128 - 60) << 24 | (128 - 24))) & 0x0080000080000080ull)
+        return false;
+    int64_t seconds = days * 86400 + (int64_t)((unsigned)(tv & 0xFF) * 3600 + (unsigned)((tv >> 24) & 0xFF) * 60 +
+                                               (unsigned)(tv >> 48));
+    uint8_t variant = sep == ' ' ? TSV_SPACE : 0;
     int32_t offset = 0;
-    size_t zone;
-    if (s[n - 1] == 'Z') {
-        zone = n - 1;
-    } else {
+    size_t zone = n - 1;
+    if (s[zone] != 'Z') {
         /* "+hh:mm" as the last six bytes, read with the two before them. */
         if (n < 25) return false;
         zone = n - 6;
@@ -156,6 +159,9 @@ bool tersa_ts_parse_memo(const uint8_t *s, size_t n, ts_parts *out, ts_day_memo 
             offset = -offset;
         }
         variant |= TSV_NUMERIC_OFFSET;
+        /* Local years 0001-9999 may lie outside them in UTC; with 'Z' they cannot. */
+        seconds -= (int64_t)offset * 60;
+        if (seconds < TERSA_MIN_SECONDS || seconds > TERSA_MAX_SECONDS) return false;
     }
     uint32_t frac = 0;
     if (zone != 19) {
@@ -174,8 +180,6 @@ bool tersa_ts_parse_memo(const uint8_t *s, size_t n, ts_parts *out, ts_day_memo 
         }
         variant |= (uint8_t)digits;
     }
-    int64_t seconds = days * 86400 + hh * 3600 + mi * 60 + ss - (int64_t)offset * 60;
-    if (seconds < TERSA_MIN_SECONDS || seconds > TERSA_MAX_SECONDS) return false;
     out->variant = variant;
     out->seconds = seconds;
     out->frac = frac;

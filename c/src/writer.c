@@ -379,12 +379,15 @@ TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
 
 /* Append an entry; `slot` (if not NULL) is where the index gets it. */
 TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
-    if (TERSA_UNLIKELY(w->st.nstrs >= TERSA_MAX_STRINGS)) return;
-    if (slot) {
-        *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(w->st.nstrs + 1);
-        w->sidx_used++;
-    }
-    tersa_state_append_string(&w->st, p, n, h, false);
+    size_t i = w->st.nstrs;
+    if (TERSA_UNLIKELY(i >= TERSA_MAX_STRINGS)) return;
+    if (slot) *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(i + 1);
+    str_entry *e = &w->st.strs[i];
+    e->ptr = p;
+    e->len = n;
+    e->hash = h;
+    e->ascii = false;
+    w->st.nstrs = i + 1;
 }
 
 /* Every table index has a REF..REF16 reference, of 1 to 3 bytes: never
@@ -421,32 +424,41 @@ TERSA_INLINE size_t common_prefix(const uint8_t *base, size_t base_len, const ui
     return i;
 }
 
+/* The output position is read once and stored once: a byte store through
+ * w->buf may alias w->len, so put_byte reloads it after each byte. */
 TERSA_INLINE void put_ref(tersa_writer *w, size_t i) {
+    uint8_t *o = w->buf + w->len;
     if (i < REF8_BASE) {
-        put_byte(w, (uint8_t)(TAG_REF0 + i));
+        o[0] = (uint8_t)(TAG_REF0 + i);
+        w->len += 1;
     } else if (i < REF16_BASE) {
-        put_byte(w, TAG_REF8);
-        put_byte(w, (uint8_t)(i - REF8_BASE));
+        o[0] = TAG_REF8;
+        o[1] = (uint8_t)(i - REF8_BASE);
+        w->len += 2;
     } else {
-        put_byte(w, TAG_REF16);
-        put_byte(w, (uint8_t)(i - REF16_BASE));
-        put_byte(w, (uint8_t)((i - REF16_BASE) >> 8));
+        o[0] = TAG_REF16;
+        o[1] = (uint8_t)(i - REF16_BASE);
+        o[2] = (uint8_t)((i - REF16_BASE) >> 8);
+        w->len += 3;
     }
 }
 
-static void put_ts(tersa_writer *w, const ts_parts *t) {
+TERSA_INLINE void put_ts(tersa_writer *w, const ts_parts *t) {
+    uint8_t *o = w->buf + w->len, *start = o;
     if (t->variant == 0) {
-        put_byte(w, TAG_TS_Z0);
+        *o++ = TAG_TS_Z0;
     } else if (t->variant == 3) {
-        put_byte(w, TAG_TS_Z3);
+        *o++ = TAG_TS_Z3;
     } else {
-        put_byte(w, TAG_TS_STR);
-        put_byte(w, t->variant);
+        o[0] = TAG_TS_STR;
+        o[1] = t->variant;
+        o += 2;
     }
-    put_varint(w, zigzag(t->seconds - w->st.last_ts));
+    o += varint_put_room9(o, zigzag(t->seconds - w->st.last_ts));
     w->st.last_ts = t->seconds;
-    if (t->variant & TSV_DIGITS) put_varint(w, t->frac);
-    if (t->variant & TSV_NUMERIC_OFFSET) put_varint(w, zigzag(t->offset));
+    if (t->variant & TSV_DIGITS) o += varint_put_room9(o, t->frac);
+    if (t->variant & TSV_NUMERIC_OFFSET) o += varint_put_room9(o, zigzag(t->offset));
+    w->len += (size_t)(o - start);
 }
 
 /* Keep the registers and (for strings of 2+ bytes) the table pointing at
@@ -476,7 +488,6 @@ TERSA_INLINE bool prefix_candidate(const uint8_t *base, size_t base_len, const u
 /* Timestamp strings, prefix strings and long strings. */
 TERSA_NOINLINE static bool write_str_slow(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, uint64_t h,
                                          uint64_t *islot, const uint8_t **stable) {
-    size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
     /* A timestamp form: tag, variant, three varints of which the last may
      * start 16 bytes in; a prefix or inline form: 2 bytes, a varint, n bytes. */
     if (!reserve(w, 25 + n)) return false;
@@ -485,6 +496,7 @@ TERSA_NOINLINE static bool write_str_slow(tersa_writer *w, tersa_slot *slot, con
         put_ts(w, &ts);
         return keep_string(w, slot, p, n, h, islot, stable);
     }
+    size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
     size_t best = 0;
     uint8_t base_flag = 0;
     if (slot->has_str) best = common_prefix(slot->str, slot->str_len, p, n);
@@ -497,24 +509,29 @@ TERSA_NOINLINE static bool write_str_slow(tersa_writer *w, tersa_slot *slot, con
     }
     size_t suffix = n - best;
     size_t pfx_size = best ? (suffix < N_PFX0 ? 2 : 2 + varint_size(suffix - N_PFX0)) + suffix : SIZE_MAX;
+    uint8_t *o = w->buf + w->len, *start = o;
+    const uint8_t *body = p;
+    size_t body_len = n;
     if (pfx_size < inline_size) {
+        o[1] = (uint8_t)(base_flag | best);
         if (suffix < N_PFX0) {
-            put_byte(w, (uint8_t)(TAG_PFX0 + suffix));
-            put_byte(w, (uint8_t)(base_flag | best));
+            o[0] = (uint8_t)(TAG_PFX0 + suffix);
+            o += 2;
         } else {
-            put_byte(w, TAG_PFX_LONG);
-            put_byte(w, (uint8_t)(base_flag | best));
-            put_varint(w, suffix - N_PFX0);
+            o[0] = TAG_PFX_LONG;
+            o += 2;
+            o += varint_put_room9(o, suffix - N_PFX0);
         }
-        put_bytes(w, p + best, suffix);
+        body = p + best;
+        body_len = suffix;
     } else if (n < N_STR0) {
-        put_byte(w, (uint8_t)(TAG_STR0 + n));
-        put_bytes(w, p, n);
+        *o++ = (uint8_t)(TAG_STR0 + n);
     } else {
-        put_byte(w, TAG_STR_LONG);
-        put_varint(w, n - N_STR0);
-        put_bytes(w, p, n);
+        *o++ = TAG_STR_LONG;
+        o += varint_put_room9(o, n - N_STR0);
     }
+    copy_bytes(o, body, body_len);
+    w->len += (size_t)(o - start) + body_len;
     return keep_string(w, slot, p, n, h, islot, stable);
 }
 
@@ -547,8 +564,10 @@ TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint
             return write_str_slow(w, slot, p, n, h, islot, stable);
     }
     if (!reserve(w, 1 + N_STR0)) return false;
-    put_byte(w, (uint8_t)(TAG_STR0 + n));
-    put_bytes(w, p, n);
+    uint8_t *o = w->buf + w->len;
+    o[0] = (uint8_t)(TAG_STR0 + n);
+    copy_bytes(o + 1, p, n);
+    w->len += 1 + n;
     return keep_string(w, slot, p, n, h, islot, stable);
 }
 

@@ -6,11 +6,26 @@
  */
 #include "writer_internal.h"
 
+/* Entries an index of `cap` slots holds. */
+static size_t index_limit(size_t cap) { return cap >= SIDX_MAX_CAP ? TERSA_MAX_STRINGS : cap / 2; }
+
+void tersa_writer_set_str_limit(tersa_writer *w) {
+    if (w->st.nstrs >= TERSA_MAX_STRINGS) {
+        w->str_limit = SIZE_MAX; /* no entry is added any more */
+        return;
+    }
+    size_t ix = index_limit(w->sidx_cap);
+    w->str_limit = w->st.strs_cap < ix ? w->st.strs_cap : ix;
+}
+
 bool tersa_writer_grow_strings(tersa_writer *w) {
-    if (w->st.nstrs == w->st.strs_cap && !tersa_state_grow_strings(&w->st))
+    size_t n = w->st.nstrs;
+    if (n == w->st.strs_cap && n < TERSA_MAX_STRINGS && !tersa_state_grow_strings(&w->st))
         return fail(w, TERSA_ERR_NOMEM, "out of memory");
-    if ((w->sidx_used + 1) * 2 > w->sidx_cap) {
-        size_t cap = w->sidx_cap ? w->sidx_cap * 2 : 256;
+    size_t need = n < TERSA_MAX_STRINGS ? n + 1 : TERSA_MAX_STRINGS;
+    size_t cap = w->sidx_cap ? w->sidx_cap : 256;
+    while (index_limit(cap) < need) cap *= 2;
+    if (cap != w->sidx_cap) {
         uint64_t *ix = (uint64_t *)mem_alloc(w->alloc, cap * sizeof(uint64_t));
         if (!ix) return fail(w, TERSA_ERR_NOMEM, "out of memory");
         memset(ix, 0, cap * sizeof(uint64_t));
@@ -33,6 +48,7 @@ bool tersa_writer_grow_strings(tersa_writer *w) {
         w->sidx = ix;
         w->sidx_cap = cap;
     }
+    tersa_writer_set_str_limit(w);
     return true;
 }
 
@@ -71,7 +87,6 @@ static bool load_dictionary(tersa_writer *w, const tersa_dict *dict) {
                                sizeof(uint64_t));
     uint64_t gen = w->sidx_gen;
     w->sidx_gen = SIDX_DICT_GEN;
-    w->sidx_used = 0;
     for (size_t i = 0; ok && i < w->st.nstrs; i++) {
         ok = strings_have_room(w); /* may move the table */
         if (!ok) break;
@@ -80,13 +95,12 @@ static bool load_dictionary(tersa_writer *w, const tersa_dict *dict) {
         uint64_t *slot = NULL;
         str_find(w, e->ptr, e->len, e->hash, &slot);
         *slot = (e->hash & SIDX_HASH) | SIDX_DICT_GEN | (uint64_t)(i + 1);
-        w->sidx_used++;
     }
     w->sidx_gen = gen;
     if (!ok) {
         clear_string_index(w);
         tersa_state_reset(&w->st, false);
-        w->sidx_used = 0;
+        tersa_writer_set_str_limit(w);
         return fail(w, TERSA_ERR_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < w->st.nshapes; i++) {
@@ -110,7 +124,7 @@ bool tersa_writer_reset_tables(tersa_writer *w, const tersa_dict *dict) {
     if (!keep && w->st.dict_serial) clear_string_index(w); /* another dictionary's entries */
     clear_shape_index(w);
     tersa_state_reset(&w->st, keep);
-    w->sidx_used = w->st.nstrs;
+    tersa_writer_set_str_limit(w);
     w->last_shape = TERSA_NO_INDEX;
     if (dict) {
         if (!keep && !load_dictionary(w, dict)) return false;

@@ -46,7 +46,11 @@ struct tersa_writer {
      * strings again. */
     tersa_state st;
     uint64_t *sidx;      /* open addressing over the string table (see SIDX_*) */
-    size_t sidx_cap, sidx_used;
+    size_t sidx_cap;
+    /* The table size at which the next new entry needs
+     * tersa_writer_grow_strings (room in the table or the index), so that
+     * a new string tests one bound; SIZE_MAX once the table is full. */
+    size_t str_limit;
     uint64_t sidx_gen;   /* current generation, in place (<< SIDX_GEN_SHIFT) */
     hash_index shape_index;
 
@@ -137,12 +141,20 @@ TERSA_INLINE void put_bytes(tersa_writer *w, const void *p, size_t n) {
  * The string-table index (writer_index.c)
  * ========================================================================== */
 
-/* Room for one more string: an entry and an index slot at load <= 1/2. */
+/* The index stops growing at this many slots: at load <= 1/2 it would
+ * double again for the last 320 of the TERSA_MAX_STRINGS entries, which fit
+ * at load 0.502 instead. */
+#define SIDX_MAX_CAP (1u << 17)
+_Static_assert(TERSA_MAX_STRINGS < SIDX_MAX_CAP, "the full index keeps a free slot");
+
+/* Room for one more string: an entry and an index slot (load <= 1/2, or
+ * the table's capacity in an index of SIDX_MAX_CAP slots). */
 bool tersa_writer_grow_strings(tersa_writer *w);
 
-TERSA_INLINE bool strings_full(const tersa_writer *w) {
-    return TERSA_UNLIKELY(w->st.nstrs >= w->st.strs_cap || (w->sidx_used + 1) * 2 > w->sidx_cap);
-}
+/* w->str_limit for the current table and index. */
+void tersa_writer_set_str_limit(tersa_writer *w);
+
+TERSA_INLINE bool strings_full(const tersa_writer *w) { return TERSA_UNLIKELY(w->st.nstrs >= w->str_limit); }
 
 TERSA_INLINE bool strings_have_room(tersa_writer *w) { return !strings_full(w) || tersa_writer_grow_strings(w); }
 
@@ -160,10 +172,11 @@ TERSA_INLINE bool entry_equal(const uint8_t *a, const uint8_t *b, size_t n) {
  * no room; an insertion does (strings_have_room). */
 TERSA_INLINE uint32_t str_find(const tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t **empty) {
     size_t mask = w->sidx_cap - 1, i = (size_t)h & mask;
+    const uint64_t cur_gen = w->sidx_gen, *ix = w->sidx;
     for (;;) {
-        uint64_t slot = w->sidx[i];
+        uint64_t slot = ix[i];
         uint64_t gen = slot & SIDX_GEN_MASK;
-        if (gen != w->sidx_gen && gen != SIDX_DICT_GEN) break;
+        if (gen != cur_gen && gen != SIDX_DICT_GEN) break;
         if (((slot ^ h) & SIDX_HASH) == 0) {
             uint32_t pos = (uint32_t)slot - 1;
             const str_entry *e = &w->st.strs[pos];
