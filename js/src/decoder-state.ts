@@ -24,6 +24,11 @@ export class Slot {
   dk = false; // dec register present
   dm = 0;
   de = 0;
+  // the last prefix-form string made in this slot and its head (its first
+  // phl bytes, ASCII), kept by identity: strings never change
+  ps: string | null = null;
+  ph = '';
+  phl = 0;
 }
 
 export function resetSlot(s: Slot): void {

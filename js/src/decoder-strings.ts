@@ -92,11 +92,22 @@ export function prefixString(rd: DecoderState, n: number, long: boolean, at: num
   if (long) n = length(rd, at, 16);
   if (base === null || L === 0 || L > baseLen) fail('bad_reference', at, 'prefix does not fit its base string');
   let head: string;
-  if (baseLen === base.length) head = L === baseLen ? base : base.slice(0, L);
-  else head = headBytes(base, L, at);
+  if (baseLen === base.length) {
+    // A string made here is a tree of its head and tail: slicing it again
+    // would first copy it into one flat string. The head it was made from is
+    // flat, and serves the next prefix of the same string that fits in it.
+    if (L === baseLen) head = base;
+    else if (base === slot.ps && L <= slot.phl) head = L === slot.phl ? slot.ph : slot.ph.slice(0, L);
+    else head = base.slice(0, L);
+  } else head = headBytes(base, L, at);
   if (n > rd.end - rd.pos) fail('truncated', at, 'input ends inside an item');
   const s = head + utf8(rd, n, at);
   const total = L + n;
+  if (baseLen === base.length) {
+    slot.ps = s;
+    slot.ph = head;
+    slot.phl = L;
+  }
   addString(rd, s, total);
   slot.s = s;
   slot.sl = total;
