@@ -71,13 +71,14 @@ typedef struct {
     Py_ssize_t i;       /* items started: on error, item i - 1 is in the path */
     union {
         size_t at;      /* EF_LIST, EF_TUPLE: the shape hint slot the elements share */
-        size_t kv;      /* EF_DICT: its keys are kvs[kv, kv + n), its values follow */
+        size_t kv;      /* EF_DICT: kvs[kv] holds its key 0, kvs[kv + 1] value 0, ... (unless `ents`) */
     } u;
     union {
         uint64_t version; /* EF_DICT, borrowed: the dict's version tag when its entries were read */
         PyObject *ckeys;  /* EF_PAIRS: the keys as Tersa sees them (list, strong) */
     } v;
     size_t hint0;       /* EF_DICT, EF_PAIRS: the hint slot of the value of key 0, or HINT_NONE */
+    PyObject **ents;    /* EF_DICT read in place: the dict's own entries, laid out as in kvs; else NULL */
 } eframe;
 
 typedef struct enc_ctx {
@@ -101,9 +102,10 @@ typedef struct enc_ctx {
     eframe *frames;         /* open frames, outermost first */
     size_t depth, frames_cap;
     size_t room;            /* min(max_depth, frames_cap): below it, a frame is pushed without more checks */
-    PyObject **kvs;         /* the keys and values of the EF_DICT frames, a stack of their own */
+    PyObject **kvs;         /* the keys and values of EF_DICT frames not read in place, a stack of their own */
     size_t kv_used, kv_cap;
     uint8_t large;          /* the last buffer was large (see pool_keep) */
+    uint8_t single;         /* dumps: one value per buffer (not a stream's frames, whose shapes carry on) */
 } enc_ctx;
 
 static enc_ctx *enc_ctx_new(void) {
@@ -499,7 +501,7 @@ TERSA_INLINE void enc_pop(enc_ctx *e) {
         if (TERSA_UNLIKELY(f->owned)) {
             for (Py_ssize_t j = 0; j < 2 * f->n; j++) Py_DECREF(e->kvs[f->u.kv + (size_t)j]);
         }
-        e->kv_used = f->u.kv;
+        e->kv_used = f->u.kv; /* what it was when the frame opened, in place or not */
     } else if (f->kind >= EF_PAIRS) {
         Py_DECREF(f->items);
         if (f->kind == EF_PAIRS) Py_DECREF(f->v.ckeys);
@@ -522,14 +524,20 @@ TERSA_INLINE int enc_open_seq(enc_ctx *e, PyObject *o, uint8_t kind, Py_ssize_t 
 
 static int enc_open_pairs(enc_ctx *e, PyObject *o, PyObject *items);
 
-/* A dict (exact type): its keys and values go to kvs, then a shaped map if the
- * keys are all str or Symbol, else the pairs of a generic map. */
+/* Room in kvs for the keys and values of a dict of n entries. */
+TERSA_INLINE int enc_kv_room(enc_ctx *e, Py_ssize_t n) {
+    if (TERSA_LIKELY(e->kv_cap - e->kv_used >= 2 * (size_t)n)) return 0;
+    return enc_grow((void **)&e->kvs, &e->kv_cap, e->kv_used + 2 * (size_t)n, sizeof(PyObject *));
+}
+
+/* A dict (exact type): a shaped map if its keys are all str or Symbol, else
+ * the pairs of a generic map. The keys and values are read where they are,
+ * key i then value i: in the dict's own entry table when it holds only str
+ * keys and no deleted entries (the common case: no copy), else gathered into
+ * kvs in that layout. */
 TERSA_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
     Py_ssize_t n = PyDict_GET_SIZE(o);
-    if (TERSA_UNLIKELY(e->kv_cap - e->kv_used < 2 * (size_t)n) &&
-        enc_grow((void **)&e->kvs, &e->kv_cap, e->kv_used + 2 * (size_t)n, sizeof(PyObject *)) < 0)
-        return -1;
-    PyObject **keys = e->kvs + e->kv_used, **vals = keys + n;
+    PyObject **kv = NULL, **ents = NULL;
     Py_ssize_t i = 0;
     int textual = 1, owned = 0;
     uint64_t version = 0;
@@ -539,26 +547,35 @@ TERSA_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
     if (TERSA_LIKELY(mp->ma_values == NULL)) {
         tersa_dict_keys *dk = (tersa_dict_keys *)mp->ma_keys;
         Py_ssize_t nent = dk->dk_nentries;
-        if (TERSA_LIKELY(dk->dk_kind == TERSA_DK_UNICODE)) {
-            /* all keys are exact str */
-            const tersa_dict_uentry *ep = TERSA_DK_ENTRIES(dk);
-            for (Py_ssize_t j = 0; j < nent; j++) {
-                if (ep[j].me_value) {
-                    keys[i] = ep[j].me_key;
-                    vals[i++] = ep[j].me_value;
-                    /* The values' headers (type, str kind and length) are read
-                     * one after another below: their cache misses overlap now. */
-                    TERSA_PREFETCH(ep[j].me_value);
-                }
-            }
+        if (TERSA_LIKELY(dk->dk_kind == TERSA_DK_UNICODE && nent == n)) {
+            /* All keys exact str, no deleted entry (a deletion leaves a NULL
+             * entry counted in dk_nentries but not in ma_used). */
+            tersa_dict_uentry *ep = TERSA_DK_ENTRIES(dk);
+            ents = kv = (PyObject **)ep;
+            i = n;
+            /* The values' headers (type, str kind and length) are read one
+             * after another below: their cache misses overlap now. */
+            for (Py_ssize_t j = 0; j < n; j++) TERSA_PREFETCH(ep[j].me_value);
         } else {
-            const tersa_dict_entry *ep = TERSA_DK_ENTRIES(dk);
-            for (Py_ssize_t j = 0; j < nent; j++) {
-                if (ep[j].me_value) {
-                    PyTypeObject *kt = Py_TYPE(ep[j].me_key);
-                    if (kt != &PyUnicode_Type && kt != SymbolType) textual = 0;
-                    keys[i] = ep[j].me_key;
-                    vals[i++] = ep[j].me_value;
+            if (enc_kv_room(e, n) < 0) return -1;
+            kv = e->kvs + e->kv_used;
+            if (dk->dk_kind == TERSA_DK_UNICODE) {
+                const tersa_dict_uentry *ep = TERSA_DK_ENTRIES(dk);
+                for (Py_ssize_t j = 0; j < nent; j++) {
+                    if (ep[j].me_value) {
+                        kv[2 * i] = ep[j].me_key;
+                        kv[2 * i++ + 1] = ep[j].me_value;
+                    }
+                }
+            } else {
+                const tersa_dict_entry *ep = TERSA_DK_ENTRIES(dk);
+                for (Py_ssize_t j = 0; j < nent; j++) {
+                    if (ep[j].me_value) {
+                        PyTypeObject *kt = Py_TYPE(ep[j].me_key);
+                        if (kt != &PyUnicode_Type && kt != SymbolType) textual = 0;
+                        kv[2 * i] = ep[j].me_key;
+                        kv[2 * i++ + 1] = ep[j].me_value;
+                    }
                 }
             }
         }
@@ -567,42 +584,42 @@ TERSA_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
     {
         /* Portable path: hold references, so that Python code run while
          * encoding cannot free what is still to be written. */
+        if (enc_kv_room(e, n) < 0) return -1;
+        kv = e->kvs + e->kv_used;
         owned = 1;
         Py_ssize_t pos = 0;
         PyObject *k, *v;
         while (i < n && PyDict_Next(o, &pos, &k, &v)) {
             PyTypeObject *kt = Py_TYPE(k);
             if (kt != &PyUnicode_Type && kt != SymbolType) textual = 0;
-            keys[i] = Py_NewRef(k);
-            vals[i++] = Py_NewRef(v);
+            kv[2 * i] = Py_NewRef(k);
+            kv[2 * i++ + 1] = Py_NewRef(v);
         }
     }
-    if (TERSA_UNLIKELY(i != n)) {
-        memmove(keys + i, vals, (size_t)i * sizeof(PyObject *));
-        n = i;
-    }
+    n = i;
     if (TERSA_UNLIKELY(!textual)) {
         if (owned) {
-            for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(keys[j]);
+            for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(kv[j]);
         }
         PyObject *items = PyDict_Items(o); /* a new list: no other code holds it */
         return items ? enc_open_pairs(e, o, items) : -1;
     }
     size_t at = e->hint_at;
-    size_t kv = e->kv_used;
+    size_t kv_at = e->kv_used;
     eframe *f = enc_push(e, o, EF_DICT);
     if (TERSA_UNLIKELY(!f)) {
         if (owned) {
-            for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(keys[j]);
+            for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(kv[j]);
         }
         return -1;
     }
-    f->u.kv = kv;
+    f->u.kv = kv_at;
+    f->ents = ents;
     f->n = n;
     f->owned = (uint8_t)owned;
     f->v.version = version;
-    e->kv_used = kv + 2 * (size_t)n;
-    Py_ssize_t ent = enc_map_open(e, at, e->kvs + kv, n, 0);
+    if (!ents) e->kv_used = kv_at + 2 * (size_t)n;
+    Py_ssize_t ent = enc_map_open(e, at, kv, 2, n, 0);
     if (TERSA_UNLIKELY(ent == -2)) {
         enc_pop(e);
         return -1;
@@ -610,6 +627,9 @@ TERSA_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
     f->hint0 = HINT_OF(ent, 0);
     return 0;
 }
+
+/* EF_DICT frame f's keys and values: key i at [2i], its value at [2i + 1]. */
+TERSA_INLINE PyObject **dict_kv(const enc_ctx *e, const eframe *f) { return f->ents ? f->ents : e->kvs + f->u.kv; }
 
 #include "known_types.c"
 #include "encode_numpy.c"
@@ -640,7 +660,7 @@ TERSA_NOINLINE static void enc_unwind(enc_ctx *e, int own) {
                     break;
                 }
 #endif
-                enc_path_push(e, e->kvs[f->u.kv + (size_t)f->i - 1], 0);
+                enc_path_push(e, dict_kv(e, f)[2 * (f->i - 1)], 0);
                 break;
             case EF_PAIRS: {
                 Py_ssize_t pair = f->textual ? f->i - 1 : (f->i - 1) >> 1;
@@ -932,9 +952,9 @@ tuple:
     if (TERSA_UNLIKELY(!tersa_write_array_end(e->w))) goto fail_close;
     goto close;
 dict: {
-    PyObject **vals = e->kvs + f->u.kv + f->n;
+    PyObject **kv = dict_kv(e, f);
     for (i = f->i, n = f->n; i < n;) {
-        o = vals[i++];
+        o = kv[2 * i++ + 1];
         s = enc_scalar(e, o);
         if (TERSA_LIKELY(s == 0)) continue;
         f->i = i;
@@ -1029,6 +1049,7 @@ static PyObject *tersa_dumps(PyObject *module, PyObject *const *args, Py_ssize_t
     e->opt = opt;
     e->max_depth = max_depth;
     e->default_fn = dflt;
+    e->single = 1;
     PyObject *result = NULL;
     size_t len = 0;
     Py_XINCREF(kw[2]); /* the dictionary must outlive the encoding */

@@ -76,7 +76,7 @@ static int enc_open_pairs(enc_ctx *e, PyObject *o, PyObject *items) {
     f->n = textual ? n : 2 * n;
     f->hint0 = HINT_NONE;
     if (textual) {
-        Py_ssize_t ent = enc_map_open(e, at, &PyList_GET_ITEM(ckeys, 0), n, 1);
+        Py_ssize_t ent = enc_map_open(e, at, &PyList_GET_ITEM(ckeys, 0), 1, n, 1);
         if (ent == -2) {
             enc_pop(e);
             return -1;

@@ -11,15 +11,16 @@
 
 /* After the writer refused a shape: put the first key that repeats an earlier
  * one (as a string or symbol of the same text) in the error's path. */
-TERSA_NOINLINE static void enc_path_to_repeated_key(enc_ctx *e, PyObject *const *keys, Py_ssize_t n) {
+TERSA_NOINLINE static void enc_path_to_repeated_key(enc_ctx *e, PyObject *const *keys, size_t stride, Py_ssize_t n) {
     PyObject *seen = PySet_New(NULL);
     for (Py_ssize_t i = 0; seen && i < n; i++) {
-        PyObject *id = Py_BuildValue("(OO)", Py_TYPE(keys[i]) == SymbolType ? Py_True : Py_False, keys[i]);
+        PyObject *k = keys[stride * (size_t)i];
+        PyObject *id = Py_BuildValue("(OO)", Py_TYPE(k) == SymbolType ? Py_True : Py_False, k);
         int found = id ? PySet_Contains(seen, id) : -1;
         if (found == 0) found = PySet_Add(seen, id);
         Py_XDECREF(id);
         if (found != 0) {
-            if (found > 0) enc_path_push(e, keys[i], 0);
+            if (found > 0) enc_path_push(e, k, 0);
             break;
         }
     }
@@ -27,10 +28,12 @@ TERSA_NOINLINE static void enc_path_to_repeated_key(enc_ctx *e, PyObject *const 
     PyErr_Clear();
 }
 
-/* Open a shaped map whose keys (str or Symbol objects) are `keys`, without
+/* Open a shaped map whose keys (str or Symbol objects) are keys[0],
+ * keys[stride], ... (stride 2: interleaved with the values), without
  * the hint: the lookup, else define the shape and store it. Returns the
  * lookup's entry, -1 (not stored) or -2 (error). */
-TERSA_NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, Py_ssize_t n, int checked) {
+TERSA_NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, size_t stride, Py_ssize_t n,
+                                                   int checked) {
     if (n == 0) {
         if (e->empty_shape != TERSA_NO_INDEX) {
             if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, e->empty_shape))) return enc_writer_fail(e), -2;
@@ -40,8 +43,8 @@ TERSA_NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *
         e->empty_shape = tersa_writer_last_shape(e->w);
         return -1;
     }
-    uint64_t h = tersa_shapes_hash(KEY_IDS(keys), 1, (size_t)n);
-    int32_t found = tersa_shapes_find(&e->shapes, h, KEY_IDS(keys), 1, (size_t)n);
+    uint64_t h = tersa_shapes_hash(KEY_IDS(keys), stride, (size_t)n);
+    int32_t found = tersa_shapes_find(&e->shapes, h, KEY_IDS(keys), stride, (size_t)n);
     if (found >= 0) {
         if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, tersa_shapes_shape(&e->shapes, found)))) return enc_writer_fail(e), -2;
         return found;
@@ -53,7 +56,7 @@ TERSA_NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *
         return -2;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *k = keys[i];
+        PyObject *k = keys[stride * (size_t)i];
         Py_ssize_t len;
         const char *p = str_utf8(k, &len);
         if (TERSA_UNLIKELY(!p)) {
@@ -71,22 +74,28 @@ TERSA_NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *
     if (pk != local) PyMem_Free(pk);
     if (TERSA_UNLIKELY(!ok)) {
         enc_writer_fail(e);
-        if (tersa_writer_error(e->w)->code == TERSA_ERR_UNREPRESENTABLE) enc_path_to_repeated_key(e, keys, n);
+        if (tersa_writer_error(e->w)->code == TERSA_ERR_UNREPRESENTABLE) enc_path_to_repeated_key(e, keys, stride, n);
         return -2;
     }
+    /* The top-level map of a buffer of one value (depth 1: its own frame)
+     * is not stored: in a buffer of one message it is the only map, and its
+     * shape rarely comes again deeper in a larger one. A stream's frames
+     * repeat their top-level shapes, so theirs are. */
     uint32_t shape = tersa_writer_last_shape(e->w);
-    return shape != TERSA_NO_INDEX ? tersa_shapes_add(&e->shapes, h, KEY_IDS(keys), 1, (size_t)n, shape) : -1;
+    if (shape == TERSA_NO_INDEX || (e->depth == 1 && e->single)) return -1;
+    return tersa_shapes_add(&e->shapes, h, KEY_IDS(keys), stride, (size_t)n, shape);
 }
 
 /* Open a shaped map: first the hint (the dict last seen in the same place),
  * then the slow path, which refreshes the hint. Returns as enc_map_open_slow. */
-TERSA_INLINE Py_ssize_t enc_map_open(enc_ctx *e, size_t at, PyObject *const *keys, Py_ssize_t n, int checked) {
-    int32_t ent = tersa_shapes_hinted(&e->shapes, *tersa_shapes_hint(&e->shapes, at), KEY_IDS(keys), 1, (size_t)n);
+TERSA_INLINE Py_ssize_t enc_map_open(enc_ctx *e, size_t at, PyObject *const *keys, size_t stride, Py_ssize_t n,
+                                      int checked) {
+    int32_t ent = tersa_shapes_hinted(&e->shapes, *tersa_shapes_hint(&e->shapes, at), KEY_IDS(keys), stride, (size_t)n);
     if (TERSA_LIKELY(ent >= 0)) {
         if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, tersa_shapes_shape(&e->shapes, ent)))) return enc_writer_fail(e), -2;
         return ent;
     }
-    Py_ssize_t slow = enc_map_open_slow(e, keys, n, checked);
+    Py_ssize_t slow = enc_map_open_slow(e, keys, stride, n, checked);
     if (slow >= 0) *tersa_shapes_hint(&e->shapes, at) = (uint32_t)slow + 1;
     return slow;
 }
