@@ -155,5 +155,7 @@ TERSA_INLINE bool tersa_rb_enc_map_frame(tersa_rb_encoder *e, enc_frame *f, uint
 /** Open a Hash (or a Tersa::Map when `hash` is false) at `depth`, `hooks`
  *  replacements standing for it; false if it is empty (then it is written whole). */
 bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth, uint32_t hooks);
+/** tersa_rb_enc_open_map for a Hash inside a container (depth > 0), no hook standing for it. */
+bool tersa_rb_enc_open_nested_hash(tersa_rb_encoder *e, VALUE hash, uint32_t depth);
 
 #endif

@@ -497,6 +497,10 @@ TERSA_NOINLINE static void encode_utf8_string(tersa_rb_encoder *e, VALUE str, ui
     CHECK_W(tersa_write_string_utf8(e->w, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)));
 }
 
+TERSA_NOINLINE static void encode_literal(tersa_rb_encoder *e, VALUE v, uint32_t depth) {
+    CHECK_W(NIL_P(v) ? tersa_write_null(e->w) : tersa_write_bool(e->w, v == Qtrue));
+}
+
 
 /* Write obj if it is a scalar write_run does not take (a Symbol, a Bignum,
  * a String to convert) and return 0; else return its builtin type (a
@@ -523,13 +527,6 @@ TERSA_NOINLINE static int write_other(tersa_rb_encoder *e, VALUE obj, uint32_t d
     }
 }
 
-/* Write obj if it is a value of its own (no container, no hook) and return
- * 0; else return its builtin type. */
-static inline int write_scalar(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
-    long index;
-    if (write_run(e, &obj, 1, &index, 0, depth)) return 0;
-    return write_other(e, obj, depth);
-}
 
 TERSA_NORETURN(static void array_modified(tersa_rb_encoder *e));
 static void array_modified(tersa_rb_encoder *e) {
@@ -538,11 +535,22 @@ static void array_modified(tersa_rb_encoder *e) {
 }
 
 /* Worth a call of write_run: taken by it, unless it is a String in another
- * encoding, a Symbol or an Array that is no leaf. */
+ * encoding, a Symbol or an Array that is no leaf. An Array whose first item
+ * write_run does not take (records, rows of containers) is no leaf of any
+ * kind, and write_run's entry and exit cost more than that test. */
 static inline bool run_item(VALUE x) {
     if (RB_SPECIAL_CONST_P(x)) return true;
     int t = BUILTIN_TYPE(x);
-    return t == T_STRING || t == T_FLOAT || t == T_ARRAY;
+    if (t == T_ARRAY) return RARRAY_LEN(x) == 0 || run_takes(RARRAY_AREF(x, 0));
+    return t == T_STRING || t == T_FLOAT;
+}
+
+/* Write obj if it is a value of its own (no container, no hook) and return
+ * 0; else return its builtin type. */
+static inline int write_scalar(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
+    long index;
+    if (run_item(obj) && write_run(e, &obj, 1, &index, 0, depth)) return 0;
+    return write_other(e, obj, depth);
 }
 
 /* Write obj if write_other takes it and return 0, else return its builtin
@@ -605,6 +613,10 @@ static int write_items(tersa_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE 
                 encode_utf8_string(e, v, depth);
                 continue;
             }
+            if (v == Qnil || v == Qtrue || v == Qfalse) {
+                encode_literal(e, v, depth);
+                continue;
+            }
             if (run_item(v) && write_run(e, &pairs[2 * i + 1], 1, &f->index, i, depth)) continue;
             if ((type = write_other_or_type(e, v, depth))) {
                 *obj = v;
@@ -648,7 +660,7 @@ static int run_frames(tersa_rb_encoder *e, uint32_t *depth_io, VALUE *obj) {
         } else if (type == T_ARRAY) {
             depth += open_array(e, item, depth, 0);
         } else if (type == T_HASH) {
-            depth += tersa_rb_enc_open_map(e, item, true, depth, 0);
+            depth += tersa_rb_enc_open_nested_hash(e, item, depth);
         } else {
             *obj = item;
             break;

@@ -128,18 +128,27 @@ static long push_pairs(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t
     return n;
 }
 
-/* Open a Hash (or a Tersa::Map) at `depth`; false if it is empty (then it is written whole). */
-bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth,
-                          uint32_t hooks) {
+/* Open a Hash (or a Tersa::Map) at `depth`; false if it is empty (then it
+ * is written whole). `lookup`: whether the shape lookup is tried and filled. */
+TERSA_ALWAYS_INLINE static inline bool open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth,
+                                                uint32_t hooks, bool lookup) {
     enc_frame *f = tersa_rb_enc_frame_open(e, depth, container);
     long self = e->stack->len;
     tersa_rb_stack_push(e->stack, container);
     long base = self + 1;
     long n = push_pairs(e, container, hash, depth);
 
-    /* The keys, interleaved with the values, read in place as identities. */
-    uint64_t h = tersa_shapes_hash((const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n);
-    int32_t ent = tersa_shapes_find(&e->shapes, h, (const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n);
+    /* The keys, interleaved with the values, read in place as identities.
+     * A top-level map opens in a lookup emptied for its buffer or frame, and
+     * is most often the only map there (one record per message): it is neither
+     * looked up nor stored, which costs nothing but a miss on a nested map
+     * with the same key objects (the writer still finds its shape by bytes). */
+    uint64_t h = 0;
+    int32_t ent = -1;
+    if (lookup) {
+        h = tersa_shapes_hash((const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n);
+        ent = tersa_shapes_find(&e->shapes, h, (const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n);
+    }
     if (ent >= 0 && TERSA_UNLIKELY(rb_gc_count() != e->gc_count)) {
         /* A collection may have freed and reused addresses: start over. */
         tersa_rb_enc_drop_shapes(e);
@@ -161,7 +170,7 @@ bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint
             CHECK_W(trusted ? tersa_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
                             : tersa_write_map_begin(e->w, e->kbuf, (size_t)n));
             uint32_t shape = tersa_rb_enc_note_shape(e);
-            if (shape != TERSA_NO_INDEX && plain)
+            if (shape != TERSA_NO_INDEX && plain && lookup)
                 tersa_shapes_add(&e->shapes, h, (const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n, shape);
         } else {
             CHECK_W(tersa_write_generic_map_begin(e->w, (size_t)n));
@@ -169,4 +178,12 @@ bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint
         }
     }
     return tersa_rb_enc_map_frame(e, f, kind, n, hooks, self, depth);
+}
+
+bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth, uint32_t hooks) {
+    return open_map(e, container, hash, depth, hooks, depth != 0);
+}
+
+bool tersa_rb_enc_open_nested_hash(tersa_rb_encoder *e, VALUE hash, uint32_t depth) {
+    return open_map(e, hash, true, depth, 0, true);
 }

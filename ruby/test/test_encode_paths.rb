@@ -1,0 +1,75 @@
+# frozen_string_literal: true
+
+require_relative "helper"
+
+# The encoder takes shortcuts keyed on object identity (the shape lookup,
+# skipped for a top-level map) and on flags (encoding, coderange, class).
+# Whatever path a value takes, the bytes must be those of the same value
+# built from fresh objects, which take the slow paths.
+class TestEncodePaths < Minitest::Test
+  include TersaTestHelper
+
+  # The same value with every Hash rebuilt from new, unfrozen key Strings
+  # (a Hash stores a frozen copy of each: no key object is shared).
+  def fresh(v)
+    case v
+    when Hash then v.each_with_object({}) { |(k, x), h| h[k.is_a?(String) ? String.new(k) : k] = fresh(x) }
+    when Array then v.map { |x| fresh(x) }
+    else v
+    end
+  end
+
+  def record(i) = { "id" => i, "name" => "n#{i}", "tags" => %w[a b], "score" => i * 0.5 }
+
+  def shared_key_documents
+    root = { "id" => 0, "name" => "root", "tags" => [], "score" => 1.5 }
+    [
+      root,
+      root.merge("tags" => [record(1), record(2)]),
+      { "id" => 1, "name" => "x", "tags" => { "id" => 2, "name" => "y", "tags" => { "id" => 3 }, "score" => 0.0 },
+        "score" => 2.5 },
+      [root, root, record(1)],
+      { "a" => 1 },
+      {},
+      { "only" => { "only" => { "only" => 1 } } }
+    ]
+  end
+
+  def test_top_level_maps_sharing_key_objects_with_nested_maps
+    shared_key_documents.each do |doc|
+      bytes = Tersa.dump(doc)
+      assert_equal hex(Tersa.dump(fresh(doc))), hex(bytes), doc.inspect
+      assert exact?(doc, Tersa.load(bytes)), doc.inspect
+    end
+  end
+
+  def test_top_level_maps_of_stream_frames
+    docs = shared_key_documents
+    enc = Tersa::Encoder.new
+    ref = Tersa::Encoder.new
+    got = docs.flat_map { |d| [enc.write(d), enc.write(d)] }.join
+    want = docs.flat_map { |d| [ref.write(fresh(d)), ref.write(fresh(d))] }.join
+    assert_equal hex(want), hex(got)
+    assert_equal docs.flat_map { |d| [d, d] }, Tersa.load_stream(got)
+  end
+
+  def test_reused_encoder_after_maps_of_other_keys
+    enc = Tersa::Encoder.new
+    docs = shared_key_documents
+    3.times do
+      docs.each { |d| assert_equal hex(Tersa.dump(fresh(d))), hex(enc.encode(d)) }
+    end
+  end
+
+  def test_identity_hash_at_the_top_and_nested
+    twins = {}.compare_by_identity
+    twins[+"k"] = 1
+    twins[+"k"] = 2
+    assert_raises(Tersa::EncodeError) { Tersa.dump(twins) }
+    assert_raises(Tersa::EncodeError) { Tersa.dump({ "a" => twins }) }
+    one = {}.compare_by_identity
+    one[+"k"] = 1
+    assert_equal hex(Tersa.dump({ "k" => 1 })), hex(Tersa.dump(one))
+    assert_equal hex(Tersa.dump([{ "k" => 1 }, { "k" => 1 }])), hex(Tersa.dump([one, one]))
+  end
+end
