@@ -7,7 +7,7 @@
  * only maps types, caches Python objects and reports errors. This file holds
  * what the parts share (options, errors, dictionaries) and the module; the
  * parts, included below as one translation unit: encode.c (dumps, with
- * encode_shapes.c and encode_other.c), decode.c (loads, with decode_ctx.c,
+ * encode_errors.c, encode_shapes.c and encode_other.c), decode.c (loads, with decode_ctx.c,
  * decode_gc.c, decode_objects.c, decode_cache.c, decode_scalars.c and
  * decode_generic.c), streams.c (Encoder, Decoder, loads_stream, join_stream).
  *
