@@ -89,22 +89,17 @@ export function tsString(rd: DecoderState, t: number, at: number): string {
   if (variant & TSV_DATE_ONLY && seconds % 86400 !== 0) fail('invalid_value', at, 'date is not at midnight');
   const local = seconds + offset * 60;
   if (local < MIN_SECONDS || local > MAX_SECONDS) fail('invalid_value', at, 'local time out of range');
-  const days = Math.floor(local / 86400);
-  const date = dateText(days);
-  if (variant & TSV_DATE_ONLY) return date;
-  const secs = local - days * 86400;
-  const hh = Math.floor(secs / 3600);
-  const rem = secs - hh * 3600;
-  const mm = Math.floor(rem / 60);
-  const ss = rem - mm * 60;
-  if (variant === 0 || variant === 3) {
-    // the common forms in one flat string: YYYY-MM-DDThh:mm:ss[.fff]Z
-    const h1 = (hh / 10) | 0, m1 = (mm / 10) | 0, s1 = (ss / 10) | 0;
-    if (variant === 0) {
-      return fromCharCode(dc0, dc1, dc2, dc3, 45, dc5, dc6, 45, dc8, dc9, 84, 48 + h1, 48 + hh - 10 * h1, 58, 48 + m1, 48 + mm - 10 * m1, 58, 48 + s1, 48 + ss - 10 * s1, 90);
-    }
-    const f1 = (frac / 100) | 0, f2 = ((frac / 10) | 0) % 10;
-    return fromCharCode(dc0, dc1, dc2, dc3, 45, dc5, dc6, 45, dc8, dc9, 84, 48 + h1, 48 + hh - 10 * h1, 58, 48 + m1, 48 + mm - 10 * m1, 58, 48 + s1, 48 + ss - 10 * s1, 46, 48 + f1, 48 + f2, 48 + (frac % 10), 90);
+  // Timestamps of a document fall in few minutes: within the last minute
+  // rendered, only the seconds are new (no divisions, no date lookup).
+  let ss = local - minStart;
+  if (!(ss >= 0 && ss < 60)) ss = newMinute(local);
+  if (variant & TSV_DATE_ONLY) return cachedDate;
+  if (variant === 0) {
+    return fromCharCode(dc0, dc1, dc2, dc3, 45, dc5, dc6, 45, dc8, dc9, 84, hc1, hc0, 58, mc1, mc0, 58, TENS[ss], ONES[ss], 90);
+  }
+  if (variant === 3) {
+    const f1 = (frac / 100) | 0, f2 = frac - 100 * f1;
+    return fromCharCode(dc0, dc1, dc2, dc3, 45, dc5, dc6, 45, dc8, dc9, 84, hc1, hc0, 58, mc1, mc0, 58, TENS[ss], ONES[ss], 46, 48 + f1, TENS[f2], ONES[f2], 90);
   }
   // The other forms are written as bytes and made one flat string by one
   // native call: joining their parts with + built a tree of strings for each.
@@ -120,17 +115,21 @@ export function tsString(rd: DecoderState, t: number, at: number): string {
   b[8] = dc8;
   b[9] = dc9;
   b[10] = variant & TSV_SPACE ? 32 : 84;
-  twoDigits(b, 11, hh);
+  b[11] = hc1;
+  b[12] = hc0;
   b[13] = 58;
-  twoDigits(b, 14, mm);
+  b[14] = mc1;
+  b[15] = mc0;
   b[16] = 58;
-  twoDigits(b, 17, ss);
+  b[17] = TENS[ss];
+  b[18] = ONES[ss];
   let n = 19;
   if (digits) {
     b[19] = 46;
+    // frac < 10^9: int32 arithmetic
     let f = frac;
     for (let i = 19 + digits; i > 19; i--) {
-      const q = Math.floor(f / 10);
+      const q = (f / 10) | 0;
       b[i] = 48 + f - q * 10;
       f = q;
     }
@@ -139,23 +138,50 @@ export function tsString(rd: DecoderState, t: number, at: number): string {
   if (variant & TSV_NUMERIC_OFFSET) {
     const a = offset < 0 ? -offset : offset;
     b[n] = offset < 0 ? 45 : 43;
-    const oh = Math.floor(a / 60);
-    twoDigits(b, n + 1, oh);
+    const oh = (a / 60) | 0;
+    const om = a - oh * 60;
+    b[n + 1] = TENS[oh];
+    b[n + 2] = ONES[oh];
     b[n + 3] = 58;
-    twoDigits(b, n + 4, a - oh * 60);
+    b[n + 4] = TENS[om];
+    b[n + 5] = ONES[om];
     n += 6;
   } else b[n++] = 90;
   return latin1Of(b, n);
 }
 
+// local seconds at the start of the last minute rendered, and the
+// character codes of its hour and minute
+let minStart = NaN;
+let hc1 = 0, hc0 = 0, mc1 = 0, mc0 = 0;
+
+/** Renders the date, hour and minute of local (seconds) into the cache; returns its seconds in the minute. */
+function newMinute(local: number): number {
+  const days = Math.floor(local / 86400);
+  dateText(days);
+  const secs = (local - days * 86400) | 0;
+  const hh = (secs / 3600) | 0;
+  const rem = secs - hh * 3600;
+  const mm = (rem / 60) | 0;
+  const ss = rem - mm * 60;
+  minStart = local - ss;
+  hc1 = TENS[hh];
+  hc0 = ONES[hh];
+  mc1 = TENS[mm];
+  mc0 = ONES[mm];
+  return ss;
+}
+
+// character codes of the two digits of 0..99
+const TENS = new Uint8Array(100);
+const ONES = new Uint8Array(100);
+for (let i = 0; i < 100; i++) {
+  TENS[i] = 48 + ((i / 10) | 0);
+  ONES[i] = 48 + (i % 10);
+}
+
 // room for the longest form, YYYY-MM-DDThh:mm:ss.fffffffff+hh:mm
 const tsBytes = new Uint8Array(40);
-
-function twoDigits(b: Uint8Array, at: number, v: number): void {
-  const t = (v / 10) | 0;
-  b[at] = 48 + t;
-  b[at + 1] = 48 + v - 10 * t;
-}
 
 const ZONES: Zone[] = ['utc', 'offset', 'floating'];
 
