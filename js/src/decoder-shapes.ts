@@ -127,7 +127,8 @@ export function shapeRef(rd: DecoderState, i: number, at: number): unknown {
   if (i >= rd.nshape) fail('bad_reference', at, `shape reference ${i} beyond the table`);
   const shape = rd.shapes[i];
   if (shape.gen !== rd.gen) {
-    for (const s of shape.slots) resetSlot(s);
+    const sl = shape.slots;
+    for (let k = 0; k < shape.info.n; k++) resetSlot(sl[k]);
     shape.gen = rd.gen;
   }
   if (shape.info.n > rd.end - rd.pos) fail('length_exceeds_input', at, 'shape has more values than input remains');
@@ -388,9 +389,10 @@ export function mapDef(rd: DecoderState, n: number, at: number): unknown {
     } else {
       shape.info = info;
       shape.gen = rd.gen;
+      // Slots beyond n are kept (unused): message types of different sizes
+      // that take turns at an index would otherwise drop and remake them.
       const sl = shape.slots;
-      if (sl.length < n) for (let i = sl.length; i < n; i++) sl.push(new Slot());
-      else if (sl.length > n) sl.length = n;
+      for (let i = sl.length; i < n; i++) sl.push(new Slot());
       for (let i = 0; i < n; i++) resetSlot(sl[i]);
     }
     rd.nshape++;
