@@ -487,20 +487,11 @@ stop:
 #undef RUN_FAIL
 #undef RUN_CHECK
 
-/* Single map values: runs in maps are short, and one item through write_run
- * costs more than through these small writers. */
-TERSA_NOINLINE static void encode_fixnum(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
-    CHECK_W(tersa_write_int(e->w, FIX2LONG(obj)));
-}
-
-TERSA_NOINLINE static void encode_utf8_string(tersa_rb_encoder *e, VALUE str, uint32_t depth) {
-    CHECK_W(tersa_write_string_utf8(e->w, RSTRING_PTR(str), (size_t)RSTRING_LEN(str)));
-}
-
+/* A single map value of its own kind: runs in maps are short, and one item
+ * through write_run costs more than through this small writer. */
 TERSA_NOINLINE static void encode_literal(tersa_rb_encoder *e, VALUE v, uint32_t depth) {
     CHECK_W(NIL_P(v) ? tersa_write_null(e->w) : tersa_write_bool(e->w, v == Qtrue));
 }
-
 
 /* Write obj if it is a scalar write_run does not take (a Symbol, a Bignum,
  * a String to convert) and return 0; else return its builtin type (a
@@ -605,12 +596,14 @@ static int write_items(tersa_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE 
         for (long i = f->index + 1; i < n; i++) {
             VALUE v = pairs[2 * i + 1];
             f->index = i;
+            /* Integers and UTF-8 Strings, most map values, call their writer
+             * directly (a wrapper's call cost as much as the dispatch). */
             if (FIXNUM_P(v)) {
-                encode_fixnum(e, v, depth);
+                CHECK_W(tersa_write_int(e->w, FIX2LONG(v)));
                 continue;
             }
             if (plain_utf8(v)) {
-                encode_utf8_string(e, v, depth);
+                CHECK_W(tersa_write_string_utf8(e->w, RSTRING_PTR(v), (size_t)RSTRING_LEN(v)));
                 continue;
             }
             if (v == Qnil || v == Qtrue || v == Qfalse) {
