@@ -442,7 +442,7 @@ TERSA_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
             i = n;
             /* The values' headers (type, str kind and length) are read one
              * after another below: their cache misses overlap now. */
-            for (Py_ssize_t j = 0; j < n; j++) TERSA_PREFETCH(ep[j].me_value);
+            for (PyObject *const *v = kv + 1, *const *end = kv + 2 * n; v < end; v += 2) TERSA_PREFETCH(*v);
         } else {
             if (enc_kv_room(e, n) < 0) return -1;
             kv = e->kvs + e->kv_used;
