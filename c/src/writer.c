@@ -4,6 +4,7 @@
  * lifecycle, header and stream frames in writer_frames.c.
  */
 #include "writer_internal.h"
+#include "timestamp_parse.h"
 
 /* ==========================================================================
  * Positions and slots (SPEC 4.3)
@@ -208,8 +209,9 @@ static bool write_int_in(tersa_writer *w, tersa_slot *slot, int64_t v) {
                 }
             }
         }
-        put_byte(w, tag);
-        put_varint(w, body);
+        uint8_t *o = w->buf + w->len;
+        o[0] = tag;
+        w->len += 1 + varint_put_room9(o + 1, body);
     }
     slot->int_val = v;
     slot->has_int = 1;
@@ -360,15 +362,17 @@ TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
         float f = (float)d;
         uint32_t bits;
         memcpy(&bits, &f, 4);
-        put_byte(w, TAG_F32);
-        store_le32(w->buf + w->len, bits);
-        w->len += 4;
+        uint8_t *o = w->buf + w->len;
+        o[0] = TAG_F32;
+        store_le32(o + 1, bits);
+        w->len += 5;
     } else {
         uint64_t bits;
         memcpy(&bits, &d, 8);
-        put_byte(w, TAG_F64);
-        store_le64(w->buf + w->len, bits);
-        w->len += 8;
+        uint8_t *o = w->buf + w->len;
+        o[0] = TAG_F64;
+        store_le64(o + 1, bits);
+        w->len += 9;
     }
     return true;
 }
@@ -492,7 +496,7 @@ TERSA_NOINLINE static bool write_str_slow(tersa_writer *w, tersa_slot *slot, con
      * start 16 bytes in; a prefix or inline form: 2 bytes, a varint, n bytes. */
     if (!reserve(w, 25 + n)) return false;
     ts_parts ts;
-    if (n >= 10 && n <= 35 && p[4] == '-' && tersa_ts_parse_memo(p, n, &ts, &w->ts_day)) {
+    if (n >= 10 && n <= 35 && p[4] == '-' && ts_parse_memo(p, n, &ts, &w->ts_day)) {
         put_ts(w, &ts);
         return keep_string(w, slot, p, n, h, islot, stable);
     }
@@ -535,40 +539,50 @@ TERSA_NOINLINE static bool write_str_slow(tersa_writer *w, tersa_slot *slot, con
     return keep_string(w, slot, p, n, h, islot, stable);
 }
 
-/* Write one string item in `slot` (SPEC 7, strings); on success *stable
- * points at bytes that live as long as this buffer's encoding (shape keys).
- * `known_hash`, if not NULL, is hash_bytes(p, n, w->seed), already computed. */
-TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable,
-                                  const uint64_t *known_hash) {
-    uint64_t h = 0, *islot = NULL;
-    if (TERSA_LIKELY(n >= MIN_TABLE_LEN)) {
-        h = known_hash ? *known_hash : hash_bytes(p, n, w->seed);
-        uint32_t found = str_find(w, p, n, h, &islot);
-        if (found != TERSA_NO_INDEX) {
-            if (!reserve(w, 3)) return false;
-            put_ref(w, found);
-            const str_entry *e = &w->st.strs[found];
-            tersa_state_note_string(&w->st, slot, e->ptr, e->len);
-            if (stable) *stable = e->ptr;
-            return true;
-        }
-        /* A new entry follows: room for it, and its index slot found again
-         * if the index grew. */
-        if (strings_full(w)) {
-            if (!tersa_writer_grow_strings(w)) return false;
-            if (islot) str_find(w, p, n, h, &islot);
-        }
-        /* Anything but a short plain string that no register shares a prefix with. */
-        if (n >= N_STR0 || (n >= 10 && p[4] == '-') || (slot->has_str && prefix_candidate(slot->str, slot->str_len, p)) ||
-            (w->st.has_last && prefix_candidate(w->st.last, w->st.last_len, p)))
-            return write_str_slow(w, slot, p, n, h, islot, stable);
+/* A string of MIN_TABLE_LEN bytes or more that is not in the table (h its
+ * hash, islot the index slot str_find left), written in `slot`. */
+TERSA_INLINE bool write_new_str(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, uint64_t h,
+                                uint64_t *islot, const uint8_t **stable) {
+    /* A new entry follows: room for it, and its index slot found again if
+     * the index grew. */
+    if (strings_full(w)) {
+        if (!tersa_writer_grow_strings(w)) return false;
+        str_find(w, p, n, h, &islot);
     }
+    /* Anything but a short plain string that no register shares a prefix with. */
+    if (n >= N_STR0 || (n >= 10 && p[4] == '-') || (slot->has_str && prefix_candidate(slot->str, slot->str_len, p)) ||
+        (w->st.has_last && prefix_candidate(w->st.last, w->st.last_len, p)))
+        return write_str_slow(w, slot, p, n, h, islot, stable);
     if (!reserve(w, 1 + N_STR0)) return false;
     uint8_t *o = w->buf + w->len;
     o[0] = (uint8_t)(TAG_STR0 + n);
     copy_bytes(o + 1, p, n);
     w->len += 1 + n;
     return keep_string(w, slot, p, n, h, islot, stable);
+}
+
+/* Write one string item in `slot` (SPEC 7, strings); on success *stable
+ * points at bytes that live as long as this buffer's encoding (shape keys).
+ * `known_hash`, if not NULL, is hash_bytes(p, n, w->seed), already computed. */
+TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable,
+                                  const uint64_t *known_hash) {
+    if (TERSA_LIKELY(n >= MIN_TABLE_LEN)) {
+        uint64_t h = known_hash ? *known_hash : hash_bytes(p, n, w->seed), *islot = NULL;
+        uint32_t found = str_find(w, p, n, h, &islot);
+        if (found == TERSA_NO_INDEX) return write_new_str(w, slot, p, n, h, islot, stable);
+        if (!reserve(w, 3)) return false;
+        put_ref(w, found);
+        const str_entry *e = &w->st.strs[found];
+        tersa_state_note_string(&w->st, slot, e->ptr, e->len);
+        if (stable) *stable = e->ptr;
+        return true;
+    }
+    if (!reserve(w, 1 + N_STR0)) return false;
+    uint8_t *o = w->buf + w->len;
+    o[0] = (uint8_t)(TAG_STR0 + n);
+    copy_bytes(o + 1, p, n);
+    w->len += 1 + n;
+    return keep_string(w, slot, p, n, 0, NULL, stable);
 }
 
 TERSA_INLINE bool write_str_item(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable) {
@@ -783,7 +797,8 @@ bool tersa_write_map_end(tersa_writer *w) { return end_container(w, true); }
 /* A new shape, with its slots, entered in the shape index too. */
 static bool add_shape(tersa_writer *w, const tersa_key *keys, size_t n, uint64_t h, tersa_slot **slots) {
     uint32_t index;
-    if (!tersa_hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1) ||
+    if (((w->shape_index.used + 1) * 2 > w->shape_index.cap &&
+         !tersa_hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1)) ||
         !tersa_state_add_shape(&w->st, keys, NULL, n, h, slots, &index))
         return fail(w, TERSA_ERR_NOMEM, "out of memory");
     if (index != TERSA_NO_INDEX) tersa_hash_index_put(&w->shape_index, h, index);
@@ -854,7 +869,41 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
         put_byte(w, TAG_MAPDEF_LONG);
         put_varint(w, count - N_MAPDEF0);
     }
+    /* Keys already in the string table (most of them) are written as
+     * references here; only the registers of the last of a run of them are
+     * set, since no reference reads them. Every other key, and the registers
+     * before it, takes write_str_item_h. */
+    const uint8_t *run_ptr = NULL;
+    size_t run_len = 0;
     for (size_t i = 0; i < count; i++) {
+        size_t n = keys[i].len;
+        const uint8_t *kp = (const uint8_t *)keys[i].ptr;
+        copy[i].len = n;
+        copy[i].symbol = keys[i].symbol;
+        if (TERSA_LIKELY(i < MAP_KEY_HASHES && !keys[i].symbol && n >= MIN_TABLE_LEN)) {
+            uint64_t *islot = NULL;
+            uint32_t found = str_find(w, kp, n, key_hash[i], &islot);
+            if (found != TERSA_NO_INDEX) {
+                if (!reserve(w, 3)) return false;
+                put_ref(w, found);
+                run_ptr = w->st.strs[found].ptr;
+                run_len = n;
+                copy[i].ptr = (const char *)run_ptr;
+                continue;
+            }
+            if (run_ptr) {
+                tersa_state_note_string(&w->st, &w->st.key_slot, run_ptr, run_len);
+                run_ptr = NULL;
+            }
+            const uint8_t *stable;
+            if (!write_new_str(w, &w->st.key_slot, kp, n, key_hash[i], islot, &stable)) return false;
+            copy[i].ptr = (const char *)stable;
+            continue;
+        }
+        if (run_ptr) {
+            tersa_state_note_string(&w->st, &w->st.key_slot, run_ptr, run_len);
+            run_ptr = NULL;
+        }
         const uint8_t *stable;
         if (keys[i].symbol) {
             if (!reserve(w, 1)) return false;
@@ -862,12 +911,10 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
         }
         /* A symbol's name is hashed with the plain seed by the string table. */
         const uint64_t *known = i < MAP_KEY_HASHES && !keys[i].symbol ? &key_hash[i] : NULL;
-        if (!write_str_item_h(w, &w->st.key_slot, (const uint8_t *)keys[i].ptr, keys[i].len, &stable, known))
-            return false;
+        if (!write_str_item_h(w, &w->st.key_slot, kp, n, &stable, known)) return false;
         copy[i].ptr = (const char *)stable;
-        copy[i].len = keys[i].len;
-        copy[i].symbol = keys[i].symbol;
     }
+    if (run_ptr) tersa_state_note_string(&w->st, &w->st.key_slot, run_ptr, run_len);
     tersa_slot *slots = NULL;
     size_t before = w->st.nshapes;
     if (!add_shape(w, copy, count, h, &slots)) return false;
