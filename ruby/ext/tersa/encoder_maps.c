@@ -101,7 +101,7 @@ static bool textual_keys(tersa_rb_encoder *e, long base, long n, bool *plain, ui
 
 /* Copy the pairs of `container` (a Hash, or a Tersa::Map when `hash` is false)
  * onto the value stack; returns how many. */
-static long push_pairs(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth) {
+TERSA_ALWAYS_INLINE static inline long push_pairs(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth) {
     if (!hash) {
         VALUE pairs = tersa_rb_map_pairs(container);
         if (NIL_P(pairs)) tersa_rb_enc_fail_value(e, depth, "uninitialized", container);

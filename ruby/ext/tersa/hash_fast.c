@@ -23,44 +23,10 @@
 
 #include "hash_fast.h"
 
-#include <ruby/version.h>
-
 bool tersa_rb_hash_fast;
 
-#if RUBY_API_VERSION_MAJOR == 3 && RUBY_API_VERSION_MINOR <= 2 && SIZEOF_VALUE == 8
-#  define TERSA_AR_LAYOUT 1
-#else
-#  define TERSA_AR_LAYOUT 0
-#endif
 
 #if TERSA_AR_LAYOUT
-/* The layout of internal/hash.h in Ruby 3.0-3.2. */
-typedef struct tersa_ar_pair {
-    VALUE key;
-    VALUE val;
-} tersa_ar_pair;
-
-struct tersa_rhash {
-    struct RBasic basic;
-    union {
-        void *st;
-        tersa_ar_pair *ar;
-    } as;
-    const VALUE ifnone;
-    VALUE hint;
-};
-
-#define TERSA_RHASH_ST_TABLE_FLAG RUBY_FL_USER3
-#define TERSA_AR_SIZE_SHIFT (RUBY_FL_USHIFT + 4)
-#define TERSA_AR_BOUND_SHIFT (RUBY_FL_USHIFT + 8)
-
-/* st.c's entry: unchanged since the st rewrite of Ruby 2.4. */
-typedef struct tersa_st_entry {
-    st_index_t hash;
-    st_data_t key;
-    st_data_t record;
-} tersa_st_entry;
-
 static inline bool st_shape_ok(VALUE h, long n) {
     if (!(RBASIC(h)->flags & TERSA_RHASH_ST_TABLE_FLAG)) return false;
     const st_table *st = (const st_table *)((struct tersa_rhash *)h)->as.st;
@@ -77,41 +43,15 @@ static inline bool ar_shape_ok(VALUE h, long n) {
 }
 #endif
 
-#if TERSA_AR_LAYOUT
-/* st.c marks a deleted entry by its hash (RESERVED_HASH_VAL); ar tables clear the key. */
-#define TERSA_ST_DELETED_HASH (~(st_index_t)0)
-#endif
 
-/*
- * The encoder walks every Hash it writes, and rb_hash_stlike_foreach costs a
- * callback per pair plus iteration bookkeeping on each of them. The tables
- * are read in place instead, in insertion order, skipping deleted entries
- * exactly as the iterators do.
- */
-bool tersa_rb_hash_pairs(VALUE h, VALUE *out, long n) {
 #if TERSA_AR_LAYOUT
-    if (!tersa_rb_hash_fast) return false;
-    VALUE flags = RBASIC(h)->flags;
-    long got = 0;
-    if (!(flags & TERSA_RHASH_ST_TABLE_FLAG)) {
-        const tersa_ar_pair *pairs = ((struct tersa_rhash *)h)->as.ar;
-        long bound = (long)((flags >> TERSA_AR_BOUND_SHIFT) & 0xF);
-        if (!pairs) return n == 0;
-        if (bound > 8) return false;
-        for (long i = 0; i < bound; i++) {
-            if (pairs[i].key == Qundef) continue;
-            if (got == n) return false;
-            out[2 * got] = pairs[i].key;
-            out[2 * got + 1] = pairs[i].val;
-            got++;
-        }
-        return got == n;
-    }
+bool tersa_rb_hash_st_pairs(VALUE h, VALUE *out, long n) {
     const st_table *st = (const st_table *)((struct tersa_rhash *)h)->as.st;
     if (!st || (long)st->num_entries != n) return false;
     if (n == 0) return true;
     if (!st->entries) return false;
     const tersa_st_entry *entries = (const tersa_st_entry *)st->entries;
+    long got = 0;
     for (st_index_t i = st->entries_start; i < st->entries_bound; i++) {
         if (entries[i].hash == TERSA_ST_DELETED_HASH) continue;
         if (got == n) return false;
@@ -120,25 +60,8 @@ bool tersa_rb_hash_pairs(VALUE h, VALUE *out, long n) {
         got++;
     }
     return got == n;
-#else
-    (void)h;
-    (void)out;
-    (void)n;
-    return false;
-#endif
 }
-
-long tersa_rb_hash_size(VALUE h) {
-#if TERSA_AR_LAYOUT
-    if (tersa_rb_hash_fast) {
-        VALUE flags = RBASIC(h)->flags;
-        if (!(flags & TERSA_RHASH_ST_TABLE_FLAG)) return (long)((flags >> TERSA_AR_SIZE_SHIFT) & 0xF);
-        const st_table *st = (const st_table *)((struct tersa_rhash *)h)->as.st;
-        if (st) return (long)st->num_entries;
-    }
 #endif
-    return (long)RHASH_SIZE(h);
-}
 
 #if TERSA_AR_LAYOUT
 /* The st_table type of an ordinary Hash (hash.c's objhash, which is not
