@@ -3,80 +3,49 @@
 // MAPDEF whose keys are written with the string rules.
 
 import { MAX_SHAPES, SHAPE8_BASE, SHAPE16_BASE, Tag } from './common.js';
-import { EShape, ESlot, ShapeBucket, BUCKET_LINEAR, resetSlot, fail } from './encoder-state.js';
+import { EShape, ESlot, ShapeNode, resetSlot, fail } from './encoder-state.js';
 import type { EncoderState } from './encoder-state.js';
 import { ensure, writeVarint } from './encoder-output.js';
 import { writeString, writePlainKeys } from './encoder-strings.js';
 
-/** Whether the first n keys are the same; compared from the last, since shapes that share a first key (the bucket's) tend to share the next ones too. */
+/** Whether the first n keys are the same; compared from the last, since key sequences that share a first key tend to share the next ones too. */
 export function sameKeys(a: (string | symbol)[], b: (string | symbol)[], n: number): boolean {
   for (let i = n - 1; i >= 0; i--) if (a[i] !== b[i]) return false;
   return true;
 }
 
+/** The registry node reached from `nd` by key `k` (created if new). */
+export function stepShape(nd: ShapeNode, k: string | symbol): ShapeNode {
+  if (nd.key === k) return nd.node!;
+  const next = nd.next;
+  if (next !== null) {
+    const x = next.get(k);
+    if (x !== undefined) return x;
+  }
+  const x = new ShapeNode();
+  if (nd.node === null) {
+    nd.key = k;
+    nd.node = x;
+  } else (nd.next ??= new Map()).set(k, x);
+  return x;
+}
+
 /** The persistent shape for a key sequence (created if new). */
 export function findShape(st: EncoderState, keys: (string | symbol)[]): EShape {
-  const n = keys.length;
-  if (n === 0) return (st.registry.empty ??= newShape(st, keys));
-  const k0 = keys[0];
-  let bucket = st.registry.buckets.get(k0);
-  if (bucket === undefined) {
-    bucket = new ShapeBucket();
-    st.registry.buckets.set(k0, bucket);
-  }
-  const list = bucket.list;
-  const byText = bucket.byText;
-  if (byText === null) {
-    for (let i = 0; i < list.length; i++) {
-      const sh = list[i];
-      if (sh.n === n && sameKeys(sh.keys, keys, n)) return sh;
-    }
-    const sh = newShape(st, keys);
-    list.push(sh);
-    if (list.length > BUCKET_LINEAR) {
-      const index = new Map<string, EShape>();
-      for (const x of list) {
-        const t = keysText(x.keys);
-        if (t !== null) index.set(t, x);
-      }
-      bucket.byText = index;
-    }
-    return sh;
-  }
-  const t = keysText(keys);
-  if (t !== null) {
-    let sh = byText.get(t);
-    if (sh === undefined) {
-      sh = newShape(st, keys);
-      byText.set(t, sh);
-      list.push(sh);
-    }
-    return sh;
-  }
-  // symbol keys: not indexed
-  for (let i = 0; i < list.length; i++) {
-    const sh = list[i];
-    if (sh.n === n && sameKeys(sh.keys, keys, n)) return sh;
-  }
-  const sh = newShape(st, keys);
-  list.push(sh);
-  return sh;
+  let nd = st.registry.root;
+  for (let i = 0; i < keys.length; i++) nd = stepShape(nd, keys[i]);
+  return (nd.shape ??= newShape(st, keys));
+}
+
+/** Creates the shape of the keys that lead to `nd`, `keys`. */
+export function shapeAt(st: EncoderState, nd: ShapeNode, keys: (string | symbol)[]): EShape {
+  st.registry.count++;
+  return (nd.shape = new EShape(keys));
 }
 
 function newShape(st: EncoderState, keys: (string | symbol)[]): EShape {
   st.registry.count++;
   return new EShape(keys.slice());
-}
-
-/** The keys as one string (each length-prefixed), or null if one is a symbol. */
-function keysText(keys: (string | symbol)[]): string | null {
-  let t = '';
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i];
-    if (typeof k !== 'string') return null;
-    t += k.length + ':' + k;
-  }
-  return t;
 }
 
 /** Writes the shape header (SHAPE ref or MAPDEF with keys); returns the slots for the values. */

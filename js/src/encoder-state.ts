@@ -90,21 +90,22 @@ export class EShape {
 const textEncoder = new TextEncoder();
 
 /**
- * An Encoder's shapes, by first key: a short list is searched linearly (keys
- * compare by pointer); a list past BUCKET_LINEAR shapes also gets an index
- * by the text of all its keys, since records whose many shapes share a first
- * key ("id") would otherwise search the whole list for every map.
+ * A node of an Encoder's shape registry, a tree of key sequences: the keys
+ * from the root lead to it, and `shape` is the shape of exactly those keys.
+ * Finding a shape follows one transition per key, keyed by the key itself,
+ * whose hash V8 keeps in the string: no string of all the keys is built and
+ * hashed per lookup. A node with one child holds it in `key`/`node`; `next`
+ * indexes the children once there are more.
  */
-export class ShapeBucket {
-  list: EShape[] = [];
-  byText: Map<string, EShape> | null = null;
+export class ShapeNode {
+  shape: EShape | null = null;
+  key: string | symbol | undefined = undefined;
+  node: ShapeNode | null = null;
+  next: Map<string | symbol, ShapeNode> | null = null;
 }
 
-export const BUCKET_LINEAR = 16;
-
 export class ShapeRegistry {
-  buckets = new Map<string | symbol, ShapeBucket>();
-  empty: EShape | null = null;
+  root = new ShapeNode();
   count = 0;
 }
 
@@ -138,6 +139,7 @@ export class EncoderState {
   fcEnt: (StrEntry | undefined)[] = new Array(1 << FC_BITS).fill(undefined);
   epoch: number; // changes whenever `entries` is cleared
   registry = new ShapeRegistry();
+  keyBuf: string[] = []; // scratch: the keys of an object whose shape is looked up
   // this buffer's tables and registers (SPEC 4)
   gen = 0; // buffer generation: an entry or shape of another generation is not in the tables
   nstr = 0;

@@ -8,7 +8,7 @@ import { ensure, writeVarint } from './encoder-output.js';
 import { writeString } from './encoder-strings.js';
 import { writeNumber, writeBigInt, writeFloatObject } from './encoder-numbers.js';
 import { writeDate, writeTimestamp } from './encoder-time.js';
-import { findShape, sameKeys, symbolName, writeShapeHeader } from './encoder-shapes.js';
+import { findShape, stepShape, shapeAt, sameKeys, symbolName, writeShapeHeader } from './encoder-shapes.js';
 import { hasHiddenState } from './locate.js';
 import { KeyIdentities } from './key-identity.js';
 import { nest, ArrayLevel, ObjectLevel, MapLevel, GenericMapLevel } from './encoder-deep.js';
@@ -64,7 +64,18 @@ function writeObject(st: EncoderState, o: Record<string, unknown>, slot: ESlot, 
     if (i !== n) sh = null;
   } else sh = null;
   if (sh === null) {
-    sh = findShape(st, Object.keys(o));
+    if (fast) {
+      // The keys' path in the registry. A new shape takes the keys of this
+      // enumeration (a Proxy may list others the next time), kept in a reused array.
+      let nd = st.registry.root;
+      const kb = st.keyBuf;
+      let nk = 0;
+      for (const k in o) {
+        nd = stepShape(nd, k);
+        kb[nk++] = k;
+      }
+      sh = nd.shape ?? shapeAt(st, nd, kb.slice(0, nk));
+    } else sh = findShape(st, Object.keys(o));
     slot.sh = sh;
   }
   const slots = writeShapeHeader(st, sh, o);

@@ -6,9 +6,9 @@ import { DictionaryLike, EncodeError, DEFAULT_MAX_DEPTH, FLAG_DICT } from './com
 import { locate } from './locate.js';
 import { StreamEncoder } from './stream-encoder.js';
 import { checkOptions, ENCODER_OPTIONS } from './options.js';
-import { EncoderState, ESlot, StrEntry, EShape, ShapeBucket, ShapeRegistry, Failure, resetSlot } from './encoder-state.js';
+import { EncoderState, ESlot, StrEntry, ShapeNode, ShapeRegistry, Failure, resetSlot } from './encoder-state.js';
 import { ensure, vlen, varintBytes } from './encoder-output.js';
-import { findShape } from './encoder-shapes.js';
+import { findShape, stepShape } from './encoder-shapes.js';
 import { writeValue, enumerableFree, ObjectProto } from './encoder-values.js';
 export { StreamEncoder };
 export type { StreamEncoderOptions, SyncOptions };
@@ -124,20 +124,20 @@ export class Encoder {
 
   /** Drops every shape but the dictionary's (shapes still memoized in slots are marked evicted). */
   private _pruneRegistry(): void {
-    const old = this._st.registry;
     const fresh = new ShapeRegistry();
-    const keep = (sh: EShape): boolean => {
-      if (sh.dictIdx >= 0) return true;
-      sh.evicted = true;
-      return false;
-    };
-    if (old.empty !== null && keep(old.empty)) fresh.empty = old.empty;
-    for (const [k, bucket] of old.buckets) {
-      const list = bucket.list.filter(keep);
-      if (list.length === 0) continue;
-      const b = new ShapeBucket();
-      b.list = list;
-      fresh.buckets.set(k, b);
+    const stack: ShapeNode[] = [this._st.registry.root];
+    while (stack.length > 0) {
+      const nd = stack.pop()!;
+      const sh = nd.shape;
+      if (sh !== null) {
+        if (sh.dictIdx >= 0) {
+          let at = fresh.root;
+          for (const k of sh.keys) at = stepShape(at, k);
+          at.shape = sh;
+        } else sh.evicted = true;
+      }
+      if (nd.node !== null) stack.push(nd.node);
+      if (nd.next !== null) for (const x of nd.next.values()) stack.push(x);
     }
     fresh.count = this._dictShapes;
     this._st.registry = fresh;
