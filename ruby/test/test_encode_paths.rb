@@ -72,4 +72,51 @@ class TestEncodePaths < Minitest::Test
     assert_equal hex(Tersa.dump({ "k" => 1 })), hex(Tersa.dump(one))
     assert_equal hex(Tersa.dump([{ "k" => 1 }, { "k" => 1 }])), hex(Tersa.dump([one, one]))
   end
+
+  class Sub < String; end
+
+  # Values that take each branch of the shaped-map value loop (direct
+  # writers for Integers and UTF-8 Strings, a literal call, write_run, the
+  # other scalars) and of the Array loop's leaf test.
+  def scalar_values
+    [0, -1, 2**62 - 1, -2**62, 2**62, -2**62 - 1, 2**63 - 1, -2**63, 2**63, -2**63 - 1, 2**64, -2**64,
+     nil, true, false, 1.5, -0.0, Float::INFINITY, "", "a", "ä€😀", "x" * 300, "abc".b, "\xff\x00".b,
+     "caf\xe9".dup.force_encoding(Encoding::ISO_8859_1), "abc".encode(Encoding::UTF_16LE), "abc".dup.force_encoding(Encoding::US_ASCII),
+     Sub.new("sub"), :sym, :"é", [], [1, 2.5, "s"], [[1, 2], [3, 4]], [{ "a" => 1 }], [[], {}], {}, Time.at(0, 5, :nsec).utc]
+  end
+
+  def test_every_kind_of_value_in_maps_and_arrays
+    scalar_values.each do |v|
+      want = Tersa.load(Tersa.dump([v])).first
+      { "in a map" => { "k" => v, "z" => 1 }, "alone in a map" => { "k" => v },
+        "in a map of many keys" => (1..20).to_h { |i| ["k#{i}", v] } }.each do |where, doc|
+        got = Tersa.load(Tersa.dump(doc))
+        assert exact?(doc.merge(doc.select { |_, x| x.equal?(v) }.transform_values { want }), got), "#{v.inspect} #{where}"
+      end
+      assert exact?(want, Tersa.load(Tersa.dump(v))), v.inspect
+    end
+  end
+
+  def test_broken_utf8_fails_in_every_position
+    bad = "ab\xffc".dup.force_encoding(Encoding::UTF_8)
+    [bad, [bad], { "k" => bad }, { bad => 1 }, [1, bad], [[bad]], { "k" => [bad] }].each do |doc|
+      assert_raises(Tersa::EncodeError, doc.inspect) { Tersa.dump(doc) }
+    end
+  end
+
+  def test_hash_variants_write_the_plain_hash_bytes
+    plain = { "a" => 1, "b" => "two", "c" => nil }
+    with_default = Hash.new { |h, k| raise "default proc called for #{k}" }.merge!(plain)
+    with_value = Hash.new(7).merge!(plain)
+    unfrozen = {}
+    plain.each { |k, v| unfrozen[+k] = v }
+    deleted = { "x" => 0 }.merge!(plain)
+    deleted.delete("x")
+    big_deleted = (1..12).to_h { |i| ["d#{i}", i] }.merge!(plain)
+    (1..12).each { |i| big_deleted.delete("d#{i}") }
+    [with_default, with_value, unfrozen, deleted, big_deleted].each do |h|
+      assert_equal hex(Tersa.dump(plain)), hex(Tersa.dump(h))
+      assert_equal hex(Tersa.dump([plain, { "k" => plain }])), hex(Tersa.dump([h, { "k" => h }]))
+    end
+  end
 end
