@@ -117,7 +117,7 @@ def test_the_reported_streams():
 
 def test_every_chunk_size_on_random_streams():
     rng = random.Random(SEED)
-    started = time.monotonic()
+    started = time.process_time()  # CPU time: a loaded machine stretches wall time, not this
     streams = [random_stream(rng) for _ in range(24)]
     assert sum(len(s) for s in streams) > 100_000
     assert sum(len(s) > 4096 for s in streams) > 10
@@ -128,7 +128,7 @@ def test_every_chunk_size_on_random_streams():
         for _ in range(5):
             check_fast(data, random_sizes(rng), expected)
         check(data, random_sizes(rng))
-    assert time.monotonic() - started < 20
+    assert time.process_time() - started < 20
 
 
 def test_large_frame_then_small_ones():
