@@ -168,6 +168,9 @@ export class MemoEntry {
   rawWords: Uint32Array | null = null;
   kinds: number[] = [];
   lens: number[] = [];
+  /** The positions of the keys that are references (checked against the table) and of the inline keys the table appends. */
+  refs: number[] = [];
+  adds: number[] = [];
   constructor(info: ShapeInfo) {
     this.info = info;
     this.n = info.n;
@@ -257,22 +260,24 @@ function matchRaw(rd: DecoderState, cands: MemoEntry[], n: number): MemoEntry | 
     if (j !== R) continue;
     const kinds = e.kinds;
     const keys = e.info.keys as string[];
+    const refs = e.refs;
     let ok = true;
-    for (let k = 0; k < n; k++) {
+    for (let q = 0; q < refs.length; q++) {
+      const k = refs[q];
       const r = kinds[k];
-      if (r >= 0 && (r >= rd.nstr || rd.strs[r] !== keys[k])) {
+      if (r >= rd.nstr || rd.strs[r] !== keys[k]) {
         ok = false;
         break;
       }
     }
     if (!ok) continue;
     const lns = e.lens;
-    for (let k = 0; k < n; k++) {
-      if (kinds[k] === -1 && lns[k] >= 2 && rd.nstr < MAX_STRINGS) {
-        rd.strs[rd.nstr] = keys[k];
-        rd.lens[rd.nstr] = lns[k];
-        rd.nstr++;
-      }
+    const adds = e.adds;
+    for (let q = 0; q < adds.length && rd.nstr < MAX_STRINGS; q++) {
+      const k = adds[q];
+      rd.strs[rd.nstr] = keys[k];
+      rd.lens[rd.nstr] = lns[k];
+      rd.nstr++;
     }
     if (n > 0) {
       rd.keySlot.s = rd.lastStr = keys[n - 1];
@@ -374,6 +379,14 @@ export function mapDef(rd: DecoderState, n: number, at: number): unknown {
       entry.head = R >= 4 ? words[0] : -1;
       entry.kinds = kinds.slice(0, n);
       entry.lens = klens.slice(0, n);
+      const refs: number[] = [];
+      const adds: number[] = [];
+      for (let k = 0; k < n; k++) {
+        if (kinds[k] >= 0) refs.push(k);
+        else if (klens[k] >= 2) adds.push(k);
+      }
+      entry.refs = refs;
+      entry.adds = adds;
     } else {
       entry.raw = null;
       entry.head = -1;

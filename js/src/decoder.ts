@@ -49,8 +49,8 @@ export interface DecoderOptions {
   binaryViews?: boolean;
 }
 
-/** Parses the header at the start of src for a single-value or a stream decoder; returns flags. */
-function header(rd: DecoderState, dicts: Map<bigint, DictState>, stream: boolean): { flags: number; dict: DictState | null } {
+/** Parses the header at the start of src; returns the dictionary it names, or null. */
+function header(rd: DecoderState, dicts: Map<bigint, DictState>, stream: boolean): DictState | null {
   const n = rd.src.length;
   if ((n >= 1 && rd.src[0] !== 0xc1) || (n >= 2 && rd.src[1] !== 0x70)) fail('bad_magic', 0, 'not a Tersa buffer');
   if (n < 3) fail('truncated', 0, 'input ends inside the header');
@@ -70,7 +70,7 @@ function header(rd: DecoderState, dicts: Map<bigint, DictState>, stream: boolean
     dict = dicts.get(id) ?? null;
     if (dict === null) fail('unknown_dictionary', 3, `dictionary 0x${id.toString(16).padStart(16, '0')} was not supplied`);
   }
-  return { flags, dict };
+  return dict;
 }
 
 /** Starts a buffer's tables (SPEC 4.1): the dictionary's, or empty ones in the Decoder's storage. */
@@ -182,7 +182,7 @@ export class Decoder {
       rd.src = asBytes(input);
       rd.pos = 0;
       rd.end = rd.src.length;
-      const { dict } = header(rd, this._dicts, false);
+      const dict = header(rd, this._dicts, false);
       startTables(rd, this, dict);
       const root = this._root;
       resetSlot(root);
