@@ -869,7 +869,7 @@ typedef struct encode_call {
 
 static VALUE encode_call_body(VALUE p) {
     encode_call *c = (encode_call *)p;
-    apply_options(c->e, c->self, c->opts, false);
+    if (!NIL_P(c->opts)) apply_options(c->e, c->self, c->opts, false); /* a call per encode otherwise */
     return c->stream ? push_frame(c->e, c->obj) : encode_buffer(c->e, c->obj);
 }
 
