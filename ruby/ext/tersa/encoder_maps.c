@@ -82,12 +82,16 @@ static bool textual_keys(tersa_rb_encoder *e, long base, long n, bool *plain, ui
     }
     *plain = true;
     tersa_key *out = e->kbuf;
+    /* Held in locals: the stores into `out` (a size_t among them) may alias
+     * them for the compiler, which would load them again for every key. */
+    const VALUE *keys = e->stack->ptr + base;
+    const VALUE string_class = rb_cString;
     for (long i = 0; i < n; i++) {
-        VALUE k = e->stack->ptr[base + 2 * i];
+        VALUE k = keys[2 * i];
         if (TERSA_LIKELY(!RB_SPECIAL_CONST_P(k))) {
             VALUE flags = RBASIC(k)->flags;
             if (TERSA_LIKELY((flags & RUBY_T_MASK) == T_STRING && tersa_rb_str_kind_of(flags) == STR_TEXT &&
-                               RBASIC_CLASS(k) == rb_cString)) {
+                               RBASIC_CLASS(k) == string_class)) {
                 out[i].ptr = RSTRING_PTR(k);
                 out[i].len = (size_t)RSTRING_LEN(k);
                 out[i].symbol = false;
@@ -95,6 +99,7 @@ static bool textual_keys(tersa_rb_encoder *e, long base, long n, bool *plain, ui
             }
         }
         if (!other_textual_key(e, k, &out[i], plain, depth)) return false;
+        keys = e->stack->ptr + base; /* a converted key was pushed: the value stack may have moved */
     }
     return true;
 }
