@@ -25,7 +25,8 @@ export class Slot {
   dm = 0;
   de = 0;
   // the last prefix-form string made in this slot and its head (its first
-  // phl bytes, ASCII), kept by identity: strings never change
+  // phl bytes, ASCII); a base equal to it (=== compares text, at once when it
+  // is the same string) has the same head
   ps: string | null = null;
   ph = '';
   phl = 0;
