@@ -40,12 +40,8 @@ export function readString(rd: DecoderState, t: number, at: number, slot: Slot):
         break;
       case Tag.REF8:
         return refString(rd, REF8_BASE + byte(rd, at), at, slot);
-      case Tag.REF16: {
-        if (rd.pos + 2 > rd.end) fail('truncated', at, 'input ends inside an item');
-        const i = REF16_BASE + (rd.src[rd.pos] | (rd.src[rd.pos + 1] << 8));
-        rd.pos += 2;
-        return refString(rd, i, at, slot);
-      }
+      case Tag.REF16:
+        return ref16String(rd, at, slot);
       case Tag.REF24: {
         if (rd.pos + 3 > rd.end) fail('truncated', at, 'input ends inside an item');
         const i = REF24_BASE + (rd.src[rd.pos] | (rd.src[rd.pos + 1] << 8) | (rd.src[rd.pos + 2] << 16));
@@ -65,6 +61,14 @@ export function readString(rd: DecoderState, t: number, at: number, slot: Slot):
   rd.lastStr = s;
   rd.lastLen = n;
   return s;
+}
+
+/** The string of a REF16 item whose tag (at `at`) has been read. */
+export function ref16String(rd: DecoderState, at: number, slot: Slot): string {
+  if (rd.pos + 2 > rd.end) fail('truncated', at, 'input ends inside an item');
+  const i = REF16_BASE + (rd.src[rd.pos] | (rd.src[rd.pos + 1] << 8));
+  rd.pos += 2;
+  return refString(rd, i, at, slot);
 }
 
 export function refString(rd: DecoderState, i: number, at: number, slot: Slot): string {

@@ -1,12 +1,12 @@
 // Items (SPEC 5): read() dispatches on the tag; arrays and generic maps
 // are read here, shaped maps in decoder-shapes.ts.
 
-import { Ext, Short, Tag, extByType, MAX_EXT_TYPE, EXT_APP_MAX, MAX_STRINGS, SHAPE8_BASE, SHAPE16_BASE, REF8_BASE, REF16_BASE } from './common.js';
+import { Ext, Short, Tag, extByType, MAX_EXT_TYPE, EXT_APP_MAX, MAX_STRINGS, SHAPE8_BASE, SHAPE16_BASE, REF8_BASE } from './common.js';
 import { fail, RECURSION_DEPTH } from './decoder-state.js';
 import type { DecoderState, Slot } from './decoder-state.js';
 import { varint, length, byte, TWO53, POW10 } from './decoder-input.js';
 import { utf8 } from './decoder-utf8.js';
-import { isStringTag, readString, prefixString, refString } from './decoder-strings.js';
+import { isStringTag, readString, prefixString, refString, ref16String } from './decoder-strings.js';
 import { timestamp } from './decoder-time.js';
 import { wideInt, intPos, intNeg, intDelta, bigInteger, decimal, f32, f64, scratchU32, scratchF32 } from './decoder-numbers.js';
 import { shapeRef, mapDef } from './decoder-shapes.js';
@@ -305,12 +305,8 @@ export function read(rd: DecoderState, slot: Slot): unknown {
     // strings) without readString's second dispatch
     case Tag.REF8:
       return refString(rd, REF8_BASE + byte(rd, at), at, slot);
-    case Tag.REF16: {
-      if (rd.pos + 2 > rd.end) fail('truncated', at, 'input ends inside an item');
-      const i = REF16_BASE + (rd.src[rd.pos] | (rd.src[rd.pos + 1] << 8));
-      rd.pos += 2;
-      return refString(rd, i, at, slot);
-    }
+    case Tag.REF16:
+      return ref16String(rd, at, slot);
     case Tag.STR_LONG:
     case Tag.REF24:
     case Tag.PFX_LONG:
