@@ -880,8 +880,9 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
         const uint8_t *kp = (const uint8_t *)keys[i].ptr;
         copy[i].len = n;
         copy[i].symbol = keys[i].symbol;
-        if (TERSA_LIKELY(i < MAP_KEY_HASHES && !keys[i].symbol && n >= MIN_TABLE_LEN)) {
-            uint64_t *islot = NULL;
+        bool tabled = i < MAP_KEY_HASHES && !keys[i].symbol && n >= MIN_TABLE_LEN;
+        uint64_t *islot = NULL;
+        if (TERSA_LIKELY(tabled)) {
             uint32_t found = str_find(w, kp, n, key_hash[i], &islot);
             if (found != TERSA_NO_INDEX) {
                 if (!reserve(w, 3)) return false;
@@ -891,27 +892,24 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
                 copy[i].ptr = (const char *)run_ptr;
                 continue;
             }
-            if (run_ptr) {
-                tersa_state_note_string(&w->st, &w->st.key_slot, run_ptr, run_len);
-                run_ptr = NULL;
-            }
-            const uint8_t *stable;
-            if (!write_new_str(w, &w->st.key_slot, kp, n, key_hash[i], islot, &stable)) return false;
-            copy[i].ptr = (const char *)stable;
-            continue;
         }
         if (run_ptr) {
             tersa_state_note_string(&w->st, &w->st.key_slot, run_ptr, run_len);
             run_ptr = NULL;
         }
         const uint8_t *stable;
-        if (keys[i].symbol) {
-            if (!reserve(w, 1)) return false;
-            put_byte(w, TAG_SYMBOL);
+        if (TERSA_LIKELY(tabled)) {
+            /* Not in the table: the slot its lookup found takes it. */
+            if (!write_new_str(w, &w->st.key_slot, kp, n, key_hash[i], islot, &stable)) return false;
+        } else {
+            if (keys[i].symbol) {
+                if (!reserve(w, 1)) return false;
+                put_byte(w, TAG_SYMBOL);
+            }
+            /* A symbol's name is hashed with the plain seed by the string table. */
+            const uint64_t *known = i < MAP_KEY_HASHES && !keys[i].symbol ? &key_hash[i] : NULL;
+            if (!write_str_item_h(w, &w->st.key_slot, kp, n, &stable, known)) return false;
         }
-        /* A symbol's name is hashed with the plain seed by the string table. */
-        const uint64_t *known = i < MAP_KEY_HASHES && !keys[i].symbol ? &key_hash[i] : NULL;
-        if (!write_str_item_h(w, &w->st.key_slot, kp, n, &stable, known)) return false;
         copy[i].ptr = (const char *)stable;
     }
     if (run_ptr) tersa_state_note_string(&w->st, &w->st.key_slot, run_ptr, run_len);
