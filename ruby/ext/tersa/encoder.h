@@ -104,6 +104,17 @@ static inline int tersa_rb_str_kind_of(VALUE flags) {
     return tersa_rb_str_kind[enc * 4 + cr];
 }
 
+/* A String's bytes and length from one read of its embedded flag:
+ * RSTRING_PTR and RSTRING_LEN each test it again, and RSTRING_PTR also tests
+ * the pointer for NULL (a fake string's; its length is then 0). */
+static inline const char *tersa_rb_str_mem(VALUE s, size_t *len) {
+    const char *p;
+    long n;
+    RSTRING_GETMEM(s, p, n);
+    *len = (size_t)n;
+    return p;
+}
+
 /* A Tersa::Map (or an instance of a subclass). */
 static inline bool tersa_rb_is_map(VALUE obj) {
     return RB_TYPE_P(obj, T_OBJECT) && (rb_obj_class(obj) == cMap || rb_obj_is_kind_of(obj, cMap));

@@ -363,8 +363,7 @@ TERSA_NOINLINE static int write_string_leaf(tersa_rb_encoder *e, VALUE ary, uint
     for (long i = 0; i < n; i++) {
         VALUE x = p[i];
         if (!plain_utf8(x)) return 0;
-        ptrs[i] = RSTRING_PTR(x);
-        lens[i] = (size_t)RSTRING_LEN(x);
+        ptrs[i] = tersa_rb_str_mem(x, &lens[i]);
     }
     return tersa_write_string_array(e->w, ptrs, lens, (size_t)n) ? 1 : -1;
 }
@@ -436,7 +435,9 @@ TERSA_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, long n
             VALUE flags = RBASIC(x)->flags;
             int kind = tersa_rb_str_kind_of(flags);
             if (TERSA_LIKELY((flags & RUBY_T_MASK) == T_STRING && kind == STR_TEXT)) {
-                RUN_CHECK(tersa_write_string_utf8(e->w, RSTRING_PTR(x), (size_t)RSTRING_LEN(x)));
+                size_t len;
+                const char *p = tersa_rb_str_mem(x, &len);
+                RUN_CHECK(tersa_write_string_utf8(e->w, p, len));
                 continue;
             }
             switch (flags & RUBY_T_MASK) {
@@ -595,17 +596,27 @@ static int write_items(tersa_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE 
     if (f->kind == FRAME_MAP) {
         for (long i = f->index + 1; i < n; i++) {
             VALUE v = pairs[2 * i + 1];
-            f->index = i;
             /* Integers and UTF-8 Strings, most map values, call their writer
-             * directly (a wrapper's call cost as much as the dispatch). */
+             * directly (a wrapper's call cost as much as the dispatch); the
+             * frame's index, for the path of an error, is stored only if
+             * one fails. */
             if (FIXNUM_P(v)) {
-                CHECK_W(tersa_write_int(e->w, FIX2LONG(v)));
+                if (TERSA_UNLIKELY(!tersa_write_int(e->w, FIX2LONG(v)))) {
+                    f->index = i;
+                    tersa_rb_enc_fail_writer(e, depth);
+                }
                 continue;
             }
             if (plain_utf8(v)) {
-                CHECK_W(tersa_write_string_utf8(e->w, RSTRING_PTR(v), (size_t)RSTRING_LEN(v)));
+                size_t len;
+                const char *p = tersa_rb_str_mem(v, &len);
+                if (TERSA_UNLIKELY(!tersa_write_string_utf8(e->w, p, len))) {
+                    f->index = i;
+                    tersa_rb_enc_fail_writer(e, depth);
+                }
                 continue;
             }
+            f->index = i;
             if (v == Qnil || v == Qtrue || v == Qfalse) {
                 encode_literal(e, v, depth);
                 continue;

@@ -92,8 +92,7 @@ static bool textual_keys(tersa_rb_encoder *e, long base, long n, bool *plain, ui
             VALUE flags = RBASIC(k)->flags;
             if (TERSA_LIKELY((flags & RUBY_T_MASK) == T_STRING && tersa_rb_str_kind_of(flags) == STR_TEXT &&
                                RBASIC_CLASS(k) == string_class)) {
-                out[i].ptr = RSTRING_PTR(k);
-                out[i].len = (size_t)RSTRING_LEN(k);
+                out[i].ptr = tersa_rb_str_mem(k, &out[i].len);
                 out[i].symbol = false;
                 continue;
             }

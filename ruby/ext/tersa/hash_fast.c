@@ -51,6 +51,15 @@ bool tersa_rb_hash_st_pairs(VALUE h, VALUE *out, long n) {
     if (n == 0) return true;
     if (!st->entries) return false;
     const tersa_st_entry *entries = (const tersa_st_entry *)st->entries;
+    if ((long)(st->entries_bound - st->entries_start) == n) {
+        /* n live entries in a range of n: none is deleted (most Hashes). */
+        const tersa_st_entry *p = entries + st->entries_start, *end = p + n;
+        for (; p < end; p++, out += 2) {
+            out[0] = (VALUE)p->key;
+            out[1] = (VALUE)p->record;
+        }
+        return true;
+    }
     long got = 0;
     for (st_index_t i = st->entries_start; i < st->entries_bound; i++) {
         if (entries[i].hash == TERSA_ST_DELETED_HASH) continue;
