@@ -21,6 +21,21 @@ export function grow(st: EncoderState, n: number): void {
   st.pos = used;
 }
 
+/**
+ * Starts a new slab of at least n bytes for a call that has written nothing
+ * yet: a call that writes about as much as the last one then never grows
+ * (each growth copies what was written, and a large value grew three or four
+ * times per call).
+ */
+export function freshSlab(st: EncoderState, n: number): void {
+  const nb = new Uint8Array(Math.max(SLAB, n));
+  st.buf = nb;
+  st.view = new DataView(nb.buffer);
+  st.cap = nb.length;
+  st.start = 0;
+  st.pos = 0;
+}
+
 export function ensure(st: EncoderState, n: number): void {
   if (st.pos + n > st.cap) grow(st, n);
 }

@@ -29,7 +29,6 @@ export class StrEntry {
 /** A slot (SPEC 4.3): the registers of one position in the data. */
 export class ESlot {
   s: string | null = null; // str register
-  se: StrEntry | null = null; // its entry (null for strings of one byte)
   ik = 0; // int register: 0 none, 1 a safe integer in i, 2 an int64 beyond it as ih (signed) * 2^32 + il
   i = 0;
   ih = 0;
@@ -44,7 +43,6 @@ export class ESlot {
 
 export function resetSlot(s: ESlot): void {
   s.s = null;
-  s.se = null;
   s.ik = 0;
   s.dk = false;
   s.bin = 0;
@@ -109,10 +107,6 @@ export class ShapeRegistry {
   count = 0;
 }
 
-/** Bits of the front cache of the string index (see entryOf). */
-export const FC_BITS = 12;
-export const FC_MASK = (1 << FC_BITS) - 1;
-
 /** A container whose header is written: `next(w)` writes item `i` (of `n`). See encoder-deep.ts. */
 export interface Level {
   i: number;
@@ -127,7 +121,8 @@ export class EncoderState {
   start = 0;
   pos = 0;
   cap = 0;
-  // the string index, persistent across buffers (bounded): every string met, with a front cache
+  lastLen = 0; // bytes written by the last call (to size a new slab)
+  // the string index, persistent across buffers (bounded): every string met
   entries = new Map<string, StrEntry>();
   // The UTF-8 bytes of entries, one after another (4-aligned): one block
   // read in order when a document is written again, where a Uint8Array per
@@ -135,8 +130,6 @@ export class EncoderState {
   arena = new Uint8Array(4096);
   arenaW = new Uint32Array(this.arena.buffer);
   arenaPos = 0;
-  fcStr: (string | undefined)[] = new Array(1 << FC_BITS).fill(undefined);
-  fcEnt: (StrEntry | undefined)[] = new Array(1 << FC_BITS).fill(undefined);
   epoch: number; // changes whenever `entries` is cleared
   registry = new ShapeRegistry();
   keyBuf: string[] = []; // scratch: the keys of an object whose shape is looked up

@@ -4,7 +4,7 @@
 // prefix form when strictly smaller than the inline one, else inline.
 
 import { MAX_STRINGS, Tag } from './common.js';
-import { StrEntry, FC_MASK } from './encoder-state.js';
+import { StrEntry } from './encoder-state.js';
 import type { EncoderState, ESlot, EShape } from './encoder-state.js';
 import { ensure, vlen, writeRef, writeVarint } from './encoder-output.js';
 import { utf8At, utf8Long, commonPrefix, pfxChars, padded, copyBytes } from './encoder-utf8.js';
@@ -12,28 +12,20 @@ import { tsText } from './timestamp-text.js';
 import { writeTsString } from './encoder-time.js';
 
 /**
- * The entry of a string of two or more UTF-8 bytes, through a direct-mapped
- * front cache of `entries` indexed by a cheap hash of length and three
- * characters and verified by string equality: cheaper than a Map lookup when
- * strings recur.
+ * The entry of a string of two or more UTF-8 bytes (created if new), by a
+ * Map lookup keyed by the string itself, whose hash V8 keeps in the string.
+ * A direct-mapped front cache indexed by length and three characters missed
+ * on rows of distinct values of one form (ids, dates, e-mail addresses),
+ * whose equal lengths made each miss a full comparison of the texts.
  */
 export function entryOf(st: EncoderState, s: string): StrEntry {
-  const n = s.length;
-  const h = (n * 0x9e37 + s.charCodeAt(0) * 0x2f + s.charCodeAt(n >> 1) * 0x61 + s.charCodeAt(n - 1) * 0x3b5) & FC_MASK;
-  if (st.fcStr[h] === s) return st.fcEnt[h]!;
-  return entrySlow(st, s, h);
+  return st.entries.get(s) ?? newEntry(st, s);
 }
 
-function entrySlow(st: EncoderState, s: string, h: number): StrEntry {
-  let e = st.entries.get(s);
-  if (e === undefined) {
-    e = new StrEntry();
-    // once the table is full no string enters it: do not grow the map
-    if (st.nstr >= MAX_STRINGS) return e;
-    st.entries.set(s, e);
-  }
-  st.fcStr[h] = s;
-  st.fcEnt[h] = e;
+function newEntry(st: EncoderState, s: string): StrEntry {
+  const e = new StrEntry();
+  // once the table is full no string enters it: do not grow the map
+  if (st.nstr < MAX_STRINGS) st.entries.set(s, e);
   return e;
 }
 
@@ -55,10 +47,9 @@ export function addEntry(st: EncoderState, e: StrEntry): void {
   }
 }
 
-/** The string and its entry become the slot's str register and the last string. */
-function noteString(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot): void {
+/** The string becomes the slot's str register and the last string. */
+function noteString(st: EncoderState, s: string, slot: ESlot): void {
   slot.s = s;
-  slot.se = e;
   st.lastStr = s;
 }
 
@@ -111,7 +102,7 @@ function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, 
     byteLen = L + suf;
     if (finishPrefix(st, p0, suf, byteLen, flag | L)) {
       if (e !== null) addEntry(st, e);
-      noteString(st, s, e, slot);
+      noteString(st, s, slot);
       return;
     }
   }
@@ -124,7 +115,7 @@ function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, 
   }
   finishInline(st, p0, byteLen);
   if (e !== null) addEntry(st, e);
-  noteString(st, s, e, slot);
+  noteString(st, s, slot);
 }
 
 /** Copies the n bytes at p of the output into the byte arena as e's. */
@@ -151,12 +142,11 @@ export function writeString(st: EncoderState, s: string, slot: ESlot): void {
   ensure(st, len * 3 + 16);
   const c0 = len > 0 ? s.charCodeAt(0) : 0;
   if (len >= 2 || c0 >= 0x80) {
-    const h = (len * 0x9e37 + c0 * 0x2f + s.charCodeAt(len >> 1) * 0x61 + s.charCodeAt(len - 1) * 0x3b5) & FC_MASK;
-    e = st.fcStr[h] === s ? st.fcEnt[h]! : entrySlow(st, s, h);
+    e = st.entries.get(s) ?? newEntry(st, s);
     const idx = tableIndex(st, e);
     if (idx >= 0) {
       writeRef(st, idx);
-      noteString(st, s, e, slot);
+      noteString(st, s, slot);
       return;
     }
     if (len >= 10 && len <= 35) {
@@ -165,7 +155,7 @@ export function writeString(st: EncoderState, s: string, slot: ESlot): void {
       if (t !== null) {
         writeTsString(st, t);
         addEntry(st, e);
-        noteString(st, s, e, slot);
+        noteString(st, s, slot);
         return;
       }
     }
@@ -252,7 +242,7 @@ export function writePlainKeys(st: EncoderState, sh: EShape): void {
       const e = kent[i];
       if (e !== null) addEntry(st, e);
     }
-    noteString(st, sh.keys[n - 1] as string, kent[n - 1], st.keySlot);
+    noteString(st, sh.keys[n - 1] as string, st.keySlot);
     return;
   }
   const p = st.pos;
@@ -274,7 +264,7 @@ function writeKey(st: EncoderState, sh: EShape, i: number): void {
     const idx = tableIndex(st, e);
     if (idx >= 0) {
       writeRef(st, idx);
-      noteString(st, s, e, slot);
+      noteString(st, s, slot);
       return;
     }
   }
