@@ -35,6 +35,15 @@ class TestEncodePaths < Minitest::Test
     ]
   end
 
+  # The Hash readers of hash_fast check themselves at load time and fall back
+  # to rb_hash_foreach, silently, if anything disagrees: where they know the
+  # layout (Ruby 3.0-3.2, 64-bit) the check must pass.
+  def test_hash_readers_pass_their_self_check_where_the_layout_is_known
+    skip "no known Hash layout on Ruby #{RUBY_VERSION}" unless RUBY_VERSION >= "3.0" && RUBY_VERSION < "3.3"
+    skip "no known Hash layout on 32-bit" unless [0].pack("J").bytesize == 8
+    assert Tersa::Native::FAST_HASH, "hash_fast's load-time self-check failed"
+  end
+
   def test_top_level_maps_sharing_key_objects_with_nested_maps
     shared_key_documents.each do |doc|
       bytes = Tersa.dump(doc)

@@ -249,7 +249,7 @@ static bool self_check(void) {
             rb_hash_delete(h, rb_sprintf("tersa-pairs-%ld", i));
             ok = pairs_agree(h);
         }
-        VALUE probe[2];
+        VALUE probe[2 * 25]; /* room for every pair the probe's wrong size asks for */
         if (ok && n > 0) ok = !tersa_rb_hash_pairs(h, probe, (long)RHASH_SIZE(h) + 1); /* a wrong size is refused */
         if (!ok) {
             tersa_rb_hash_fast = false;

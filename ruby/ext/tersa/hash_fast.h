@@ -93,6 +93,14 @@ static inline bool tersa_rb_hash_pairs(VALUE h, VALUE *out, long n) {
     long bound = (long)((flags >> TERSA_AR_BOUND_SHIFT) & 0xF), got = 0;
     if (!pairs) return n == 0;
     if (bound > 8) return false;
+    if (bound == n && (long)((flags >> TERSA_AR_SIZE_SHIFT) & 0xF) == n) {
+        /* n live pairs among the first n: none is deleted (most Hashes). */
+        for (long i = 0; i < n; i++) {
+            out[2 * i] = pairs[i].key;
+            out[2 * i + 1] = pairs[i].val;
+        }
+        return true;
+    }
     for (long i = 0; i < bound; i++) {
         if (pairs[i].key == Qundef) continue;
         if (got == n) return false;
