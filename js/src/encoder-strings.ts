@@ -89,33 +89,86 @@ function prefixCandidate(st: EncoderState, s: string, slot: ESlot): number {
  * Writes a string that is not referenced: the prefix form with the
  * candidate of L bytes (Lc characters, register flag) if strictly smaller,
  * else inline. Its UTF-8 bytes are src[b0, b0 + bl) when known (b0 a
- * multiple of 4, srcW the same buffer as words), else src is null.
+ * multiple of 4, srcW the same buffer as words), else src is null. The
+ * bytes are written where the form puts them: known bytes after the form is
+ * decided, others after a head sized for one byte per character (the
+ * length of ASCII text), moved only when the text is longer in UTF-8.
  */
 function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, L: number, Lc: number, flag: number, src: Uint8Array | null, srcW: Uint32Array | null, b0: number, bl: number): void {
   const p0 = st.pos;
+  if (src !== null) {
+    if (L > 0 && prefixHead(bl - L) - L < inlineHead(bl)) {
+      putPrefixHead(st, p0, bl - L, flag | L);
+      st.pos += copyBytes(st, src, srcW!, b0, bl, L);
+    } else {
+      putInlineHead(st, p0, bl);
+      st.pos += copyBytes(st, src, srcW!, b0, bl, 0);
+    }
+    if (e !== null) addEntry(st, e);
+    noteString(st, s, slot);
+    return;
+  }
   const len = s.length;
-  let byteLen: number;
   if (L > 0) {
-    // Write the suffix where a short PFX form puts it, then decide.
-    st.pos = p0 + 2;
-    const suf = src !== null ? copyBytes(st, src, srcW!, b0, bl, L) : len - Lc < 64 ? utf8At(st, s, Lc) : utf8Long(st, s, Lc);
-    byteLen = L + suf;
-    if (finishPrefix(st, p0, suf, byteLen, flag | L)) {
+    const sc = len - Lc;
+    const ph = prefixHead(sc);
+    st.pos = p0 + ph;
+    const suf = sc < 64 ? utf8At(st, s, Lc) : utf8Long(st, s, Lc);
+    const need = prefixHead(suf);
+    // strictly smaller than inline: need + suf < inlineHead(L + suf) + L + suf
+    if (need - L < inlineHead(L + suf)) {
+      if (need !== ph) st.buf.copyWithin(p0 + need, p0 + ph, p0 + ph + suf);
+      putPrefixHead(st, p0, suf, flag | L);
+      st.pos = p0 + need + suf;
       if (e !== null) addEntry(st, e);
       noteString(st, s, slot);
       return;
     }
   }
-  st.pos = p0 + 1;
-  if (src !== null) byteLen = copyBytes(st, src, srcW!, b0, bl, 0);
-  else {
-    byteLen = len < 64 ? utf8At(st, s, 0) : utf8Long(st, s, 0);
-    // written in an earlier buffer too: keep the bytes
-    if (e !== null && e.gen !== -1 && byteLen <= 256) keepBytes(st, e, p0 + 1, byteLen);
-  }
-  finishInline(st, p0, byteLen);
+  const ih = inlineHead(len);
+  st.pos = p0 + ih;
+  const byteLen = len < 64 ? utf8At(st, s, 0) : utf8Long(st, s, 0);
+  const need = inlineHead(byteLen);
+  if (need !== ih) st.buf.copyWithin(p0 + need, p0 + ih, p0 + ih + byteLen);
+  // written in an earlier buffer too: keep the bytes
+  if (e !== null && e.gen !== -1 && byteLen <= 256) keepBytes(st, e, p0 + need, byteLen);
+  putInlineHead(st, p0, byteLen);
+  st.pos = p0 + need + byteLen;
   if (e !== null) addEntry(st, e);
   noteString(st, s, slot);
+}
+
+/** The bytes of an inline string's tag and length, for n bytes of UTF-8. */
+function inlineHead(n: number): number {
+  return n < 32 ? 1 : 1 + vlen(n - 32);
+}
+
+/** The bytes of a prefix form's tag, prefix byte and length, for a suffix of n bytes. */
+function prefixHead(n: number): number {
+  return n < 16 ? 2 : 2 + vlen(n - 16);
+}
+
+/** Writes an inline string's tag and length at p0; pos is then past them. */
+function putInlineHead(st: EncoderState, p0: number, n: number): void {
+  if (n < 32) {
+    st.buf[p0] = Tag.STR0 + n;
+    st.pos = p0 + 1;
+  } else {
+    st.buf[p0] = Tag.STR_LONG;
+    st.pos = p0 + 1;
+    writeVarint(st, n - 32);
+  }
+}
+
+/** Writes a prefix form's tag, prefix byte pb and suffix length (n bytes) at p0; pos is then past them. */
+function putPrefixHead(st: EncoderState, p0: number, n: number, pb: number): void {
+  st.buf[p0 + 1] = pb;
+  st.pos = p0 + 2;
+  if (n < 16) st.buf[p0] = Tag.PFX0 + n;
+  else {
+    st.buf[p0] = Tag.PFX_LONG;
+    writeVarint(st, n - 16);
+  }
 }
 
 /** Copies the n bytes at p of the output into the byte arena as e's. */
@@ -163,47 +216,6 @@ export function writeString(st: EncoderState, s: string, slot: ESlot): void {
   const L = prefixCandidate(st, s, slot);
   if (e !== null && e.boff >= 0) writeNew(st, s, e, slot, L, candChars, candFlag, st.arena, st.arenaW, e.boff, e.blen);
   else writeNew(st, s, e, slot, L, candChars, candFlag, null, null, 0, 0);
-}
-
-/**
- * With the suffix written at p0 + 2: if the prefix form is strictly smaller
- * than the inline one, completes it and returns true.
- */
-function finishPrefix(st: EncoderState, p0: number, suf: number, byteLen: number, pb: number): boolean {
-  const pfxSize = 2 + (suf < 16 ? 0 : vlen(suf - 16)) + suf;
-  const inlineSize = (byteLen < 32 ? 1 : 1 + vlen(byteLen - 32)) + byteLen;
-  if (pfxSize >= inlineSize) return false;
-  const buf = st.buf;
-  if (suf < 16) {
-    buf[p0] = Tag.PFX0 + suf;
-    buf[p0 + 1] = pb;
-    st.pos = p0 + 2 + suf;
-  } else {
-    const vl = vlen(suf - 16);
-    buf.copyWithin(p0 + 2 + vl, p0 + 2, p0 + 2 + suf);
-    buf[p0] = Tag.PFX_LONG;
-    buf[p0 + 1] = pb;
-    st.pos = p0 + 2;
-    writeVarint(st, suf - 16);
-    st.pos = p0 + 2 + vl + suf;
-  }
-  return true;
-}
-
-/** With the bytes written at p0 + 1: writes the inline tag (moving the bytes for STR_LONG). */
-function finishInline(st: EncoderState, p0: number, byteLen: number): void {
-  const buf = st.buf;
-  if (byteLen < 32) {
-    buf[p0] = Tag.STR0 + byteLen;
-    st.pos = p0 + 1 + byteLen;
-  } else {
-    const vl = vlen(byteLen - 32);
-    buf.copyWithin(p0 + 1 + vl, p0 + 1, p0 + 1 + byteLen);
-    buf[p0] = Tag.STR_LONG;
-    st.pos = p0 + 1;
-    writeVarint(st, byteLen - 32);
-    st.pos = p0 + 1 + vl + byteLen;
-  }
 }
 
 /**
