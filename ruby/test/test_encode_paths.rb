@@ -70,6 +70,27 @@ class TestEncodePaths < Minitest::Test
     end
   end
 
+  # One record per buffer: a top-level map's keys are remembered by identity
+  # across buffers (while no GC runs). Records of a few key sets taking
+  # turns, the same key objects in another order, in a compare_by_identity
+  # Hash, under another key set, and after GC (and compaction), must write
+  # what fresh objects write.
+  def test_top_level_maps_of_one_record_per_buffer
+    a, b, c, d = %w[alpha b id ts].map { |k| -k }
+    ident = {}.compare_by_identity
+    ident[a] = 1
+    ident[b] = 2
+    recs = [{ a => 1, b => "x" }, { c => 7, d => 1.5 }, { a => 2, b => "y" }, { b => "z", a => 3 },
+            { a => 1, b => "x", c => nil }, ident, { c => 8, d => 2.5 }, { a => { a => 1, b => "w" }, b => [] }]
+    enc = Tersa::Encoder.new
+    ref = Tersa::Encoder.new
+    3.times do |round|
+      recs.each { |r| assert_equal hex(ref.encode(fresh(r))), hex(enc.encode(r)), "round #{round}: #{r.inspect}" }
+      GC.start
+      GC.compact if round == 1 && GC.respond_to?(:compact)
+    end
+  end
+
   def test_identity_hash_at_the_top_and_nested
     twins = {}.compare_by_identity
     twins[+"k"] = 1

@@ -33,6 +33,21 @@ typedef struct enc_frame {
     bool at_value;  /* FRAME_GENERIC: the current pair's key is written */
 } enc_frame;
 
+/* The keys of a recent top-level map (one record per buffer: a few message
+ * types taking turns), as identities and as the tersa_keys textual_keys made
+ * of them. Valid only while no GC has run since they were taken (top_gc): a
+ * collected key's address could be reused, a compaction may move keys. Only
+ * keys a Hash keeps frozen (plain Strings, Symbols of an ordinary Hash) are
+ * kept, so equal identities mean equal bytes. */
+#define ENC_TOP_WAYS 4
+#define ENC_TOP_KEYS 16
+typedef struct enc_top_keys {
+    uint32_t n; /* 0: empty */
+    uint64_t h; /* tersa_shapes_hash of keys */
+    VALUE keys[ENC_TOP_KEYS];
+    tersa_key kbuf[ENC_TOP_KEYS];
+} enc_top_keys;
+
 typedef struct tersa_rb_encoder {
     tersa_writer *w;
     VALUE stack_obj;
@@ -56,6 +71,8 @@ typedef struct tersa_rb_encoder {
     tersa_shapes shapes;
     uint32_t gen;            /* counts the drops: declared classes remember their shape for one */
     size_t gc_count;
+    size_t top_gc;           /* rb_gc_count() when the entries of top were taken */
+    enc_top_keys top[ENC_TOP_WAYS];
     uint32_t buf_shapes;     /* shapes the current buffer used (highest index + 1) */
     tersa_key *kbuf;
     size_t kbuf_cap;

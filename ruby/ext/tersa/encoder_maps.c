@@ -160,6 +160,26 @@ TERSA_ALWAYS_INLINE static inline bool open_map(tersa_rb_encoder *e, VALUE conta
         ent = -1;
     }
     uint8_t kind = FRAME_MAP;
+    enc_top_keys *top = NULL;
+    if (!lookup && hash && n > 0 && n <= ENC_TOP_KEYS) {
+        size_t gc = rb_gc_count();
+        if (TERSA_UNLIKELY(gc != e->top_gc)) {
+            for (int i = 0; i < ENC_TOP_WAYS; i++) e->top[i].n = 0;
+            e->top_gc = gc;
+        }
+        const VALUE *keys = e->stack->ptr + base;
+        h = tersa_shapes_hash((const tersa_ident *)keys, 2, (size_t)n);
+        top = &e->top[(h >> 40) & (ENC_TOP_WAYS - 1)];
+        if (top->n == (uint32_t)n && top->h == h) {
+            long i = 0;
+            while (i < n && top->keys[i] == keys[2 * i]) i++;
+            if (i == n) {
+                CHECK_W(tersa_write_map_begin_utf8(e->w, top->kbuf, (size_t)n));
+                tersa_rb_enc_note_shape(e);
+                return tersa_rb_enc_map_frame(e, f, FRAME_MAP, n, hooks, self, depth);
+            }
+        }
+    }
     if (ent >= 0) {
         CHECK_W(tersa_write_map_shape(e->w, tersa_shapes_shape(&e->shapes, ent)));
     } else {
@@ -174,6 +194,13 @@ TERSA_ALWAYS_INLINE static inline bool open_map(tersa_rb_encoder *e, VALUE conta
             CHECK_W(trusted ? tersa_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
                             : tersa_write_map_begin(e->w, e->kbuf, (size_t)n));
             uint32_t shape = tersa_rb_enc_note_shape(e);
+            if (top && trusted) {
+                const VALUE *keys = e->stack->ptr + base;
+                for (long i = 0; i < n; i++) top->keys[i] = keys[2 * i];
+                memcpy(top->kbuf, e->kbuf, (size_t)n * sizeof(tersa_key));
+                top->h = h;
+                top->n = (uint32_t)n;
+            }
             if (shape != TERSA_NO_INDEX && plain && lookup)
                 tersa_shapes_add(&e->shapes, h, (const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n, shape);
         } else {
