@@ -101,6 +101,43 @@ static void shape_release(tersa_shapeent *old, tersa_handle_fn release, void *ar
     mem_free(&tersa_default_alloc, old->keys, shape_block(old->n, old->total));
 }
 
+/* Stores the entry `fresh` (keys, lens and bytes filled) in place of its set's least recently used one. */
+static tersa_shapeent *shape_store(tersa_shapecache *c, tersa_shapeent *fresh, uint64_t hash, size_t n, size_t total,
+                                   uint32_t kind, uint32_t flags, tersa_handle_fn release, void *arg) {
+    fresh->hash = hash;
+    fresh->n = (uint32_t)n;
+    fresh->total = (uint32_t)total;
+    fresh->kind = kind;
+    fresh->flags = flags;
+    fresh->calls = 1;
+    fresh->used = fresh->born = ++c->clock;
+    tersa_shapeent *set = shape_set(c, hash), *victim = &set[0];
+    for (int w = 1; w < TERSA_SHAPECACHE_WAYS; w++)
+        if (set[w].used < victim->used) victim = &set[w];
+    tersa_shapeent old = *victim;
+    *victim = *fresh;
+    /* After the swap: a release may run host code that decodes again. */
+    shape_release(&old, release, arg);
+    return victim;
+}
+
+tersa_shapeent *tersa_shapecache_put_raw(tersa_shapecache *c, uint64_t hash, const uint8_t *p, size_t len,
+                                         const tersa_key *keys, size_t n, uint32_t kind, uint32_t flags,
+                                         const uintptr_t *handles, tersa_handle_fn release, void *arg) {
+    tersa_shapeent fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    fresh.keys = (uintptr_t *)mem_alloc(&tersa_default_alloc, shape_block(n, len));
+    if (!fresh.keys) return NULL;
+    fresh.lens = (uint16_t *)(fresh.keys + n);
+    fresh.bytes = (char *)(fresh.lens + n);
+    memcpy(fresh.bytes, p, len);
+    for (size_t i = 0; i < n; i++) {
+        fresh.lens[i] = (uint16_t)(keys[i].len | ((size_t)keys[i].symbol << 15));
+        fresh.keys[i] = handles[i];
+    }
+    return shape_store(c, &fresh, hash, n, len, kind | TERSA_SHAPECACHE_RAW, flags, release, arg);
+}
+
 tersa_shapeent *tersa_shapecache_put(tersa_shapecache *c, uint64_t hash, const tersa_key *keys, size_t n, size_t total,
                                      uint32_t kind, uint32_t flags, const uintptr_t *handles, tersa_handle_fn release,
                                      void *arg) {
@@ -118,21 +155,7 @@ tersa_shapeent *tersa_shapecache_put(tersa_shapecache *c, uint64_t hash, const t
         b += keys[i].len;
         fresh.keys[i] = handles[i];
     }
-    fresh.hash = hash;
-    fresh.n = (uint32_t)n;
-    fresh.total = (uint32_t)total;
-    fresh.kind = kind;
-    fresh.flags = flags;
-    fresh.calls = 1;
-    fresh.used = fresh.born = ++c->clock;
-    tersa_shapeent *set = shape_set(c, hash), *victim = &set[0];
-    for (int w = 1; w < TERSA_SHAPECACHE_WAYS; w++)
-        if (set[w].used < victim->used) victim = &set[w];
-    tersa_shapeent old = *victim;
-    *victim = fresh;
-    /* After the swap: a release may run host code that decodes again. */
-    shape_release(&old, release, arg);
-    return victim;
+    return shape_store(c, &fresh, hash, n, total, kind, flags, release, arg);
 }
 
 void tersa_shapecache_each(tersa_shapecache *c, tersa_handle_fn fn, void *arg) {

@@ -245,6 +245,53 @@ TERSA_INLINE bool tersa_shapecache_matches(const tersa_shapeent *e, uint64_t h, 
     return true;
 }
 
+/* Entries stored by their definition's bytes (tersa_shapecache_put_raw)
+ * carry this bit in their kind: their `bytes` are the definition's, tags
+ * included, so only raw lookups may match them, and raw lookups match
+ * nothing else. A shape met both ways takes two entries. */
+#define TERSA_SHAPECACHE_RAW 0x80000000u
+
+/**
+ * The hash of a shape given by its definition's key bytes p[0..len) (a map
+ * item with TERSA_ITEM_PLAIN_KEYS: the n keys, each a length tag then its
+ * bytes), or 0 when the cache does not admit it. The count, the length and
+ * four words spread over the bytes (the first, the last and two between, so
+ * that shapes sharing their first and last keys still spread over the sets):
+ * cheap, and only picks the set; every hit compares all the bytes.
+ */
+TERSA_INLINE uint64_t tersa_shapecache_hash_raw(const uint8_t *p, size_t len, size_t n) {
+    if (n == 0 || n > TERSA_SHAPECACHE_MAX_KEYS || len > TERSA_SHAPECACHE_MAX_BYTES) return 0;
+    uint64_t h = (0x9E3779B97F4A7C15ull ^ n ^ ((uint64_t)len << 16)) * 0xff51afd7ed558ccdull;
+    if (len >= 8) {
+        h = (h ^ load_le64(p)) * 0xc4ceb9fe1a85ec53ull;
+        h = (h ^ load_le64(p + len - 8)) * 0xff51afd7ed558ccdull;
+        h = (h ^ load_le64(p + (len - 8) / 3)) * 0xc4ceb9fe1a85ec53ull;
+        h = (h ^ load_le64(p + 2 * (len - 8) / 3)) * 0xff51afd7ed558ccdull;
+    } else {
+        h = (h ^ tersa_shapecache_upto8((const char *)p, len)) * 0xc4ceb9fe1a85ec53ull;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h ? h : 1;
+}
+
+/** tersa_shapecache_get for a shape given by its definition's key bytes; `hash` from tersa_shapecache_hash_raw. */
+TERSA_INLINE tersa_shapeent *tersa_shapecache_get_raw(tersa_shapecache *c, uint64_t hash, const uint8_t *p, size_t len,
+                                                      size_t n, uint32_t kind) {
+    tersa_shapeent *set = c->ent[hash & (TERSA_SHAPECACHE_SETS - 1)];
+    kind |= TERSA_SHAPECACHE_RAW;
+    for (int w = 0; w < TERSA_SHAPECACHE_WAYS; w++) {
+        tersa_shapeent *e = &set[w];
+        if (e->keys && e->hash == hash && e->n == n && e->kind == kind && e->total == len &&
+            tersa_shapecache_bytes_eq(e->bytes, (const char *)p, len)) {
+            e->used = ++c->clock;
+            return e;
+        }
+    }
+    return NULL;
+}
+
 /* The number of calls that must meet a shape before its first use in a call
  * makes its template: a shape each call uses once (sparse records, decoded
  * again) would pay for a template per map, while a shape that serves one map
@@ -280,6 +327,12 @@ TERSA_INLINE tersa_shapeent *tersa_shapecache_get(tersa_shapecache *c, uint64_t 
 tersa_shapeent *tersa_shapecache_put(tersa_shapecache *c, uint64_t hash, const tersa_key *keys, size_t n, size_t total,
                                      uint32_t kind, uint32_t flags, const uintptr_t *handles, tersa_handle_fn release,
                                      void *arg);
+
+/** tersa_shapecache_put for a shape given by its definition's key bytes p[0..len) (see
+ *  tersa_shapecache_hash_raw), with its keys as read (for their lengths). */
+tersa_shapeent *tersa_shapecache_put_raw(tersa_shapecache *c, uint64_t hash, const uint8_t *p, size_t len,
+                                         const tersa_key *keys, size_t n, uint32_t kind, uint32_t flags,
+                                         const uintptr_t *handles, tersa_handle_fn release, void *arg);
 
 /** Visit every live handle (keys and templates). */
 void tersa_shapecache_each(tersa_shapecache *c, tersa_handle_fn fn, void *arg);

@@ -29,6 +29,8 @@ TERSA_INLINE bool add_string(tersa_reader *r, const uint8_t *p, size_t n, bool a
     return true;
 }
 
+#include "reader_memo.h"
+
 /* ==========================================================================
  * Strings
  * ========================================================================== */
@@ -308,6 +310,18 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
     tersa_key *keys = (tersa_key *)tersa_arena_alloc(&r->st.mem, n ? n * sizeof(tersa_key) : 1);
     uint32_t *key_strings = (uint32_t *)tersa_arena_alloc(&r->st.mem, n ? n * sizeof(uint32_t) : 1);
     if (!keys || !key_strings) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
+    bool plain = !r->copy_strings;
+    bool memo_miss = false;
+    if (n - 1 < MEMO_KEYS && r->memo_misses) {
+        const tersa_mapdef_memo *m = memo_find(r, n);
+        if (m) {
+            if (!memo_replay(r, m, n, keys, key_strings)) return false;
+            goto shape;
+        }
+        r->memo_misses--;
+        memo_miss = true;
+    }
+    size_t keys_at = r->pos;
     uint64_t *hashes = NULL;
     uint32_t *set = NULL;
     size_t set_cap = 0;
@@ -336,13 +350,16 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
             r->pos++;
             if (!short_string_item(r, kt, kat, &r->st.key_slot, &k)) return false;
         } else if (kt < TAG_STR0) {
+            plain = false;
             r->pos++;
             if (TERSA_UNLIKELY(kt >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, kat, "string reference beyond the table");
             ref_item(r, kt, &r->st.key_slot, &k);
         } else if (symbol) {
+            plain = false;
             r->pos++;
             if (!read_required_string(r, &r->st.key_slot, &k)) return false;
         } else {
+            plain = false;
             if (!is_string_tag(kt)) FAIL(TERSA_ERR_EXPECTED_STRING, kat, "a map key must be a string or symbol");
             r->pos++;
             if (!read_string(r, kt, kat, &r->st.key_slot, &k)) return false;
@@ -357,12 +374,14 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
         if (set ? key_seen(keys, hashes, i, set, set_cap) : key_seen_small(keys, i, &seen))
             FAIL(TERSA_ERR_DUPLICATE_KEY, kat, "key repeated in a shape");
     }
+    if (plain && memo_miss) memo_store(r, keys_at, keys, n);
+shape:;
     tersa_slot *slots = NULL;
     uint32_t index;
     if (!tersa_state_add_shape(&r->st, keys, key_strings, n, 0, &slots, &index))
         return fail_at(r, TERSA_ERR_NOMEM, r->pos, "out of memory");
     item->type = TERSA_MAP;
-    item->flags = TERSA_ITEM_NEW_SHAPE;
+    item->flags = plain && n ? TERSA_ITEM_NEW_SHAPE | TERSA_ITEM_PLAIN_KEYS : TERSA_ITEM_NEW_SHAPE;
     item->v.map.count = n;
     item->v.map.shape = index;
     item->v.map.keys = keys;

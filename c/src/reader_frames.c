@@ -33,6 +33,7 @@ void tersa_reader_free(tersa_reader *r) {
     pop_all(r);
     tersa_state_free(&r->st);
     mem_free(a, r->stack, r->stack_cap * sizeof(rframe));
+    if (r->memo) mem_free(a, r->memo, MEMO_SETS * sizeof(tersa_mapdef_memo));
     mem_free(a, r, sizeof(*r));
 }
 
@@ -57,6 +58,7 @@ static void reset_state(tersa_reader *r) {
     r->depth = 0;
     r->top_read = false;
     r->in_frame = false;
+    r->memo_misses = MEMO_MISSES_PER_BUFFER;
     r->base = 0;
 }
 
@@ -125,6 +127,16 @@ bool tersa_reader_start(tersa_reader *r, const void *data, size_t len, const ter
         return true;
     }
     const uint8_t *p = r->data;
+    if (flags == 0 && len >= 3 && p[0] == HEADER_MAGIC0 && p[1] == HEADER_MAGIC1 &&
+        p[2] == TERSA_FORMAT_VERSION << 4) {
+        /* A plain buffer (no stream, no dictionary): what take_header_fields would find */
+        r->pos = 3;
+        r->stream_vf = p[2];
+        r->stream_dict_id = 0;
+        r->have_header = true;
+        r->started = true;
+        return true;
+    }
     if ((len >= 1 && p[0] != HEADER_MAGIC0) || (len >= 2 && p[1] != HEADER_MAGIC1))
         FAIL(TERSA_ERR_BAD_MAGIC, 0, "not a Tersa buffer");
     if (len < 3) FAIL(TERSA_ERR_TRUNCATED, 0, "input ends inside the header");

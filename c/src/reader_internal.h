@@ -35,6 +35,22 @@ typedef struct rframe {
     size_t keys_cap, keys_used;
 } rframe;
 
+/* An entry of the memo of map definitions (reader_memo.h). */
+#define MEMO_SETS 64
+#define MEMO_KEYS 15     /* the short MAPDEF tags' counts: 1..15 */
+#define MEMO_BYTES 184   /* a definition's key bytes that an entry holds */
+#define MEMO_MISSES_PER_BUFFER 4
+
+struct tersa_mapdef_memo {
+    uint64_t head;              /* the first 8 bytes at the definition's keys (beyond them if shorter) */
+    uint16_t len;               /* the keys' bytes, tags included; 0: empty entry */
+    uint16_t ascii;             /* bit i: key i is all ASCII */
+    uint8_t n;
+    uint8_t off[MEMO_KEYS];     /* where key i's bytes start (after its tag) */
+    uint8_t bytes[MEMO_BYTES];
+};
+typedef struct tersa_mapdef_memo tersa_mapdef_memo;
+
 struct tersa_reader {
     const tersa_alloc *alloc;
     const uint8_t *data;  /* current window */
@@ -66,6 +82,8 @@ struct tersa_reader {
     size_t joined_at;     /* a joining reader's first sync frame */
 
     tersa_state st;       /* tables, slots, registers, the loaded dictionary */
+    tersa_mapdef_memo *memo; /* MEMO_SETS entries, or NULL until the first plain map definition */
+    uint32_t memo_misses;    /* lookups in the memo this buffer may still miss (MEMO_MISSES_PER_BUFFER) */
 };
 
 /* ==========================================================================
@@ -94,9 +112,17 @@ TERSA_NOINLINE_LOCAL bool read_varint_slow(tersa_reader *r, size_t at, uint64_t 
         v = load_le64(p + 1);
         if (v < (1ull << 56)) FAIL(TERSA_ERR_INVALID_VARINT, at, "varint is not minimal");
     } else {
-        uint8_t tmp[8] = {0};
-        memcpy(tmp, p, n);
-        v = load_le64(tmp) >> n;
+        /* avail < 8 here (n < 9) unless the fast path declined a
+         * zero first byte; the 8 bytes ending at the window's end hold the
+         * n wanted ones when the window is that long, read in one load */
+        if (avail < 8 && r->end >= 8) {
+            v = load_le64(r->data + r->end - 8) >> (8 * (8 - avail));
+            v = (v & ((1ull << (8 * n)) - 1)) >> n;
+        } else {
+            uint8_t tmp[8] = {0};
+            memcpy(tmp, p, n);
+            v = load_le64(tmp) >> n;
+        }
         if (n > 1 && v < (1ull << (7 * (n - 1)))) FAIL(TERSA_ERR_INVALID_VARINT, at, "varint is not minimal");
     }
     r->pos += n;

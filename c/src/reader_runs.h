@@ -16,6 +16,15 @@
  * tersa_read's checks and state updates (and its errors), up to `max`. An
  * array of strings (rows of a table, lists of tags) costs one call per run
  * instead of one per element. */
+/* tersa_item flag of a map of a new shape: every key is a string of 0-31
+ * bytes written inline (one tag byte of its length, then its bytes; no
+ * reference, no prefix, no symbol), and the keys point into the input, one
+ * after the other. The definition's key bytes, keys[0].ptr - 1 up to the end
+ * of the last key, then name the keys by themselves, whatever the reader's
+ * state: a binding can look its key objects up by those bytes alone
+ * (tersa_shapecache_get_raw). */
+#define TERSA_ITEM_PLAIN_KEYS (1u << 4)
+
 bool tersa_read_leaves(tersa_reader *r, tersa_item *items, size_t max, size_t *count);
 
 #endif /* TERSA_READER_RUNS_H */

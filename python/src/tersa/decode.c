@@ -780,7 +780,17 @@ static PyObject *tersa_loads(PyObject *module, PyObject *const *args, Py_ssize_t
         return NULL;
     }
     dec_args a;
-    if (stack_guard("loads") < 0 || parse_dec_args("loads", args, nargs, kwnames, &a, NULL) < 0) return NULL;
+    if (stack_guard("loads") < 0) return NULL;
+    if (TERSA_LIKELY(!kwnames)) {
+        /* loads(data), the common call: no keyword to parse */
+        a.opt = 0;
+        a.max_depth = TERSA_DEFAULT_MAX_DEPTH;
+        a.dicts.ptr = a.dicts.items;
+        a.dicts.n = 0;
+        a.dicts.seq = NULL;
+    } else if (parse_dec_args("loads", args, nargs, kwnames, &a, NULL) < 0) {
+        return NULL;
+    }
     input_bytes in;
     if (input_get(args[0], &in) < 0) {
         dict_list_free(&a.dicts);

@@ -49,12 +49,14 @@ static void release_handle(uintptr_t *h, void *arg) {
     Py_DECREF((PyObject *)*h);
 }
 
+/* The emptiness tests come first: a small message fills no string slot and
+ * no long key, and a call each would cost more than the rest of the clearing. */
 static void dec_ctx_clear(dec_ctx *d) {
-    tersa_slots_clear(&d->strs, d->strong ? release_handle : NULL, NULL);
+    if (d->strs.hi) tersa_slots_clear(&d->strs, d->strong ? release_handle : NULL, NULL);
     for (size_t i = 0; i < d->kpool_used; i++) Py_DECREF(d->kpool[i]);
     d->kpool_used = 0;
-    tersa_shapetab_clear(&d->shapes, release_handle, NULL);
-    tersa_slots_clear(&d->lkeys, release_handle, NULL);
+    if (d->shapes.hi) tersa_shapetab_clear(&d->shapes, release_handle, NULL);
+    if (d->lkeys.hi) tersa_slots_clear(&d->lkeys, release_handle, NULL);
 }
 
 static void dec_ctx_free(dec_ctx *d) {
