@@ -23,10 +23,10 @@ class ArrayLevel implements Level {
   next(rd: DecoderState): unknown {
     return read(rd, this.slot);
   }
-  take(rd: DecoderState, v: unknown): void {
+  take(_rd: DecoderState, v: unknown): void {
     this.a.push(v);
   }
-  value(rd: DecoderState): unknown {
+  value(): unknown {
     return this.a;
   }
 }
@@ -43,7 +43,7 @@ class ShapedLevel implements Level {
   next(rd: DecoderState): unknown {
     return read(rd, this.slots[this.values.length]);
   }
-  take(rd: DecoderState, v: unknown): void {
+  take(_rd: DecoderState, v: unknown): void {
     this.values.push(v);
   }
   value(rd: DecoderState): unknown {

@@ -91,7 +91,7 @@ export function tsString(rd: DecoderState, t: number, at: number): string {
   if (local < MIN_SECONDS || local > MAX_SECONDS) fail('invalid_value', at, 'local time out of range');
   // Timestamps of a document fall in few minutes: within the last minute
   // rendered, only the seconds are new (no divisions, no date lookup).
-  let ss = local - minStart;
+  let ss = local - minStart[0];
   if (!(ss >= 0 && ss < 60)) ss = newMinute(local);
   if (variant & TSV_DATE_ONLY) return cachedDate;
   if (variant === 0) {
@@ -126,11 +126,19 @@ export function tsString(rd: DecoderState, t: number, at: number): string {
   let n = 19;
   if (digits) {
     b[19] = 46;
-    // frac < 10^9: int32 arithmetic
+    // frac < 10^9: int32 arithmetic, two digits per division
     let f = frac;
-    for (let i = 19 + digits; i > 19; i--) {
+    let i = 19 + digits;
+    if (digits & 1) {
       const q = (f / 10) | 0;
-      b[i] = 48 + f - q * 10;
+      b[i--] = 48 + f - q * 10;
+      f = q;
+    }
+    for (; i > 19; i -= 2) {
+      const q = (f / 100) | 0;
+      const r = f - q * 100;
+      b[i] = ONES[r];
+      b[i - 1] = TENS[r];
       f = q;
     }
     n = 20 + digits;
@@ -150,9 +158,10 @@ export function tsString(rd: DecoderState, t: number, at: number): string {
   return latin1Of(b, n);
 }
 
-// local seconds at the start of the last minute rendered, and the
-// character codes of its hour and minute
-let minStart = NaN;
+// local seconds at the start of the last minute rendered (in a typed array:
+// a module variable would box each new value beyond the small integers), and
+// the character codes of its hour and minute
+const minStart = new Float64Array(1).fill(NaN);
 let hc1 = 0, hc0 = 0, mc1 = 0, mc0 = 0;
 
 /** Renders the date, hour and minute of local (seconds) into the cache; returns its seconds in the minute. */
@@ -164,7 +173,7 @@ function newMinute(local: number): number {
   const rem = secs - hh * 3600;
   const mm = (rem / 60) | 0;
   const ss = rem - mm * 60;
-  minStart = local - ss;
+  minStart[0] = local - ss;
   hc1 = TENS[hh];
   hc0 = ONES[hh];
   mc1 = TENS[mm];

@@ -21,7 +21,7 @@ const INT_BASE = Tag.INT0 - Short.INT_MIN;
 const SCRATCH_KEEP = 1 << 16;
 
 /** An array of n items; the caller checked the depth before reading the count (SPEC 10 order). */
-function array(rd: DecoderState, n: number, at: number, slot: Slot): unknown {
+function array(rd: DecoderState, n: number, slot: Slot): unknown {
   if (rd.depth >= RECURSION_DEPTH) return nestArray(rd, n, slot, rd.depth);
   rd.depth++;
   let a: unknown[];
@@ -266,7 +266,7 @@ export function read(rd: DecoderState, slot: Slot): unknown {
       const n = t - Tag.ARR0;
       if (rd.depth >= rd.maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
       if (n > rd.end - rd.pos) fail('length_exceeds_input', at, 'count exceeds the remaining input');
-      return array(rd, n, at, slot);
+      return array(rd, n, slot);
     }
     if (t < Tag.INT0) return mapDef(rd, t - Tag.MAPDEF0, at);
     const v = t - INT_BASE;
@@ -324,7 +324,7 @@ export function read(rd: DecoderState, slot: Slot): unknown {
     }
     case Tag.ARR_LONG:
       if (rd.depth >= rd.maxDepth) fail('depth_exceeded', at, 'nesting deeper than the limit');
-      return array(rd, length(rd, at, 16), at, slot);
+      return array(rd, length(rd, at, 16), slot);
     case Tag.MAPDEF_LONG:
       return mapDef(rd, -1, at);
     case Tag.MAP_GEN:
