@@ -27,6 +27,19 @@ function writeInt(st: EncoderState, v: number, slot: ESlot): void {
     slot.i = v;
     return;
   }
+  // |v| >= 2^28 + 24 (or <= -9 - 2^28): the absolute form has 5 or more
+  // bytes; within 2^26 of an integer register the delta's zigzag is below
+  // 2^27, at most 4 bytes: the delta form, in int32 arithmetic
+  if (slot.ik === 1 && (v >= 268435480 || v <= -268435465)) {
+    const d = v - slot.i;
+    if (d < 67108864 && d > -67108864) {
+      const di = d | 0;
+      st.buf[st.pos++] = Tag.INT_DELTA;
+      putVarint28(st, (di << 1) ^ (di >> 31));
+      slot.i = v;
+      return;
+    }
+  }
   const u = v > 0 ? v - 24 : -9 - v;
   const al = vlen(u);
   if (slot.ik === 1) {
@@ -374,7 +387,8 @@ function putVarint28(st: EncoderState, w: number): void {
  */
 export function writeNumber(st: EncoderState, v: number, slot: ESlot): void {
   if (st.pos + 10 > st.cap) grow(st, 10);
-  if (Number.isSafeInteger(v) && (v !== 0 || 1 / v > 0)) {
+  // Object.is(v, -0) compiles to a test of the bits (1 / v, a division per zero)
+  if (Number.isSafeInteger(v) && !Object.is(v, -0)) {
     if (v >= -8 && v <= 23) {
       st.buf[st.pos++] = INT_BASE + v;
       slot.ik = 1;
