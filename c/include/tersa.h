@@ -313,6 +313,51 @@ TERSA_API bool tersa_write_map_shape(tersa_writer *w, uint32_t shape);
 TERSA_API size_t tersa_writer_shape_size(const tersa_writer *w, uint32_t shape);
 
 /**
+ * Map-definition templates: the first map of a buffer (or of a sync frame)
+ * defines its shape with all its keys, which costs the most of a small
+ * message. A binding that recognises the same key sequence cheaply (by object
+ * identity) across buffers records the definition once and replays it.
+ *
+ * A template belongs to the writer that recorded it (it holds that writer's
+ * hashes) and is replayed only where it writes the same bytes as
+ * tersa_write_map_begin: at a point where no string, shape or register has
+ * been added since the buffer or sync frame began, under the same loaded
+ * dictionary (or none), and, for a checked call, only if it was recorded by
+ * one. Templates are reference-counted (not atomically: use them from the
+ * thread that uses the writer); the writer keeps a reference to the one it
+ * replayed until its tables are next reset, so the caller may release its
+ * own at any time. Their size is bounded (TERSA_MAPDEF_MAX_KEYS keys,
+ * TERSA_MAPDEF_MAX_BYTES bytes of definition): larger maps record none.
+ */
+typedef struct tersa_mapdef tersa_mapdef;
+#define TERSA_MAPDEF_MAX_KEYS 64
+#define TERSA_MAPDEF_MAX_BYTES 2048
+
+/**
+ * tersa_write_map_begin (checked) or tersa_write_map_begin_utf8 (not), which
+ * also sets *record to a new template (one reference, the caller's) if it
+ * defined the shape at a point where templates apply, else to NULL.
+ */
+TERSA_API bool tersa_write_map_begin_record(tersa_writer *w, const tersa_key *keys, size_t count, bool checked,
+                                            tersa_mapdef **record);
+
+/**
+ * Open a map by replaying a template, with the bytes and table effects of
+ * tersa_write_map_begin (checked) or _utf8 with its keys. Returns 1 when
+ * done (then write the values as after tersa_write_map_begin;
+ * tersa_writer_last_shape names the shape), 0 when the template does not
+ * apply here (nothing written: open the map the ordinary way), -1 on error
+ * (see tersa_writer_error).
+ */
+TERSA_API int tersa_write_map_template(tersa_writer *w, tersa_mapdef *md, bool checked);
+
+/** Whether a template could apply at this point (a cheap test before looking one up). */
+TERSA_API bool tersa_writer_template_point(const tersa_writer *w);
+
+/** Drop a reference to a template (NULL is ignored). */
+TERSA_API void tersa_mapdef_release(tersa_mapdef *md);
+
+/**
  * Open a generic map (keys of any type) of `count` pairs: then write key,
  * value, key, value, ... and call tersa_write_map_end. The caller is
  * responsible for the keys being distinct. Maps whose keys are all strings or

@@ -97,6 +97,15 @@ void *tersa_arena_alloc_slow(arena *a, size_t size) {
 }
 
 void tersa_arena_reset(arena *a) {
+    /* A lone chunk (a small buffer's) stays the head: the next buffer's first
+     * allocation then takes no trip through the free list. Held memory
+     * stays bounded: the chunk is at most ARENA_RETAIN bytes, the free list
+     * holds at most ARENA_RETAIN more. */
+    arena_chunk *lone = a->head;
+    if (lone && !lone->next && lone->size <= ARENA_RETAIN) {
+        lone->used = 0;
+        return;
+    }
     size_t kept = 0;
     for (arena_chunk *c = a->free; c; c = c->next) kept += c->size;
     arena_chunk *c = a->head;

@@ -381,19 +381,6 @@ TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
  * Strings (SPEC 7, strings)
  * ========================================================================== */
 
-/* Append an entry; `slot` (if not NULL) is where the index gets it. */
-TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
-    size_t i = w->st.nstrs;
-    if (TERSA_UNLIKELY(i >= TERSA_MAX_STRINGS)) return;
-    if (slot) *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(i + 1);
-    str_entry *e = &w->st.strs[i];
-    e->ptr = p;
-    e->len = n;
-    e->hash = h;
-    e->ascii = false;
-    w->st.nstrs = i + 1;
-}
-
 /* Every table index has a REF..REF16 reference, of 1 to 3 bytes: never
  * longer than a string of MIN_TABLE_LEN or more bytes written inline, so a
  * string found in the table is always written as a reference (SPEC 7). */
@@ -838,6 +825,21 @@ TERSA_INLINE bool shape_keys_equal(const tersa_key *a, const tersa_key *b, size_
  * hashes its lookup computed (up to this many keys; more are hashed again). */
 #define MAP_KEY_HASHES 16
 
+/* Add the shape of a map whose definition was just written, and open it. */
+TERSA_INLINE bool open_defined(tersa_writer *w, const tersa_key *keys, size_t count, uint64_t h) {
+    tersa_slot *slots = NULL;
+    size_t before = w->st.nshapes;
+    if (!add_shape(w, keys, count, h, &slots)) return false;
+    w->last_shape = w->st.nshapes > before ? (uint32_t)before : TERSA_NO_INDEX;
+    return push_frame(w, FRAME_MAP, slots, count, TERSA_KID_MAP, keys);
+}
+
+bool tersa_writer_open_defined(tersa_writer *w, const tersa_key *keys, size_t count, uint64_t h) {
+    return open_defined(w, keys, count, h);
+}
+
+bool tersa_writer_claim_map(tersa_writer *w) { return next_slot(w) && check_depth(w); }
+
 static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool checked) {
     if (!next_slot(w) || !check_depth(w)) return false;
     uint64_t key_hash[MAP_KEY_HASHES];
@@ -913,11 +915,7 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
         copy[i].ptr = (const char *)stable;
     }
     if (run_ptr) tersa_state_note_string(&w->st, &w->st.key_slot, run_ptr, run_len);
-    tersa_slot *slots = NULL;
-    size_t before = w->st.nshapes;
-    if (!add_shape(w, copy, count, h, &slots)) return false;
-    w->last_shape = w->st.nshapes > before ? (uint32_t)before : TERSA_NO_INDEX;
-    return push_frame(w, FRAME_MAP, slots, count, TERSA_KID_MAP, copy);
+    return open_defined(w, copy, count, h);
 }
 
 uint32_t tersa_writer_last_shape(const tersa_writer *w) { return w->last_shape; }
@@ -938,6 +936,20 @@ bool tersa_write_map_begin(tersa_writer *w, const tersa_key *keys, size_t count)
 
 bool tersa_write_map_begin_utf8(tersa_writer *w, const tersa_key *keys, size_t count) {
     return map_begin(w, keys, count, false);
+}
+
+bool tersa_write_map_begin_record(tersa_writer *w, const tersa_key *keys, size_t count, bool checked,
+                                  tersa_mapdef **record) {
+    *record = NULL;
+    size_t len0 = w->len, nstrs0 = w->st.nstrs, nshapes0 = w->st.nshapes;
+    bool pristine = count && count <= TERSA_MAPDEF_MAX_KEYS && w->err.code == TERSA_OK && writer_pristine(w);
+    if (!map_begin(w, keys, count, checked)) return false;
+    /* A definition appended its shape; a reference (a dictionary's shape) did not. */
+    if (pristine && w->last_shape == nshapes0) {
+        const shape *s = &w->st.shapes[nshapes0];
+        *record = tersa_writer_record_mapdef(w, s->keys, count, s->hash, len0, nstrs0, checked);
+    }
+    return true;
 }
 
 bool tersa_write_generic_map_begin(tersa_writer *w, size_t count) {

@@ -29,6 +29,7 @@ void tersa_writer_free(tersa_writer *w) {
     tersa_kid_free(&w->kids);
     mem_free(a, w->buf, w->cap);
     tersa_state_free(&w->st);
+    tersa_mapdef_release(w->md_live);
     mem_free(a, w->sidx, w->sidx_cap * sizeof(uint64_t));
     tersa_hash_index_free(a, &w->shape_index);
     mem_free(a, w->stack, w->stack_cap * sizeof(wframe));

@@ -111,6 +111,11 @@ static bool load_dictionary(tersa_writer *w, const tersa_dict *dict) {
 }
 
 bool tersa_writer_reset_tables(tersa_writer *w, const tersa_dict *dict) {
+    /* The replayed template's entries and keys go with the tables. */
+    if (TERSA_UNLIKELY(w->md_live)) {
+        tersa_mapdef_release(w->md_live);
+        w->md_live = NULL;
+    }
     /* str_find needs an index to probe from the first string on. */
     if (TERSA_UNLIKELY(!w->sidx_cap) && !tersa_writer_grow_strings(w)) return false;
     w->sidx_gen = (w->sidx_gen + (1ull << SIDX_GEN_SHIFT)) & SIDX_GEN_MASK;

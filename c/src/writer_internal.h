@@ -93,6 +93,10 @@ struct tersa_writer {
     uint64_t since_sync;      /* bytes of frames since the start of the last sync frame */
     bool want_sync;           /* the next frame is a sync frame */
     bool frame_synced;        /* the frame begun last is a sync frame */
+    /* The map-definition template replayed since the tables were last reset
+     * (writer_mapdef.c): its string entries and shape keys point into it, so
+     * the writer holds a reference until the next reset. */
+    tersa_mapdef *md_live;
 };
 
 /* ==========================================================================
@@ -187,6 +191,47 @@ TERSA_INLINE uint32_t str_find(const tersa_writer *w, const uint8_t *p, size_t n
     *empty = &w->sidx[i];
     return TERSA_NO_INDEX;
 }
+
+/* Append an entry; `slot` (if not NULL) is where the index gets it. */
+TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
+    size_t i = w->st.nstrs;
+    if (TERSA_UNLIKELY(i >= TERSA_MAX_STRINGS)) return;
+    if (slot) *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(i + 1);
+    str_entry *e = &w->st.strs[i];
+    e->ptr = p;
+    e->len = n;
+    e->hash = h;
+    e->ascii = false;
+    w->st.nstrs = i + 1;
+}
+
+/* ==========================================================================
+ * Map-definition templates (writer_mapdef.c)
+ * ========================================================================== */
+
+/* The state a buffer or sync frame starts with (SPEC 4): no string, shape or
+ * register added since the tables were reset, and no template replayed.
+ * Only here is a map definition's output a function of its keys, the
+ * loaded dictionary and the writer's seed alone. */
+TERSA_INLINE bool writer_pristine(const tersa_writer *w) {
+    const tersa_state *st = &w->st;
+    bool dict = st->dict_serial != 0;
+    return st->nstrs == (dict ? st->dict_nstrs : 0) && st->nshapes == (dict ? st->dict_nshapes : 0) &&
+           !st->has_last && !st->key_slot.has_str && st->last_ts == 0 && !w->md_live;
+}
+
+/* A template of the map definition just written by map_begin (from output
+ * position len0, string entries from nstrs0, shape keys `keys` with hash h),
+ * which started in a pristine state; NULL when the definition is too large
+ * to keep or memory is short (the map itself is written either way). */
+tersa_mapdef *tersa_writer_record_mapdef(tersa_writer *w, const tersa_key *keys, size_t count, uint64_t h, size_t len0,
+                                         size_t nstrs0, bool validated);
+
+/* writer.c: claim the position of a map about to open (next_slot and the depth limit). */
+bool tersa_writer_claim_map(tersa_writer *w);
+
+/* writer.c: add the shape of a map whose definition was just written and open it. */
+bool tersa_writer_open_defined(tersa_writer *w, const tersa_key *keys, size_t count, uint64_t h);
 
 /* Tables, slots and registers as at the start of a buffer (SPEC 4): at
  * tersa_writer_start and at every sync frame. */
