@@ -46,6 +46,8 @@ static void shape_keys_release(void *ctx, const tersa_ident *keys, size_t n) {
 
 static const tersa_shape_hooks shape_hooks = {shape_keys_retain, shape_keys_release, NULL};
 
+#include "encode_templates.c"
+
 /* A path component recorded while unwinding after an error. */
 typedef struct {
     PyObject *key;   /* dict key (strong), or NULL for a list index */
@@ -106,6 +108,8 @@ typedef struct enc_ctx {
     size_t kv_used, kv_cap;
     uint8_t large;          /* the last buffer was large (see pool_keep) */
     uint8_t single;         /* dumps: one value per buffer (not a stream's frames, whose shapes carry on) */
+    uint8_t tpl_try;        /* no shaped map opened since the shapes were forgotten: the lookup is empty, a template may apply */
+    enc_tpls tpl;           /* map-definition templates by key identity (encode_templates.c) */
 } enc_ctx;
 
 static enc_ctx *enc_ctx_new(void) {
@@ -121,6 +125,7 @@ static enc_ctx *enc_ctx_new(void) {
         return NULL;
     }
     e->empty_shape = TERSA_NO_INDEX;
+    e->tpl_try = 1;
     e->max_depth = TERSA_DEFAULT_MAX_DEPTH;
     tersa_shapes_init(&e->shapes, NULL, &shape_hooks, true);
     return e;
@@ -133,6 +138,7 @@ static void enc_shapes_forget(enc_ctx *e) {
     tersa_shapes_clear(&e->shapes);
     e->hint_at = HINT_ROOT;
     e->empty_shape = TERSA_NO_INDEX;
+    e->tpl_try = 1;
 }
 
 /* Forget the shape cache (between buffers) and any error state. */
@@ -149,6 +155,7 @@ static void enc_ctx_clear(enc_ctx *e) {
 static void enc_ctx_free(enc_ctx *e) {
     if (!e) return;
     enc_ctx_clear(e);
+    enc_tpl_free(&e->tpl);
     tersa_writer_free(e->w);
     tersa_shapes_free(&e->shapes);
     PyMem_Free(e->path);
@@ -159,13 +166,23 @@ static void enc_ctx_free(enc_ctx *e) {
 
 static enc_ctx *g_enc_pool;
 
+/* The map templates of the last context dropped below, which the next new
+ * one takes over: a template holds none of its writer's state but the
+ * seed, which every writer of the process shares (the writer checks it). */
+static enc_tpls g_enc_tpl_kept;
+
 static enc_ctx *enc_acquire(void) {
     enc_ctx *e = g_enc_pool;
     if (e) {
         g_enc_pool = NULL;
         return e;
     }
-    return enc_ctx_new();
+    e = enc_ctx_new();
+    if (e && g_enc_tpl_kept.sets) {
+        e->tpl = g_enc_tpl_kept;
+        memset(&g_enc_tpl_kept, 0, sizeof(g_enc_tpl_kept));
+    }
+    return e;
 }
 
 /* Tables grown by a buffer of many shapes cost their size at every start
@@ -177,6 +194,10 @@ static void enc_release(enc_ctx *e, size_t bytes_written) {
     enc_ctx_clear(e);
     if (g_enc_pool || !pool_keep(&e->large, bytes_written) || tersa_shapes_memsize(&e->shapes) > SHAPES_BYTES_MAX ||
         e->frames_cap > 4096 || e->kv_cap > 65536 || renew) {
+        if (!g_enc_tpl_kept.sets) {
+            g_enc_tpl_kept = e->tpl;
+            memset(&e->tpl, 0, sizeof(e->tpl));
+        }
         enc_ctx_free(e);
         return;
     }

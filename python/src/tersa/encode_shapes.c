@@ -28,27 +28,11 @@ TERSA_NOINLINE static void enc_path_to_repeated_key(enc_ctx *e, PyObject *const 
     PyErr_Clear();
 }
 
-/* Open a shaped map whose keys (str or Symbol objects) are keys[0],
- * keys[stride], ... (stride 2: interleaved with the values), without
- * the hint: the lookup, else define the shape and store it. Returns the
- * lookup's entry, -1 (not stored) or -2 (error). */
-TERSA_NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, size_t stride, Py_ssize_t n,
-                                                   int checked) {
-    if (n == 0) {
-        if (e->empty_shape != TERSA_NO_INDEX) {
-            if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, e->empty_shape))) return enc_writer_fail(e), -2;
-            return -1;
-        }
-        if (TERSA_UNLIKELY(!tersa_write_map_begin_utf8(e->w, NULL, 0))) return enc_writer_fail(e), -2;
-        e->empty_shape = tersa_writer_last_shape(e->w);
-        return -1;
-    }
-    uint64_t h = tersa_shapes_hash(KEY_IDS(keys), stride, (size_t)n);
-    int32_t found = tersa_shapes_find(&e->shapes, h, KEY_IDS(keys), stride, (size_t)n);
-    if (found >= 0) {
-        if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, tersa_shapes_shape(&e->shapes, found)))) return enc_writer_fail(e), -2;
-        return found;
-    }
+/* Define a new shape's map with its keys (recording a template into
+ * *record if record is not NULL and the writer offers one): 0, or -2 on
+ * error. */
+TERSA_INLINE int enc_map_define(enc_ctx *e, PyObject *const *keys, size_t stride, Py_ssize_t n, int checked,
+                                tersa_mapdef **record) {
     tersa_key local[32];
     tersa_key *pk = n <= 32 ? local : PyMem_Malloc((size_t)n * sizeof(tersa_key));
     if (!pk) {
@@ -70,20 +54,73 @@ TERSA_NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *
         pk[i].len = (size_t)len;
         pk[i].symbol = Py_TYPE(k) == SymbolType;
     }
-    bool ok = checked ? tersa_write_map_begin(e->w, pk, (size_t)n) : tersa_write_map_begin_utf8(e->w, pk, (size_t)n);
+    bool ok = record ? tersa_write_map_begin_record(e->w, pk, (size_t)n, checked != 0, record)
+              : checked ? tersa_write_map_begin(e->w, pk, (size_t)n)
+                        : tersa_write_map_begin_utf8(e->w, pk, (size_t)n);
     if (pk != local) PyMem_Free(pk);
     if (TERSA_UNLIKELY(!ok)) {
         enc_writer_fail(e);
         if (tersa_writer_error(e->w)->code == TERSA_ERR_UNREPRESENTABLE) enc_path_to_repeated_key(e, keys, stride, n);
         return -2;
     }
-    /* The top-level map of a buffer of one value (depth 1: its own frame)
-     * is not stored: in a buffer of one message it is the only map, and its
-     * shape rarely comes again deeper in a larger one. A stream's frames
-     * repeat their top-level shapes, so theirs are. */
+    return 0;
+}
+
+/* After a map of a new shape opened: store its shape in the lookup. The
+ * top-level map of a buffer of one value (depth 1: its own frame) is not
+ * stored: in a buffer of one message it is the only map, and its shape
+ * rarely comes again deeper in a larger one. A stream's frames repeat their
+ * top-level shapes, so theirs are. Returns as enc_map_open_slow. */
+TERSA_INLINE Py_ssize_t enc_map_store(enc_ctx *e, uint64_t h, PyObject *const *keys, size_t stride, Py_ssize_t n) {
     uint32_t shape = tersa_writer_last_shape(e->w);
     if (shape == TERSA_NO_INDEX || (e->depth == 1 && e->single)) return -1;
     return tersa_shapes_add(&e->shapes, h, KEY_IDS(keys), stride, (size_t)n, shape);
+}
+
+/* enc_map_open_slow for the first map of keys since the shapes were
+ * forgotten (a buffer's, a sync frame's), when the lookup is empty: opened by a template
+ * if one applies, else defined, recording a template if the cache asks for
+ * one (encode_templates.c). Apart, so that the path every new shape takes
+ * stays as it was. */
+TERSA_NOINLINE static Py_ssize_t enc_map_open_first(enc_ctx *e, PyObject *const *keys, size_t stride, Py_ssize_t n,
+                                                    int checked) {
+    e->tpl_try = 0;
+    uint64_t h = tersa_shapes_hash(KEY_IDS(keys), stride, (size_t)n);
+    bool record = false;
+    if (n <= ENC_TPL_KEYS && tersa_writer_template_point(e->w)) {
+        int r = enc_tpl_open(&e->tpl, h, e->w, keys, stride, n, checked, &record);
+        if (r < 0) return enc_writer_fail(e), -2;
+        if (r > 0) return enc_map_store(e, h, keys, stride, n);
+    }
+    tersa_mapdef *md = NULL;
+    if (enc_map_define(e, keys, stride, n, checked, record ? &md : NULL) < 0) return -2;
+    if (md) enc_tpl_store(&e->tpl, h, keys, stride, n, md);
+    return enc_map_store(e, h, keys, stride, n);
+}
+
+/* Open a shaped map whose keys (str or Symbol objects) are keys[0],
+ * keys[stride], ... (stride 2: interleaved with the values), without
+ * the hint: the lookup, else define the shape and store it. Returns the
+ * lookup's entry, -1 (not stored) or -2 (error). */
+TERSA_NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *keys, size_t stride, Py_ssize_t n,
+                                                   int checked) {
+    if (n == 0) {
+        if (e->empty_shape != TERSA_NO_INDEX) {
+            if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, e->empty_shape))) return enc_writer_fail(e), -2;
+            return -1;
+        }
+        if (TERSA_UNLIKELY(!tersa_write_map_begin_utf8(e->w, NULL, 0))) return enc_writer_fail(e), -2;
+        e->empty_shape = tersa_writer_last_shape(e->w);
+        return -1;
+    }
+    uint64_t h = tersa_shapes_hash(KEY_IDS(keys), stride, (size_t)n);
+    int32_t found = tersa_shapes_find(&e->shapes, h, KEY_IDS(keys), stride, (size_t)n);
+    if (found >= 0) {
+        if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, tersa_shapes_shape(&e->shapes, found)))) return enc_writer_fail(e), -2;
+        return found;
+    }
+    if (enc_map_define(e, keys, stride, n, checked, NULL) < 0) return -2;
+    return enc_map_store(e, h, keys, stride, n);
 }
 
 /* Open a shaped map: first the hint (the dict last seen in the same place),
@@ -95,7 +132,8 @@ TERSA_INLINE Py_ssize_t enc_map_open(enc_ctx *e, size_t at, PyObject *const *key
         if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, tersa_shapes_shape(&e->shapes, ent)))) return enc_writer_fail(e), -2;
         return ent;
     }
-    Py_ssize_t slow = enc_map_open_slow(e, keys, stride, n, checked);
+    Py_ssize_t slow = TERSA_UNLIKELY(e->tpl_try) && n ? enc_map_open_first(e, keys, stride, n, checked)
+                                                      : enc_map_open_slow(e, keys, stride, n, checked);
     if (slow >= 0) *tersa_shapes_hint(&e->shapes, at) = (uint32_t)slow + 1;
     return slow;
 }
