@@ -87,7 +87,9 @@ TERSA_NOINLINE static Py_ssize_t enc_map_open_first(enc_ctx *e, PyObject *const 
     e->tpl_try = 0;
     uint64_t h = tersa_shapes_hash(KEY_IDS(keys), stride, (size_t)n);
     bool record = false;
-    if (n <= ENC_TPL_KEYS && tersa_writer_template_point(e->w)) {
+    /* The writer tells whether a template applies here (and records none
+     * where it would not). */
+    if (n <= ENC_TPL_KEYS) {
         int r = enc_tpl_open(&e->tpl, h, e->w, keys, stride, n, checked, &record);
         if (r < 0) return enc_writer_fail(e), -2;
         if (r > 0) return enc_map_store(e, h, keys, stride, n);
