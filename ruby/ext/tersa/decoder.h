@@ -59,6 +59,9 @@ typedef struct tersa_rb_decoder {
     const tersa_dict **dicts; /* ...as the reader takes them, for as long as it reads: a joining
                                 reader looks its dictionary up at the first sync frame */
     size_t dicts_cap;
+    /* The whole buffer being read, while it is: its first byte's address and
+     * the last from which 24 bytes can be read, less the first (0, 0: none) */
+    uintptr_t input_lo, input_span;
     tersa_feed *feed;   /* feed: bytes received and not yet decoded (NULL until the first) */
     size_t joined_at;   /* where the stream last read was joined (SIZE_MAX: not joined) */
     bool stream_started;

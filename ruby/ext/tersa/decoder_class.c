@@ -18,6 +18,7 @@
 #include "known_types.h"
 
 #include <limits.h>
+#include <ruby/version.h>
 
 VALUE cDecoder;
 static ID id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries, id_join, id_call, id_floating;
@@ -113,6 +114,7 @@ tersa_rb_decoder *tersa_rb_get_decoder(VALUE self) {
 
 void tersa_rb_dec_reset(tersa_rb_decoder *d) {
     d->stack->len = 0;
+    d->input_lo = d->input_span = 0;
     d->keys->len = 0;
     d->busy = false;
     /* Shapes recorded so far pointed into `keys`; after an error a stream is over. */
@@ -319,10 +321,34 @@ static inline size_t shape_keys(VALUE self, tersa_rb_decoder *d, const tersa_ite
     return new_shape_keys(self, d, it);
 }
 
-static inline VALUE new_string(const tersa_item *it) {
+/* Ruby 3.1 (without variable-width allocation) holds a String of up to 23
+ * bytes in a 24-byte array inside the object. */
+#if RUBY_API_VERSION_CODE >= 30100 && RUBY_API_VERSION_CODE < 30200 && !USE_RVARGC
+#define EMBED_COPY 24
+_Static_assert(sizeof(((struct RString *)0)->as.embed.ary) == EMBED_COPY, "embedded String layout");
+#endif
+
+static inline VALUE new_string(const tersa_rb_decoder *d, const tersa_item *it) {
+    const char *p = it->v.str.ptr;
+    long len = (long)it->v.str.len;
+    VALUE s;
+#ifdef EMBED_COPY
+    /* A short string inside the input, with 24 bytes readable from its start,
+     * is copied as three words: memcpy's call and its branches on the length
+     * cost more than the String's other work (rows of a table are mostly
+     * short strings of varied lengths). */
+    if (len < EMBED_COPY && (uintptr_t)p - d->input_lo <= d->input_span) {
+        s = rb_str_new(NULL, len);
+        char *dst = RSTRING(s)->as.embed.ary;
+        uint64_t w[3];
+        memcpy(w, p, sizeof(w));
+        memcpy(dst, w, sizeof(w));
+        dst[len] = '\0';
+    } else
+#endif
+        s = rb_str_new(p, len);
     /* rb_utf8_str_new goes through rb_enc_associate_index's checks; the
      * index of UTF-8 fits the flags, and the reader already knows the coderange. */
-    VALUE s = rb_str_new(it->v.str.ptr, (long)it->v.str.len);
     RB_ENCODING_SET_INLINED(s, tersa_utf8_index);
     ENC_CODERANGE_SET(s, (it->flags & TERSA_ITEM_ASCII) ? ENC_CODERANGE_7BIT : ENC_CODERANGE_VALID);
     return s;
@@ -332,7 +358,7 @@ TERSA_NOINLINE static VALUE long_string_value(tersa_rb_decoder *d, const tersa_i
     uint32_t i = it->v.str.index;
     VALUE first = (VALUE)tersa_slots_get(&d->long_strings, i);
     if (first) return rb_str_dup(first);
-    VALUE s = new_string(it);
+    VALUE s = new_string(d, it);
     tersa_rb_stack_push(d->keys, s); /* keeps it alive for this call (stream) */
     index_cache_set(&d->long_strings, i, s);
     return s;
@@ -354,7 +380,7 @@ static inline VALUE string_value(tersa_rb_decoder *d, const tersa_item *it) {
     }
     if (TERSA_UNLIKELY(it->v.str.len >= TERSA_LONG_STRING) && it->v.str.index != TERSA_NO_INDEX)
         return long_string_value(d, it);
-    return new_string(it);
+    return new_string(d, it);
 }
 
 /* ==========================================================================
@@ -797,6 +823,10 @@ VALUE tersa_rb_dec_start_buffer(tersa_rb_decoder *d, VALUE str, uint32_t flags) 
     tersa_rb_dec_set_hash_budget(d, (size_t)RSTRING_LEN(input));
     tersa_reader_set_max_depth(d->r, d->max_depth);
     if (!tersa_reader_start(d->r, RSTRING_PTR(input), (size_t)RSTRING_LEN(input), dicts, nd, flags)) fail_decode(d);
+    if (RSTRING_LEN(input) >= 24) {
+        d->input_lo = (uintptr_t)RSTRING_PTR(input);
+        d->input_span = (uintptr_t)RSTRING_LEN(input) - 24;
+    }
     return input;
 }
 
