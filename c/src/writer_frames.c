@@ -61,7 +61,9 @@ bool tersa_writer_start(tersa_writer *w, const tersa_dict *dict, uint32_t flags)
     w->err.code = TERSA_OK;
     w->err.offset = 0;
     w->err.message = NULL;
-    tersa_writer_release_frames(w);
+    /* Most buffers end with every container closed and no key identity kept. */
+    if (TERSA_UNLIKELY(w->depth || w->recording || w->keywatch || w->cur_generic || w->kids.len || w->kids.nents))
+        tersa_writer_release_frames(w);
     w->cur_left = 0;
     w->flags = flags;
     w->in_frame = false;
