@@ -65,4 +65,22 @@ class TestDecodedStrings < Minitest::Test
     assert_equal values, got
     got.flatten.zip(values.flatten).each { |g, w| check(g, w) }
   end
+
+  # A long string is made once per table index and later ones share its
+  # bytes: a value yielded by #each and changed by the caller must not change
+  # the values of later frames that repeat the string.
+  def test_fed_values_changed_by_the_caller
+    big = "x" * 100
+    short = "row 1"
+    enc = Tersa::Encoder.new
+    bytes = enc.write([big, short]) + enc.write([big, short, big]) + enc.write([short, big])
+    dec = Tersa::Decoder.new
+    dec << bytes
+    got = []
+    dec.each do |v|
+      got << v.map(&:dup)
+      v.each { |s| s << "!" }
+    end
+    assert_equal [[big, short], [big, short, big], [short, big]], got
+  end
 end

@@ -359,8 +359,12 @@ TERSA_NOINLINE static VALUE long_string_value(tersa_rb_decoder *d, const tersa_i
     VALUE first = (VALUE)tersa_slots_get(&d->long_strings, i);
     if (first) return rb_str_dup(first);
     VALUE s = new_string(d, it);
-    tersa_rb_stack_push(d->keys, s); /* keeps it alive for this call (stream) */
-    index_cache_set(&d->long_strings, i, s);
+    /* Values handed out one by one (#each) may be changed before a later
+     * frame repeats the string: then the copies come from a frozen String
+     * sharing s's bytes (the root a first copy of s would make anyway). */
+    VALUE keep = d->stream_started ? rb_str_new_frozen(s) : s;
+    tersa_rb_stack_push(d->keys, keep); /* keeps it alive for this call (stream) */
+    index_cache_set(&d->long_strings, i, keep);
     return s;
 }
 
