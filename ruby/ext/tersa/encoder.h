@@ -34,18 +34,21 @@ typedef struct enc_frame {
 } enc_frame;
 
 /* The keys of a recent top-level map (one record per buffer: a few message
- * types taking turns), as identities and as the tersa_keys textual_keys made
- * of them. Valid only while no GC has run since they were taken (top_gc): a
- * collected key's address could be reused, a compaction may move keys. Only
- * keys a Hash keeps frozen (plain Strings, Symbols of an ordinary Hash) are
- * kept, so equal identities mean equal bytes. */
-#define ENC_TOP_WAYS 4
+ * types taking turns), as identities, as the tersa_keys textual_keys made
+ * of them, and the writer's map-definition template of them if it recorded
+ * one (tersa_write_map_template; the entry's reference, released when the
+ * entry is dropped). Valid only while no GC has run since they were taken
+ * (top_gc): a collected key's address could be reused, a compaction may move
+ * keys. Only keys a Hash keeps frozen (plain Strings, Symbols of an ordinary
+ * Hash) are kept, so equal identities mean equal bytes. */
+#define ENC_TOP_WAYS 16
 #define ENC_TOP_KEYS 16
 typedef struct enc_top_keys {
     uint32_t n; /* 0: empty */
     uint64_t h; /* tersa_shapes_hash of keys */
     VALUE keys[ENC_TOP_KEYS];
     tersa_key kbuf[ENC_TOP_KEYS];
+    tersa_mapdef *md; /* or NULL */
 } enc_top_keys;
 
 typedef struct tersa_rb_encoder {
@@ -79,6 +82,15 @@ typedef struct tersa_rb_encoder {
     enc_frame *frames;       /* the open containers (see enc_frame) */
     size_t frames_cap;
 } tersa_rb_encoder;
+
+/** Forget the top-level maps' keys and templates (see enc_top_keys). */
+static inline void tersa_rb_enc_drop_top(tersa_rb_encoder *e) {
+    for (int i = 0; i < ENC_TOP_WAYS; i++) {
+        e->top[i].n = 0;
+        tersa_mapdef_release(e->top[i].md);
+        e->top[i].md = NULL;
+    }
+}
 
 /** Forget every shape the lookup holds (see tersa_rb_encoder.shapes). */
 static inline void tersa_rb_enc_drop_shapes(tersa_rb_encoder *e) {

@@ -37,6 +37,7 @@ static void enc_compact(void *p) {
 
 static void enc_free(void *p) {
     tersa_rb_encoder *e = (tersa_rb_encoder *)p;
+    tersa_rb_enc_drop_top(e);
     tersa_writer_free(e->w);
     tersa_shapes_free(&e->shapes);
     xfree(e->kbuf);
@@ -748,6 +749,7 @@ static void note_buffer_shapes(tersa_rb_encoder *e) {
     if (!tersa_shapes_end_buffer(&e->shapes, e->buf_shapes)) return;
     tersa_writer *fresh = tersa_writer_new(NULL);
     if (!fresh) return; /* keep the old one: slower, not wrong */
+    tersa_rb_enc_drop_top(e); /* templates belong to their writer */
     tersa_writer_free(e->w);
     e->w = fresh;
 }

@@ -164,7 +164,7 @@ TERSA_ALWAYS_INLINE static inline bool open_map(tersa_rb_encoder *e, VALUE conta
     if (!lookup && hash && n > 0 && n <= ENC_TOP_KEYS) {
         size_t gc = rb_gc_count();
         if (TERSA_UNLIKELY(gc != e->top_gc)) {
-            for (int i = 0; i < ENC_TOP_WAYS; i++) e->top[i].n = 0;
+            tersa_rb_enc_drop_top(e);
             e->top_gc = gc;
         }
         const VALUE *keys = e->stack->ptr + base;
@@ -174,7 +174,19 @@ TERSA_ALWAYS_INLINE static inline bool open_map(tersa_rb_encoder *e, VALUE conta
             long i = 0;
             while (i < n && top->keys[i] == keys[2 * i]) i++;
             if (i == n) {
-                CHECK_W(tersa_write_map_begin_utf8(e->w, top->kbuf, (size_t)n));
+                int r = 0;
+                if (top->md && tersa_writer_template_point(e->w)) {
+                    r = tersa_write_map_template(e->w, top->md, false);
+                    if (TERSA_UNLIKELY(r < 0)) tersa_rb_enc_fail_writer(e, depth);
+                }
+                if (r == 0) {
+                    tersa_mapdef *md = NULL;
+                    CHECK_W(tersa_write_map_begin_record(e->w, top->kbuf, (size_t)n, false, &md));
+                    if (md) {
+                        tersa_mapdef_release(top->md);
+                        top->md = md;
+                    }
+                }
                 tersa_rb_enc_note_shape(e);
                 return tersa_rb_enc_map_frame(e, f, FRAME_MAP, n, hooks, self, depth);
             }
@@ -191,8 +203,10 @@ TERSA_ALWAYS_INLINE static inline bool open_map(tersa_rb_encoder *e, VALUE conta
              * eql? or a Tersa::Map (whose keys differ as Tersa values, maybe not
              * once converted) can repeat a key. */
             bool trusted = plain && hash && !tersa_rb_hash_may_repeat_keys(container);
-            CHECK_W(trusted ? tersa_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
-                            : tersa_write_map_begin(e->w, e->kbuf, (size_t)n));
+            tersa_mapdef *md = NULL;
+            if (top && trusted) CHECK_W(tersa_write_map_begin_record(e->w, e->kbuf, (size_t)n, false, &md));
+            else CHECK_W(trusted ? tersa_write_map_begin_utf8(e->w, e->kbuf, (size_t)n)
+                                 : tersa_write_map_begin(e->w, e->kbuf, (size_t)n));
             uint32_t shape = tersa_rb_enc_note_shape(e);
             if (top && trusted) {
                 const VALUE *keys = e->stack->ptr + base;
@@ -200,6 +214,8 @@ TERSA_ALWAYS_INLINE static inline bool open_map(tersa_rb_encoder *e, VALUE conta
                 memcpy(top->kbuf, e->kbuf, (size_t)n * sizeof(tersa_key));
                 top->h = h;
                 top->n = (uint32_t)n;
+                tersa_mapdef_release(top->md);
+                top->md = md;
             }
             if (shape != TERSA_NO_INDEX && plain && lookup)
                 tersa_shapes_add(&e->shapes, h, (const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n, shape);
