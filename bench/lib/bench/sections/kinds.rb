@@ -93,7 +93,7 @@ module Bench
           "libraries" => codecs.to_h { |c| [c.name, c.version] }.merge(unavailable.transform_values { "unavailable" }),
           "notes" => [
             "#{@ctx.mode} run: per document, a warm-up round (#{(@p[:kinds_warm] * 1000).round} ms per pair) then #{@p[:kinds_rounds]} rounds; each round runs every (codec, operation) pair " \
-            "once, shuffled, for #{(@p[:kinds_slice] * 1000).round} ms (and at least one call); the rate is the median over the rounds. GC enabled.",
+            "once, shuffled, for #{(@p[:kinds_slice] * 1000).round} ms (and at least one call); the rate is the median over the rounds. GC enabled; the heap is collected before each slice, so a slice pays for its own garbage, not for the previous codec's.",
             "Exact as in section 1 (classes, float bits, string bytes and encodings, key order). Codecs are called as in section 1."
           ] + unavailable.map { |n, why| "#{n} unavailable: #{why}" },
           "limits" => LIMITS.slice(*codecs.map(&:name)),
@@ -146,6 +146,9 @@ module Bench
           @ctx.progress("kinds", "ruby · #{d['name']} (#{i + 1}/#{n}): #{round.zero? ? 'warm-up' : "round #{round}/#{rounds}"}")
           jobs.shuffle(random: Random.new(round * 7919 + i)).each do |c, row, op, pr|
             c.prepare(first)
+            # the garbage of the slice before (another codec's) is collected
+            # here, not in this slice; this codec's own still is
+            GC.start
             rate = Measure.rate(round.zero? ? @p[:kinds_warm] : slice) { pr.call }
             (row["_#{op}"] ||= []) << rate unless round.zero?
           end
