@@ -318,8 +318,10 @@ TERSA_API size_t tersa_writer_shape_size(const tersa_writer *w, uint32_t shape);
  * message. A binding that recognises the same key sequence cheaply (by object
  * identity) across buffers records the definition once and replays it.
  *
- * A template belongs to the writer that recorded it (it holds that writer's
- * hashes) and is replayed only where it writes the same bytes as
+ * A template owns copies of everything it names (key bytes, their hashes
+ * under the process's hash seed) apart from the dictionary's strings, so any
+ * writer of the process may replay it, also after the recording writer is
+ * freed. It is replayed only where it writes the same bytes as
  * tersa_write_map_begin: at a point where no string, shape or register has
  * been added since the buffer or sync frame began, under the same loaded
  * dictionary (or none), and, for a checked call, only if it was recorded by

@@ -91,13 +91,25 @@ tersa_mapdef *tersa_writer_record_mapdef(tersa_writer *w, const tersa_key *keys,
         s += e->len;
     }
     /* Each key adds at most one entry, in key order: a key whose bytes are
-     * the next entry's is that entry (the others are references to the
-     * dictionary's strings or single bytes). */
+     * the next entry's is that entry. A key may also be a reference to an
+     * entry an earlier key of this definition added (a string and a symbol
+     * of the same text share one entry): it points at that entry's copy.
+     * Every other key is a reference to a dictionary string or a single
+     * byte, which outlive the template's use. No key may keep a pointer
+     * into the writer's arena, which the next buffer reuses. */
     size_t j = 0;
     for (size_t i = 0; i < count; i++) {
+        const uint8_t *kp = (const uint8_t *)keys[i].ptr;
         md->keys[i] = keys[i];
-        if (j < nent && (const uint8_t *)keys[i].ptr == w->st.strs[nstrs0 + j].ptr)
+        if (j < nent && kp == w->st.strs[nstrs0 + j].ptr) {
             md->keys[i].ptr = (const char *)md->entries[j++].ptr;
+            continue;
+        }
+        for (size_t e = j; e-- > 0;)
+            if (kp == w->st.strs[nstrs0 + e].ptr) {
+                md->keys[i].ptr = (const char *)md->entries[e].ptr;
+                break;
+            }
     }
     if (j != nent) { /* not the definition this was called for */
         mem_free(w->alloc, block, mem);

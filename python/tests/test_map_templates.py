@@ -168,8 +168,11 @@ def test_cache_holds_and_releases_its_keys():
     held = sys.getrefcount(key_a)
     assert held == before + 1  # one strong reference from the cache
     # Many other shapes, each seen twice (recorded): the entry is replaced.
-    for i in range(3000):
-        other = {f"k{i}": 1, f"j{i}": 2}
+    # They stay alive, so that their key objects are at distinct addresses:
+    # freed keys would come back at the same few addresses, whose identity
+    # hashes fill the same few sets and might never reach key_a's.
+    others = [{f"k{i}": 1, f"j{i}": 2} for i in range(3000)]
+    for other in others:
         tersa.dumps(other)
         tersa.dumps(other)
     gc.collect()
@@ -183,3 +186,15 @@ def test_distinct_shapes_keep_the_bytes():
         keys = [f"f{rng.randrange(40)}" for _ in range(rng.randrange(1, 5))]
         m = {k: rng.randrange(100) for k in keys}
         assert tersa.dumps(m) == P.encode(to_ref(m))
+
+
+def test_string_and_symbol_keys_of_one_text():
+    """A string key and a symbol key of the same text share one string-table
+    entry: the template must name its own copy of it, not the writer's."""
+    sym = tersa.Symbol("name")
+    for keys in (("name", sym, "id"), (sym, "name", "id")):
+        for rnd in range(4):
+            m = tersa.Map([(k, f"name_{rnd}_{i}") for i, k in enumerate(keys)])
+            assert tersa.dumps(m) == P.encode(to_ref(m))
+            # Other buffers in between reuse the writer's memory.
+            assert tersa.dumps({f"other_{rnd}": "x" * 40}) == P.encode({f"other_{rnd}": "x" * 40})

@@ -91,6 +91,20 @@ class TestEncodePaths < Minitest::Test
     end
   end
 
+  # A String key and a Symbol key of the same text share one string-table
+  # entry: a remembered definition must not point at the writer's copy.
+  def test_string_and_symbol_keys_of_one_text_per_buffer
+    recs = [{ "name" => "name_a", :name => "name_b", "id" => 1 }, { :name => "name_c", "name" => "name_d", "id" => 2 }]
+    enc = Tersa::Encoder.new
+    ref = Tersa::Encoder.new
+    4.times do |round|
+      recs.each do |r|
+        assert_equal hex(ref.encode(fresh(r))), hex(enc.encode(r)), "round #{round}: #{r.inspect}"
+        enc.encode({ "other_#{round}" => "x" * 40 })
+      end
+    end
+  end
+
   def test_identity_hash_at_the_top_and_nested
     twins = {}.compare_by_identity
     twins[+"k"] = 1
