@@ -9,9 +9,18 @@ for (let i = 0; i <= 64; i++) POW2.push(Math.pow(2, i));
 
 const SLAB = 65536;
 
+/**
+ * Moves this call's bytes to a larger slab. A call that has written half as
+ * much as the last call is taken to be as large as it: the slab then has room
+ * for one and a half times the last call at once (each growth copies what
+ * was written). Every slab is at most about three times what this call has
+ * written, so a small call after a large one allocates nothing large.
+ */
 export function grow(st: EncoderState, n: number): void {
   const used = st.pos - st.start;
-  const size = Math.max(SLAB, (used + n) * 2);
+  let size = Math.max(SLAB, (used + n) * 2);
+  const last = st.lastLen;
+  if (used + n >= last >>> 1) size = Math.max(size, last + (last >>> 1) + 1024);
   const nb = new Uint8Array(size);
   nb.set(st.buf.subarray(st.start, st.pos), 0);
   st.buf = nb;
@@ -19,21 +28,6 @@ export function grow(st: EncoderState, n: number): void {
   st.cap = size;
   st.start = 0;
   st.pos = used;
-}
-
-/**
- * Starts a new slab of at least n bytes for a call that has written nothing
- * yet: a call that writes about as much as the last one then never grows
- * (each growth copies what was written, and a large value grew three or four
- * times per call).
- */
-export function freshSlab(st: EncoderState, n: number): void {
-  const nb = new Uint8Array(Math.max(SLAB, n));
-  st.buf = nb;
-  st.view = new DataView(nb.buffer);
-  st.cap = nb.length;
-  st.start = 0;
-  st.pos = 0;
 }
 
 export function ensure(st: EncoderState, n: number): void {

@@ -7,7 +7,7 @@ import { locate } from './locate.js';
 import { StreamEncoder } from './stream-encoder.js';
 import { checkOptions, ENCODER_OPTIONS } from './options.js';
 import { EncoderState, ESlot, StrEntry, ShapeNode, ShapeRegistry, Failure, resetSlot } from './encoder-state.js';
-import { ensure, freshSlab, vlen, varintBytes } from './encoder-output.js';
+import { ensure, vlen, varintBytes } from './encoder-output.js';
 import { findShape, stepShape } from './encoder-shapes.js';
 import { writeValue, enumerableFree, ObjectProto } from './encoder-values.js';
 export { StreamEncoder };
@@ -95,8 +95,6 @@ export class Encoder {
       st.pos = 0;
     }
     st.cap = st.buf.length;
-    // room for as much as the last call wrote, with a margin
-    if (st.cap - st.pos < st.lastLen + 256) freshSlab(st, st.lastLen * 2 + 1024);
     st.start = st.pos;
     st.protoClean = enumerableFree(ObjectProto);
     st.keyIds = null;
