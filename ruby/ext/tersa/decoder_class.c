@@ -337,7 +337,7 @@ static inline VALUE new_string(const tersa_rb_decoder *d, const tersa_item *it) 
      * is copied as three words: memcpy's call and its branches on the length
      * cost more than the String's other work (rows of a table are mostly
      * short strings of varied lengths). */
-    if (len < EMBED_COPY && (uintptr_t)p - d->input_lo <= d->input_span) {
+    if (len < EMBED_COPY && (uintptr_t)p - d->input_lo <= d->input_span && d->input_lo) {
         s = rb_str_new(NULL, len);
         char *dst = RSTRING(s)->as.embed.ary;
         uint64_t w[3];
