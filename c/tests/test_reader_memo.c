@@ -19,7 +19,7 @@
 /* Keys that share heads, lengths and tails; below the table's minimum length;
  * non-ASCII; past the short string tags (32 bytes and more). */
 static const char *const POOL[] = {
-    "ab", "cd", "ef", "a", "b", "", "abcdefgh1", "abcdefgh2", "abcdefgh1x", "x", "y", "\xc3\xa9" "1",
+    "ab", "cd", "ef", "a", "b", "", "abcdefgh1", "abcdefgh2", "abcdefgh1x", "x", "y", ("\xc3\xa9" "1"),
     "\xe4\xb8\xad\xe6\x96\x87", "\xf0\x9f\x98\x80", "url_https://example.com/x/key", "url_https://example.com/x/kez",
     "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9", "long key of thirty-three bytes!!!",
 };
