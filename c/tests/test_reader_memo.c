@@ -69,10 +69,7 @@ static uint64_t read_all(tersa_reader *r, const uint8_t *bytes, size_t len, cons
         ok = tersa_read(r, &it);
         if (!ok) break;
         mix_item(&s, &it);
-        pending--;
-        if (it.type == TERSA_ARRAY) pending += it.v.array.count;
-        if (it.type == TERSA_MAP) pending += it.v.map.count;
-        if (it.type == TERSA_GENERIC_MAP) pending += 2 * it.v.map.count;
+        pending = pending - 1 + child_items(&it);
     }
     if (ok) ok = tersa_reader_finish(r);
     const tersa_error *e = tersa_reader_error(r);

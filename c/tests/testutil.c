@@ -120,6 +120,13 @@ static void log_item(item_log *l, const tersa_item *it) {
     log_text(l, b);
 }
 
+size_t child_items(const tersa_item *it) {
+    if (it->type == TERSA_ARRAY) return it->v.array.count;
+    if (it->type == TERSA_MAP) return it->v.map.count;
+    if (it->type == TERSA_GENERIC_MAP) return 2 * it->v.map.count;
+    return 0;
+}
+
 static char *pull_items(const uint8_t *bytes, size_t len, const tersa_dict *dict, uint32_t max_depth, size_t run,
                         bool leaves) {
     item_log l = {NULL, 0, 0};
@@ -135,10 +142,7 @@ static char *pull_items(const uint8_t *bytes, size_t len, const tersa_dict *dict
         if (!ok) break;
         log_item(&l, &it);
         pending--;
-        size_t n = 0;
-        if (it.type == TERSA_ARRAY || it.type == TERSA_MAP) n = it.v.array.count;
-        if (it.type == TERSA_MAP) n = it.v.map.count;
-        if (it.type == TERSA_GENERIC_MAP) n = 2 * it.v.map.count;
+        size_t n = child_items(&it);
         pending += n;
         if (it.type == TERSA_ARRAY && run && n) {
             tersa_item items[8];

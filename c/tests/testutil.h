@@ -43,6 +43,10 @@ uint8_t *encode_value(const tersa_value *v, const tersa_dict *dict, size_t *len,
 /** Diagnostic notation of a value (malloc'ed). */
 char *diag_of(const tersa_value *v);
 
+/* How many items follow an item as its contents: an array's or map's
+ * values, a generic map's keys and values (0 for any other item). */
+size_t child_items(const tersa_item *it);
+
 /** Read a single-value buffer item by item with tersa_read, then again with
  *  tersa_read_scalars taking array elements in runs: CHECK that both give the
  *  same items and the same outcome (error code and offset). */
