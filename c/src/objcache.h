@@ -49,6 +49,7 @@
 #include "bits.h"
 #include "compiler.h"
 #include "hash.h"
+#include "reader_runs.h"
 #include "tersa.h"
 
 /* A power of two. Sparse records can hold a thousand distinct keys and more;
@@ -333,6 +334,46 @@ tersa_shapeent *tersa_shapecache_put(tersa_shapecache *c, uint64_t hash, const t
 tersa_shapeent *tersa_shapecache_put_raw(tersa_shapecache *c, uint64_t hash, const uint8_t *p, size_t len,
                                          const tersa_key *keys, size_t n, uint32_t kind, uint32_t flags,
                                          const uintptr_t *handles, tersa_handle_fn release, void *arg);
+
+/* A map item's shape as the shape cache looks it up: by its definition's
+ * bytes where the reader marked its keys plain (TERSA_ITEM_PLAIN_KEYS: one
+ * hash over the span, one byte comparison), else key by key. One rule for
+ * every binding: tersa_shapecache_find, then tersa_shapecache_add on a miss. */
+typedef struct tersa_shapequery {
+    const tersa_key *keys;
+    size_t n;
+    const uint8_t *span; /* the definition's key bytes, or NULL: key by key */
+    size_t total;        /* bytes of the span, or of the keys */
+    uint64_t hash;       /* 0: the shape is not cached */
+} tersa_shapequery;
+
+/** The entry for map item it's shape of this kind, or NULL; fills *q for tersa_shapecache_add. */
+TERSA_INLINE tersa_shapeent *tersa_shapecache_find(tersa_shapecache *c, const tersa_item *it, uint32_t kind,
+                                                   tersa_shapequery *q) {
+    size_t n = it->v.map.count;
+    q->keys = it->v.map.keys;
+    q->n = n;
+    q->span = NULL;
+    q->total = 0;
+    if (it->flags & TERSA_ITEM_PLAIN_KEYS) {
+        const tersa_key *last = &q->keys[n - 1];
+        q->span = (const uint8_t *)q->keys[0].ptr - 1;
+        q->total = (size_t)((const uint8_t *)last->ptr + last->len - q->span);
+        q->hash = tersa_shapecache_hash_raw(q->span, q->total, n);
+        return q->hash ? tersa_shapecache_get_raw(c, q->hash, q->span, q->total, n, kind) : NULL;
+    }
+    q->hash = tersa_shapecache_hash(q->keys, n, &q->total);
+    return q->hash ? tersa_shapecache_get(c, q->hash, q->keys, n, kind) : NULL;
+}
+
+/** Store the shape a tersa_shapecache_find missed (q->hash != 0), as tersa_shapecache_put(_raw) does. */
+TERSA_INLINE tersa_shapeent *tersa_shapecache_add(tersa_shapecache *c, const tersa_shapequery *q, uint32_t kind,
+                                                  uint32_t flags, const uintptr_t *handles, tersa_handle_fn release,
+                                                  void *arg) {
+    return q->span ? tersa_shapecache_put_raw(c, q->hash, q->span, q->total, q->keys, q->n, kind, flags, handles,
+                                              release, arg)
+                   : tersa_shapecache_put(c, q->hash, q->keys, q->n, q->total, kind, flags, handles, release, arg);
+}
 
 /** Visit every live handle (keys and templates). */
 void tersa_shapecache_each(tersa_shapecache *c, tersa_handle_fn fn, void *arg);

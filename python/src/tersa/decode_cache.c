@@ -172,23 +172,8 @@ static Py_ssize_t shape_keys(dec_ctx *d, const tersa_item *it, int *collide, PyO
     *tmpl = NULL;
     size_t n = it->v.map.count;
     uint32_t kind = (d->opt & OPT_SYMBOL_AS_STR) != 0;
-    size_t total = 0;
-    /* Keys written inline are looked up by their definition's bytes, in one
-     * pass, rather than key by key (objcache.h) */
-    const int raw = (it->flags & TERSA_ITEM_PLAIN_KEYS) != 0;
-    const uint8_t *span = NULL;
-    uint64_t h;
-    tersa_shapeent *hit = NULL;
-    if (raw) {
-        const tersa_key *last = &it->v.map.keys[n - 1];
-        span = (const uint8_t *)it->v.map.keys[0].ptr - 1;
-        total = (size_t)((const uint8_t *)last->ptr + last->len - span);
-        h = tersa_shapecache_hash_raw(span, total, n);
-        if (h) hit = tersa_shapecache_get_raw(&g_shapecache, h, span, total, n, kind);
-    } else {
-        h = tersa_shapecache_hash(it->v.map.keys, n, &total);
-        if (h) hit = tersa_shapecache_get(&g_shapecache, h, it->v.map.keys, n, kind);
-    }
+    tersa_shapequery q;
+    tersa_shapeent *hit = tersa_shapecache_find(&g_shapecache, it, kind, &q);
     if (d->kpool_used + n > d->kpool_cap) {
         size_t cap = d->kpool_cap ? d->kpool_cap : 256;
         while (cap < d->kpool_used + n) cap *= 2;
@@ -221,13 +206,9 @@ static Py_ssize_t shape_keys(dec_ctx *d, const tersa_item *it, int *collide, PyO
         c = keys_collide(d->kpool + off, n, it->v.map.keys);
         if (c < 0) return -1;
         /* (caching is optional: out of memory, the shape is not cached) */
-        if (h) {
-            cent = raw ? tersa_shapecache_put_raw(&g_shapecache, h, span, total, it->v.map.keys, n, kind,
-                                                  c ? TERSA_SHAPE_COLLIDE : 0, (const uintptr_t *)(d->kpool + off),
-                                                  release_handle, NULL)
-                       : tersa_shapecache_put(&g_shapecache, h, it->v.map.keys, n, total, kind,
-                                              c ? TERSA_SHAPE_COLLIDE : 0, (const uintptr_t *)(d->kpool + off),
-                                              release_handle, NULL);
+        if (q.hash) {
+            cent = tersa_shapecache_add(&g_shapecache, &q, kind, c ? TERSA_SHAPE_COLLIDE : 0,
+                                        (const uintptr_t *)(d->kpool + off), release_handle, NULL);
             if (cent)
                 for (size_t i = 0; i < n; i++) Py_INCREF((PyObject *)cent->keys[i]);
         }

@@ -260,24 +260,10 @@ static tersa_shapecache *shape_cache(tersa_rb_decoder *d) {
  * inlines shape_keys, and every container would pay for this code. */
 TERSA_NOINLINE static size_t new_shape_keys(VALUE self, tersa_rb_decoder *d, const tersa_item *it) {
     uint32_t shape = it->v.map.shape;
-    size_t n = it->v.map.count, total = 0, off;
+    size_t n = it->v.map.count, off;
     uint32_t kind = d->symbolize_keys ? SHAPES_SYMBOLIZED : SHAPES_DECODED;
-    /* Keys written inline are looked up by their definition's bytes, in one
-     * pass, rather than key by key (objcache.h) */
-    const bool raw = (it->flags & TERSA_ITEM_PLAIN_KEYS) != 0;
-    const uint8_t *span = NULL;
-    uint64_t h;
-    tersa_shapeent *ent = NULL;
-    if (raw) {
-        const tersa_key *last = &it->v.map.keys[n - 1];
-        span = (const uint8_t *)it->v.map.keys[0].ptr - 1;
-        total = (size_t)((const uint8_t *)last->ptr + last->len - span);
-        h = tersa_shapecache_hash_raw(span, total, n);
-        if (h) ent = tersa_shapecache_get_raw(shape_cache(d), h, span, total, n, kind);
-    } else {
-        h = tersa_shapecache_hash(it->v.map.keys, n, &total);
-        if (h) ent = tersa_shapecache_get(shape_cache(d), h, it->v.map.keys, n, kind);
-    }
+    tersa_shapequery q;
+    tersa_shapeent *ent = tersa_shapecache_find(shape_cache(d), it, kind, &q);
     bool hit = ent != NULL;
     VALUE t = 0;
     if (hit) {
@@ -288,13 +274,10 @@ TERSA_NOINLINE static size_t new_shape_keys(VALUE self, tersa_rb_decoder *d, con
         if (t) tersa_rb_stack_push(d->keys, t); /* alive for this call, whatever the cache evicts */
     } else {
         off = push_keys(self, d, it, d->keys);
-        if (h) {
+        if (q.hash) {
             const VALUE *keys = d->keys->ptr + off;
             /* (caching is optional: out of memory, the shape is not cached) */
-            ent = raw ? tersa_shapecache_put_raw(d->shapecache, h, span, total, it->v.map.keys, n, kind, 0,
-                                                 (const uintptr_t *)keys, NULL, NULL)
-                      : tersa_shapecache_put(d->shapecache, h, it->v.map.keys, n, total, kind, 0,
-                                             (const uintptr_t *)keys, NULL, NULL);
+            ent = tersa_shapecache_add(d->shapecache, &q, kind, 0, (const uintptr_t *)keys, NULL, NULL);
             if (ent)
                 for (size_t i = 0; i < n; i++) RB_OBJ_WRITTEN(self, Qundef, keys[i]);
         }
