@@ -121,20 +121,29 @@ static tersa_shapeent *shape_store(tersa_shapecache *c, tersa_shapeent *fresh, u
     return victim;
 }
 
+/* A new entry's block for n keys and `bytes` key bytes (one block: what a
+ * miss allocates and an eviction frees is most of the cost of a shape seen
+ * once), with its key lengths and handles set; false when out of memory. */
+static bool shape_fill(tersa_shapeent *fresh, const tersa_key *keys, size_t n, size_t bytes,
+                       const uintptr_t *handles) {
+    memset(fresh, 0, sizeof(*fresh));
+    fresh->keys = (uintptr_t *)mem_alloc(&tersa_default_alloc, shape_block(n, bytes));
+    if (!fresh->keys) return false;
+    fresh->lens = (uint16_t *)(fresh->keys + n);
+    fresh->bytes = (char *)(fresh->lens + n);
+    for (size_t i = 0; i < n; i++) {
+        fresh->lens[i] = (uint16_t)(keys[i].len | ((size_t)keys[i].symbol << 15));
+        fresh->keys[i] = handles[i];
+    }
+    return true;
+}
+
 tersa_shapeent *tersa_shapecache_put_raw(tersa_shapecache *c, uint64_t hash, const uint8_t *p, size_t len,
                                          const tersa_key *keys, size_t n, uint32_t kind, uint32_t flags,
                                          const uintptr_t *handles, tersa_handle_fn release, void *arg) {
     tersa_shapeent fresh;
-    memset(&fresh, 0, sizeof(fresh));
-    fresh.keys = (uintptr_t *)mem_alloc(&tersa_default_alloc, shape_block(n, len));
-    if (!fresh.keys) return NULL;
-    fresh.lens = (uint16_t *)(fresh.keys + n);
-    fresh.bytes = (char *)(fresh.lens + n);
+    if (!shape_fill(&fresh, keys, n, len, handles)) return NULL;
     memcpy(fresh.bytes, p, len);
-    for (size_t i = 0; i < n; i++) {
-        fresh.lens[i] = (uint16_t)(keys[i].len | ((size_t)keys[i].symbol << 15));
-        fresh.keys[i] = handles[i];
-    }
     return shape_store(c, &fresh, hash, n, len, kind | TERSA_SHAPECACHE_RAW, flags, release, arg);
 }
 
@@ -142,18 +151,11 @@ tersa_shapeent *tersa_shapecache_put(tersa_shapecache *c, uint64_t hash, const t
                                      uint32_t kind, uint32_t flags, const uintptr_t *handles, tersa_handle_fn release,
                                      void *arg) {
     tersa_shapeent fresh;
-    memset(&fresh, 0, sizeof(fresh));
-    /* One block: what a miss allocates and an eviction frees is most of the cost of a shape seen once. */
-    fresh.keys = (uintptr_t *)mem_alloc(&tersa_default_alloc, shape_block(n, total));
-    if (!fresh.keys) return NULL;
-    fresh.lens = (uint16_t *)(fresh.keys + n);
-    fresh.bytes = (char *)(fresh.lens + n);
+    if (!shape_fill(&fresh, keys, n, total, handles)) return NULL;
     char *b = fresh.bytes;
     for (size_t i = 0; i < n; i++) {
-        fresh.lens[i] = (uint16_t)(keys[i].len | ((size_t)keys[i].symbol << 15));
         copy_key(b, keys[i].ptr, keys[i].len);
         b += keys[i].len;
-        fresh.keys[i] = handles[i];
     }
     return shape_store(c, &fresh, hash, n, total, kind, flags, release, arg);
 }
