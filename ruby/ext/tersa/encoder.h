@@ -1,7 +1,7 @@
 /*
- * encoder.h - the state of a Tersa::Encoder, shared by encoder_class.c (values,
- * the frame loop, entry points), encoder_maps.c (how a map starts) and
- * encoder_errors.c (paths and raisers).
+ * encoder.h - the state of a Tersa::Encoder, shared by encoder_class.c (the
+ * Ruby class, entry points), encoder_walk.c (values, the frame loop),
+ * encoder_maps.c (how a map starts) and encoder_errors.c (paths and raisers).
  */
 #ifndef TERSA_RB_ENCODER_H
 #define TERSA_RB_ENCODER_H
@@ -195,6 +195,10 @@ TERSA_INLINE bool tersa_rb_enc_map_frame(tersa_rb_encoder *e, enc_frame *f, uint
 /** Open a Hash (or a Tersa::Map when `hash` is false) at `depth`, `hooks`
  *  replacements standing for it; false if it is empty (then it is written whole). */
 bool tersa_rb_enc_open_map(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth, uint32_t hooks);
+/** Encode one value into the writer (begun by the caller): the object walk. */
+void tersa_rb_enc_encode_root(tersa_rb_encoder *e, VALUE obj);
+void tersa_rb_init_encoder_walk(void);
+
 /** tersa_rb_enc_open_map for a Hash inside a container (depth > 0), no hook standing for it. */
 bool tersa_rb_enc_open_nested_hash(tersa_rb_encoder *e, VALUE hash, uint32_t depth);
 
