@@ -350,6 +350,23 @@ function varintLen28(w: number): number {
   return w < 0x80 ? 1 : w < 0x4000 ? 2 : w < 0x200000 ? 3 : 4;
 }
 
+/** The varint length of w < 2^35. */
+function varintLen35(w: number): number {
+  return w < 0x80 ? 1 : w < 0x4000 ? 2 : w < 0x200000 ? 3 : w < 0x10000000 ? 4 : 5;
+}
+
+/** The 5-byte varint of 2^28 <= w < 2^32: w * 2^5 + 2^4, in uint32 arithmetic. */
+function putVarint5(st: EncoderState, w: number): void {
+  const buf = st.buf;
+  const pos = st.pos;
+  buf[pos] = (w << 5) | 16;
+  buf[pos + 1] = w >>> 3;
+  buf[pos + 2] = w >>> 11;
+  buf[pos + 3] = w >>> 19;
+  buf[pos + 4] = w >>> 27;
+  st.pos = pos + 5;
+}
+
 /** A varint of w < 2^28 by its length, without writeVarint's call and general path (larger values: writeVarint). */
 function putVarint28(st: EncoderState, w: number): void {
   const buf = st.buf;
@@ -413,6 +430,33 @@ export function writeNumber(st: EncoderState, v: number, slot: ESlot): void {
         slot.i = v;
         return;
       }
+    }
+    // |v| < 2^32 after no register or an integer register of that range:
+    // the absolute form's magnitude is below 2^32 and the delta's zigzag
+    // below 2^34, both at most 5 bytes
+    if (v < 4294967296 && v > -4294967296 && slot.ik !== 2) {
+      const u = v > 0 ? v - 24 : -9 - v;
+      const al = varintLen35(u);
+      if (slot.ik === 1) {
+        const r = slot.i;
+        if (r < 4294967296 && r > -4294967296) {
+          const d = v - r;
+          const z = d >= 0 ? d * 2 : -d * 2 - 1;
+          if (varintLen35(z) < al) {
+            // shorter than 5 bytes: below 2^28
+            st.buf[st.pos++] = Tag.INT_DELTA;
+            putVarint28(st, z);
+            slot.i = v;
+            return;
+          }
+        } else return writeInt(st, v, slot);
+      }
+      st.buf[st.pos++] = v > 0 ? Tag.INT_POS : Tag.INT_NEG;
+      if (al < 5) putVarint28(st, u);
+      else putVarint5(st, u);
+      slot.ik = 1;
+      slot.i = v;
+      return;
     }
     return writeInt(st, v, slot);
   }

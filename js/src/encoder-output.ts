@@ -4,8 +4,8 @@
 import { REF8_BASE, REF16_BASE, Tag } from './common.js';
 import { EncoderState } from './encoder-state.js';
 
-const POW2: number[] = [];
-for (let i = 0; i <= 64; i++) POW2.push(Math.pow(2, i));
+const TWO32 = 4294967296;
+const TWO_NEG32 = 1 / 4294967296;
 
 const SLAB = 65536;
 
@@ -76,21 +76,29 @@ export function writeVarint(st: EncoderState, v: number): void {
     st.pos += 4;
     return;
   }
-  // L >= 5: W = v * 2^L + 2^(L-1) = vhi * 2^32 + (vlo * 2^L + 2^(L-1)), vlo = v mod 2^(32-L)
+  // L >= 5: W = v * 2^L + 2^(L-1) as two 32-bit words, from v's words
+  // hi * 2^32 + lo: scaling by a power of two is exact, and no division
+  // is needed (a division per byte took most of a 6-byte varint's time)
   const L = vlen(v);
-  const m = POW2[32 - L];
-  const vhi = Math.floor(v / m);
-  const wlo = (v - vhi * m) * POW2[L] + POW2[L - 1];
-  st.buf[st.pos] = wlo;
-  st.buf[st.pos + 1] = wlo >>> 8;
-  st.buf[st.pos + 2] = wlo >>> 16;
-  st.buf[st.pos + 3] = wlo >>> 24;
-  let r = vhi;
-  for (let i = 4; i < L; i++) {
-    st.buf[st.pos + i] = r;
-    r = Math.floor(r / 256);
+  const hi = Math.floor(v * TWO_NEG32);
+  const lo = v - hi * TWO32;
+  const wlo = (lo << L) | (1 << (L - 1));
+  const whi = (hi << L) | (lo >>> (32 - L));
+  const buf = st.buf;
+  const p = st.pos;
+  buf[p] = wlo;
+  buf[p + 1] = wlo >>> 8;
+  buf[p + 2] = wlo >>> 16;
+  buf[p + 3] = wlo >>> 24;
+  buf[p + 4] = whi;
+  if (L > 5) {
+    buf[p + 5] = whi >>> 8;
+    if (L > 6) {
+      buf[p + 6] = whi >>> 16;
+      if (L > 7) buf[p + 7] = whi >>> 24;
+    }
   }
-  st.pos += L;
+  st.pos = p + L;
 }
 
 export function writeVarintBig(st: EncoderState, v: bigint): void {
