@@ -407,6 +407,45 @@ TERSA_API bool tersa_writer_discard_output(tersa_writer *w);
 /** The bytes written so far (valid until the next call on the writer), and their length. */
 TERSA_API const uint8_t *tersa_writer_data(const tersa_writer *w, size_t *len);
 
+/**
+ * Output memory the caller supplies (tersa_writer_set_output): lets a binding
+ * write a large output straight into the object it returns (a bytes object,
+ * a string) instead of copying it out of the writer's buffer.
+ *
+ * The writer's own buffer serves the outputs it holds without growing past
+ * `own_max` bytes (cheap for many small ones: it is reused; it may already
+ * be larger). When an output needs more, the writer calls `grow`, and from then on writes only into blocks `grow`
+ * returns, until the output is taken (tersa_writer_take_output) or released.
+ *
+ * grow(ctx, old, len, need, &cap): a block of at least `need` bytes (more is
+ * allowed: *cap says how many). `old` is NULL for the first block of an
+ * output (the writer then copies its `len` bytes there itself), else the
+ * block grow returned last, whose first `len` bytes the new block must hold
+ * (as realloc does). NULL on failure: the writer then fails with
+ * TERSA_ERR_NOMEM and never touches `old` again except to pass it to
+ * `release` (a grow that has already freed it can make release a no-op).
+ * release(ctx, block): the writer drops a block it holds without handing it
+ * over: at tersa_writer_start, tersa_writer_set_output and tersa_writer_free
+ * (after a failure, the caller can instead take the block and free it).
+ * Neither callback may call the writer.
+ */
+typedef struct tersa_output {
+    uint8_t *(*grow)(void *ctx, uint8_t *old, size_t len, size_t need, size_t *cap);
+    void (*release)(void *ctx, uint8_t *block);
+    size_t own_max;
+} tersa_output;
+
+/** Use `out` (NULL: none, the writer's own buffer only) for the outputs of
+ *  the next buffers, with `ctx` passed to its callbacks. `out` and `ctx` must
+ *  stay valid while set. A block held from the last output is released first. */
+TERSA_API void tersa_writer_set_output(tersa_writer *w, const tersa_output *out, void *ctx);
+
+/** After an output written into a block from tersa_output.grow: that block,
+ *  now the caller's, and the output's length in *len; the writer returns to
+ *  its own (empty) buffer. NULL when the output is in the writer's own
+ *  buffer (read it with tersa_writer_data) or there is none. */
+TERSA_API uint8_t *tersa_writer_take_output(tersa_writer *w, size_t *len);
+
 /** True when a complete buffer has been written (no container or frame open). */
 TERSA_API bool tersa_writer_complete(const tersa_writer *w);
 

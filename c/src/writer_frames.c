@@ -22,9 +22,20 @@ tersa_writer *tersa_writer_new(const tersa_alloc *alloc) {
     return w;
 }
 
+/* Back to the writer's own buffer, empty; a caller's block still held is released. */
+static void drop_output_block(tersa_writer *w) {
+    if (!w->out_block) return;
+    w->out->release(w->out_ctx, w->buf);
+    w->out_block = false;
+    w->buf = w->own_buf;
+    w->cap = w->own_cap;
+    w->len = 0;
+}
+
 void tersa_writer_free(tersa_writer *w) {
     if (!w) return;
     const tersa_alloc *a = w->alloc;
+    drop_output_block(w);
     tersa_writer_release_frames(w);
     tersa_kid_free(&w->kids);
     mem_free(a, w->buf, w->cap);
@@ -46,6 +57,53 @@ const uint8_t *tersa_writer_data(const tersa_writer *w, size_t *len) {
     return w->buf;
 }
 
+void tersa_writer_set_output(tersa_writer *w, const tersa_output *out, void *ctx) {
+    drop_output_block(w);
+    w->out = out;
+    w->out_ctx = ctx;
+}
+
+uint8_t *tersa_writer_take_output(tersa_writer *w, size_t *len) {
+    if (!w->out_block) {
+        *len = 0;
+        return NULL;
+    }
+    uint8_t *block = w->buf;
+    *len = w->len;
+    w->out_block = false;
+    w->buf = w->own_buf;
+    w->cap = w->own_cap;
+    w->len = 0;
+    return block;
+}
+
+bool tersa_writer_grow_output(tersa_writer *w, size_t need) {
+    if (need > SIZE_MAX - w->len) return fail(w, TERSA_ERR_NOMEM, "output too large");
+    size_t cap = 0;
+    uint8_t *p = w->out->grow(w->out_ctx, w->out_block ? w->buf : NULL, w->len, w->len + need, &cap);
+    if (!p || cap < w->len + need) {
+        /* The caller's block, if any, is gone or to be released: back to our own buffer. */
+        bool ok = fail(w, TERSA_ERR_NOMEM, "out of memory");
+        if (p || w->out_block) w->out->release(w->out_ctx, p ? p : w->buf);
+        if (w->out_block) {
+            w->out_block = false;
+            w->buf = w->own_buf;
+            w->cap = w->own_cap;
+        }
+        w->len = 0;
+        return ok;
+    }
+    if (!w->out_block) {
+        if (w->len) memcpy(p, w->buf, w->len);
+        w->own_buf = w->buf;
+        w->own_cap = w->cap;
+        w->out_block = true;
+    }
+    w->buf = p;
+    w->cap = cap;
+    return true;
+}
+
 bool tersa_writer_complete(const tersa_writer *w) {
     if (!w->started || w->err.code != TERSA_OK || w->depth != 0) return false;
     if (w->flags & TERSA_WRITE_STREAM) return !w->in_frame;
@@ -57,6 +115,7 @@ bool tersa_writer_complete(const tersa_writer *w) {
  * ========================================================================== */
 
 bool tersa_writer_start(tersa_writer *w, const tersa_dict *dict, uint32_t flags) {
+    drop_output_block(w);
     w->len = 0;
     w->err.code = TERSA_OK;
     w->err.offset = 0;

@@ -39,6 +39,14 @@ struct tersa_writer {
     const tersa_alloc *alloc;
     uint8_t *buf;
     size_t len, cap;
+    /* Caller-supplied output (tersa_writer_set_output): while `out_block`,
+     * buf is a block from out->grow and the writer's own buffer waits in
+     * own_buf / own_cap. */
+    const tersa_output *out;
+    void *out_ctx;
+    bool out_block;
+    uint8_t *own_buf;
+    size_t own_cap;
     tersa_error err;
 
     /* Tables, slots, registers and the loaded dictionary. Each string-table
@@ -109,7 +117,13 @@ TERSA_NOINLINE_LOCAL bool fail(tersa_writer *w, tersa_code code, const char *mes
     return false;
 }
 
+/* writer_frames.c: grow into a block of the caller's output (tersa_output). */
+bool tersa_writer_grow_output(tersa_writer *w, size_t need);
+
 TERSA_NOINLINE_LOCAL bool grow(tersa_writer *w, size_t need) {
+    /* Past own_max bytes, a caller-supplied output takes over. */
+    if (w->out && (w->out_block || w->len >= w->out->own_max || need > w->out->own_max - w->len))
+        return tersa_writer_grow_output(w, need);
     size_t ncap = w->cap ? w->cap : 256;
     while (ncap - w->len < need) {
         if (ncap > SIZE_MAX / 2) return fail(w, TERSA_ERR_NOMEM, "output too large");

@@ -110,7 +110,50 @@ typedef struct enc_ctx {
     uint8_t single;         /* dumps: one value per buffer (not a stream's frames, whose shapes carry on) */
     uint8_t tpl_try;        /* no shaped map opened since the shapes were forgotten: the lookup is empty, a template may apply */
     enc_tpls tpl;           /* map-definition templates by key identity (encode_templates.c) */
+    PyObject *out;          /* dumps: the bytes object a large output is written into (out_grow), or NULL */
 } enc_ctx;
+
+/* The length of the last output dumps wrote into its bytes object: the first
+ * block's size for the next (kept across pooled contexts, which a large
+ * output often renews). */
+static size_t g_out_hint;
+
+/* dumps: outputs up to this size are written into the writer's own (reused)
+ * buffer and copied into their bytes object; larger ones are written into
+ * the bytes object itself, which is shrunk to fit at the end. */
+#define OUT_OWN_MAX (8u << 10)
+
+/* tersa_output.grow: the bytes object e->out, created or resized to at least
+ * `need` bytes: twice that, or for the first block the last output's length
+ * if that is enough. Exactly that length: outputs of one size then take
+ * blocks of one size, which malloc serves again from the heap (a larger
+ * block would cross its adaptive mmap threshold, set by the last free, and
+ * be mapped afresh, page faults included, at every call). */
+static uint8_t *out_grow(void *ctx, uint8_t *old, size_t len, size_t need, size_t *cap) {
+    enc_ctx *e = ctx;
+    (void)len;
+    size_t want = need <= (size_t)PY_SSIZE_T_MAX / 2 ? 2 * need : need;
+    if (!old && g_out_hint >= need) want = g_out_hint;
+    if (want > (size_t)PY_SSIZE_T_MAX - sizeof(PyBytesObject)) return NULL;
+    if (!old) {
+        e->out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)want);
+    } else if (_PyBytes_Resize(&e->out, (Py_ssize_t)want) < 0) {
+        e->out = NULL; /* freed by _PyBytes_Resize */
+    }
+    if (!e->out) {
+        PyErr_Clear(); /* the writer's TERSA_ERR_NOMEM raises MemoryError */
+        return NULL;
+    }
+    *cap = want;
+    return (uint8_t *)PyBytes_AS_STRING(e->out);
+}
+
+static void out_release(void *ctx, uint8_t *block) {
+    (void)block;
+    Py_CLEAR(((enc_ctx *)ctx)->out);
+}
+
+static const tersa_output dumps_output = {out_grow, out_release, OUT_OWN_MAX};
 
 static enc_ctx *enc_ctx_new(void) {
     enc_ctx *e = PyMem_Calloc(1, sizeof(enc_ctx));
@@ -178,6 +221,7 @@ static enc_ctx *enc_acquire(void) {
         return e;
     }
     e = enc_ctx_new();
+    if (e) tersa_writer_set_output(e->w, &dumps_output, e);
     if (e && g_enc_tpl_kept.sets) {
         e->tpl = g_enc_tpl_kept;
         memset(&g_enc_tpl_kept, 0, sizeof(g_enc_tpl_kept));
@@ -965,8 +1009,18 @@ static PyObject *tersa_dumps(PyObject *module, PyObject *const *args, Py_ssize_t
     if (!tersa_writer_start(e->w, dict, 0)) {
         PyErr_NoMemory();
     } else if (enc_top(e, args[0]) == 0) {
-        const uint8_t *data = tersa_writer_data(e->w, &len);
-        result = PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)len);
+        if (tersa_writer_take_output(e->w, &len)) {
+            result = e->out;
+            e->out = NULL;
+            g_out_hint = len + len / 64 + 64; /* the writer reserves room past its last item */
+            if (_PyBytes_Resize(&result, (Py_ssize_t)len) < 0) result = NULL;
+        } else {
+            const uint8_t *data = tersa_writer_data(e->w, &len);
+            result = PyBytes_FromStringAndSize((const char *)data, (Py_ssize_t)len);
+        }
+    } else {
+        size_t unused;
+        if (tersa_writer_take_output(e->w, &unused)) Py_CLEAR(e->out); /* a failed encode's bytes */
     }
     Py_XDECREF(dflt);
     Py_XDECREF(kw[2]);
