@@ -18,36 +18,38 @@ void tersa_writer_set_str_limit(tersa_writer *w) {
     w->str_limit = w->st.strs_cap < ix ? w->st.strs_cap : ix;
 }
 
+/* An index of at least `need` entries' room holding the first `indexed`
+ * entries of the table. They are read in table order (one pass over the
+ * entries, not a scan of the old index and a jump to each entry): a loaded
+ * dictionary's come first, so that no probe sequence leading to one passes a
+ * slot that the next buffer will see as empty. */
+static bool resize_string_index(tersa_writer *w, size_t need, size_t indexed) {
+    size_t cap = w->sidx_cap ? w->sidx_cap : 256;
+    while (index_limit(cap) < need) cap *= 2;
+    if (cap == w->sidx_cap) return true;
+    uint64_t *ix = (uint64_t *)mem_alloc(w->alloc, cap * sizeof(uint64_t));
+    if (!ix) return fail(w, TERSA_ERR_NOMEM, "out of memory");
+    memset(ix, 0, cap * sizeof(uint64_t));
+    size_t ndict = w->st.dict_serial ? w->st.dict_nstrs : 0;
+    const str_entry *strs = w->st.strs;
+    for (size_t pos = 0; pos < indexed; pos++) {
+        uint64_t h = strs[pos].hash, gen = pos < ndict ? SIDX_DICT_GEN : w->sidx_gen;
+        size_t i = (size_t)h & (cap - 1);
+        while (ix[i]) i = (i + 1) & (cap - 1);
+        ix[i] = (h & SIDX_HASH) | gen | (uint64_t)(pos + 1);
+    }
+    mem_free(w->alloc, w->sidx, w->sidx_cap * sizeof(uint64_t));
+    w->sidx = ix;
+    w->sidx_cap = cap;
+    return true;
+}
+
 bool tersa_writer_grow_strings(tersa_writer *w) {
     size_t n = w->st.nstrs;
     if (n == w->st.strs_cap && n < TERSA_MAX_STRINGS && !tersa_state_grow_strings(&w->st))
         return fail(w, TERSA_ERR_NOMEM, "out of memory");
-    size_t need = n < TERSA_MAX_STRINGS ? n + 1 : TERSA_MAX_STRINGS;
-    size_t cap = w->sidx_cap ? w->sidx_cap : 256;
-    while (index_limit(cap) < need) cap *= 2;
-    if (cap != w->sidx_cap) {
-        uint64_t *ix = (uint64_t *)mem_alloc(w->alloc, cap * sizeof(uint64_t));
-        if (!ix) return fail(w, TERSA_ERR_NOMEM, "out of memory");
-        memset(ix, 0, cap * sizeof(uint64_t));
-        /* Dictionary entries go in first, so that no probe sequence leading
-         * to one passes a slot that the next buffer will see as empty. */
-        for (int pass = 0; pass < 2; pass++) {
-            uint64_t gen = pass == 0 ? SIDX_DICT_GEN : w->sidx_gen;
-            if (pass == 1 && gen == SIDX_DICT_GEN) break; /* loading the dictionary */
-            for (size_t j = 0; j < w->sidx_cap; j++) {
-                uint64_t slot = w->sidx[j];
-                if ((slot & SIDX_GEN_MASK) != gen) continue;
-                /* The slot keeps only the hash's high bits; the entry has all of it. */
-                const str_entry *e = &w->st.strs[(uint32_t)slot - 1];
-                size_t i = (size_t)e->hash & (cap - 1);
-                while (ix[i]) i = (i + 1) & (cap - 1);
-                ix[i] = slot;
-            }
-        }
-        mem_free(w->alloc, w->sidx, w->sidx_cap * sizeof(uint64_t));
-        w->sidx = ix;
-        w->sidx_cap = cap;
-    }
+    /* Every entry is indexed (entries stop at TERSA_MAX_STRINGS). */
+    if (!resize_string_index(w, n < TERSA_MAX_STRINGS ? n + 1 : TERSA_MAX_STRINGS, n)) return false;
     tersa_writer_set_str_limit(w);
     return true;
 }
@@ -87,9 +89,9 @@ static bool load_dictionary(tersa_writer *w, const tersa_dict *dict) {
                                sizeof(uint64_t));
     uint64_t gen = w->sidx_gen;
     w->sidx_gen = SIDX_DICT_GEN;
+    /* No entry is indexed yet: the index is sized for them all at once. */
+    ok = ok && resize_string_index(w, w->st.nstrs, 0);
     for (size_t i = 0; ok && i < w->st.nstrs; i++) {
-        ok = strings_have_room(w); /* may move the table */
-        if (!ok) break;
         str_entry *e = &w->st.strs[i];
         e->hash = hash_bytes(e->ptr, e->len, w->seed);
         uint64_t *slot = NULL;
