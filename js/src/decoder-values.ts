@@ -27,7 +27,7 @@ function array(rd: DecoderState, n: number, slot: Slot): unknown {
   let a: unknown[];
   const t0 = rd.src[rd.pos];
   // F32 through DEC_DELTA: binary floats, integers and decimals
-  if (n > 4 && ((t0 >= Tag.INT0 && t0 < Tag.PFX0) || (t0 >= Tag.DEC0 && t0 < Tag.NULL) || (t0 >= Tag.F32 && t0 <= Tag.DEC_DELTA))) {
+  if (n > 1 && ((t0 >= Tag.INT0 && t0 < Tag.PFX0) || (t0 >= Tag.DEC0 && t0 < Tag.NULL) || (t0 >= Tag.F32 && t0 <= Tag.DEC_DELTA))) {
     a = numbers(rd, n, slot);
   } else if (n > 4) {
     // A literal, which costs less than an empty slice (see numbers()): the
@@ -58,10 +58,12 @@ function array(rd: DecoderState, n: number, slot: Slot): unknown {
 }
 
 /**
- * An array of n items whose first item is a number (n > 4). The numbers at
+ * An array of n items whose first item is a number (n > 1). The numbers at
  * its start go to the decoder's scratch array of unboxed doubles, and the
  * array is made by slicing it, at the end or at the first item that is not
- * such a number (the rest are pushed). An array made by a builtin has no V8
+ * such a number (the rest are pushed); arrays of two to four numbers
+ * (coordinates, vectors) are made by a literal of the scratch values, which
+ * costs less than a slice and keeps them unboxed as read() would not. An array made by a builtin has no V8
  * allocation site, whose state the decodes of other documents would set:
  * a site starts its arrays with the elements kind its earlier arrays ended
  * with (an array of floats after arrays of containers or BigInts boxes
@@ -115,6 +117,11 @@ function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] {
         z = ((b0 | (src[p + 1] << 8) | (src[p + 2] << 16) | (src[p + 3] << 24)) >>> 4) & 0xfffffff;
         L = 4;
         if (z < 0x200000) z = -1;
+      } else if (b0 & 16 && isDec && rd.pos + 6 <= rd.end) {
+        // decimals of up to ten digits (coordinates to 1e-7): z < 2^35
+        z = ((b0 | (src[p + 1] << 8) | (src[p + 2] << 16) | (src[p + 3] << 24)) >>> 5) + src[p + 4] * 134217728;
+        L = 5;
+        if (z < 0x10000000) z = -1;
       }
       if (z >= 0 && isInt) {
         let v = -1;
@@ -134,15 +141,16 @@ function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] {
         }
       } else if (z >= 0) {
         // decimals as decimal() reads them, for the mantissas a varint
-        // of four bytes holds and deltas that stay below 2^53
+        // of five bytes holds and deltas that stay below 2^53
         let e = 0;
         let m = 0;
+        const d = z < 4294967296 ? (z >>> 1) ^ -(z & 1) : z % 2 === 1 ? -(z + 1) / 2 : z / 2;
         if (t !== Tag.DEC_DELTA) {
           e = t - (Tag.DEC0 - Short.DEC_EXP_MIN);
-          m = (z >>> 1) ^ -(z & 1);
+          m = d;
         } else if (slot.dk) {
           e = slot.de;
-          m = slot.dm + ((z >>> 1) ^ -(z & 1));
+          m = slot.dm + d;
           if (m >= TWO53 || m <= -TWO53) z = -1;
         } else z = -1;
         if (z >= 0) {
@@ -193,10 +201,13 @@ function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] {
         continue;
       }
     }
-    if (b === null) b = sc.slice(0, i);
+    if (b === null) b = i === 0 ? [] : sc.slice(0, i);
     b.push(read(rd, slot));
   }
   if (b === null) {
+    if (n === 2) return [sc[0], sc[1]];
+    if (n === 3) return [sc[0], sc[1], sc[2]];
+    if (n === 4) return [sc[0], sc[1], sc[2], sc[3]];
     b = sc.slice(0, n);
     // a scratch array grown by a long array gives its memory back
     if (n > SCRATCH_KEEP) sc.length = 0;

@@ -40,6 +40,33 @@ test('numbers: integers, floats, -0, BigInt, unsafe integers', () => {
   assert.equal(rt(1.7976931348623157e308), 1.7976931348623157e308);
 });
 
+test('arrays of numbers: every size, varint width and fallback in the middle', () => {
+  // decimals whose mantissas take one to six varint bytes, around the 2^28, 2^32 and 2^35 edges
+  const decs = [0.5, -1.25, 47.605063, -122.3251523, 26843.5455, 42949.67295, -42949.67296, 3435973.8367, 3435973.8368, 1234567890.1, -9876543.21];
+  const ints = [0, 7, -8, 200, -300, 70000, 2 ** 31, -(2 ** 40), 2 ** 53 - 1];
+  const others = ['x', null, NaN, Infinity, 2n ** 70n, 1.5e300, [1.5]];
+  const pool = [...decs, ...ints, ...others];
+  const r = (() => { let a = 7; return () => (a = (Math.imul(a, 1103515245) + 12345) >>> 0) / 4294967296; })();
+  for (let k = 0; k < 400; k++) {
+    const n = 2 + Math.floor(r() * 5);
+    const a = [];
+    for (let i = 0; i < n; i++) a.push(k % 3 === 0 ? pool[Math.floor(r() * pool.length)] : decs[Math.floor(r() * decs.length)] + (k % 5) * 0.001);
+    const got = rt(a);
+    assert.equal(got.length, n);
+    for (let i = 0; i < n; i++) {
+      const same = Object.is(got[i], a[i]) || (Array.isArray(a[i]) && got[i][0] === a[i][0]);
+      if (!same) assert.fail(`[${a.map(String)}][${i}] decoded as ${String(got[i])}`);
+    }
+    // each element decodes as it does on its own
+    for (let i = 0; i < n; i++) if (typeof a[i] === 'number') assert.ok(Object.is(got[i], rt(a[i])));
+  }
+  // truncated inside an element's varint: a typed error at that element
+  const b = encode([47.605063, -122.3251523]);
+  for (let cut = 4; cut < b.length; cut++) {
+    assert.throws(() => decode(b.subarray(0, cut)), (e) => e instanceof DecodeError && (e.code === 'truncated' || e.code === 'length_exceeds_input'));
+  }
+});
+
 test('Float64: exact floats on demand', () => {
   const v = [new Float64(2100), new Float64(0), 2100, Float64.fromBits(0x7ff0000000000001n)];
   const b = encode(v);
