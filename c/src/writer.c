@@ -825,6 +825,77 @@ TERSA_INLINE bool shape_keys_equal(const tersa_key *a, const tersa_key *b, size_
  * hashes its lookup computed (up to this many keys; more are hashed again). */
 #define MAP_KEY_HASHES 16
 
+TERSA_INLINE size_t key_memo_slot(const void *p) {
+    return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> (64 - KEY_MEMO_BITS));
+}
+
+/* The hash of a map key of MIN_TABLE_LEN bytes or more (not a symbol), and
+ * its string-table position or TERSA_NO_INDEX if not known. A key seen before
+ * at the same address is taken from the entry it was found at when that entry
+ * still holds its bytes: that entry's hash is the key's, and the table holds
+ * each string once. Only then is hashing and probing for it saved. */
+TERSA_INLINE uint64_t key_memo_find(const tersa_writer *w, const uint8_t *p, size_t n, uint32_t *pos, int32_t *score) {
+    const key_memo_entry *m = &w->key_memo[key_memo_slot(p)];
+    if (m->ptr == p) {
+        if (m->pos < w->st.nstrs) {
+            const str_entry *e = &w->st.strs[m->pos];
+            if (e->len == n && entry_equal(e->ptr, p, n)) {
+                *pos = m->pos;
+                ++*score;
+                return e->hash;
+            }
+        }
+    } else {
+        --*score;
+    }
+    *pos = TERSA_NO_INDEX;
+    return hash_bytes(p, n, w->seed);
+}
+
+TERSA_INLINE void key_memo_note(tersa_writer *w, const uint8_t *p, uint32_t pos) {
+    key_memo_entry *m = &w->key_memo[key_memo_slot(p)];
+    m->ptr = p;
+    m->pos = pos;
+}
+
+/* The key memo pays where keys repeat in maps of new shapes: in a buffer of
+ * many shapes. Before this many, a buffer neither reads nor writes it. */
+#define KEY_MEMO_MIN_SHAPES 64
+
+/* It pays only for a caller that passes a key's bytes at the same address
+ * each time. Its credit in a buffer (key_memo_credit) starts at
+ * KEY_MEMO_CREDIT, gains one for each key found, loses one for each key
+ * whose address the memo has not seen, and is capped at KEY_MEMO_CREDIT_MAX:
+ * once spent, the buffer stops using the memo, so that a caller with fresh
+ * addresses pays for a bounded number of keys. */
+#define KEY_MEMO_CREDIT 256
+#define KEY_MEMO_CREDIT_MAX 4096
+
+/* hash_keys of a map's keys; the first MAP_KEY_HASHES keys' own hashes go to
+ * kept[] and, for keys the string table takes, their positions (if the memo
+ * knows them) to pos[]. */
+TERSA_INLINE uint64_t hash_map_keys(tersa_writer *w, const tersa_key *keys, size_t n, uint64_t *kept, uint32_t *pos) {
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+    int32_t score = 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *p = (const uint8_t *)keys[i].ptr;
+        size_t len = keys[i].len;
+        uint64_t kh;
+        if (i < MAP_KEY_HASHES) {
+            pos[i] = TERSA_NO_INDEX;
+            kh = !keys[i].symbol && len >= MIN_TABLE_LEN ? key_memo_find(w, p, len, &pos[i], &score)
+                                                          : hash_bytes(p, len, w->seed ^ keys[i].symbol);
+            kept[i] = kh;
+        } else {
+            kh = hash_bytes(p, len, w->seed ^ keys[i].symbol);
+        }
+        h = hash_mix(h ^ kh, HASH_K1);
+    }
+    int32_t credit = w->key_memo_credit + score;
+    w->key_memo_credit = credit < KEY_MEMO_CREDIT_MAX ? credit : KEY_MEMO_CREDIT_MAX;
+    return h;
+}
+
 /* Add the shape of a map whose definition was just written, and open it. */
 TERSA_INLINE bool open_defined(tersa_writer *w, const tersa_key *keys, size_t count, uint64_t h) {
     tersa_slot *slots = NULL;
@@ -840,10 +911,14 @@ bool tersa_writer_open_defined(tersa_writer *w, const tersa_key *keys, size_t co
 
 bool tersa_writer_claim_map(tersa_writer *w) { return next_slot(w) && check_depth(w); }
 
-static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool checked) {
+/* map_begin with the key memo used or not: a constant, so that each copy
+ * has only its own path. */
+TERSA_INLINE bool map_begin_memo(tersa_writer *w, const tersa_key *keys, size_t count, bool checked, const bool memo) {
     if (!next_slot(w) || !check_depth(w)) return false;
     uint64_t key_hash[MAP_KEY_HASHES];
-    uint64_t h = hash_keys_keeping(keys, count, w->seed, key_hash, MAP_KEY_HASHES);
+    uint32_t key_pos[MAP_KEY_HASHES];
+    uint64_t h = memo ? hash_map_keys(w, keys, count, key_hash, key_pos)
+                      : hash_keys_keeping(keys, count, w->seed, key_hash, MAP_KEY_HASHES);
     const hash_index *ix = &w->shape_index;
     if (ix->cap) {
         size_t mask = ix->cap - 1, i = (size_t)h & mask;
@@ -885,7 +960,10 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
         bool tabled = i < MAP_KEY_HASHES && !keys[i].symbol && n >= MIN_TABLE_LEN;
         uint64_t *islot = NULL;
         if (TERSA_LIKELY(tabled)) {
-            uint32_t found = str_find(w, kp, n, key_hash[i], &islot);
+            uint32_t found = memo ? key_pos[i] : TERSA_NO_INDEX;
+            if (found == TERSA_NO_INDEX && (found = str_find(w, kp, n, key_hash[i], &islot)) != TERSA_NO_INDEX &&
+                memo)
+                key_memo_note(w, kp, found);
             if (found != TERSA_NO_INDEX) {
                 if (!reserve(w, 3)) return false;
                 put_ref(w, found);
@@ -902,7 +980,9 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
         const uint8_t *stable;
         if (TERSA_LIKELY(tabled)) {
             /* Not in the table: the slot its lookup found takes it. */
+            size_t added = w->st.nstrs;
             if (!write_new_str(w, &w->st.key_slot, kp, n, key_hash[i], islot, &stable)) return false;
+            if (memo && w->st.nstrs > added) key_memo_note(w, kp, (uint32_t)added);
         } else {
             if (keys[i].symbol) {
                 if (!reserve(w, 1)) return false;
@@ -916,6 +996,15 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
     }
     if (run_ptr) tersa_state_note_string(&w->st, &w->st.key_slot, run_ptr, run_len);
     return open_defined(w, copy, count, h);
+}
+
+static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool checked) {
+    if (w->st.nshapes < KEY_MEMO_MIN_SHAPES) {
+        w->key_memo_credit = KEY_MEMO_CREDIT; /* a new buffer's */
+        return map_begin_memo(w, keys, count, checked, false);
+    }
+    return w->key_memo_credit > 0 ? map_begin_memo(w, keys, count, checked, true)
+                                  : map_begin_memo(w, keys, count, checked, false);
 }
 
 uint32_t tersa_writer_last_shape(const tersa_writer *w) { return w->last_shape; }

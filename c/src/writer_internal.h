@@ -35,6 +35,21 @@ typedef struct wframe {
 /* The generation of a loaded dictionary's entries: live across buffers. */
 #define SIDX_DICT_GEN SIDX_GEN_MASK
 
+/* A map key's address and the string-table position its bytes had there.
+ * Only a hint: a position is used after its entry is seen to hold the same
+ * bytes as the key now does, so neither the caller reusing an address for
+ * other bytes nor a new buffer (or sync frame) can make it wrong, and
+ * nothing needs clearing. */
+typedef struct key_memo_entry {
+    const uint8_t *ptr;
+    uint32_t pos;
+} key_memo_entry;
+
+/* Direct-mapped: a document's distinct keys are few, and a miss costs only
+ * the lookup the memo would have saved. */
+#define KEY_MEMO_BITS 8
+#define KEY_MEMO_SLOTS (1u << KEY_MEMO_BITS)
+
 struct tersa_writer {
     const tersa_alloc *alloc;
     uint8_t *buf;
@@ -61,6 +76,10 @@ struct tersa_writer {
     size_t str_limit;
     uint64_t sidx_gen;   /* current generation, in place (<< SIDX_GEN_SHIFT) */
     hash_index shape_index;
+    /* Map keys by address (writer.c, key_memo_find): where the key at an
+     * address was last found in the string table. */
+    key_memo_entry key_memo[KEY_MEMO_SLOTS];
+    int32_t key_memo_credit;
 
     wframe *stack;
     size_t depth, stack_cap;

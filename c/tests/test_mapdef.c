@@ -5,6 +5,7 @@
  * uses them; a template applies only at a pristine point under its own
  * dictionary and validation; its memory is bounded and released.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -354,6 +355,85 @@ static void test_other_writer(void) {
     }
 }
 
+/* Where the writer finds a key through its memo of key addresses (buffers of
+ * many shapes), the output must not depend on where the caller keeps the
+ * key's bytes: at one address per name (found there again), at fresh
+ * addresses (never found), or in one scratch buffer rewritten for every map
+ * (the same address holding other bytes). */
+enum { MEMO_NAMES = 48, MEMO_MAPS = 400, MEMO_MAX_KEYS = 20 };
+enum { AT_STABLE, AT_FRESH, AT_SCRATCH };
+
+static uint8_t *write_many_shapes(tersa_writer *w, const tersa_dict *d, int where, size_t *len) {
+    static char names[MEMO_NAMES][16];
+    for (int i = 0; i < MEMO_NAMES; i++) snprintf(names[i], sizeof names[i], i % 7 == 3 ? "x%d" : "field_%d", i);
+    names[5][0] = 'q', names[5][1] = 0; /* a one-byte key: no string-table entry */
+    static char scratch[MEMO_MAX_KEYS][16];
+    char *fresh = malloc((size_t)MEMO_MAPS * MEMO_MAX_KEYS * 16), *next = fresh;
+    bool ok = fresh && tersa_writer_start(w, d, 0) && tersa_write_array_begin(w, MEMO_MAPS);
+    uint32_t rng = 12345;
+    for (int m = 0; ok && m < MEMO_MAPS; m++) {
+        tersa_key k[MEMO_MAX_KEYS];
+        size_t n = 0;
+        for (int i = 0; i < MEMO_NAMES && n < MEMO_MAX_KEYS; i++) {
+            rng = rng * 1103515245u + 12345u;
+            if ((rng >> 16) % 4 != 0 && i > 2) continue; /* optional fields: a new shape most of the time */
+            if (i >= MEMO_NAMES - 8 && m < MEMO_MAPS / 2) continue; /* first met once the memo is in use */
+            const char *name = names[i];
+            size_t nl = strlen(name);
+            if (where == AT_FRESH) {
+                memcpy(next, name, nl);
+                name = next;
+                next += 16;
+            } else if (where == AT_SCRATCH) {
+                memcpy(scratch[n], name, nl);
+                name = scratch[n];
+            }
+            k[n].ptr = name;
+            k[n].len = nl;
+            k[n].symbol = m % 50 == 7 && i == 4;
+            n++;
+        }
+        ok = tersa_write_map_begin_utf8(w, k, n);
+        for (size_t i = 0; ok && i < n; i++) ok = tersa_write_int(w, (int64_t)i);
+        ok = ok && tersa_write_map_end(w);
+    }
+    ok = ok && tersa_write_array_end(w);
+    free(fresh);
+    CHECK(ok && tersa_writer_complete(w), "many shapes written (%s)", tersa_writer_error(w)->message);
+    const uint8_t *p = tersa_writer_data(w, len);
+    uint8_t *copy = malloc(*len);
+    memcpy(copy, p, *len);
+    return copy;
+}
+
+static void test_key_addresses(void) {
+    tersa_dict *dict = make_dict(1);
+    for (int with_dict = 0; with_dict < 2; with_dict++) {
+        const tersa_dict *d = with_dict ? dict : NULL;
+        tersa_writer *ref_w = tersa_writer_new(NULL), *w = tersa_writer_new(NULL);
+        size_t ref_len, len;
+        uint8_t *ref = write_many_shapes(ref_w, d, AT_FRESH, &ref_len);
+        tersa_decode_options opts = {&d, d ? 1 : 0, 0, false, false};
+        tersa_error err;
+        tersa_doc *doc = tersa_decode(NULL, ref, ref_len, &opts, &err);
+        CHECK(doc != NULL && tersa_doc_root(doc, 0)->v.array.count == MEMO_MAPS, "the reference decodes");
+        tersa_doc_free(doc);
+        /* The same writer across buffers and ways: what one buffer left in
+         * the memo must not leak into the next. */
+        static const int order[] = {AT_STABLE, AT_SCRATCH, AT_STABLE, AT_FRESH, AT_STABLE, AT_SCRATCH};
+        for (size_t r = 0; r < sizeof order / sizeof order[0]; r++) {
+            uint8_t *out = write_many_shapes(w, d, order[r], &len);
+            CHECK(len == ref_len && memcmp(out, ref, len) == 0, "dict %d, round %zu (way %d): bytes differ from the reference",
+                  with_dict, r, order[r]);
+            free(out);
+        }
+        free(ref);
+        tersa_writer_free(ref_w);
+        tersa_writer_free(w);
+    }
+    tersa_dict_free(dict);
+}
+
 int main(void) {
     test_single(false);
     test_single(true);
@@ -361,5 +441,6 @@ int main(void) {
     test_stream();
     test_lifetime_and_bounds();
     test_other_writer();
+    test_key_addresses();
     return test_summary("test_mapdef");
 }
