@@ -13,11 +13,6 @@ const fromCharCode = String.fromCharCode;
 const D2: string[] = [];
 for (let i = 0; i < 100; i++) D2.push(i < 10 ? '0' + i : '' + i);
 
-let cachedDay = NaN;
-let cachedDate = '';
-
-// character codes of the cached date "YYYY-MM-DD"
-let dc0 = 0, dc1 = 0, dc2 = 0, dc3 = 0, dc5 = 0, dc6 = 0, dc8 = 0, dc9 = 0;
 
 function tsSeconds(rd: DecoderState, at: number): number {
   const z = varint(rd, at);
@@ -33,26 +28,11 @@ const dcDays = new Float64Array(DATE_CACHE).fill(NaN);
 const dcText: string[] = new Array(DATE_CACHE).fill('');
 
 function dateText(days: number): string {
-  if (days === cachedDay) return cachedDate;
   const h = days & (DATE_CACHE - 1);
-  if (dcDays[h] === days) return setDate(days, dcText[h]);
+  if (dcDays[h] === days) return dcText[h];
   const text = renderDate(days);
   dcDays[h] = days;
   dcText[h] = text;
-  return setDate(days, text);
-}
-
-function setDate(days: number, text: string): string {
-  cachedDay = days;
-  cachedDate = text;
-  dc0 = text.charCodeAt(0);
-  dc1 = text.charCodeAt(1);
-  dc2 = text.charCodeAt(2);
-  dc3 = text.charCodeAt(3);
-  dc5 = text.charCodeAt(5);
-  dc6 = text.charCodeAt(6);
-  dc8 = text.charCodeAt(8);
-  dc9 = text.charCodeAt(9);
   return text;
 }
 
@@ -89,37 +69,44 @@ export function tsString(rd: DecoderState, t: number, at: number): string {
   if (variant & TSV_DATE_ONLY && seconds % 86400 !== 0) fail('invalid_value', at, 'date is not at midnight');
   const local = seconds + offset * 60;
   if (local < MIN_SECONDS || local > MAX_SECONDS) fail('invalid_value', at, 'local time out of range');
-  // Timestamps of a document fall in few minutes: within the last minute
-  // rendered, only the seconds are new (no divisions, no date lookup).
-  let ss = local - minStart[0];
-  if (!(ss >= 0 && ss < 60)) ss = newMinute(local);
-  if (variant & TSV_DATE_ONLY) return cachedDate;
+  if (variant & TSV_DATE_ONLY) return dateText(Math.floor(local / 86400));
+  // Timestamps of a document fall in few hours, which the fields of a record
+  // take turns at: the characters of the date and hour of the last hours
+  // rendered are cached by hour, and only minutes and seconds are new.
+  const hour = Math.floor(local / 3600);
+  const entry = hour & (HOUR_CACHE - 1);
+  if (hourKey[entry] !== hour) newHour(local, hour, entry);
+  const c = entry * 10;
+  const rem = local - hour * 3600;
+  const mm = (rem / 60) | 0;
+  const ss = rem - mm * 60;
+  const H = hourChars;
   if (variant === 0) {
-    return fromCharCode(dc0, dc1, dc2, dc3, 45, dc5, dc6, 45, dc8, dc9, 84, hc1, hc0, 58, mc1, mc0, 58, TENS[ss], ONES[ss], 90);
+    return fromCharCode(H[c], H[c + 1], H[c + 2], H[c + 3], 45, H[c + 4], H[c + 5], 45, H[c + 6], H[c + 7], 84, H[c + 8], H[c + 9], 58, TENS[mm], ONES[mm], 58, TENS[ss], ONES[ss], 90);
   }
   if (variant === 3) {
     const f1 = (frac / 100) | 0, f2 = frac - 100 * f1;
-    return fromCharCode(dc0, dc1, dc2, dc3, 45, dc5, dc6, 45, dc8, dc9, 84, hc1, hc0, 58, mc1, mc0, 58, TENS[ss], ONES[ss], 46, 48 + f1, TENS[f2], ONES[f2], 90);
+    return fromCharCode(H[c], H[c + 1], H[c + 2], H[c + 3], 45, H[c + 4], H[c + 5], 45, H[c + 6], H[c + 7], 84, H[c + 8], H[c + 9], 58, TENS[mm], ONES[mm], 58, TENS[ss], ONES[ss], 46, 48 + f1, TENS[f2], ONES[f2], 90);
   }
   // The other forms are written as bytes and made one flat string by one
   // native call: joining their parts with + built a tree of strings for each.
   const b = tsBytes;
-  b[0] = dc0;
-  b[1] = dc1;
-  b[2] = dc2;
-  b[3] = dc3;
+  b[0] = H[c];
+  b[1] = H[c + 1];
+  b[2] = H[c + 2];
+  b[3] = H[c + 3];
   b[4] = 45;
-  b[5] = dc5;
-  b[6] = dc6;
+  b[5] = H[c + 4];
+  b[6] = H[c + 5];
   b[7] = 45;
-  b[8] = dc8;
-  b[9] = dc9;
+  b[8] = H[c + 6];
+  b[9] = H[c + 7];
   b[10] = variant & TSV_SPACE ? 32 : 84;
-  b[11] = hc1;
-  b[12] = hc0;
+  b[11] = H[c + 8];
+  b[12] = H[c + 9];
   b[13] = 58;
-  b[14] = mc1;
-  b[15] = mc0;
+  b[14] = TENS[mm];
+  b[15] = ONES[mm];
   b[16] = 58;
   b[17] = TENS[ss];
   b[18] = ONES[ss];
@@ -158,27 +145,29 @@ export function tsString(rd: DecoderState, t: number, at: number): string {
   return latin1Of(b, n);
 }
 
-// local seconds at the start of the last minute rendered (in a typed array:
-// a module variable would box each new value beyond the small integers), and
-// the character codes of its hour and minute
-const minStart = new Float64Array(1).fill(NaN);
-let hc1 = 0, hc0 = 0, mc1 = 0, mc0 = 0;
+// The hour cache: for each entry, the hour (local seconds / 3600) it holds
+// and the character codes of its date's digits (YYYYMMDD) and of its hour.
+const HOUR_CACHE = 64;
+const hourKey = new Float64Array(HOUR_CACHE).fill(NaN);
+const hourChars = new Uint8Array(HOUR_CACHE * 10);
 
-/** Renders the date, hour and minute of local (seconds) into the cache; returns its seconds in the minute. */
-function newMinute(local: number): number {
+function newHour(local: number, hour: number, entry: number): void {
+  const c = entry * 10;
   const days = Math.floor(local / 86400);
-  dateText(days);
-  const secs = (local - days * 86400) | 0;
-  const hh = (secs / 3600) | 0;
-  const rem = secs - hh * 3600;
-  const mm = (rem / 60) | 0;
-  const ss = rem - mm * 60;
-  minStart[0] = local - ss;
-  hc1 = TENS[hh];
-  hc0 = ONES[hh];
-  mc1 = TENS[mm];
-  mc0 = ONES[mm];
-  return ss;
+  const date = dateText(days);
+  const hh = ((local - days * 86400) / 3600) | 0;
+  const H = hourChars;
+  H[c] = date.charCodeAt(0);
+  H[c + 1] = date.charCodeAt(1);
+  H[c + 2] = date.charCodeAt(2);
+  H[c + 3] = date.charCodeAt(3);
+  H[c + 4] = date.charCodeAt(5);
+  H[c + 5] = date.charCodeAt(6);
+  H[c + 6] = date.charCodeAt(8);
+  H[c + 7] = date.charCodeAt(9);
+  H[c + 8] = TENS[hh];
+  H[c + 9] = ONES[hh];
+  hourKey[entry] = hour;
 }
 
 // character codes of the two digits of 0..99

@@ -96,6 +96,27 @@ test('timestamp-like strings stay strings', () => {
   }
 });
 
+test('timestamp strings: hours that share a cache entry, before 1970, every form', () => {
+  // hours 64 apart, days apart and years apart, in turns, in the forms the decoder renders
+  const base = [Date.UTC(2024, 0, 21, 1, 13, 54), Date.UTC(2024, 0, 23, 17, 2, 5), Date.UTC(1969, 11, 31, 23, 59, 59), Date.UTC(1, 0, 1, 0, 0, 0), Date.UTC(9999, 11, 31, 23, 0, 0)];
+  const iso = (ms) => new Date(ms).toISOString().replace(/^\+0*(\d{4})/, '$1');
+  const forms = [
+    (ms) => iso(ms).slice(0, 19) + 'Z',
+    (ms) => iso(ms).slice(0, 23) + 'Z',
+    (ms) => iso(ms).slice(0, 19) + '.302426755Z',
+    (ms) => iso(ms).slice(0, 19) + '.952135+01:00',
+    (ms) => iso(ms).slice(0, 10) + ' ' + iso(ms).slice(11, 19) + 'Z',
+    (ms) => iso(ms).slice(0, 10),
+  ];
+  const values = [];
+  for (let k = 0; k < 300; k++) {
+    const ms = base[k % base.length] + ((k * 7) % 5) * 64 * 3600000 * (k % 2 ? 1 : -1) * (base[k % base.length] > Date.UTC(9000, 0) || base[k % base.length] < Date.UTC(2, 0) ? 0 : 1) + k * 61000;
+    values.push(forms[k % forms.length](ms));
+  }
+  assert.deepEqual(rt(values), values);
+  assert.deepEqual(rt(values.map((v) => ({ at: v, other: v }))), values.map((v) => ({ at: v, other: v })));
+});
+
 test('binary, symbols, timestamps, extensions', () => {
   const bin = Uint8Array.of(0, 1, 255);
   assert.deepEqual(rt(bin), bin);
