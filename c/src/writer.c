@@ -184,10 +184,25 @@ bool tersa_write_bool(tersa_writer *w, bool value) {
     return KEY_WORD(w, value ? TERSA_KID_TRUE : TERSA_KID_FALSE, 0);
 }
 
-static bool write_int_in(tersa_writer *w, tersa_slot *slot, int64_t v) {
+/* v - r, if it fits in int64 (the INT_DELTA condition of SPEC 7). */
+TERSA_INLINE bool int_difference(int64_t v, int64_t r, int64_t *diff) {
+#if defined(__GNUC__) || defined(__clang__)
+    return !__builtin_sub_overflow(v, r, diff);
+#else
+    if (r >= 0 ? v < INT64_MIN + r : v > INT64_MAX + r) return false;
+    *diff = v - r;
+    return true;
+#endif
+}
+
+/* Inline in each writer of integers: the arrays of them (indices, ids,
+ * counters) are where their cost shows. */
+TERSA_INLINE bool write_int_in(tersa_writer *w, tersa_slot *slot, int64_t v) {
     if (!reserve(w, 10)) return false;
+    uint8_t *o = w->buf + w->len;
     if (v >= INT_MIN_SMALL && v <= INT_MAX_SMALL) {
-        put_byte(w, (uint8_t)(TAG_INT0 + (v - INT_MIN_SMALL)));
+        o[0] = (uint8_t)(TAG_INT0 + (v - INT_MIN_SMALL));
+        w->len += 1;
     } else {
         uint8_t tag;
         uint64_t body;
@@ -198,18 +213,14 @@ static bool write_int_in(tersa_writer *w, tersa_slot *slot, int64_t v) {
             tag = TAG_INT_NEG;
             body = (uint64_t)(-(v - (INT_MIN_SMALL - 1))); /* -9 - v, without overflow */
         }
-        if (slot->has_int) {
-            int64_t r = slot->int_val;
-            bool fits = r >= 0 ? v >= INT64_MIN + r : v <= INT64_MAX + r;
-            if (fits) {
-                uint64_t z = zigzag(v - r);
-                if (varint_size(z) < varint_size(body)) {
-                    tag = TAG_INT_DELTA;
-                    body = z;
-                }
+        int64_t diff;
+        if (slot->has_int && int_difference(v, slot->int_val, &diff)) {
+            uint64_t z = zigzag(diff);
+            if (varint_size(z) < varint_size(body)) {
+                tag = TAG_INT_DELTA;
+                body = z;
             }
         }
-        uint8_t *o = w->buf + w->len;
         o[0] = tag;
         w->len += 1 + varint_put_room9(o + 1, body);
     }
