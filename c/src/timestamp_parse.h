@@ -80,6 +80,15 @@ TERSA_INLINE bool read_date(uint64_t head, uint32_t tail, int64_t *days) {
 TERSA_INLINE bool ts_parse_memo(const uint8_t *s, size_t n, ts_parts *out, ts_day_memo *memo) {
     /* Shortest form "YYYY-MM-DD" (10), longest "YYYY-MM-DDThh:mm:ss.fffffffff+hh:mm" (35). */
     if (n < 10 || n > 35) return false;
+    /* The separator and the zone's first byte first, from single bytes:
+     * strings that only begin like a date ("2024-01-21 01:13:54", a local
+     * time without zone) stop here, before any field is read. */
+    if (n != 10) {
+        uint8_t sep = s[10], last = s[n - 1], sign = s[n - 6];
+        if (n < 20 || (sep != 'T' && sep != ' ') ||
+            (last != 'Z' && (n < 25 || (sign != '+' && sign != '-'))))
+            return false;
+    }
     uint64_t head = load_le64(s);
     uint32_t tail = (uint32_t)s[8] | (uint32_t)s[9] << 8;
     int64_t days;
@@ -100,7 +109,6 @@ TERSA_INLINE bool ts_parse_memo(const uint8_t *s, size_t n, ts_parts *out, ts_da
         return true; /* years 0001-9999 at UTC midnight are always in range */
     }
     uint8_t sep = s[10];
-    if (n < 20 || (sep != 'T' && sep != ' ')) return false;
     /* "hh:mm:ss" at 11; the three values land in bytes 0, 3 and 6, where
      * one add carries into bit 7 of each byte exactly when the value is out
      * of range (hours above 23, minutes or seconds above 59). */
@@ -117,13 +125,12 @@ TERSA_INLINE bool ts_parse_memo(const uint8_t *s, size_t n, ts_parts *out, ts_da
     int32_t offset = 0;
     size_t zone = n - 1;
     if (s[zone] != 'Z') {
-        /* "+hh:mm" as the last six bytes, read with the two before them. */
-        if (n < 25) return false;
+        /* "+hh:mm" as the last six bytes, read with the two before them
+         * (n >= 25 and the sign were checked above). */
         zone = n - 6;
         uint64_t z = load_le64(s + n - 8) ^ ZEROS;
         uint8_t sign = s[zone];
-        if ((sign != '+' && sign != '-') || (uint8_t)(z >> 40) != (':' ^ '0') || !all_digits(z, 0xFFFF00FFFF000000ull))
-            return false;
+        if ((uint8_t)(z >> 40) != (':' ^ '0') || !all_digits(z, 0xFFFF00FFFF000000ull)) return false;
         uint64_t zv = pair_values(z & 0xFFFF00FFFF000000ull);
         unsigned oh = (unsigned)((zv >> 24) & 0xFF), om = (unsigned)((zv >> 48) & 0xFF);
         if (oh > 23 || om > 59) return false;
