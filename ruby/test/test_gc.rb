@@ -26,6 +26,37 @@ class TestGC < Minitest::Test
     check_all(enc, dec)
   end
 
+  # Outputs past the writer's own buffer (8 KiB) are written into the String
+  # returned, made before the walk and sized by the last large output; one
+  # left by a failed call or a stream must be neither freed nor handed out
+  # twice, and an output outgrowing it moves to a block of its own.
+  def test_large_outputs_after_failures_streams_and_compaction
+    big = Array.new(3000) { |i| { "id" => i, "name" => "item #{i}", "tags" => ["t#{i % 7}", "u#{i}"] } }
+    bigger = big + big.map { |h| h.merge("extra" => h["name"] * 3) }
+    small = { "a" => 1 }
+    enc = Tersa::Encoder.new
+    want = Tersa::Encoder.new.encode(big)
+    want_bigger = Tersa::Encoder.new.encode(bigger)
+    assert_operator want.bytesize, :>, 16 * 1024
+    5.times do |round|
+      assert_equal want, enc.encode(big)
+      assert_raises(Tersa::EncodeError) { enc.encode([big, Object.new]) }
+      GC.verify_compaction_references(double_heap: true, toward: :empty) if round.odd?
+      GC.start
+      assert_equal want, enc.encode(big)
+      assert_equal want_bigger, enc.encode(bigger)
+      enc.write(big) if round == 2
+      assert_equal Tersa.dump(small), enc.encode(small)
+      a = enc.encode(big)
+      b = enc.encode(big)
+      refute_same a, b
+      a << "x"
+      assert_equal want, b
+      assert_equal Encoding::BINARY, b.encoding
+      assert_equal big, Tersa.load(b)
+    end
+  end
+
   def test_gc_stress
     doc = DOCS.first
     bytes = Tersa.dump(doc)

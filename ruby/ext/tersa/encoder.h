@@ -66,6 +66,12 @@ typedef struct tersa_rb_encoder {
     bool stream_failed;      /* a value failed mid-frame: the stream's tables are unknown */
     size_t emitted;          /* the stream's bytes in the writer's output already handed out */
     VALUE output;            /* streams: also given each piece #write and #header return (nil: none) */
+    /* Buffers whose output outgrows the writer's own buffer are written
+     * straight into the String returned (see encoder_class.c, out_grow). */
+    VALUE out_str;           /* a fresh String made before the walk for that (nil: none) */
+    uint8_t *out_str_ptr;    /* its bytes, as the writer's block (compared, never read through here) */
+    size_t out_hint;         /* the last such output's length plus slack (0: none yet) */
+    bool out_set;            /* the writer uses out_output (buffers only, not streams) */
     /* A hash's key objects (by identity) -> the writer's shape index, for
      * one buffer or stream frame (shape indices are per buffer, and a sync
      * frame starts the shape table again) and only while no GC has run since

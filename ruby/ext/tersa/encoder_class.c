@@ -19,6 +19,7 @@ static void enc_mark(void *p) {
     rb_gc_mark_movable(e->default_proc);
     rb_gc_mark_movable(e->dictionary);
     rb_gc_mark_movable(e->output);
+    rb_gc_mark(e->out_str); /* pinned: the writer may hold its bytes */
 }
 
 static void enc_compact(void *p) {
@@ -61,6 +62,7 @@ static VALUE enc_alloc(VALUE klass) {
     e->default_proc = Qnil;
     e->dictionary = Qnil;
     e->output = Qnil;
+    e->out_str = Qnil;
     e->stack_obj = Qnil;
     e->max_depth = TERSA_DEFAULT_MAX_DEPTH;
     e->w = tersa_writer_new(NULL);
@@ -115,18 +117,95 @@ static void note_buffer_shapes(tersa_rb_encoder *e) {
     tersa_rb_enc_drop_top(e); /* templates belong to their writer */
     tersa_writer_free(e->w);
     e->w = fresh;
+    e->out_set = false;
+}
+
+/* Outputs up to this size are written into the writer's own (reused) buffer
+ * and copied into their String; larger ones into the String itself. */
+#define OUT_OWN_MAX (8u << 10)
+
+/* tersa_output.grow. Nothing here may allocate Ruby objects or run the GC:
+ * the walk reads Arrays' items in place while the writer grows its output.
+ * So the String is made before the walk (make_out_str, sized by the last
+ * large output) and only handed over here while it is large enough; past
+ * it, the output goes to a malloc'd block (copied into a String at the end,
+ * as the writer's own buffer is). The String is unreachable from Ruby and
+ * marked (pinned) through e->out_str, so its bytes stay put and unshared. */
+static uint8_t *out_grow(void *ctx, uint8_t *old, size_t len, size_t need, size_t *cap) {
+    tersa_rb_encoder *e = ctx;
+    if (!old && e->out_str_ptr && (size_t)rb_str_capacity(e->out_str) >= need) {
+        *cap = (size_t)rb_str_capacity(e->out_str);
+        return e->out_str_ptr;
+    }
+    size_t want = need <= SIZE_MAX / 2 ? 2 * need : need;
+    uint8_t *p;
+    if (old && old != e->out_str_ptr) {
+        p = realloc(old, want);
+    } else {
+        p = malloc(want);
+        if (p && old) memcpy(p, old, len);
+    }
+    if (!p) return NULL;
+    if (old == e->out_str_ptr) e->out_str_ptr = NULL; /* the String is left unused */
+    *cap = want;
+    return p;
+}
+
+static void out_release(void *ctx, uint8_t *block) {
+    tersa_rb_encoder *e = ctx;
+    if (block != e->out_str_ptr) free(block);
+}
+
+static const tersa_output out_output = {out_grow, out_release, OUT_OWN_MAX};
+
+/* Before the walk: a String for an output as large as the last large one,
+ * unless the one made for the last call went unused and is large enough. */
+static void make_out_str(tersa_rb_encoder *e, VALUE self) {
+    /* A block a failed call left with the writer goes first, told apart
+     * from the String's bytes while out_str_ptr still names them. */
+    size_t unused;
+    uint8_t *held = tersa_writer_take_output(e->w, &unused);
+    if (held && held != e->out_str_ptr) free(held);
+    e->out_str_ptr = NULL;
+    if (e->out_hint <= OUT_OWN_MAX || !str_new_is_binary) return;
+    if (NIL_P(e->out_str) || (size_t)rb_str_capacity(e->out_str) < e->out_hint) {
+        RB_OBJ_WRITE(self, &e->out_str, Qnil);
+        VALUE str = rb_str_buf_new((long)e->out_hint);
+        RB_OBJ_WRITE(self, &e->out_str, str);
+    }
+    e->out_str_ptr = (uint8_t *)RSTRING_PTR(e->out_str);
 }
 
 /* Encode one value as a complete buffer and return it as a binary String. */
-static VALUE encode_buffer(tersa_rb_encoder *e, VALUE obj) {
+static VALUE encode_buffer(tersa_rb_encoder *e, VALUE self, VALUE obj) {
     e->busy = true;
     e->streaming = false;
     e->buf_shapes = 0;
+    if (TERSA_UNLIKELY(!e->out_set)) {
+        tersa_writer_set_output(e->w, &out_output, e);
+        e->out_set = true;
+    }
+    make_out_str(e, self);
     begin(e, 0);
     tersa_rb_enc_encode_root(e, obj);
     size_t len;
-    const uint8_t *data = tersa_writer_data(e->w, &len);
-    VALUE out = binary_string(data, len);
+    VALUE out;
+    uint8_t *block = tersa_writer_take_output(e->w, &len);
+    if (!block) {
+        const uint8_t *data = tersa_writer_data(e->w, &len);
+        out = binary_string(data, len);
+        if (len <= OUT_OWN_MAX) e->out_hint = 0;
+    } else if (block == e->out_str_ptr) {
+        out = e->out_str;
+        rb_str_set_len(out, (long)len);
+        RB_OBJ_WRITE(self, &e->out_str, Qnil);
+        e->out_str_ptr = NULL;
+        e->out_hint = len + len / 64 + 64; /* the writer reserves room past its last item */
+    } else {
+        out = rb_str_new((const char *)block, (long)len);
+        free(block);
+        e->out_hint = len + len / 64 + 64;
+    }
     note_buffer_shapes(e);
     e->busy = false;
     return out;
@@ -135,6 +214,11 @@ static VALUE encode_buffer(tersa_rb_encoder *e, VALUE obj) {
 /* Start a stream (its header is then in the writer's output) unless one is open. */
 static void stream_start(tersa_rb_encoder *e) {
     if (e->streaming) return;
+    if (e->out_set) {
+        /* Streams hand out pieces of the writer's own buffer. */
+        tersa_writer_set_output(e->w, NULL, NULL);
+        e->out_set = false;
+    }
     begin(e, TERSA_WRITE_STREAM);
     e->streaming = true;
     e->stream_failed = false;
@@ -246,7 +330,7 @@ typedef struct encode_call {
 static VALUE encode_call_body(VALUE p) {
     encode_call *c = (encode_call *)p;
     if (!NIL_P(c->opts)) apply_options(c->e, c->self, c->opts, false); /* a call per encode otherwise */
-    return c->stream ? push_frame(c->e, c->obj) : encode_buffer(c->e, c->obj);
+    return c->stream ? push_frame(c->e, c->obj) : encode_buffer(c->e, c->self, c->obj);
 }
 
 static VALUE run_encode(encode_call *c) {
