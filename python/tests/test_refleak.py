@@ -40,6 +40,9 @@ SAMPLES = [
     dt.datetime(2025, 1, 1, 12, 0, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30))),
 ]
 
+LARGE = ["%08x" % (i * 2654435761 % 2**32) for i in range(1500)]  # about 13 KB of output
+LARGE_BAD = LARGE + [Custom()]
+
 BAD_BUFFERS = [b"", b"\xc1\x70\x10\xfd", b"\xc1\x70\x10\x82\xe0", b"\xc1\x70\x10\x92\x41\x61\x41\x61\xe0\xe0",
                b"\xc1\x70\x10\x81\x81\x81\x05", b"\xc1\x70\x11" + bytes(8)]
 
@@ -57,6 +60,13 @@ def _workload():
             tersa.loads(bad)
         except tersa.DecodeError:
             pass
+    # Outputs over 8 KiB are written into the bytes object returned: kept on
+    # success, released when the encoding fails after the output moved there.
+    tersa.dumps(LARGE)
+    try:
+        tersa.dumps(LARGE_BAD)
+    except tersa.EncodeError:
+        pass
     for bad_value in [{"a": [Custom()]}, "\ud800", {"\ud800": 1}, {1: Custom()}]:
         try:
             tersa.dumps(bad_value)
@@ -205,3 +215,13 @@ def test_refcounts_of_cached_keys_and_strings_are_stable():
     del first
     # The decoded value held the only references to its string: it is gone with it.
     assert sys.getrefcount(shared) == 2
+
+
+def test_large_output_after_failure():
+    """A failed encode of a large output leaves the next one whole."""
+    want = tersa.dumps(LARGE)
+    assert len(want) > 8192
+    with pytest.raises(tersa.EncodeError):
+        tersa.dumps(LARGE_BAD)
+    assert tersa.dumps(LARGE) == want
+    assert tersa.loads(want) == LARGE

@@ -133,9 +133,18 @@ static uint8_t *out_grow(void *ctx, uint8_t *old, size_t len, size_t need, size_
     enc_ctx *e = ctx;
     (void)len;
     size_t want = need <= (size_t)PY_SSIZE_T_MAX / 2 ? 2 * need : need;
-    if (!old && g_out_hint >= need) want = g_out_hint;
     if (want > (size_t)PY_SSIZE_T_MAX - sizeof(PyBytesObject)) return NULL;
     if (!old) {
+        /* The last output's length may be far more than this one needs:
+         * without the memory for it, this one is not refused. */
+        if (g_out_hint >= need && g_out_hint <= (size_t)PY_SSIZE_T_MAX - sizeof(PyBytesObject)) {
+            e->out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)g_out_hint);
+            if (e->out) {
+                *cap = g_out_hint;
+                return (uint8_t *)PyBytes_AS_STRING(e->out);
+            }
+            PyErr_Clear();
+        }
         e->out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)want);
     } else if (_PyBytes_Resize(&e->out, (Py_ssize_t)want) < 0) {
         e->out = NULL; /* freed by _PyBytes_Resize */
