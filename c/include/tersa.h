@@ -265,6 +265,28 @@ TERSA_API bool tersa_write_ints(tersa_writer *w, const int64_t *values, size_t n
  *  strings). The string-table lookups of up to 64 strings at a time are
  *  started together, so that their cache misses overlap. */
 TERSA_API bool tersa_write_string_array(tersa_writer *w, const char *const *ptrs, const size_t *lens, size_t n);
+/**
+ * Borrowed strings: the same bytes and state as tersa_write_string_utf8 and
+ * tersa_write_string_array, but the writer may keep pointing at the caller's
+ * bytes instead of copying each new string (2 bytes or more, not yet in the
+ * string table) into its own memory.
+ *
+ * Ownership: the caller guarantees that every ptr[0..len) passed here stays
+ * valid and unchanged until the buffer ends, that is until the next
+ * tersa_writer_start or tersa_writer_free on this writer (whichever comes
+ * first; tersa_writer_data and the error may be read before that). A string
+ * freed, moved or modified before then may make later strings come out as
+ * references to the wrong string: use tersa_write_string_utf8 for bytes the
+ * caller does not control for the whole buffer (temporaries, mutable strings
+ * that code run during the encoding may change).
+ * In a stream (TERSA_WRITE_STREAM) the tables outlive each frame's call, so
+ * these copy exactly as tersa_write_string_utf8 does. A map-definition
+ * template (tersa_write_map_template) never holds a borrowed string.
+ * UTF-8 is not checked, as for tersa_write_string_utf8. NULL ptr only with
+ * len 0. Not thread-safe on one writer, like every writer call.
+ */
+TERSA_API bool tersa_write_string_utf8_borrowed(tersa_writer *w, const char *ptr, size_t len);
+TERSA_API bool tersa_write_string_array_borrowed(tersa_writer *w, const char *const *ptrs, const size_t *lens, size_t n);
 /** A symbol (its name is checked to be valid UTF-8). */
 TERSA_API bool tersa_write_symbol(tersa_writer *w, const char *ptr, size_t len);
 TERSA_API bool tersa_write_binary(tersa_writer *w, const void *ptr, size_t len);

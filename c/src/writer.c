@@ -464,14 +464,16 @@ TERSA_INLINE void put_ts(tersa_writer *w, const ts_parts *t) {
 }
 
 /* Keep the registers and (for strings of 2+ bytes) the table pointing at
- * a stable copy of a string just written in a non-reference form. `slot` is
- * the index slot for a new entry (NULL: none, the string is already in the
- * table at a lower index or is shorter than 2 bytes). */
+ * a stable copy of a string just written in a non-reference form, or at p
+ * itself when `borrow` (the caller keeps p's bytes until the tables end:
+ * tersa_write_string_utf8_borrowed). `islot` is the index slot for a new
+ * entry (NULL: none, the string is already in the table at a lower index or
+ * is shorter than 2 bytes). */
 TERSA_INLINE bool keep_string(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, uint64_t h,
-                             uint64_t *islot, const uint8_t **stable) {
+                             uint64_t *islot, const uint8_t **stable, bool borrow) {
     const uint8_t *s;
     if (n >= MIN_TABLE_LEN) {
-        s = (const uint8_t *)tersa_arena_copy(&w->st.mem, p, n);
+        s = borrow ? p : (const uint8_t *)tersa_arena_copy(&w->st.mem, p, n);
         if (TERSA_UNLIKELY(!s)) return fail(w, TERSA_ERR_NOMEM, "out of memory");
         add_string_entry(w, s, n, h, islot);
     } else {
@@ -489,14 +491,14 @@ TERSA_INLINE bool prefix_candidate(const uint8_t *base, size_t base_len, const u
 
 /* Timestamp strings, prefix strings and long strings. */
 TERSA_NOINLINE static bool write_str_slow(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, uint64_t h,
-                                         uint64_t *islot, const uint8_t **stable) {
+                                         uint64_t *islot, const uint8_t **stable, bool borrow) {
     /* A timestamp form: tag, variant, three varints of which the last may
      * start 16 bytes in; a prefix or inline form: 2 bytes, a varint, n bytes. */
     if (!reserve(w, 25 + n)) return false;
     ts_parts ts;
     if (n >= 10 && n <= 35 && p[4] == '-' && ts_parse_memo(p, n, &ts, &w->ts_day)) {
         put_ts(w, &ts);
-        return keep_string(w, slot, p, n, h, islot, stable);
+        return keep_string(w, slot, p, n, h, islot, stable, borrow);
     }
     size_t inline_size = (n < N_STR0 ? 1 : 1 + varint_size(n - N_STR0)) + n;
     size_t best = 0;
@@ -534,13 +536,13 @@ TERSA_NOINLINE static bool write_str_slow(tersa_writer *w, tersa_slot *slot, con
     }
     copy_bytes(o, body, body_len);
     w->len += (size_t)(o - start) + body_len;
-    return keep_string(w, slot, p, n, h, islot, stable);
+    return keep_string(w, slot, p, n, h, islot, stable, borrow);
 }
 
 /* A string of MIN_TABLE_LEN bytes or more that is not in the table (h its
  * hash, islot the index slot str_find left), written in `slot`. */
-TERSA_INLINE bool write_new_str(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, uint64_t h,
-                                uint64_t *islot, const uint8_t **stable) {
+TERSA_INLINE bool write_new_str_b(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, uint64_t h,
+                                  uint64_t *islot, const uint8_t **stable, bool borrow) {
     /* A new entry follows: room for it, and its index slot found again if
      * the index grew. */
     if (strings_full(w)) {
@@ -550,24 +552,31 @@ TERSA_INLINE bool write_new_str(tersa_writer *w, tersa_slot *slot, const uint8_t
     /* Anything but a short plain string that no register shares a prefix with. */
     if (n >= N_STR0 || (n >= 10 && p[4] == '-') || (slot->has_str && prefix_candidate(slot->str, slot->str_len, p)) ||
         (w->st.has_last && prefix_candidate(w->st.last, w->st.last_len, p)))
-        return write_str_slow(w, slot, p, n, h, islot, stable);
+        return write_str_slow(w, slot, p, n, h, islot, stable, borrow);
     if (!reserve(w, 1 + N_STR0)) return false;
     uint8_t *o = w->buf + w->len;
     o[0] = (uint8_t)(TAG_STR0 + n);
     copy_bytes(o + 1, p, n);
     w->len += 1 + n;
-    return keep_string(w, slot, p, n, h, islot, stable);
+    return keep_string(w, slot, p, n, h, islot, stable, borrow);
+}
+
+/* write_new_str_b of a string the writer copies. */
+TERSA_INLINE bool write_new_str(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, uint64_t h,
+                                uint64_t *islot, const uint8_t **stable) {
+    return write_new_str_b(w, slot, p, n, h, islot, stable, false);
 }
 
 /* Write one string item in `slot` (SPEC 7, strings); on success *stable
  * points at bytes that live as long as this buffer's encoding (shape keys).
- * `known_hash`, if not NULL, is hash_bytes(p, n, w->seed), already computed. */
-TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable,
-                                  const uint64_t *known_hash) {
+ * `known_hash`, if not NULL, is hash_bytes(p, n, w->seed), already computed;
+ * `borrow`: a new entry may point at p (keep_string). */
+TERSA_INLINE bool write_str_item_hb(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable,
+                                   const uint64_t *known_hash, bool borrow) {
     if (TERSA_LIKELY(n >= MIN_TABLE_LEN)) {
         uint64_t h = known_hash ? *known_hash : hash_bytes(p, n, w->seed), *islot = NULL;
         uint32_t found = str_find(w, p, n, h, &islot);
-        if (found == TERSA_NO_INDEX) return write_new_str(w, slot, p, n, h, islot, stable);
+        if (found == TERSA_NO_INDEX) return write_new_str_b(w, slot, p, n, h, islot, stable, borrow);
         if (!reserve(w, 3)) return false;
         put_ref(w, found);
         const str_entry *e = &w->st.strs[found];
@@ -580,11 +589,17 @@ TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint
     o[0] = (uint8_t)(TAG_STR0 + n);
     copy_bytes(o + 1, p, n);
     w->len += 1 + n;
-    return keep_string(w, slot, p, n, 0, NULL, stable);
+    return keep_string(w, slot, p, n, 0, NULL, stable, false);
+}
+
+/* write_str_item_hb of a string the writer copies. */
+TERSA_INLINE bool write_str_item_h(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable,
+                                  const uint64_t *known_hash) {
+    return write_str_item_hb(w, slot, p, n, stable, known_hash, false);
 }
 
 TERSA_INLINE bool write_str_item(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, const uint8_t **stable) {
-    return write_str_item_h(w, slot, p, n, stable, NULL);
+    return write_str_item_hb(w, slot, p, n, stable, NULL, false);
 }
 
 static bool check_utf8(tersa_writer *w, const char *ptr, size_t len, bool *ascii) {
@@ -592,18 +607,29 @@ static bool check_utf8(tersa_writer *w, const char *ptr, size_t len, bool *ascii
     return fail(w, TERSA_ERR_UNREPRESENTABLE, "string is not valid UTF-8");
 }
 
-/* A string value whose UTF-8 is known to be valid. */
-TERSA_INLINE bool write_string_value(tersa_writer *w, const char *ptr, size_t len) {
+/* A string value whose UTF-8 is known to be valid (borrow: keep_string). */
+TERSA_INLINE bool write_string_value(tersa_writer *w, const char *ptr, size_t len, bool borrow) {
     tersa_slot *slot = next_slot(w);
-    return slot && write_str_item(w, slot, (const uint8_t *)ptr, len, NULL) &&
+    return slot && write_str_item_hb(w, slot, (const uint8_t *)ptr, len, NULL, NULL, borrow) &&
            KEY_BYTES(w, TERSA_KID_STRING, ptr, len);
 }
 
-bool tersa_write_string_utf8(tersa_writer *w, const char *ptr, size_t len) { return write_string_value(w, ptr, len); }
+/* The tables of a stream outlive the call that wrote a frame's strings: only
+ * a single buffer's end with it, so only there may entries point at the
+ * caller's bytes. */
+TERSA_INLINE bool may_borrow(const tersa_writer *w) { return !(w->flags & TERSA_WRITE_STREAM); }
+
+bool tersa_write_string_utf8(tersa_writer *w, const char *ptr, size_t len) {
+    return write_string_value(w, ptr, len, false);
+}
+
+bool tersa_write_string_utf8_borrowed(tersa_writer *w, const char *ptr, size_t len) {
+    return write_string_value(w, ptr, len, may_borrow(w));
+}
 
 bool tersa_write_string(tersa_writer *w, const char *ptr, size_t len) {
     bool ascii;
-    return check_utf8(w, ptr, len, &ascii) && write_string_value(w, ptr, len);
+    return check_utf8(w, ptr, len, &ascii) && write_string_value(w, ptr, len, false);
 }
 
 bool tersa_write_symbol(tersa_writer *w, const char *ptr, size_t len) {
@@ -717,11 +743,11 @@ bool tersa_write_double_array(tersa_writer *w, const double *values, size_t n) {
 /* Strings whose index slots tersa_write_string_array requests at once. */
 #define STRING_ARRAY_BLOCK 64
 
-bool tersa_write_string_array(tersa_writer *w, const char *const *ptrs, const size_t *lens, size_t n) {
+TERSA_INLINE bool write_string_array(tersa_writer *w, const char *const *ptrs, const size_t *lens, size_t n, bool borrow) {
     if (TERSA_UNLIKELY(w->keywatch)) { /* a generic-map key, or part of one: the frame records it */
         if (!tersa_write_array_begin(w, n)) return false;
         for (size_t i = 0; i < n; i++)
-            if (!write_string_value(w, ptrs[i], lens[i])) return false;
+            if (!write_string_value(w, ptrs[i], lens[i], borrow)) return false;
         return tersa_write_array_end(w);
     }
     tersa_slot *slot = next_slot(w);
@@ -740,9 +766,18 @@ bool tersa_write_string_array(tersa_writer *w, const char *const *ptrs, const si
         }
         /* The elements of an array are in the array's own slot (SPEC 4.3). */
         for (size_t i = start; i < end; i++)
-            if (!write_str_item_h(w, slot, (const uint8_t *)ptrs[i], lens[i], NULL, &hashes[i - start])) return false;
+            if (!write_str_item_hb(w, slot, (const uint8_t *)ptrs[i], lens[i], NULL, &hashes[i - start], borrow))
+                return false;
     }
     return true;
+}
+
+bool tersa_write_string_array(tersa_writer *w, const char *const *ptrs, const size_t *lens, size_t n) {
+    return write_string_array(w, ptrs, lens, n, false);
+}
+
+bool tersa_write_string_array_borrowed(tersa_writer *w, const char *const *ptrs, const size_t *lens, size_t n) {
+    return write_string_array(w, ptrs, lens, n, may_borrow(w));
 }
 
 bool tersa_write_array_begin(tersa_writer *w, size_t count) {
