@@ -459,13 +459,18 @@ typedef struct tersa_output {
 
 /** Use `out` (NULL: none, the writer's own buffer only) for the outputs of
  *  the next buffers, with `ctx` passed to its callbacks. `out` and `ctx` must
- *  stay valid while set. A block held from the last output is released first. */
+ *  stay valid while set. A block held from the last output is released first;
+ *  if that block holds an unfinished buffer or frame, the writer fails
+ *  (TERSA_ERR_USAGE) until the next tersa_writer_start. */
 TERSA_API void tersa_writer_set_output(tersa_writer *w, const tersa_output *out, void *ctx);
 
 /** After an output written into a block from tersa_output.grow: that block,
- *  now the caller's, and the output's length in *len; the writer returns to
- *  its own (empty) buffer. NULL when the output is in the writer's own
- *  buffer (read it with tersa_writer_data) or there is none. */
+ *  now the caller's, and the output's length in *len (len must not be NULL;
+ *  0 with NULL); the writer returns to its own (empty) buffer. NULL when the
+ *  output is in the writer's own buffer (read it with tersa_writer_data) or
+ *  there is none. Taken inside an open frame or container, the unfinished
+ *  buffer is abandoned: the writer fails (TERSA_ERR_USAGE) until the next
+ *  tersa_writer_start. */
 TERSA_API uint8_t *tersa_writer_take_output(tersa_writer *w, size_t *len);
 
 /** True when a complete buffer has been written (no container or frame open). */

@@ -22,14 +22,28 @@ tersa_writer *tersa_writer_new(const tersa_alloc *alloc) {
     return w;
 }
 
-/* Back to the writer's own buffer, empty; a caller's block still held is released. */
-static void drop_output_block(tersa_writer *w) {
-    if (!w->out_block) return;
-    w->out->release(w->out_ctx, w->buf);
+/* Back to the writer's own buffer, empty (the caller's block, if any, is no
+ * longer the writer's: released or handed over). */
+static void use_own_buffer(tersa_writer *w) {
     w->out_block = false;
     w->buf = w->own_buf;
     w->cap = w->own_cap;
     w->len = 0;
+}
+
+/* Back to the writer's own buffer, empty; a caller's block still held is released. */
+static void drop_output_block(tersa_writer *w) {
+    if (!w->out_block) return;
+    w->out->release(w->out_ctx, w->buf);
+    use_own_buffer(w);
+}
+
+/* Output changing hands where an open frame or container still refers to
+ * its offsets (inside a buffer or a stream's frame) abandons the buffer: the
+ * writer fails, so nothing later writes or patches through those offsets. */
+static void abandon_if_open(tersa_writer *w) {
+    if (w->err.code == TERSA_OK && (w->in_frame || w->depth != 0))
+        fail(w, TERSA_ERR_USAGE, "output taken or replaced inside an open frame or container");
 }
 
 void tersa_writer_free(tersa_writer *w) {
@@ -58,22 +72,19 @@ const uint8_t *tersa_writer_data(const tersa_writer *w, size_t *len) {
 }
 
 void tersa_writer_set_output(tersa_writer *w, const tersa_output *out, void *ctx) {
+    if (w->out_block) abandon_if_open(w);
     drop_output_block(w);
     w->out = out;
     w->out_ctx = ctx;
 }
 
 uint8_t *tersa_writer_take_output(tersa_writer *w, size_t *len) {
-    if (!w->out_block) {
-        *len = 0;
-        return NULL;
-    }
+    *len = 0;
+    if (!w->out_block) return NULL;
+    abandon_if_open(w);
     uint8_t *block = w->buf;
     *len = w->len;
-    w->out_block = false;
-    w->buf = w->own_buf;
-    w->cap = w->own_cap;
-    w->len = 0;
+    use_own_buffer(w);
     return block;
 }
 
@@ -85,11 +96,7 @@ bool tersa_writer_grow_output(tersa_writer *w, size_t need) {
         /* The caller's block, if any, is gone or to be released: back to our own buffer. */
         bool ok = fail(w, TERSA_ERR_NOMEM, "out of memory");
         if (p || w->out_block) w->out->release(w->out_ctx, p ? p : w->buf);
-        if (w->out_block) {
-            w->out_block = false;
-            w->buf = w->own_buf;
-            w->cap = w->own_cap;
-        }
+        if (w->out_block) use_own_buffer(w);
         w->len = 0;
         return ok;
     }

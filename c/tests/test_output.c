@@ -151,9 +151,49 @@ static void test_stream(void) {
     tersa_writer_free(p);
 }
 
+/* Output taken or replaced while a frame or container is open: the caller
+ * gets the block, and the unfinished buffer is abandoned (the writer fails
+ * until the next start) instead of closing the frame or container through
+ * offsets into memory it no longer holds. */
+static void test_taken_while_open(void) {
+    static char text[1000];
+    memset(text, 'x', sizeof text);
+    for (int mode = 0; mode < 4; mode++) {
+        bool stream = mode & 1, replace = mode & 2;
+        outbox o = {0};
+        tersa_output out = {ob_grow, ob_release, 16};
+        tersa_writer *w = tersa_writer_new(NULL);
+        tersa_writer_set_output(w, &out, &o);
+        bool ok = tersa_writer_start(w, NULL, stream ? TERSA_WRITE_STREAM : 0) &&
+                  (!stream || tersa_write_frame_begin(w)) && tersa_write_array_begin(w, 2) &&
+                  tersa_write_string(w, text, sizeof text);
+        CHECK(ok && o.live == 1, "mode %d: an open buffer in a caller's block", mode);
+        size_t len = 0;
+        if (replace) {
+            tersa_writer_set_output(w, NULL, NULL);
+            CHECK(o.live == 0, "mode %d: replacing the output released the block", mode);
+        } else {
+            uint8_t *block = tersa_writer_take_output(w, &len);
+            CHECK(block && len > sizeof text, "mode %d: the block is handed over", mode);
+            free(block);
+            o.live--;
+        }
+        CHECK(tersa_writer_error(w)->code == TERSA_ERR_USAGE, "mode %d: the buffer is abandoned", mode);
+        CHECK(!tersa_write_string(w, text, 10) && !tersa_write_array_end(w) && (!stream || !tersa_write_frame_end(w)),
+              "mode %d: nothing more is written", mode);
+        CHECK(!tersa_writer_take_output(w, &len) && len == 0, "mode %d: nothing left to take", mode);
+        tersa_writer_set_output(w, &out, &o);
+        CHECK(tersa_writer_start(w, NULL, 0) && write_strings(w, 400) && tersa_writer_error(w)->code == TERSA_OK,
+              "mode %d: the writer works after a new start", mode);
+        tersa_writer_free(w);
+        CHECK(o.live == 0, "mode %d: %ld blocks held after free", mode, o.live);
+    }
+}
+
 int main(void) {
     test_same_bytes();
     test_grow_failures();
     test_stream();
+    test_taken_while_open();
     return test_summary("test_output");
 }
