@@ -908,13 +908,8 @@ TERSA_INLINE void key_memo_note(tersa_writer *w, const uint8_t *p, uint32_t pos)
  * many shapes. Before this many, a buffer neither reads nor writes it. */
 #define KEY_MEMO_MIN_SHAPES 64
 
-/* It pays only for a caller that passes a key's bytes at the same address
- * each time. Its credit in a buffer (key_memo_credit) starts at
- * KEY_MEMO_CREDIT, gains one for each key found, loses one for each key
- * whose address the memo has not seen, and is capped at KEY_MEMO_CREDIT_MAX:
- * once spent, the buffer stops using the memo, so that a caller with fresh
- * addresses pays for a bounded number of keys. */
-#define KEY_MEMO_CREDIT 256
+/* The credit (KEY_MEMO_CREDIT: writer_internal.h) is capped, so that a long
+ * run of keys found cannot pay for an unbounded run of misses later. */
 #define KEY_MEMO_CREDIT_MAX 4096
 
 /* hash_keys of a map's keys; the first MAP_KEY_HASHES keys' own hashes go to
@@ -1045,10 +1040,7 @@ TERSA_INLINE bool map_begin_memo(tersa_writer *w, const tersa_key *keys, size_t 
 }
 
 static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool checked) {
-    if (w->st.nshapes < KEY_MEMO_MIN_SHAPES) {
-        w->key_memo_credit = KEY_MEMO_CREDIT; /* a new buffer's */
-        return map_begin_memo(w, keys, count, checked, false);
-    }
+    if (w->st.nshapes < KEY_MEMO_MIN_SHAPES) return map_begin_memo(w, keys, count, checked, false);
     return w->key_memo_credit > 0 ? map_begin_memo(w, keys, count, checked, true)
                                   : map_begin_memo(w, keys, count, checked, false);
 }

@@ -19,10 +19,10 @@ void tersa_writer_set_str_limit(tersa_writer *w) {
 }
 
 /* An index of at least `need` entries' room holding the first `indexed`
- * entries of the table. They are read in table order (one pass over the
- * entries, not a scan of the old index and a jump to each entry): a loaded
- * dictionary's come first, so that no probe sequence leading to one passes a
- * slot that the next buffer will see as empty. */
+ * entries of the table, inserted in table order from their kept hashes (one
+ * sequential pass over the entries): a loaded dictionary's come first, so
+ * that no probe sequence leading to one passes a slot that the next buffer
+ * will see as empty. */
 static bool resize_string_index(tersa_writer *w, size_t need, size_t indexed) {
     size_t cap = w->sidx_cap ? w->sidx_cap : 256;
     while (index_limit(cap) < need) cap *= 2;
@@ -133,6 +133,7 @@ bool tersa_writer_reset_tables(tersa_writer *w, const tersa_dict *dict) {
     tersa_state_reset(&w->st, keep);
     tersa_writer_set_str_limit(w);
     w->last_shape = TERSA_NO_INDEX;
+    w->key_memo_credit = KEY_MEMO_CREDIT;
     if (dict) {
         if (!keep && !load_dictionary(w, dict)) return false;
         /* The dictionary's shapes: indexed again (their slots are empty). */

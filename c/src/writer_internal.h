@@ -45,6 +45,14 @@ typedef struct key_memo_entry {
     uint32_t pos;
 } key_memo_entry;
 
+/* The memo pays only for a caller that passes a key's bytes at the same
+ * address each time. Its credit (key_memo_credit) starts at KEY_MEMO_CREDIT
+ * with the tables (tersa_writer_reset_tables: each buffer and sync frame),
+ * gains one for each key found, loses one for each key whose address the memo
+ * has not seen: once spent, the tables stop using the memo, so that a caller
+ * with fresh addresses pays for a bounded number of keys. */
+#define KEY_MEMO_CREDIT 256
+
 /* Direct-mapped: a document's distinct keys are few, and a miss costs only
  * the lookup the memo would have saved. */
 #define KEY_MEMO_BITS 8
