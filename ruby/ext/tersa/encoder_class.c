@@ -167,7 +167,11 @@ static void make_out_str(tersa_rb_encoder *e, VALUE self) {
     uint8_t *held = tersa_writer_take_output(e->w, &unused);
     if (held && held != e->out_str_ptr) free(held);
     e->out_str_ptr = NULL;
-    if (e->out_hint <= OUT_OWN_MAX || !str_new_is_binary) return;
+    if (e->out_hint <= OUT_OWN_MAX || !str_new_is_binary) {
+        /* No large output expected: a String kept from before would only hold memory. */
+        if (!NIL_P(e->out_str)) RB_OBJ_WRITE(self, &e->out_str, Qnil);
+        return;
+    }
     if (NIL_P(e->out_str) || (size_t)rb_str_capacity(e->out_str) < e->out_hint) {
         RB_OBJ_WRITE(self, &e->out_str, Qnil);
         VALUE str = rb_str_buf_new((long)e->out_hint);
@@ -198,6 +202,8 @@ static VALUE encode_buffer(tersa_rb_encoder *e, VALUE self, VALUE obj) {
     } else if (block == e->out_str_ptr) {
         out = e->out_str;
         rb_str_set_len(out, (long)len);
+        /* Sized for the last large output: a much smaller one gives back the rest. */
+        if ((size_t)rb_str_capacity(out) - len > len / 8 + 4096) rb_str_resize(out, (long)len);
         RB_OBJ_WRITE(self, &e->out_str, Qnil);
         e->out_str_ptr = NULL;
         e->out_hint = len + len / 64 + 64; /* the writer reserves room past its last item */
