@@ -79,11 +79,11 @@ function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] {
   const plainInts = !rd.bigints;
   for (let i = 0; i < n; i++) {
     // Binary floats (embeddings, measurements), integers of the short
-    // forms, and integers and decimals with varints of up to four bytes
-    // are read here: a call to read() per element returns each as a
-    // boxed number, which was half of decoding an array of F32s. NaN,
-    // infinities, exactFloats, bigints, other integers and decimals and
-    // short input take read()'s path.
+    // forms, integers with varints of up to four bytes and decimals with
+    // varints of up to five are read here: a call to read() per element
+    // returns each as a boxed number, which was half of decoding an array
+    // of F32s. NaN, infinities, exactFloats, bigints, other integers and
+    // decimals and short input take read()'s path.
     const t = src[rd.pos];
     if (t >= Tag.INT0 && t < Tag.PFX0 && plainInts && rd.pos < rd.end) {
       const v = t - INT_BASE;
@@ -97,7 +97,7 @@ function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] {
     const isInt = t >= Tag.INT_POS && t <= Tag.INT_DELTA && plainInts;
     const isDec = ((t >= Tag.DEC0 && t < Tag.NULL) || t === Tag.DEC_DELTA) && !rd.exactFloats;
     if ((isInt || isDec) && rd.pos + 5 <= rd.end) {
-      // a varint of up to four bytes (minimal: else read() reports it)
+      // a varint of up to four bytes, five for decimals (minimal: else read() reports it)
       const p = rd.pos + 1;
       const b0 = src[p];
       let z = -1;

@@ -77,8 +77,8 @@ export function writeVarint(st: EncoderState, v: number): void {
     return;
   }
   // L >= 5: W = v * 2^L + 2^(L-1) as two 32-bit words, from v's words
-  // hi * 2^32 + lo: scaling by a power of two is exact, and no division
-  // is needed (a division per byte took most of a 6-byte varint's time)
+  // hi * 2^32 + lo: scaling by a power of two is exact, so the bytes come
+  // from shifts of the two words, without a division per byte
   const L = vlen(v);
   const hi = Math.floor(v * TWO_NEG32);
   const lo = v - hi * TWO32;

@@ -98,7 +98,10 @@ test('timestamp-like strings stay strings', () => {
 
 test('timestamp strings: hours that share a cache entry, before 1970, every form', () => {
   // hours 64 apart, days apart and years apart, in turns, in the forms the decoder renders
-  const base = [Date.UTC(2024, 0, 21, 1, 13, 54), Date.UTC(2024, 0, 23, 17, 2, 5), Date.UTC(1969, 11, 31, 23, 59, 59), Date.UTC(1, 0, 1, 0, 0, 0), Date.UTC(9999, 11, 31, 23, 0, 0)];
+  // (Date.UTC reads years 0-99 as 1900-1999: year 1 is set with setUTCFullYear.)
+  const year1 = new Date(0).setUTCFullYear(1, 0, 1);
+  // the last day of year 9999 begins 6 hours before the latest value below (k * 61 s)
+  const base = [Date.UTC(2024, 0, 21, 1, 13, 54), Date.UTC(2024, 0, 23, 17, 2, 5), Date.UTC(1969, 11, 31, 23, 59, 59), year1, Date.UTC(9999, 11, 31, 0, 0, 0)];
   const iso = (ms) => new Date(ms).toISOString().replace(/^\+0*(\d{4})/, '$1');
   const forms = [
     (ms) => iso(ms).slice(0, 19) + 'Z',
@@ -110,9 +113,12 @@ test('timestamp strings: hours that share a cache entry, before 1970, every form
   ];
   const values = [];
   for (let k = 0; k < 300; k++) {
-    const ms = base[k % base.length] + ((k * 7) % 5) * 64 * 3600000 * (k % 2 ? 1 : -1) * (base[k % base.length] > Date.UTC(9000, 0) || base[k % base.length] < Date.UTC(2, 0) ? 0 : 1) + k * 61000;
+    const b = base[k % base.length];
+    const ms = b + ((k * 7) % 5) * 64 * 3600000 * (k % 2 ? 1 : -1) * (b === year1 || b > Date.UTC(9000, 0) ? 0 : 1) + k * 61000;
     values.push(forms[k % forms.length](ms));
   }
+  for (const y of ['0001', '1969', '1970', '9999']) assert.ok(values.some((v) => v.startsWith(y + '-')), `a value in year ${y}`);
+  assert.ok(values.every((v) => /^\d{4}-/.test(v)), 'every value has a 4-digit year');
   assert.deepEqual(rt(values), values);
   assert.deepEqual(rt(values.map((v) => ({ at: v, other: v }))), values.map((v) => ({ at: v, other: v })));
 });
