@@ -20,6 +20,13 @@ TERSA_NOINLINE void *tersa_rb_xrealloc(void *ptr, size_t n, size_t size);
 #define TERSA_RB_ALLOC_N(type, n) ((type *)tersa_rb_xalloc((n), sizeof(type)))
 #define TERSA_RB_REALLOC_N(var, type, n) ((var) = (type *)tersa_rb_xrealloc((var), (n), sizeof(type)))
 
+/* A callable and its one argument, for rb_protect: tersa_rb_call_proc((VALUE)&args)
+ * is proc.call(arg) (packers, unpackers, default procs). */
+typedef struct tersa_rb_call_args {
+    VALUE proc, arg;
+} tersa_rb_call_args;
+VALUE tersa_rb_call_proc(VALUE args);
+
 /* Floats without a call for flonums (most doubles): Ruby 3.1's DBL2NUM and
  * RFLOAT_VALUE are out-of-line functions (a PLT call per float). Both follow
  * Ruby's internal rb_float_new_inline and rb_float_flonum_value. */

@@ -21,7 +21,7 @@
 #include <ruby/version.h>
 
 VALUE cDecoder;
-static ID id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries, id_join, id_call, id_floating;
+static ID id_symbolize_keys, id_freeze, id_max_depth, id_dictionary, id_dictionaries, id_join, id_floating;
 static rb_ractor_local_key_t default_decoder_key;
 
 /* ==========================================================================
@@ -374,14 +374,6 @@ static inline VALUE string_value(tersa_rb_decoder *d, const tersa_item *it) {
  * Building values
  * ========================================================================== */
 
-typedef struct call_args {
-    VALUE proc, arg;
-} call_args;
-
-static VALUE call_proc(VALUE p) {
-    call_args *a = (call_args *)p;
-    return rb_funcall(a->proc, id_call, 1, a->arg);
-}
 
 typedef struct build_ctx {
     VALUE self;
@@ -471,9 +463,9 @@ static VALUE build_ext(build_ctx *c, const tersa_item *it) {
     if (c->d->freeze) rb_obj_freeze(data);
     VALUE unpacker = tersa_rb_ext_unpacker(it->v.ext.type);
     if (NIL_P(unpacker)) return rb_struct_new(cExt, UINT2NUM(it->v.ext.type), data);
-    call_args a = {unpacker, data};
+    tersa_rb_call_args a = {unpacker, data};
     int state = 0;
-    VALUE v = rb_protect(call_proc, (VALUE)&a, &state);
+    VALUE v = rb_protect(tersa_rb_call_proc, (VALUE)&a, &state);
     if (state) {
         reset(c->d);
         rb_jump_tag(state);
@@ -970,7 +962,6 @@ void tersa_rb_init_decoder(void) {
     id_dictionary = rb_intern("dictionary");
     id_dictionaries = rb_intern("dictionaries");
     id_join = rb_intern("join");
-    id_call = rb_intern("call");
     id_floating = rb_intern("floating");
     default_decoder_key = rb_ractor_local_storage_value_newkey();
     small_arrays_in_place = small_arrays_checked();

@@ -8,7 +8,7 @@
 #include "declared_class.h"
 #include "known_types.h"
 
-static ID id_to_tersa, id_call, id_utc_p, id_subsec, id_denominator;
+static ID id_to_tersa, id_utc_p, id_subsec, id_denominator;
 
 /* ==========================================================================
  * Hooks
@@ -121,15 +121,6 @@ static inline void close_frame(tersa_rb_encoder *e, enc_frame *f, uint32_t depth
 
 static VALUE call_to_tersa(VALUE obj) { return rb_funcall(obj, id_to_tersa, 0); }
 
-typedef struct call_args {
-    VALUE proc, arg;
-} call_args;
-
-static VALUE call_proc(VALUE p) {
-    call_args *a = (call_args *)p;
-    return rb_funcall(a->proc, id_call, 1, a->arg);
-}
-
 /* Write an object of another class, or return what a hook made of it
  * (pushed on the value stack and counted in e->hooks), to be written in its
  * place; Qundef when it is written. */
@@ -146,9 +137,9 @@ TERSA_NOINLINE static VALUE encode_other(tersa_rb_encoder *e, VALUE obj, uint32_
     uint32_t type;
     VALUE packer = tersa_rb_ext_packer(klass, &type);
     if (!NIL_P(packer)) {
-        call_args a = {packer, obj};
+        tersa_rb_call_args a = {packer, obj};
         tersa_rb_enc_drop_shapes(e); /* Ruby code may run GC and move or free objects */
-        VALUE bytes = protected_call(e, call_proc, (VALUE)&a);
+        VALUE bytes = protected_call(e, tersa_rb_call_proc, (VALUE)&a);
         if (!RB_TYPE_P(bytes, T_STRING)) tersa_rb_enc_fail_value(e, depth, "packer did not return a String for", obj);
         CHECK_W(tersa_write_ext(e->w, type, RSTRING_PTR(bytes), (size_t)RSTRING_LEN(bytes)));
         RB_GC_GUARD(bytes);
@@ -176,9 +167,9 @@ TERSA_NOINLINE static VALUE encode_other(tersa_rb_encoder *e, VALUE obj, uint32_
         tersa_rb_enc_drop_shapes(e);
         replacement = protected_call(e, call_to_tersa, obj);
     } else if (!NIL_P(e->default_proc)) {
-        call_args a = {e->default_proc, obj};
+        tersa_rb_call_args a = {e->default_proc, obj};
         tersa_rb_enc_drop_shapes(e);
-        replacement = protected_call(e, call_proc, (VALUE)&a);
+        replacement = protected_call(e, tersa_rb_call_proc, (VALUE)&a);
     }
     if (replacement == Qundef) {
         const char *hint = tersa_rb_unsupported_hint(obj);
@@ -645,7 +636,6 @@ void tersa_rb_enc_encode_root(tersa_rb_encoder *e, VALUE obj) {
 
 void tersa_rb_init_encoder_walk(void) {
     id_to_tersa = rb_intern("to_tersa");
-    id_call = rb_intern("call");
     id_utc_p = rb_intern("utc?");
     id_subsec = rb_intern("subsec");
     id_denominator = rb_intern("denominator");

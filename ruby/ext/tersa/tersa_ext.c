@@ -28,11 +28,19 @@ void *tersa_rb_xrealloc(void *ptr, size_t n, size_t size) {
     return p;
 }
 
+static ID id_call;
+
+VALUE tersa_rb_call_proc(VALUE args) {
+    const tersa_rb_call_args *a = (const tersa_rb_call_args *)args;
+    return rb_funcall(a->proc, id_call, 1, a->arg);
+}
+
 RUBY_FUNC_EXPORTED void Init_tersa(void) {
 #ifdef HAVE_RB_EXT_RACTOR_SAFE
     rb_ext_ractor_safe(true);
 #endif
     mTersa = rb_define_module("Tersa");
+    id_call = rb_intern("call");
     tersa_utf8 = rb_utf8_encoding();
     tersa_binary = rb_ascii8bit_encoding();
     tersa_usascii = rb_usascii_encoding();
