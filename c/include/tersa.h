@@ -457,6 +457,17 @@ typedef struct tersa_output {
     size_t own_max;
 } tersa_output;
 
+/** A binding's tersa_output.own_max: outputs up to this many bytes are best
+ *  written into the writer's own buffer (reused from call to call) and copied
+ *  out; larger ones into the object returned, saving the copy. */
+#define TERSA_OUTPUT_OWN_MAX (8u << 10)
+
+/** The size of a first block (tersa_output.grow's *cap) that holds an output
+ *  as long as one of `len` bytes without a second block: `len` plus the room
+ *  the writer reserves past its last item, plus a margin for a slightly
+ *  longer output. SIZE_MAX when that overflows. Thread-safe. */
+TERSA_API size_t tersa_output_block_hint(size_t len);
+
 /** Use `out` (NULL: none, the writer's own buffer only) for the outputs of
  *  the next buffers, with `ctx` passed to its callbacks. `out` and `ctx` must
  *  stay valid while set. A block held from the last output is released first;

@@ -88,6 +88,14 @@ uint8_t *tersa_writer_take_output(tersa_writer *w, size_t *len) {
     return block;
 }
 
+size_t tersa_output_block_hint(size_t len) {
+    /* An item reserves at most 25 bytes more than it takes (a string's
+     * header and varint room); 64 covers that, len / 64 a next output
+     * slightly longer than this one. */
+    size_t margin = len / 64 + 64;
+    return len <= SIZE_MAX - margin ? len + margin : SIZE_MAX;
+}
+
 bool tersa_writer_grow_output(tersa_writer *w, size_t need) {
     if (need > SIZE_MAX - w->len) return fail(w, TERSA_ERR_NOMEM, "output too large");
     size_t cap = 0;

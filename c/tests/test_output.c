@@ -15,6 +15,7 @@ typedef struct outbox {
     long live;       /* blocks allocated and neither released nor taken */
     long released;
     size_t slack;    /* extra bytes given beyond `need` */
+    size_t first;    /* a first block's size when that is at least `need` (0: need + slack) */
     bool old_first;  /* the first grow of an output saw old == NULL */
 } outbox;
 
@@ -23,10 +24,11 @@ static uint8_t *ob_grow(void *ctx, uint8_t *old, size_t len, size_t need, size_t
     if (++o->grows == o->fail_at) return NULL; /* like realloc: old stays valid, released later */
     if (!old) o->old_first = true;
     CHECK(len < need, "grow asked for no more room (%zu of %zu)", len, need);
-    uint8_t *p = (uint8_t *)realloc(old, need + o->slack);
+    size_t size = !old && o->first >= need ? o->first : need + o->slack;
+    uint8_t *p = (uint8_t *)realloc(old, size);
     if (!p) return NULL;
     if (!old) o->live++;
-    *cap = need + o->slack;
+    *cap = size;
     return p;
 }
 
@@ -190,10 +192,33 @@ static void test_taken_while_open(void) {
     }
 }
 
+/* A first block of tersa_output_block_hint(len) bytes holds the same output
+ * again, whatever its last item reserves. */
+static void test_block_hint(void) {
+    static const int counts[] = {30, 400, 3000};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+        size_t len;
+        free(plain_encoding(counts[i], &len));
+        outbox o = {0};
+        o.first = tersa_output_block_hint(len);
+        tersa_output out = {ob_grow, ob_release, 16};
+        tersa_writer *w = tersa_writer_new(NULL);
+        tersa_writer_set_output(w, &out, &o);
+        CHECK(tersa_writer_start(w, NULL, 0) && write_strings(w, counts[i]), "encode %d strings", counts[i]);
+        size_t got;
+        free(tersa_writer_take_output(w, &got));
+        CHECK(got == len && o.grows == 1, "%d strings: %ld blocks for %zu bytes with a hint of %zu", counts[i],
+              o.grows, len, o.first);
+        tersa_writer_free(w);
+    }
+    CHECK(tersa_output_block_hint(SIZE_MAX - 10) == SIZE_MAX, "the hint saturates");
+}
+
 int main(void) {
     test_same_bytes();
     test_grow_failures();
     test_stream();
     test_taken_while_open();
+    test_block_hint();
     return test_summary("test_output");
 }

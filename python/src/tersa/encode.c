@@ -972,7 +972,7 @@ static PyObject *tersa_dumps(PyObject *module, PyObject *const *args, Py_ssize_t
         if (tersa_writer_take_output(e->w, &len)) {
             result = e->out;
             e->out = NULL;
-            g_out_hint = len + len / 64 + 64; /* the writer reserves room past its last item */
+            g_out_hint = tersa_output_block_hint(len);
             if (_PyBytes_Resize(&result, (Py_ssize_t)len) < 0) result = NULL;
         } else {
             const uint8_t *data = tersa_writer_data(e->w, &len);

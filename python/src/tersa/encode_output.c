@@ -1,19 +1,15 @@
 /*
  * encode_output.c - where dumps writes its output (included by encode.c
- * after enc_ctx): small outputs in the pooled writer's own buffer, copied
- * into their bytes object; large ones straight into the bytes object
- * dumps returns (the core's tersa_output callbacks).
+ * after enc_ctx): outputs up to TERSA_OUTPUT_OWN_MAX in the pooled writer's
+ * own buffer, copied into their bytes object; larger ones straight into the
+ * bytes object dumps returns, shrunk to fit at the end (the core's
+ * tersa_output callbacks).
  */
 
 /* The length of the last output dumps wrote into its bytes object: the first
  * block's size for the next (kept across pooled contexts, which a large
  * output often renews). */
 static size_t g_out_hint;
-
-/* dumps: outputs up to this size are written into the writer's own (reused)
- * buffer and copied into their bytes object; larger ones are written into
- * the bytes object itself, which is shrunk to fit at the end. */
-#define OUT_OWN_MAX (8u << 10)
 
 /* tersa_output.grow: the bytes object e->out, created or resized to at least
  * `need` bytes: twice that, or for the first block the last output's length
@@ -54,4 +50,4 @@ static void out_release(void *ctx, uint8_t *block) {
     Py_CLEAR(((enc_ctx *)ctx)->out);
 }
 
-static const tersa_output dumps_output = {out_grow, out_release, OUT_OWN_MAX};
+static const tersa_output dumps_output = {out_grow, out_release, TERSA_OUTPUT_OWN_MAX};

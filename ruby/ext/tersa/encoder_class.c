@@ -120,10 +120,6 @@ static void note_buffer_shapes(tersa_rb_encoder *e) {
     e->out_set = false;
 }
 
-/* Outputs up to this size are written into the writer's own (reused) buffer
- * and copied into their String; larger ones into the String itself. */
-#define OUT_OWN_MAX (8u << 10)
-
 /* tersa_output.grow. Nothing here may allocate Ruby objects or run the GC:
  * the walk reads Arrays' items in place while the writer grows its output.
  * So the String is made before the walk (make_out_str, sized by the last
@@ -156,7 +152,7 @@ static void out_release(void *ctx, uint8_t *block) {
     if (block != e->out_str_ptr) free(block);
 }
 
-static const tersa_output out_output = {out_grow, out_release, OUT_OWN_MAX};
+static const tersa_output out_output = {out_grow, out_release, TERSA_OUTPUT_OWN_MAX};
 
 /* Before the walk: a String for an output as large as the last large one,
  * unless the one made for the last call went unused and is large enough. */
@@ -167,7 +163,7 @@ static void make_out_str(tersa_rb_encoder *e, VALUE self) {
     uint8_t *held = tersa_writer_take_output(e->w, &unused);
     if (held && held != e->out_str_ptr) free(held);
     e->out_str_ptr = NULL;
-    if (e->out_hint <= OUT_OWN_MAX || !str_new_is_binary) {
+    if (e->out_hint <= TERSA_OUTPUT_OWN_MAX || !str_new_is_binary) {
         /* No large output expected: a String kept from before would only hold memory. */
         if (!NIL_P(e->out_str)) RB_OBJ_WRITE(self, &e->out_str, Qnil);
         return;
@@ -198,7 +194,7 @@ static VALUE encode_buffer(tersa_rb_encoder *e, VALUE self, VALUE obj) {
     if (!block) {
         const uint8_t *data = tersa_writer_data(e->w, &len);
         out = binary_string(data, len);
-        if (len <= OUT_OWN_MAX) e->out_hint = 0;
+        if (len <= TERSA_OUTPUT_OWN_MAX) e->out_hint = 0;
     } else if (block == e->out_str_ptr) {
         out = e->out_str;
         rb_str_set_len(out, (long)len);
@@ -206,11 +202,11 @@ static VALUE encode_buffer(tersa_rb_encoder *e, VALUE self, VALUE obj) {
         if ((size_t)rb_str_capacity(out) - len > len / 8 + 4096) rb_str_resize(out, (long)len);
         RB_OBJ_WRITE(self, &e->out_str, Qnil);
         e->out_str_ptr = NULL;
-        e->out_hint = len + len / 64 + 64; /* the writer reserves room past its last item */
+        e->out_hint = tersa_output_block_hint(len);
     } else {
         out = rb_str_new((const char *)block, (long)len);
         free(block);
-        e->out_hint = len + len / 64 + 64;
+        e->out_hint = tersa_output_block_hint(len);
     }
     note_buffer_shapes(e);
     e->busy = false;
