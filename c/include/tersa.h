@@ -323,6 +323,15 @@ TERSA_API bool tersa_write_map_end(tersa_writer *w);
 TERSA_API uint32_t tersa_writer_last_shape(const tersa_writer *w);
 
 /**
+ * tersa_writer_last_shape if the last tersa_write_map_begin* call defined
+ * that shape; TERSA_NO_INDEX if it found the keys already in this buffer's
+ * table (or the table was full). A binding that caches shapes by identity
+ * can leave out shapes that are not seen again, and store one when the
+ * writer finds it.
+ */
+TERSA_API uint32_t tersa_writer_last_defined_shape(const tersa_writer *w);
+
+/**
  * Open a map of a shape already in this buffer's table (an index returned by
  * tersa_writer_last_shape since the last tersa_writer_start). Exactly as
  * canonical as tersa_write_map_begin with that shape's keys. Then write the

@@ -97,10 +97,12 @@ int32_t tersa_shapes_add_slow(tersa_shapes *s, uint64_t h, const tersa_ident *ke
     if (n > TERSA_SHAPES_POOL_MAX) return -1;
     if (s->nents == TERSA_SHAPES_MAX || s->pool_used + n > TERSA_SHAPES_POOL_MAX) {
         /* Full: start again rather than keep the first shapes forever. */
-        uint32_t root = s->hint_root, scratch = s->hint_scratch;
+        uint32_t root = s->hint_root, scratch = s->hint_scratch, defined = s->defined, repeated = s->repeated;
         tersa_shapes_clear(s);
         s->hint_root = root;
         s->hint_scratch = scratch;
+        s->defined = defined;
+        s->repeated = repeated;
     }
     if (s->nents == s->ents_cap) {
         uint32_t cap = s->ents_cap ? s->ents_cap * 2 : 64;

@@ -29,6 +29,18 @@
  * O(1) apart from releasing keys: index slots carry a generation tag, and
  * slots of an older generation read as empty.
  *
+ * Optional, for a binding whose writer says whether a map defined its
+ * shape (tersa_writer_last_shape_defined): leaving out shapes that are not
+ * seen again. Storing a shape costs about as much as looking it up, and in
+ * a document of many shapes most may occur once. A binding asks
+ * tersa_shapes_keep_new before storing a shape the writer just defined, and
+ * stores every shape the writer found (a repeat the lookup missed), noting
+ * it with tersa_shapes_note_repeat, as it notes each entry it finds. Once a
+ * buffer has defined TERSA_SHAPES_KEEP_MIN shapes, new ones are kept only
+ * while at least one in TERSA_SHAPES_KEEP_RATIO of them was seen again.
+ * The choice is deterministic and changes only the cost of a lookup: the
+ * writer finds a shape left out by its keys.
+ *
  * Optional hints (for an encoder that walks values in a loop and knows
  * where it is): one per stored key position, the entry + 1 of the map last
  * seen as the value at that position, plus a root slot and a scratch slot.
@@ -77,6 +89,7 @@ typedef struct tersa_shape_entry {
     uint32_t off;   /* its keys: pool[off, off + n); its hints at the same offsets */
     uint32_t n;
     uint32_t shape; /* the writer's shape index */
+    uint32_t seen;  /* noted as a repeat (tersa_shapes_note_repeat) */
 } tersa_shape_entry;
 
 /** The lookup. Its fields are read by the inline functions below only. */
@@ -93,6 +106,8 @@ typedef struct tersa_shapes {
     bool with_hints;
     uint32_t peak;       /* the most shapes a buffer used since the tables were sized */
     uint32_t small_runs; /* buffers in a row that used a small part of that */
+    uint32_t defined;    /* since the last clear: shapes the writer defined (tersa_shapes_keep_new) */
+    uint32_t repeated;   /* and of those, the ones noted as seen again */
     tersa_shape_hooks hooks;
     const tersa_alloc *alloc;
 } tersa_shapes;
@@ -109,6 +124,30 @@ void tersa_shapes_clear_slow(tersa_shapes *s);
 TERSA_INLINE void tersa_shapes_clear(tersa_shapes *s) {
     if (s->nents | s->pool_used) tersa_shapes_clear_slow(s);
     s->hint_root = s->hint_scratch = 0;
+    s->defined = s->repeated = 0;
+}
+
+/** The policy for shapes seen once (see above). */
+#define TERSA_SHAPES_KEEP_MIN 64u
+#define TERSA_SHAPES_KEEP_RATIO 4u
+
+/** The writer defined a new shape: whether to store it. */
+TERSA_INLINE bool tersa_shapes_keep_new(tersa_shapes *s) {
+    s->defined++;
+    return s->defined < TERSA_SHAPES_KEEP_MIN || (uint64_t)s->repeated * TERSA_SHAPES_KEEP_RATIO >= s->defined;
+}
+
+/** Entry `ent` (a valid entry index) holds a shape seen again: found by
+ *  tersa_shapes_find, or stored after the writer found it. Repeats count
+ *  only once the choice depends on them (so that a lookup of few shapes
+ *  pays one compare). */
+TERSA_INLINE void tersa_shapes_note_repeat(tersa_shapes *s, int32_t ent) {
+    if (s->defined < TERSA_SHAPES_KEEP_MIN - 1) return;
+    tersa_shape_entry *e = &s->ents[ent];
+    if (!e->seen) {
+        e->seen = 1;
+        s->repeated++;
+    }
 }
 
 /** The hash of n keys keys[0], keys[stride], ... (stride 2 reads keys
@@ -177,6 +216,7 @@ TERSA_INLINE int32_t tersa_shapes_store(tersa_shapes *s, uint64_t h, const tersa
     e->off = (uint32_t)s->pool_used;
     e->n = (uint32_t)n;
     e->shape = shape;
+    e->seen = 0;
     s->pool_used += n;
     uint32_t j = tersa_shapes_slot(s, h);
     while (s->index[j] >> 16 == s->tag) j = (j + 1) & s->mask;

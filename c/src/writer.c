@@ -742,6 +742,7 @@ TERSA_INLINE bool open_defined(tersa_writer *w, const tersa_key *keys, size_t co
     size_t before = w->st.nshapes;
     if (!add_shape(w, keys, count, h, &slots)) return false;
     w->last_shape = w->st.nshapes > before ? (uint32_t)before : TERSA_NO_INDEX;
+    w->last_defined = true;
     return push_frame(w, FRAME_MAP, slots, count, TERSA_KID_MAP, keys);
 }
 
@@ -764,8 +765,10 @@ TERSA_INLINE bool map_begin_memo(tersa_writer *w, const tersa_key *keys, size_t 
         size_t mask = ix->cap - 1, i = (size_t)h & mask;
         for (uint32_t pos; (pos = ix->positions[i]) != 0; i = (i + 1) & mask) {
             const shape *s = &w->st.shapes[pos - 1];
-            if (ix->hashes[i] == h && s->nkeys == count && shape_keys_equal(s->keys, keys, count))
+            if (ix->hashes[i] == h && s->nkeys == count && shape_keys_equal(s->keys, keys, count)) {
+                w->last_defined = false;
                 return put_shape_ref(w, pos - 1);
+            }
         }
     }
     /* A new shape: define it with its keys. */
@@ -845,6 +848,10 @@ static bool map_begin(tersa_writer *w, const tersa_key *keys, size_t count, bool
 }
 
 uint32_t tersa_writer_last_shape(const tersa_writer *w) { return w->last_shape; }
+
+uint32_t tersa_writer_last_defined_shape(const tersa_writer *w) {
+    return w->last_defined ? w->last_shape : TERSA_NO_INDEX;
+}
 
 size_t tersa_writer_shape_size(const tersa_writer *w, uint32_t index) {
     return index < w->st.nshapes ? w->st.shapes[index].nkeys : 0;

@@ -100,6 +100,7 @@ struct tersa_writer {
     size_t cur_step;      /* 1 in a shaped map (a slot per value), else 0 */
 
     uint32_t last_shape;  /* shape used or defined by the last map_begin */
+    bool last_defined;    /* the last map_begin defined last_shape (did not find it in the table) */
     ts_day_memo ts_day;   /* the date of the last timestamp string (consecutive ones mostly share it) */
     uint64_t seed;        /* tersa_seed(): the strings and keys come from the caller's data */
 

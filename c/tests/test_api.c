@@ -609,6 +609,24 @@ static void test_shape_handles(void) {
     tersa_writer_free(b);
 }
 
+/* tersa_writer_last_defined_shape: the shape a map defined, none for a map
+ * whose keys the writer found in its table. */
+static void test_last_defined_shape(void) {
+    tersa_key keys[2] = {{"id", 2, false}, {"name", 4, false}}, other[1] = {{"id", 2, false}};
+    tersa_writer *w = tersa_writer_new(NULL);
+    tersa_writer_start(w, NULL, 0);
+    bool ok = tersa_write_array_begin(w, 3) && tersa_write_map_begin(w, keys, 2);
+    CHECK(ok && tersa_writer_last_defined_shape(w) == 0 && tersa_writer_last_shape(w) == 0, "the first shape defined");
+    ok = tersa_write_int(w, 1) && tersa_write_int(w, 2) && tersa_write_map_end(w) && tersa_write_map_begin(w, other, 1);
+    CHECK(ok && tersa_writer_last_defined_shape(w) == 1 && tersa_writer_last_shape(w) == 1, "the second shape defined");
+    ok = tersa_write_int(w, 1) && tersa_write_map_end(w) && tersa_write_map_begin(w, keys, 2);
+    CHECK(ok && tersa_writer_last_defined_shape(w) == TERSA_NO_INDEX && tersa_writer_last_shape(w) == 0,
+          "a shape found in the table is not a defined one");
+    ok = tersa_write_int(w, 1) && tersa_write_int(w, 2) && tersa_write_map_end(w) && tersa_write_array_end(w);
+    CHECK(ok, "the buffer ends");
+    tersa_writer_free(w);
+}
+
 /* ==========================================================================
  * Small functions
  * ========================================================================== */
@@ -1132,6 +1150,7 @@ int main(int argc, char **argv) {
     test_discard_output();
     test_dictionary_reuse();
     test_shape_handles();
+    test_last_defined_shape();
     test_long_key_shared_by_shapes();
     test_shape_index_reuse();
     test_dict_builder();

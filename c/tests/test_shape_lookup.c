@@ -1,7 +1,7 @@
 /*
  * test_shape_lookup.c - the encode side's identity -> shape lookup
  * (src/shape_lookup.h): finding, the bounds, clearing by generation, hints,
- * the retain/release hooks, the sizing rule, and a random run against a
+ * the policy for shapes seen once, the retain/release hooks, the sizing rule, and a random run against a
  * model of the policy.
  */
 #include "shape_lookup.h"
@@ -202,6 +202,42 @@ static void test_hints(void) {
     tersa_shapes_free(&s);
 }
 
+/* The policy for shapes seen once: every new shape is kept until
+ * TERSA_SHAPES_KEEP_MIN were defined, then only while one in
+ * TERSA_SHAPES_KEEP_RATIO was seen again; repeats count once per entry, from
+ * the last shape before that minimum on; a clear starts the count again. */
+static void test_keep_policy(void) {
+    tersa_shapes s;
+    tersa_shapes_init(&s, NULL, NULL, false);
+    for (uint32_t i = 0; i < TERSA_SHAPES_KEEP_MIN - 1; i++) {
+        tersa_ident k = 8 * (1 + i);
+        CHECK(tersa_shapes_keep_new(&s), "kept before the minimum (%u)", i);
+        int32_t ent = add(&s, &k, 1, i);
+        tersa_shapes_note_repeat(&s, ent); /* counted only for the last one: the next new shape's choice */
+    }
+    CHECK(s.repeated == 1, "repeats before the minimum are not counted (%u)", s.repeated);
+    CHECK(!tersa_shapes_keep_new(&s), "one repeat: the next new shape is left out");
+    tersa_ident k0 = 8;
+    int32_t e0 = find(&s, &k0, 1);
+    CHECK(e0 >= 0, "an early entry is still found");
+    tersa_shapes_note_repeat(&s, e0);
+    tersa_shapes_note_repeat(&s, e0);
+    CHECK(s.repeated == 2, "an entry's repeats count once (%u)", s.repeated);
+    /* defined is now KEEP_MIN: two repeats are too few */
+    uint32_t defined = s.defined, more = 0;
+    while (tersa_shapes_keep_new(&s)) more++;
+    CHECK(more == 0 && s.defined == defined + 1, "two repeats in %u shapes: left out (%u)", s.defined, more);
+    for (uint32_t i = 0; i < 30; i++) {
+        tersa_ident k = 8 * (1 + i);
+        tersa_shapes_note_repeat(&s, find(&s, &k, 1));
+    }
+    CHECK(s.repeated == 31, "thirty-one entries repeated (%u)", s.repeated);
+    CHECK(tersa_shapes_keep_new(&s), "more than a quarter repeated: kept again");
+    tersa_shapes_clear(&s);
+    CHECK(s.defined == 0 && s.repeated == 0, "a clear starts the count again");
+    tersa_shapes_free(&s);
+}
+
 static void test_sizing(void) {
     tersa_shapes s;
     tersa_shapes_init(&s, NULL, NULL, false);
@@ -286,6 +322,7 @@ int main(void) {
     test_bounds();
     test_generations();
     test_hints();
+    test_keep_policy();
     test_sizing();
     test_random();
     return test_summary("test_shape_lookup");

@@ -66,15 +66,25 @@ TERSA_INLINE int enc_map_define(enc_ctx *e, PyObject *const *keys, size_t stride
     return 0;
 }
 
-/* After a map of a new shape opened: store its shape in the lookup. The
- * top-level map of a buffer of one value (depth 1: its own frame) is not
- * stored: in a buffer of one message it is the only map, and its shape
- * rarely comes again deeper in a larger one. A stream's frames repeat their
- * top-level shapes, so theirs are. Returns as enc_map_open_slow. */
+/* After a map of keys the lookup did not hold opened: store its shape in
+ * the lookup, if the lookup's policy keeps it (a shape the writer defined
+ * may be left out; one it found is a repeat, always stored). The top-level
+ * map of a buffer of one value (depth 1: its own frame) is not stored: in a
+ * buffer of one message it is the only map, and its shape rarely comes
+ * again deeper in a larger one. A stream's frames repeat their top-level
+ * shapes, so theirs are. Returns as enc_map_open_slow. */
 TERSA_INLINE Py_ssize_t enc_map_store(enc_ctx *e, uint64_t h, PyObject *const *keys, size_t stride, Py_ssize_t n) {
-    uint32_t shape = tersa_writer_last_shape(e->w);
-    if (shape == TERSA_NO_INDEX || (e->depth == 1 && e->single)) return -1;
-    return tersa_shapes_add(&e->shapes, h, KEY_IDS(keys), stride, (size_t)n, shape);
+    if (e->depth == 1 && e->single) return -1;
+    uint32_t shape = tersa_writer_last_defined_shape(e->w);
+    if (TERSA_LIKELY(shape != TERSA_NO_INDEX)) {
+        if (!tersa_shapes_keep_new(&e->shapes)) return -1;
+        return tersa_shapes_add(&e->shapes, h, KEY_IDS(keys), stride, (size_t)n, shape);
+    }
+    shape = tersa_writer_last_shape(e->w); /* found by the writer: a repeat the lookup did not hold */
+    if (shape == TERSA_NO_INDEX) return -1;
+    int32_t ent = tersa_shapes_add(&e->shapes, h, KEY_IDS(keys), stride, (size_t)n, shape);
+    if (ent >= 0) tersa_shapes_note_repeat(&e->shapes, ent);
+    return ent;
 }
 
 /* enc_map_open_slow for the first map of keys since the shapes were
@@ -118,6 +128,7 @@ TERSA_NOINLINE static Py_ssize_t enc_map_open_slow(enc_ctx *e, PyObject *const *
     uint64_t h = tersa_shapes_hash(KEY_IDS(keys), stride, (size_t)n);
     int32_t found = tersa_shapes_find(&e->shapes, h, KEY_IDS(keys), stride, (size_t)n);
     if (found >= 0) {
+        tersa_shapes_note_repeat(&e->shapes, found);
         if (TERSA_UNLIKELY(!tersa_write_map_shape(e->w, tersa_shapes_shape(&e->shapes, found)))) return enc_writer_fail(e), -2;
         return found;
     }
