@@ -271,22 +271,41 @@ TERSA_API bool tersa_write_string_array(tersa_writer *w, const char *const *ptrs
  * bytes instead of copying each new string (2 bytes or more, not yet in the
  * string table) into its own memory.
  *
- * Ownership: the caller guarantees that every ptr[0..len) passed here stays
- * valid and unchanged until the buffer ends, that is until the next
- * tersa_writer_start or tersa_writer_free on this writer (whichever comes
- * first; tersa_writer_data and the error may be read before that). A string
- * freed, moved or modified before then may make later strings come out as
- * references to the wrong string: use tersa_write_string_utf8 for bytes the
- * caller does not control for the whole buffer (temporaries, mutable strings
- * that code run during the encoding may change).
+ * Ownership: the caller lends every ptr[0..len) passed here, and guarantees
+ * that it stays valid and unchanged until the loan ends, which is at the
+ * first of: tersa_writer_settle_borrowed (which copies what is still lent),
+ * the next tersa_writer_start, or tersa_writer_free on this writer
+ * (tersa_writer_data and the error may be read before that). A string freed,
+ * moved or modified while lent may make later strings come out as references
+ * to the wrong string, or be read after it is freed. A binding whose host
+ * code can run during an encoding (callbacks, conversions, a garbage
+ * collector) and free or change strings already written calls
+ * tersa_writer_settle_borrowed before each such point; for bytes it does not
+ * control even that long, it uses tersa_write_string_utf8.
  * In a stream (TERSA_WRITE_STREAM) the tables outlive each frame's call, so
- * these copy exactly as tersa_write_string_utf8 does. A map-definition
- * template (tersa_write_map_template) never holds a borrowed string.
+ * these copy exactly as tersa_write_string_utf8 does; they also copy once
+ * settling has cost a buffer more than lending saves (many settles over
+ * many shapes). A map-definition template (tersa_write_map_template) never
+ * holds a borrowed string.
  * UTF-8 is not checked, as for tersa_write_string_utf8. NULL ptr only with
  * len 0. Not thread-safe on one writer, like every writer call.
  */
 TERSA_API bool tersa_write_string_utf8_borrowed(tersa_writer *w, const char *ptr, size_t len);
 TERSA_API bool tersa_write_string_array_borrowed(tersa_writer *w, const char *const *ptrs, const size_t *lens, size_t n);
+/**
+ * End the loan of every string lent to `w` so far (the borrowed calls above):
+ * the writer copies their bytes into its own memory and moves every pointer
+ * it holds to them (string table, slot registers, shape keys), so that the
+ * caller may free or change them from now on; the loan of strings lent later
+ * runs until the next settle. The output does not change.
+ * Cheap when nothing was lent since the last settle (one test), so a binding
+ * may call it before every point where host code can run. Allocates (the
+ * copies in the writer's arena, a temporary map); false when out of memory or
+ * when the writer already holds an error (the writer then holds the error,
+ * and the loans end only at tersa_writer_start or tersa_writer_free).
+ * Not thread-safe on one writer, like every writer call.
+ */
+TERSA_API bool tersa_writer_settle_borrowed(tersa_writer *w);
 /** A symbol (its name is checked to be valid UTF-8). */
 TERSA_API bool tersa_write_symbol(tersa_writer *w, const char *ptr, size_t len);
 TERSA_API bool tersa_write_binary(tersa_writer *w, const void *ptr, size_t len);

@@ -69,6 +69,7 @@ TERSA_INLINE void tersa_state_append_string(tersa_state *st, const uint8_t *p, s
     e->len = n;
     e->hash = hash;
     e->ascii = ascii;
+    e->borrowed = false;
 }
 
 /** A string item was read or written in `slot`: the slot's and the `last`

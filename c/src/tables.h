@@ -12,6 +12,7 @@ typedef struct str_entry {
     size_t len;
     uint64_t hash; /* hash_bytes(ptr, len, seed) | 1 once needed, 0 before */
     bool ascii;
+    bool borrowed; /* writer: ptr is the caller's (tersa_write_string_utf8_borrowed) until settled */
 } str_entry;
 
 /** One shape: its keys and its slots (both in an arena or a dictionary). */

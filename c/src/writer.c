@@ -264,17 +264,21 @@ TERSA_INLINE void put_ts(tersa_writer *w, const ts_parts *t) {
 
 /* Keep the registers and (for strings of 2+ bytes) the table pointing at
  * a stable copy of a string just written in a non-reference form, or at p
- * itself when `borrow` (the caller keeps p's bytes until the tables end:
- * tersa_write_string_utf8_borrowed). `islot` is the index slot for a new
- * entry (NULL: none, the string is already in the table at a lower index or
- * is shorter than 2 bytes). */
+ * itself when `borrow` (the caller lends p's bytes until the next
+ * tersa_writer_settle_borrowed: tersa_write_string_utf8_borrowed). Every
+ * pointer to lent bytes starts at a borrowed entry's, so that settling can
+ * find and move them all: a full table, which takes no entry, gets a copy.
+ * `islot` is the index slot for a new entry (NULL: none, the string is
+ * already in the table at a lower index or is shorter than 2 bytes). */
 TERSA_INLINE bool keep_string(tersa_writer *w, tersa_slot *slot, const uint8_t *p, size_t n, uint64_t h,
                              uint64_t *islot, const uint8_t **stable, bool borrow) {
     const uint8_t *s;
     if (n >= MIN_TABLE_LEN) {
+        borrow = borrow && TERSA_LIKELY(w->st.nstrs < TERSA_MAX_STRINGS);
         s = borrow ? p : (const uint8_t *)tersa_arena_copy(&w->st.mem, p, n);
         if (TERSA_UNLIKELY(!s)) return fail(w, TERSA_ERR_NOMEM, "out of memory");
-        add_string_entry(w, s, n, h, islot);
+        if (borrow) w->lent = true;
+        add_string_entry_lent(w, s, n, h, islot, borrow);
     } else {
         s = n ? &tersa_single_bytes[p[0]] : tersa_single_bytes;
     }
@@ -413,10 +417,10 @@ TERSA_INLINE bool write_string_value(tersa_writer *w, const char *ptr, size_t le
            KEY_BYTES(w, TERSA_KID_STRING, ptr, len);
 }
 
-/* The tables of a stream outlive the call that wrote a frame's strings: only
- * a single buffer's end with it, so only there may entries point at the
- * caller's bytes. */
-TERSA_INLINE bool may_borrow(const tersa_writer *w) { return !(w->flags & TERSA_WRITE_STREAM); }
+/* Whether the borrowed calls lend (tersa_writer_reset_tables sets it: not
+ * in a stream, whose tables outlive each frame's call; cleared once
+ * settling has cost its credit). */
+TERSA_INLINE bool may_borrow(const tersa_writer *w) { return w->may_lend; }
 
 bool tersa_write_string_utf8(tersa_writer *w, const char *ptr, size_t len) {
     return write_string_value(w, ptr, len, false);

@@ -6,6 +6,13 @@
  */
 #include "writer_internal.h"
 
+/* Settling (tersa_writer_settle_borrowed, below) visits every slot register
+ * and shape key, however few strings were lent since the last settle: a
+ * buffer pays at most about LEND_CREDIT visits (and SETTLE_BASE_COST for each
+ * settle) before its borrowed calls copy instead. */
+#define LEND_CREDIT 32768
+#define SETTLE_BASE_COST 64
+
 /* Entries an index of `cap` slots holds. */
 static size_t index_limit(size_t cap) { return cap >= SIDX_MAX_CAP ? TERSA_MAX_STRINGS : cap / 2; }
 
@@ -134,6 +141,9 @@ bool tersa_writer_reset_tables(tersa_writer *w, const tersa_dict *dict) {
     tersa_writer_set_str_limit(w);
     w->last_shape = TERSA_NO_INDEX;
     w->key_memo_credit = KEY_MEMO_CREDIT;
+    w->lent = false;
+    w->may_lend = !(w->flags & TERSA_WRITE_STREAM);
+    w->lend_credit = LEND_CREDIT;
     if (dict) {
         if (!keep && !load_dictionary(w, dict)) return false;
         /* The dictionary's shapes: indexed again (their slots are empty). */
@@ -141,5 +151,129 @@ bool tersa_writer_reset_tables(tersa_writer *w, const tersa_dict *dict) {
             return fail(w, TERSA_ERR_NOMEM, "out of memory");
         for (size_t i = 0; i < w->st.dict_nshapes; i++) tersa_hash_index_put(&w->shape_index, w->dict_shape_hashes[i], (uint32_t)i);
     }
+    w->settled = w->st.nstrs;
     return true;
+}
+
+/* ==========================================================================
+ * Borrowed strings: settling (tersa_writer_settle_borrowed)
+ * ========================================================================== */
+
+/* A lent string's bytes moved to the arena: `from` (the caller's) -> `to`. */
+typedef struct lent_move {
+    const uint8_t *from, *to;
+    size_t len;
+} lent_move;
+
+typedef struct lent_moves {
+    lent_move *m;
+    size_t mask;
+    uintptr_t lo, hi; /* every `from` is in [lo, hi] */
+} lent_moves;
+
+TERSA_INLINE size_t move_bucket(const lent_moves *mv, const void *p) {
+    return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 32) & mv->mask;
+}
+
+/* Where the bytes lent at p now are, or NULL when p is not a moved string's start. */
+TERSA_INLINE const uint8_t *moved_to(const lent_moves *mv, const void *p) {
+    if ((uintptr_t)p < mv->lo || (uintptr_t)p > mv->hi) return NULL;
+    for (size_t i = move_bucket(mv, p);; i = (i + 1) & mv->mask) {
+        if (mv->m[i].from == p) return mv->m[i].to;
+        if (!mv->m[i].from) return NULL;
+    }
+}
+
+TERSA_INLINE void move_register(const lent_moves *mv, tersa_slot *s) {
+    if (!s->has_str) return;
+    const uint8_t *to = moved_to(mv, s->str);
+    if (to) s->str = to;
+}
+
+/* Copy every borrowed entry from `from` on into the arena (entries lent at
+ * one address share the copy of the longest: registers read at most that
+ * many bytes from their start). False when out of memory. */
+static bool copy_lent_entries(tersa_writer *w, lent_moves *mv, size_t from) {
+    str_entry *strs = w->st.strs;
+    for (size_t i = from; i < w->st.nstrs; i++) {
+        str_entry *e = &strs[i];
+        if (!e->borrowed) continue;
+        e->borrowed = false;
+        lent_move *m = &mv->m[move_bucket(mv, e->ptr)];
+        while (m->from && m->from != e->ptr) m = m == &mv->m[mv->mask] ? mv->m : m + 1;
+        if (m->from && m->len >= e->len) {
+            e->ptr = m->to;
+            continue;
+        }
+        const uint8_t *to = (const uint8_t *)tersa_arena_copy(&w->st.mem, e->ptr, e->len);
+        if (!to) return fail(w, TERSA_ERR_NOMEM, "out of memory");
+        m->from = e->ptr;
+        m->to = to;
+        m->len = e->len;
+        if ((uintptr_t)e->ptr < mv->lo) mv->lo = (uintptr_t)e->ptr;
+        if ((uintptr_t)e->ptr > mv->hi) mv->hi = (uintptr_t)e->ptr;
+        e->ptr = to;
+    }
+    return true;
+}
+
+/* Point every register and shape key that starts at a moved string at its
+ * copy: the root's and the keys' slots, `last`, every shape's slots and
+ * keys, and the slot under each open container's cursor (a map of a shape
+ * the full shape table did not take has slots of its own). The number of
+ * registers and keys visited. */
+static size_t move_pointers(tersa_writer *w, const lent_moves *mv) {
+    tersa_state *st = &w->st;
+    move_register(mv, &st->root);
+    move_register(mv, &st->key_slot);
+    if (st->has_last) {
+        const uint8_t *to = moved_to(mv, st->last);
+        if (to) st->last = to;
+    }
+    size_t visits = 3;
+    for (size_t i = 0; i < st->nshapes; i++) {
+        shape *sh = &st->shapes[i];
+        for (size_t k = 0; k < sh->nkeys; k++) move_register(mv, &sh->slots[k]);
+        visits += sh->nkeys;
+        /* A dictionary's keys are its own; the others are in the arena. */
+        if (i < st->dict_nshapes && st->dict_serial) continue;
+        tersa_key *keys = (tersa_key *)(uintptr_t)sh->keys;
+        for (size_t k = 0; k < sh->nkeys; k++) {
+            const uint8_t *to = keys[k].len >= MIN_TABLE_LEN ? moved_to(mv, keys[k].ptr) : NULL;
+            if (to) keys[k].ptr = (const char *)to;
+        }
+        visits += sh->nkeys;
+    }
+    for (size_t d = 0; d < w->depth; d++) {
+        bool inner = d + 1 == w->depth;
+        tersa_slot *cur = inner ? w->cur : w->stack[d].cur;
+        size_t left = inner ? w->cur_left : w->stack[d].left;
+        /* A map's cursor is the next value's slot (none past its last). */
+        if (w->stack[d].kind != FRAME_MAP || left) move_register(mv, cur);
+    }
+    return visits + w->depth;
+}
+
+TERSA_NOINLINE static bool settle_lent(tersa_writer *w) {
+    w->lent = false;
+    size_t from = w->settled, nlent = 0;
+    for (size_t i = from; i < w->st.nstrs; i++) nlent += w->st.strs[i].borrowed;
+    w->settled = w->st.nstrs;
+    if (!nlent) return true;
+    size_t cap = 8;
+    while (cap < nlent * 2) cap *= 2;
+    lent_moves mv = {(lent_move *)mem_alloc(w->alloc, cap * sizeof(lent_move)), cap - 1, UINTPTR_MAX, 0};
+    if (!mv.m) return fail(w, TERSA_ERR_NOMEM, "out of memory");
+    memset(mv.m, 0, cap * sizeof(lent_move));
+    bool ok = copy_lent_entries(w, &mv, from);
+    size_t visits = ok ? move_pointers(w, &mv) : 0;
+    mem_free(w->alloc, mv.m, cap * sizeof(lent_move));
+    w->lend_credit -= (int64_t)(visits + SETTLE_BASE_COST);
+    if (w->lend_credit <= 0) w->may_lend = false;
+    return ok;
+}
+
+bool tersa_writer_settle_borrowed(tersa_writer *w) {
+    if (TERSA_LIKELY(!w->lent)) return w->err.code == TERSA_OK;
+    return w->err.code == TERSA_OK && settle_lent(w);
 }

@@ -133,6 +133,14 @@ struct tersa_writer {
      * (writer_mapdef.c): its string entries and shape keys point into it, so
      * the writer holds a reference until the next reset. */
     tersa_mapdef *md_live;
+    /* Borrowed strings (writer_index.c, tersa_writer_settle_borrowed):
+     * entries from `settled` on may point at the caller's bytes, and do if
+     * `lent` is set. `may_lend` is cleared for the rest of the tables (a
+     * stream's, or once lend_credit is spent): the borrowed calls copy. */
+    bool lent;
+    bool may_lend;
+    size_t settled;
+    int64_t lend_credit;
 };
 
 /* ==========================================================================
@@ -234,8 +242,10 @@ TERSA_INLINE uint32_t str_find(const tersa_writer *w, const uint8_t *p, size_t n
     return TERSA_NO_INDEX;
 }
 
-/* Append an entry; `slot` (if not NULL) is where the index gets it. */
-TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
+/* Append an entry; `slot` (if not NULL) is where the index gets it;
+ * `borrowed`: p is the caller's (lent until tersa_writer_settle_borrowed). */
+TERSA_INLINE void add_string_entry_lent(tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot,
+                                        bool borrowed) {
     size_t i = w->st.nstrs;
     if (TERSA_UNLIKELY(i >= TERSA_MAX_STRINGS)) return;
     if (slot) *slot = (h & SIDX_HASH) | w->sidx_gen | (uint64_t)(i + 1);
@@ -244,7 +254,13 @@ TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, 
     e->len = n;
     e->hash = h;
     e->ascii = false;
+    e->borrowed = borrowed;
     w->st.nstrs = i + 1;
+}
+
+/* Append an entry of stable bytes. */
+TERSA_INLINE void add_string_entry(tersa_writer *w, const uint8_t *p, size_t n, uint64_t h, uint64_t *slot) {
+    add_string_entry_lent(w, p, n, h, slot, false);
 }
 
 /* ==========================================================================

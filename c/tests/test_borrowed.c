@@ -3,7 +3,8 @@
  * tersa_write_string_array_borrowed): the same bytes as the copying calls in
  * buffers, streams and under a dictionary; a stream never keeps the caller's
  * bytes past a frame; a buffer's borrowed bytes may be freed once the next
- * buffer starts (ASan reports any later read).
+ * buffer starts, or once tersa_writer_settle_borrowed has returned (ASan
+ * reports any later read).
  */
 #include "testutil.h"
 
@@ -154,8 +155,190 @@ static void test_stream(void) {
     tersa_writer_free(borrowing);
 }
 
+/* A copy of p's strings at new addresses. */
+static pool *pool_clone(const pool *p) {
+    pool *c = (pool *)malloc(sizeof(pool));
+    for (size_t i = 0; i < POOL; i++) {
+        c->bytes[i] = (char *)malloc(p->lens[i] ? p->lens[i] : 1);
+        memcpy(c->bytes[i], p->bytes[i], p->lens[i]);
+        c->lens[i] = p->lens[i];
+    }
+    return c;
+}
+
+/* Pools overwritten by pool_replace and kept (not freed) until the round ends. */
+#define GRAVE_MAX 4096
+static pool *g_grave[GRAVE_MAX];
+static size_t g_grave_n;
+static bool g_grave_keep;
+
+/* What host code may do once the writer has settled: overwrite every string
+ * lent so far, then free it (at once, so that ASan sees a later read; or at
+ * the end of the round when g_grave_keep, so that a later read sees '#'
+ * whatever malloc reuses), and go on with equal strings at new addresses. */
+static pool *pool_replace(pool *p) {
+    pool *c = pool_clone(p);
+    for (size_t i = 0; i < POOL; i++) memset(p->bytes[i], '#', p->lens[i]);
+    if (g_grave_keep && g_grave_n < GRAVE_MAX) {
+        g_grave[g_grave_n++] = p;
+    } else {
+        pool_free(p);
+        free(p);
+    }
+    return c;
+}
+
+static void grave_empty(void) {
+    for (size_t i = 0; i < g_grave_n; i++) {
+        pool_free(g_grave[i]);
+        free(g_grave[i]);
+    }
+    g_grave_n = 0;
+}
+
+/* Strings made during a document (fresh: not in the table yet, most sharing
+ * a prefix with a register), each lent once and then treated like the pool
+ * (fresh_drop at each settle). */
+#define FRESH_MAX 8192
+static char *g_fresh[FRESH_MAX];
+static size_t g_fresh_lens[FRESH_MAX], g_fresh_n;
+
+static const char *fresh_string(test_rng *g, size_t *len) {
+    char tmp[64];
+    int n = snprintf(tmp, sizeof tmp, "https://example.org/items/%u/%u", (unsigned)rng_below(g, 3),
+                     (unsigned)rng_below(g, 100000));
+    char *f = (char *)malloc((size_t)n);
+    memcpy(f, tmp, (size_t)n);
+    if (g_fresh_n < FRESH_MAX) {
+        g_fresh[g_fresh_n] = f;
+        g_fresh_lens[g_fresh_n++] = (size_t)n;
+    }
+    *len = (size_t)n;
+    return f;
+}
+
+/* Overwrite the fresh strings, then free them (now, or at the round's end
+ * with the pools: g_grave_keep). */
+static void fresh_drop(bool now) {
+    for (size_t i = 0; i < g_fresh_n; i++) memset(g_fresh[i], '#', g_fresh_lens[i]);
+    if (!now) return;
+    for (size_t i = 0; i < g_fresh_n; i++) free(g_fresh[i]);
+    g_fresh_n = 0;
+}
+
+/* write_doc's items, nested one level deeper (maps of arrays of strings),
+ * with the borrowing writer settling at random points, inside open arrays
+ * and maps, each settle followed by pool_replace: every table entry, slot
+ * register, `last` and shape key that pointed at lent bytes must have moved
+ * to the writer's copy (references found, prefix forms and shape lookups as
+ * with a copying writer; ASan sees any read of the freed pools). */
+static bool write_doc_settling(tersa_writer *w, pool **pp, uint64_t seed, bool borrow, unsigned settle_one_in,
+                               unsigned *settles) {
+    test_rng g = {seed};
+    size_t items = 60;
+#define SETTLE_POINT()                                                                   \
+    do {                                                                                 \
+        if (rng_below(&g, settle_one_in) == 0 && borrow) {                               \
+            if (!tersa_writer_settle_borrowed(w)) return false;                         \
+            *pp = pool_replace(*pp);                                                     \
+            fresh_drop(!g_grave_keep);                                                   \
+            ++*settles;                                                                  \
+        }                                                                                \
+    } while (0)
+    if (!tersa_write_array_begin(w, 2 * items)) return false; /* a map and a string each */
+    for (size_t i = 0; i < items; i++) {
+        const pool *p = *pp;
+        size_t a = (size_t)rng_below(&g, POOL), b = (size_t)rng_below(&g, POOL);
+        if (a == b || p->lens[a] == 0 || p->lens[b] == 0) b = (a + 1) % POOL;
+        if (a == b || (p->lens[a] == p->lens[b] && memcmp(p->bytes[a], p->bytes[b], p->lens[a]) == 0)) a = 3, b = 4;
+        tersa_key keys[2] = {{p->bytes[a], p->lens[a], false}, {p->bytes[b], p->lens[b], false}};
+        if (!tersa_write_map_begin_utf8(w, keys, 2)) return false;
+        for (size_t j = 0; j < 2; j++) {
+            SETTLE_POINT();
+            size_t n = (size_t)rng_below(&g, 6);
+            if (!tersa_write_array_begin(w, n)) return false;
+            for (size_t k = 0; k < n; k++) {
+                SETTLE_POINT();
+                size_t s = (size_t)rng_below(&g, POOL), len = 0;
+                p = *pp;
+                const char *str = rng_below(&g, 2) ? fresh_string(&g, &len) : (len = p->lens[s], p->bytes[s]);
+                if (!(borrow ? tersa_write_string_utf8_borrowed(w, str, len) : tersa_write_string_utf8(w, str, len)))
+                    return false;
+            }
+            if (!tersa_write_array_end(w)) return false;
+        }
+        if (!tersa_write_map_end(w)) return false;
+        SETTLE_POINT();
+        p = *pp;
+        size_t s = (size_t)rng_below(&g, POOL);
+        if (!(borrow ? tersa_write_string_utf8_borrowed(w, p->bytes[s], p->lens[s])
+                     : tersa_write_string_utf8(w, p->bytes[s], p->lens[s])))
+            return false;
+    }
+#undef SETTLE_POINT
+    return tersa_write_array_end(w);
+}
+
+static void test_settle(void) {
+    tersa_writer *copying = tersa_writer_new(NULL), *borrowing = tersa_writer_new(NULL);
+    test_rng g = {23};
+    unsigned settles = 0;
+    for (unsigned round = 0; round < 40; round++) {
+        pool *pc = (pool *)malloc(sizeof(pool));
+        test_rng pg = {1000 + round};
+        pool_fill(pc, &pg, round % 3);
+        pool *pb = pool_clone(pc);
+        uint64_t seed = rng_next(&g);
+        unsigned one_in = 1u + round % 8;
+        g_grave_keep = round % 2 == 0;
+        bool ok = tersa_writer_start(copying, NULL, 0) && tersa_writer_start(borrowing, NULL, 0) &&
+                  write_doc_settling(copying, &pc, seed, false, one_in, &settles) &&
+                  write_doc_settling(borrowing, &pb, seed, true, one_in, &settles);
+        CHECK(ok && same_output(copying, borrowing), "settle round %u: the same bytes as a copying writer", round);
+        /* The strings lent since the last settle point, then nothing: true both times. */
+        CHECK(tersa_writer_settle_borrowed(borrowing) && tersa_writer_settle_borrowed(borrowing),
+              "settle round %u: settling again", round);
+        fresh_drop(true);
+        grave_empty();
+        pool_free(pb);
+        free(pb);
+        pool_free(pc);
+        free(pc);
+    }
+    CHECK(settles > 1000, "settle points were reached (%u)", settles);
+    /* A writer holding an error does not settle. */
+    CHECK(tersa_writer_start(borrowing, NULL, 0) && tersa_write_string_utf8_borrowed(borrowing, "abc", 3) &&
+              !tersa_write_null(borrowing) && !tersa_writer_settle_borrowed(borrowing),
+          "settle after an error is false");
+    tersa_writer_free(copying);
+    tersa_writer_free(borrowing);
+}
+
+/* One string lent, settled and overwritten: the next equal string is a
+ * reference to it, and a string sharing its prefix takes the prefix form,
+ * from the writer's copy. */
+static void test_settle_simple(void) {
+    tersa_writer *w = tersa_writer_new(NULL), *c = tersa_writer_new(NULL);
+    char *lent = (char *)malloc(9);
+    memcpy(lent, "user_0001", 9);
+    bool ok = tersa_writer_start(w, NULL, 0) && tersa_write_array_begin(w, 3) &&
+              tersa_write_string_utf8_borrowed(w, lent, 9) && tersa_writer_settle_borrowed(w);
+    memset(lent, 'x', 9);
+    free(lent);
+    ok = ok && tersa_write_string_utf8(w, "user_0001", 9) && tersa_write_string_utf8(w, "user_0002", 9) &&
+         tersa_write_array_end(w);
+    ok = ok && tersa_writer_start(c, NULL, 0) && tersa_write_array_begin(c, 3) &&
+         tersa_write_string_utf8(c, "user_0001", 9) && tersa_write_string_utf8(c, "user_0001", 9) &&
+         tersa_write_string_utf8(c, "user_0002", 9) && tersa_write_array_end(c);
+    CHECK(ok && same_output(w, c), "settle: a reference and a prefix form from the copy");
+    tersa_writer_free(w);
+    tersa_writer_free(c);
+}
+
 int main(void) {
     test_buffers();
     test_stream();
+    test_settle_simple();
+    test_settle();
     return test_summary("test_borrowed");
 }
