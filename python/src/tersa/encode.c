@@ -212,7 +212,23 @@ static void enc_release(enc_ctx *e, size_t bytes_written) {
 
 /* --- scalars ------------------------------------------------------------- */
 
-TERSA_INLINE int enc_str(enc_ctx *e, PyObject *o) {
+/* Strs are lent to the writer (tersa_write_string_utf8_borrowed): its table
+ * and registers may point at a str's own bytes instead of a copy. A lent str
+ * must stay alive and unchanged until the loan ends, which holds while no
+ * Python code runs: nothing else can drop a str the value being encoded
+ * holds. So before each point where Python code may run (a `default`, a
+ * packer, a property or attribute read, a tzinfo, an allocation of a
+ * tracked object, which may collect garbage and run finalizers) and before
+ * dropping a replacement the encoder owns (a conversion's result, a map's
+ * pairs: enc_run's close), enc_settle ends the loans; the writer then copies
+ * what it still holds. The end of dumps needs none: the next
+ * tersa_writer_start ends them, and a stream's writer never borrows. */
+TERSA_INLINE int enc_settle(enc_ctx *e) {
+    return TERSA_LIKELY(tersa_writer_settle_borrowed(e->w)) ? 0 : enc_writer_fail(e);
+}
+
+/* A str's UTF-8, lent (`lend`: its bytes stay until enc_settle) or copied. */
+TERSA_INLINE int enc_str_lent(enc_ctx *e, PyObject *o, const bool lend) {
     const char *p;
     Py_ssize_t n;
     if (TERSA_LIKELY(PyUnicode_IS_COMPACT_ASCII(o))) {
@@ -225,9 +241,13 @@ TERSA_INLINE int enc_str(enc_ctx *e, PyObject *o) {
             return enc_fail(e, "str is not valid Unicode (it contains a surrogate)");
         }
     }
-    if (TERSA_UNLIKELY(!tersa_write_string_utf8(e->w, p, (size_t)n))) return enc_writer_fail(e);
-    return 0;
+    bool ok = lend ? tersa_write_string_utf8_borrowed(e->w, p, (size_t)n) : tersa_write_string_utf8(e->w, p, (size_t)n);
+    return TERSA_LIKELY(ok) ? 0 : enc_writer_fail(e);
 }
+
+/* A str in the value being encoded (or held by a frame): lent. */
+TERSA_INLINE int enc_str(enc_ctx *e, PyObject *o) { return enc_str_lent(e, o, true); }
+
 
 TERSA_NOINLINE static int enc_symbol(enc_ctx *e, PyObject *o) {
     Py_ssize_t n;
@@ -513,6 +533,7 @@ TERSA_INLINE int enc_open_dict(enc_ctx *e, PyObject *o) {
         if (owned) {
             for (Py_ssize_t j = 0; j < 2 * n; j++) Py_DECREF(kv[j]);
         }
+        if (enc_settle(e) < 0) return -1; /* PyDict_Items allocates tracked objects */
         PyObject *items = PyDict_Items(o); /* a new list: no other code holds it */
         return items ? enc_open_pairs(e, o, items) : -1;
     }
@@ -641,7 +662,7 @@ TERSA_NOINLINE static int enc_str_list(enc_ctx *e, PyObject *list, Py_ssize_t n)
             lens[j] = (size_t)len;
         }
     }
-    return TERSA_LIKELY(tersa_write_string_array(e->w, ptrs, lens, (size_t)n)) ? 0 : enc_writer_fail(e);
+    return TERSA_LIKELY(tersa_write_string_array_borrowed(e->w, ptrs, lens, (size_t)n)) ? 0 : enc_writer_fail(e);
 }
 
 /* Numbers written together by tersa_write_doubles / tersa_write_ints. */
@@ -900,6 +921,9 @@ pairs:
     f->i = i;
     if (TERSA_UNLIKELY(!tersa_write_map_end(e->w))) goto fail_close;
 close:
+    /* A conversion's result or a map's pairs may hold the last reference to
+     * strs lent to the writer. */
+    if (TERSA_UNLIKELY(f->kind >= EF_PAIRS) && TERSA_UNLIKELY(!tersa_writer_settle_borrowed(e->w))) goto fail_close;
     enc_pop(e);
     if (!e->depth) return 0;
     f--; /* the parent (frames move only when one is pushed) */

@@ -293,21 +293,29 @@ static int enc_other_kept(enc_ctx *e, PyObject *o) {
     PyTypeObject *t = Py_TYPE(o);
     uint32_t opt = e->opt;
     if (TERSA_UNLIKELY(g_ext_by_class != NULL && PyDict_GET_SIZE(g_ext_by_class) != 0)) {
+        if (enc_settle(e) < 0) return -1; /* a metaclass's __hash__, a packer */
         PyObject *entry = PyDict_GetItemWithError(g_ext_by_class, (PyObject *)t);
         if (entry) return enc_registered(e, o, entry);
         if (PyErr_Occurred()) return -1;
     }
+    /* Without Python code (encode.c, enc_settle): */
     if (t == SymbolType) return enc_symbol(e, o);
     if (t == &PyTuple_Type) return enc_open_seq(e, o, EF_TUPLE, PyTuple_GET_SIZE(o));
+    if (t == &PyBytes_Type) {
+        return tersa_write_binary(e->w, PyBytes_AS_STRING(o), (size_t)PyBytes_GET_SIZE(o)) ? 0 : enc_writer_fail(e);
+    }
+    if (t == PyDateTimeAPI->DateTimeType && !(opt & OPT_PASSTHROUGH_DATETIME)) {
+        PyObject *tz = PyDateTime_DATE_GET_TZINFO(o);
+        if (tz == g_utc || tz == Py_None) return enc_datetime(e, o);
+    }
+    /* Anything else may run Python code. */
+    if (enc_settle(e) < 0) return -1;
     if (PyDateTime_Check(o) && !(opt & OPT_PASSTHROUGH_DATETIME)) {
         if (t == PyDateTimeAPI->DateTimeType || !(opt & OPT_PASSTHROUGH_SUBCLASS)) return enc_datetime(e, o);
     }
     if (t == TimestampType) return enc_timestamp(e, o);
     if (t == ExtType) return enc_ext(e, o);
     if (t == MapType) return enc_open_map_object(e, o);
-    if (t == &PyBytes_Type) {
-        return tersa_write_binary(e->w, PyBytes_AS_STRING(o), (size_t)PyBytes_GET_SIZE(o)) ? 0 : enc_writer_fail(e);
-    }
     if (t == &PyByteArray_Type || t == &PyMemoryView_Type) return enc_buffer(e, o);
     int rc = enc_known(e, o);
     if (rc <= 0) return rc;
@@ -317,7 +325,9 @@ static int enc_other_kept(enc_ctx *e, PyObject *o) {
             return enc_converted(e, o, PyObject_GetAttr(o, s_value));
         if (PyUnicode_Check(o)) {
             if (PyObject_TypeCheck(o, SymbolType)) return enc_symbol(e, o);
-            return enc_str(e, o);
+            /* Copied: Python code run by the checks above (a __class__
+             * property) may have left enc_other the last reference. */
+            return enc_str_lent(e, o, false);
         }
         if (PyLong_Check(o)) return enc_bigint(e, o);
         if (PyFloat_Check(o)) return tersa_write_double(e->w, PyFloat_AS_DOUBLE(o)) ? 0 : enc_writer_fail(e);
