@@ -554,8 +554,8 @@ static VALUE close_generic_map(build_ctx *c, const build_frame *f);
 /* Arrays that fit in the object (pairs of coordinates, short vectors) are
  * filled in place: rb_ary_new_from_values takes its general path through the
  * transient heap's checks and a write barrier per element (about 70
- * instructions for a pair, most of canada's arrays); here only elements that
- * are objects pay the barrier. Used only if the probe at load finds this
+ * instructions for a pair, most of canada's arrays); here an array holding
+ * objects pays one bulk barrier. Used only if the probe at load finds this
  * Ruby's embedded layout (small_arrays_checked). */
 static bool small_arrays_in_place;
 
@@ -564,11 +564,14 @@ static inline bool small_array_fits(long n) { return small_arrays_in_place && n 
 static VALUE new_small_array(const VALUE *p, long n) {
     VALUE a = rb_ary_new_capa(n);
     VALUE *dst = (VALUE *)RARRAY(a)->as.ary;
+    VALUE objects = 0;
     for (long i = 0; i < n; i++) {
         dst[i] = p[i];
-        RB_OBJ_WRITTEN(a, Qundef, p[i]); /* nothing for Integers in a Fixnum, flonums, nil, true, false */
+        objects |= !RB_SPECIAL_CONST_P(p[i]); /* Integers in a Fixnum, flonums, nil, true, false need no barrier */
     }
     RBASIC(a)->flags = (RBASIC(a)->flags & ~(VALUE)RARRAY_EMBED_LEN_MASK) | ((VALUE)n << RARRAY_EMBED_LEN_SHIFT);
+    /* One bulk write barrier for the elements (hash_fast.h). */
+    if (objects) rb_gc_writebarrier_remember(a);
     return a;
 }
 

@@ -149,16 +149,28 @@ bool tersa_rb_template_matches(VALUE template, const VALUE *keys, long n) {
 VALUE tersa_rb_hash_from_template(VALUE template, const VALUE *values, long n) {
 #if TERSA_AR_LAYOUT
     VALUE h = rb_hash_dup(template);
-    /* No allocation between here and the last store: the table cannot move. */
+    /* No allocation between here and the last store: the table cannot move.
+     * The values are stored raw and the Hash gets one bulk write barrier
+     * (rb_gc_writebarrier_remember, as Array's bulk copies do) when any of
+     * them is an object: a barrier call per value cost about a third of
+     * filling a record. */
+    VALUE objects = 0;
     if (n <= 8) {
         if (TERSA_UNLIKELY(!ar_shape_ok(h, n))) return Qundef;
         tersa_ar_pair *pairs = ((struct tersa_rhash *)h)->as.ar;
-        for (long i = 0; i < n; i++) RB_OBJ_WRITE(h, &pairs[i].val, values[i]);
-        return h;
+        for (long i = 0; i < n; i++) {
+            pairs[i].val = values[i];
+            objects |= !RB_SPECIAL_CONST_P(values[i]);
+        }
+    } else {
+        if (TERSA_UNLIKELY(!st_shape_ok(h, n))) return Qundef;
+        tersa_st_entry *entries = (tersa_st_entry *)((st_table *)((struct tersa_rhash *)h)->as.st)->entries;
+        for (long i = 0; i < n; i++) {
+            entries[i].record = (st_data_t)values[i];
+            objects |= !RB_SPECIAL_CONST_P(values[i]);
+        }
     }
-    if (TERSA_UNLIKELY(!st_shape_ok(h, n))) return Qundef;
-    tersa_st_entry *entries = (tersa_st_entry *)((st_table *)((struct tersa_rhash *)h)->as.st)->entries;
-    for (long i = 0; i < n; i++) RB_OBJ_WRITE(h, (VALUE *)&entries[i].record, values[i]);
+    if (objects) rb_gc_writebarrier_remember(h);
     return h;
 #else
     (void)template;

@@ -7,6 +7,12 @@
 
 #include "common.h"
 
+/** Exported by libruby (gc.c) but declared only in its internal headers: the
+ *  bulk write barrier (the object is rescanned at the next marking if it is
+ *  old, or black while marking incrementally), used after storing several
+ *  references into an object without RB_OBJ_WRITE, as Array's bulk copies do. */
+void rb_gc_writebarrier_remember(VALUE obj);
+
 /** True when the fast path is compiled in and passed its load-time self-check. */
 extern bool tersa_rb_hash_fast;
 
