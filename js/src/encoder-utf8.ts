@@ -60,8 +60,18 @@ export let pfxChars = 0;
 /** UTF-8 length of the common prefix of a and b, capped at 127 bytes, on a character boundary; sets pfxChars. */
 export function commonPrefix(a: string, b: string): number {
   const n = a.length < b.length ? a.length : b.length;
-  let bytes = 0;
+  // ASCII characters are one byte each: their run is measured without a byte count
+  const m = n < 127 ? n : 127;
   let i = 0;
+  for (; i < m; i++) {
+    const c = a.charCodeAt(i);
+    if (c !== b.charCodeAt(i) || c >= 0x80) break;
+  }
+  if (i === m || a.charCodeAt(i) !== b.charCodeAt(i)) {
+    pfxChars = i;
+    return i;
+  }
+  let bytes = i;
   for (; i < n; i++) {
     const c = a.charCodeAt(i);
     if (c !== b.charCodeAt(i)) break;
