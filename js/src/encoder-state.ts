@@ -19,7 +19,7 @@ export class StrEntry {
   gen = -1;
   idx = -1;
   dict = -1; // index in the encoder's dictionary, or -1
-  /** Where its UTF-8 bytes are in the state's byte arena (-1: not kept), once written in two buffers: copying them beats re-encoding. */
+  /** Where its UTF-8 bytes are in the state's byte arena (-1: not kept yet, -2: too long to keep), once written in two buffers: copying them beats re-encoding. */
   boff = -1;
   blen = 0;
   /** Its timestamp fields (null: not timestamp-like; undefined: not read yet), read once per distinct string. */
@@ -80,7 +80,7 @@ export class EShape {
       this.kbytes = (keys as string[]).map((k) => padded(textEncoder.encode(k)));
       this.kwords = this.kbytes.map((b) => new Uint32Array(b.buffer));
       this.kpfx = new Int32Array(n);
-      for (let i = 1; i < n; i++) this.kpfx[i] = commonPrefix(keys[i] as string, keys[i - 1] as string);
+      for (let i = 1; i < n; i++) this.kpfx[i] = commonPrefix(keys[i] as string, keys[i - 1] as string) & 0xff;
     }
   }
 }

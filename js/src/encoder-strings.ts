@@ -7,7 +7,7 @@ import { MAX_STRINGS, Tag } from './common.js';
 import { StrEntry } from './encoder-state.js';
 import type { EncoderState, ESlot, EShape } from './encoder-state.js';
 import { ensure, vlen, writeRef, writeVarint } from './encoder-output.js';
-import { utf8At, utf8Long, commonPrefix, pfxChars, padded, copyBytes } from './encoder-utf8.js';
+import { utf8At, utf8Long, commonPrefix, padded, copyBytes } from './encoder-utf8.js';
 import { tsText } from './timestamp-text.js';
 import { writeTsString } from './encoder-time.js';
 
@@ -53,36 +53,24 @@ function noteString(st: EncoderState, s: string, slot: ESlot): void {
   st.lastStr = s;
 }
 
-let candFlag = 0;
-let candChars = 0;
-
 /**
  * The longer common prefix of s with the slot's str register and with the
- * last string (the last string only when longer: SPEC 7's tie rule), in
- * UTF-8 bytes; sets candChars (its length in characters) and candFlag (0x80
- * for the last string).
+ * last string (the last string only when longer: SPEC 7's tie rule): its
+ * length in UTF-8 bytes in the low 8 bits, in characters in the next 8, and
+ * 0x10000 for the last string.
  */
 function prefixCandidate(st: EncoderState, s: string, slot: ESlot): number {
-  let L = 0;
-  candFlag = 0;
-  candChars = 0;
   if (s.length === 0) return 0;
   const c0 = s.charCodeAt(0);
   const ss = slot.s;
-  if (ss !== null && ss.charCodeAt(0) === c0) {
-    L = commonPrefix(s, ss);
-    candChars = pfxChars;
-  }
+  let r = 0;
+  if (ss !== null && ss.charCodeAt(0) === c0) r = commonPrefix(s, ss);
   const ls = st.lastStr;
   if (ls !== null && ls !== ss && ls.charCodeAt(0) === c0) {
-    const l2 = commonPrefix(s, ls);
-    if (l2 > L) {
-      L = l2;
-      candChars = pfxChars;
-      candFlag = 0x80;
-    }
+    const r2 = commonPrefix(s, ls);
+    if ((r2 & 0xff) > (r & 0xff)) r = r2 | 0x10000;
   }
-  return L;
+  return r;
 }
 
 /**
@@ -130,8 +118,6 @@ function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, 
   const byteLen = len < 64 ? utf8At(st, s, 0) : utf8Long(st, s, 0);
   const need = inlineHead(byteLen);
   if (need !== ih) st.buf.copyWithin(p0 + need, p0 + ih, p0 + ih + byteLen);
-  // written in an earlier buffer too: keep the bytes
-  if (e !== null && e.gen !== -1 && byteLen <= 256) keepBytes(st, e, p0 + need, byteLen);
   putInlineHead(st, p0, byteLen);
   st.pos = p0 + need + byteLen;
   if (e !== null) addEntry(st, e);
@@ -169,6 +155,17 @@ function putPrefixHead(st: EncoderState, p0: number, n: number, pb: number): voi
     st.buf[p0] = Tag.PFX_LONG;
     writeVarint(st, n - 16);
   }
+}
+
+/**
+ * Keeps the UTF-8 bytes of e's string s in the byte arena (up to 256 bytes;
+ * longer ones are marked never kept), encoded at pos, where nothing is
+ * written yet (capacity ensured).
+ */
+function keepText(st: EncoderState, e: StrEntry, s: string): void {
+  const n = s.length < 64 ? utf8At(st, s, 0) : utf8Long(st, s, 0);
+  if (n <= 256) keepBytes(st, e, st.pos, n);
+  else e.boff = -2;
 }
 
 /** Copies the n bytes at p of the output into the byte arena as e's. */
@@ -213,9 +210,14 @@ export function writeString(st: EncoderState, s: string, slot: ESlot): void {
       }
     }
   }
-  const L = prefixCandidate(st, s, slot);
-  if (e !== null && e.boff >= 0) writeNew(st, s, e, slot, L, candChars, candFlag, st.arena, st.arenaW, e.boff, e.blen);
-  else writeNew(st, s, e, slot, L, candChars, candFlag, null, null, 0, 0);
+  const r = prefixCandidate(st, s, slot);
+  const L = r & 0xff;
+  const Lc = (r >> 8) & 0xff;
+  const flag = r > 0xffff ? 0x80 : 0;
+  // written in an earlier buffer too: from now on its bytes are copied, whatever the form
+  if (e !== null && e.boff === -1 && e.gen !== -1) keepText(st, e, s);
+  if (e !== null && e.boff >= 0) writeNew(st, s, e, slot, L, Lc, flag, st.arena, st.arenaW, e.boff, e.blen);
+  else writeNew(st, s, e, slot, L, Lc, flag, null, null, 0, 0);
 }
 
 /**
@@ -284,7 +286,7 @@ function writeKey(st: EncoderState, sh: EShape, i: number): void {
     // both registers hold key i-1
     writeNew(st, s, e, slot, sh.kpfx![i], 0, 0, bytes, sh.kwords![i], 0, byteLen);
   } else {
-    const L = prefixCandidate(st, s, slot);
-    writeNew(st, s, e, slot, L, candChars, candFlag, bytes, sh.kwords![i], 0, byteLen);
+    const r = prefixCandidate(st, s, slot);
+    writeNew(st, s, e, slot, r & 0xff, (r >> 8) & 0xff, r > 0xffff ? 0x80 : 0, bytes, sh.kwords![i], 0, byteLen);
   }
 }

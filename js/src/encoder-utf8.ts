@@ -55,9 +55,11 @@ export function utf8Long(st: EncoderState, s: string, from: number): number {
   return r.written;
 }
 
-export let pfxChars = 0;
-
-/** UTF-8 length of the common prefix of a and b, capped at 127 bytes, on a character boundary; sets pfxChars. */
+/**
+ * The common prefix of a and b, capped at 127 bytes, on a character
+ * boundary: its UTF-8 length in the low 8 bits, its length in characters
+ * (at most 127) in the next 8.
+ */
 export function commonPrefix(a: string, b: string): number {
   const n = a.length < b.length ? a.length : b.length;
   // ASCII characters are one byte each: their run is measured without a byte count
@@ -67,10 +69,7 @@ export function commonPrefix(a: string, b: string): number {
     const c = a.charCodeAt(i);
     if (c !== b.charCodeAt(i) || c >= 0x80) break;
   }
-  if (i === m || a.charCodeAt(i) !== b.charCodeAt(i)) {
-    pfxChars = i;
-    return i;
-  }
+  if (i === m || a.charCodeAt(i) !== b.charCodeAt(i)) return i | (i << 8);
   let bytes = i;
   for (; i < n; i++) {
     const c = a.charCodeAt(i);
@@ -90,8 +89,7 @@ export function commonPrefix(a: string, b: string): number {
       bytes += 3;
     }
   }
-  pfxChars = i;
-  return bytes;
+  return bytes | (i << 8);
 }
 
 /** A copy of b whose buffer is padded to whole 32-bit words (see copyBytes). */
@@ -104,23 +102,22 @@ export function padded(b: Uint8Array): Uint8Array {
 
 /**
  * Copies the UTF-8 bytes b[b0 + from, b0 + n) (b0 a multiple of 4, words
- * the same buffer as 32-bit words) to pos; returns n - from. Whole strings
- * go four bytes at a time: up to 3 bytes past the end land inside the
- * capacity the caller ensured, and are overwritten next.
+ * the same buffer as 32-bit words) to pos; returns n - from. Bytes go one at
+ * a time up to a word boundary of b, then four at a time: up to 3 bytes past
+ * the end land inside the capacity the caller ensured, and are overwritten
+ * next.
  */
 export function copyBytes(st: EncoderState, b: Uint8Array, words: Uint32Array, b0: number, n: number, from: number): number {
-  if (from === 0) {
-    const v = st.view;
-    const p = st.pos;
-    const w0 = b0 >> 2;
-    const m = (n + 3) >> 2;
-    for (let j = 0; j < m; j++) v.setUint32(p + 4 * j, words[w0 + j], littleEndian);
-  } else {
+  const v = st.view;
+  let p = st.pos;
+  let i = b0 + from;
+  const end = b0 + n;
+  if ((i & 3) !== 0) {
     const out = st.buf;
-    const d = st.pos - from - b0;
-    for (let i = b0 + from; i < b0 + n; i++) out[d + i] = b[i];
+    while ((i & 3) !== 0 && i < end) out[p++] = b[i++];
   }
+  const w0 = i >> 2;
+  const m = (end - i + 3) >> 2;
+  for (let j = 0; j < m; j++) v.setUint32(p + 4 * j, words[w0 + j], littleEndian);
   return n - from;
 }
-
-

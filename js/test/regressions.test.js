@@ -790,3 +790,24 @@ test('objects with keys Object.prototype has decode under frozen intrinsics', ()
   assert.equal(r.status, 0, `child exited with ${r.status}: ${String(r.stderr).slice(0, 2000)}`);
   assert.deepEqual(JSON.parse(String(r.stdout)), []);
 });
+
+test('strings in prefix form copied from an Encoder\'s kept bytes: the same bytes as a fresh Encoder\'s, call after call', () => {
+  // every prefix length mod 4 (the copy goes by words from the next boundary),
+  // characters of 1 to 4 UTF-8 bytes on both sides of the prefix's end, a
+  // prefix capped at 127 bytes, and strings too long to keep
+  const bases = ['abcdefghijklmnopqrstuvwxyz0123456789', 'éüñçàèìòùâêîôûäëïöü', '日本語のテキストです日本語のテキスト', '😀😁😂🤣😃😄😅😆', 'ab😀cdé日f'];
+  const values = [];
+  for (const b of bases) {
+    const cps = Array.from(b);
+    for (let cut = 1; cut < cps.length; cut += 1) {
+      const head = cps.slice(0, cut).join('');
+      values.push({ s: head + '|x' + cut, t: head + 'é' + cut });
+    }
+  }
+  values.push({ s: 'p'.repeat(200) + 'a', t: 'p'.repeat(200) + 'b' }, { s: 'q'.repeat(300) + 'é', t: 'q'.repeat(300) + '日' });
+  const value = { rows: values, again: values.map((v) => v.s) };
+  const e = new Encoder();
+  const want = bytesToHex(new Encoder().encode(value));
+  for (let k = 0; k < 3; k++) assert.equal(bytesToHex(e.encode(value)), want, `call ${k + 1}`);
+  assert.deepEqual(decode(e.encode(value)), value);
+});
