@@ -267,11 +267,15 @@ TERSA_NOINLINE static size_t new_shape_keys(VALUE self, tersa_rb_decoder *d, con
     bool hit = ent != NULL;
     VALUE t = 0;
     if (hit) {
+        /* Room first: growing the stack can run the GC, which may move the
+         * entry's objects; nothing allocates between these reads and stores. */
+        if (TERSA_UNLIKELY(d->keys->cap - d->keys->len < (long)n + 1)) tersa_rb_stack_reserve(d->keys, (long)n + 1);
         off = (size_t)d->keys->len;
-        /* (read from the entry each time: a push can run the GC, which may move them) */
-        for (size_t i = 0; i < n; i++) tersa_rb_stack_push(d->keys, (VALUE)ent->keys[i]);
+        VALUE *dst = d->keys->ptr + off;
+        for (size_t i = 0; i < n; i++) dst[i] = (VALUE)ent->keys[i];
         t = (VALUE)ent->tmpl;
-        if (t) tersa_rb_stack_push(d->keys, t); /* alive for this call, whatever the cache evicts */
+        dst[n] = t; /* alive for this call, whatever the cache evicts */
+        d->keys->len += (long)n + (t != 0);
     } else {
         off = push_keys(self, d, it, d->keys);
         if (q.hash) {
