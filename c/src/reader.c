@@ -35,25 +35,7 @@ TERSA_INLINE bool add_string(tersa_reader *r, const uint8_t *p, size_t n, bool a
  * Strings
  * ========================================================================== */
 
-/* True for an all-ASCII string of at most 16 bytes, without a call. */
-TERSA_INLINE bool short_ascii(const uint8_t *s, size_t n) {
-    uint64_t a, b;
-    if (n >= 8) {
-        if (n > 16) return false;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-    } else if (n >= 4) {
-        uint32_t x, y;
-        memcpy(&x, s, 4);
-        memcpy(&y, s + n - 4, 4);
-        a = x;
-        b = y;
-    } else {
-        a = n ? s[0] | ((uint64_t)s[n >> 1] << 8) | ((uint64_t)s[n - 1] << 16) : 0;
-        b = 0;
-    }
-    return ((a | b) & 0x8080808080808080ull) == 0;
-}
+#include "reader_ascii.h"
 
 TERSA_INLINE bool is_string_tag(uint8_t t) {
     return t < TAG_SHAPE0 || (t >= TAG_PFX0 && t < TAG_DEC0) || t == TAG_STR_LONG || t == TAG_REF8 || t == TAG_REF16 ||
@@ -166,11 +148,11 @@ TERSA_NOINLINE static bool read_string(tersa_reader *r, uint8_t t, size_t at, te
             if (!need(r, n, at)) return false;
         }
         s = r->data + r->pos;
-        r->pos += n;
-        if (TERSA_LIKELY(short_ascii(s, n)))
+        if (TERSA_LIKELY(ascii_in(s, n, r->end - r->pos)))
             ascii = true;
         else if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii)))
             FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+        r->pos += n;
         if (r->copy_strings) {
             s = (const uint8_t *)tersa_arena_copy(&r->st.mem, s, n);
             if (!s) FAIL(TERSA_ERR_NOMEM, at, "out of memory");
@@ -206,7 +188,9 @@ TERSA_NOINLINE static bool read_string(tersa_reader *r, uint8_t t, size_t at, te
         r->pos += n;
         n += L;
         s = buf;
-        if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii))) FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+        if (TERSA_LIKELY(ascii_exact(s, n)))
+            ascii = true;
+        else if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii))) FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
     } else {
         if (!read_ts_string(r, t, at, &s, &n)) return false;
         ascii = true;
@@ -498,6 +482,34 @@ TERSA_INLINE bool int_pos_item(tersa_reader *r, size_t at, tersa_slot *slot, ter
     return true;
 }
 
+/* A negative integer below the tag's range (INT_NEG, tag consumed). */
+TERSA_INLINE bool int_neg_item(tersa_reader *r, size_t at, tersa_slot *slot, tersa_item *item) {
+    uint64_t v;
+    if (!read_varint(r, at, &v)) return false;
+    if (v > (1ull << 63) + (INT_MIN_SMALL - 1)) /* -9 - v must stay >= -2^63 */
+        FAIL(TERSA_ERR_INVALID_VALUE, at, "integer out of range");
+    int64_t n = (int64_t)(INT_MIN_SMALL - 1) - (int64_t)v;
+    item->type = TERSA_INT;
+    item->v.i = n;
+    slot->int_val = n;
+    slot->has_int = 1;
+    return true;
+}
+
+/* An integer as the difference from its slot's last one (INT_DELTA, tag consumed). */
+TERSA_INLINE bool int_delta_item(tersa_reader *r, size_t at, tersa_slot *slot, tersa_item *item) {
+    if (!slot->has_int) FAIL(TERSA_ERR_BAD_REFERENCE, at, "integer delta without a previous integer");
+    uint64_t z;
+    if (!read_varint(r, at, &z)) return false;
+    int64_t d = unzigzag(z), reg = slot->int_val;
+    if ((d > 0 && reg > INT64_MAX - d) || (d < 0 && reg < INT64_MIN - d))
+        FAIL(TERSA_ERR_INVALID_VALUE, at, "integer delta overflows int64");
+    item->type = TERSA_INT;
+    item->v.i = reg + d;
+    slot->int_val = reg + d;
+    return true;
+}
+
 _Static_assert(TAG_FALSE - TAG_NULL == TERSA_FALSE - TERSA_NULL && TAG_TRUE - TAG_NULL == TERSA_TRUE - TERSA_NULL,
                "null, false and true map to their item types by offset");
 
@@ -559,30 +571,12 @@ TERSA_NOINLINE static bool read_item(tersa_reader *r, uint8_t t, size_t at, ters
         case TAG_INT_POS:
             if (!int_pos_item(r, at, slot, item)) return false;
             break;
-        case TAG_INT_NEG: {
-            uint64_t v;
-            if (!read_varint(r, at, &v)) return false;
-            if (v > (1ull << 63) + (INT_MIN_SMALL - 1)) /* -9 - v must stay >= -2^63 */
-                FAIL(TERSA_ERR_INVALID_VALUE, at, "integer out of range");
-            int64_t n = (int64_t)(INT_MIN_SMALL - 1) - (int64_t)v;
-            item->type = TERSA_INT;
-            item->v.i = n;
-            slot->int_val = n;
-            slot->has_int = 1;
+        case TAG_INT_NEG:
+            if (!int_neg_item(r, at, slot, item)) return false;
             break;
-        }
-        case TAG_INT_DELTA: {
-            if (!slot->has_int) FAIL(TERSA_ERR_BAD_REFERENCE, at, "integer delta without a previous integer");
-            uint64_t z;
-            if (!read_varint(r, at, &z)) return false;
-            int64_t d = unzigzag(z), reg = slot->int_val;
-            if ((d > 0 && reg > INT64_MAX - d) || (d < 0 && reg < INT64_MIN - d))
-                FAIL(TERSA_ERR_INVALID_VALUE, at, "integer delta overflows int64");
-            item->type = TERSA_INT;
-            item->v.i = reg + d;
-            slot->int_val = reg + d;
+        case TAG_INT_DELTA:
+            if (!int_delta_item(r, at, slot, item)) return false;
             break;
-        }
         case TAG_DEC_X: case TAG_DEC_DELTA: {
             int e;
             int64_t m;
@@ -760,12 +754,12 @@ TERSA_INLINE bool short_string_item(tersa_reader *r, uint8_t t, size_t at, tersa
     size_t n = (size_t)(t - TAG_STR0);
     if (TERSA_UNLIKELY(r->end - r->pos < n)) FAIL(TERSA_ERR_TRUNCATED, at, "input ends inside an item");
     const uint8_t *s = r->data + r->pos;
-    r->pos += n;
     bool ascii;
-    if (TERSA_LIKELY(short_ascii(s, n)))
+    if (TERSA_LIKELY(ascii_in(s, n, r->end - r->pos)))
         ascii = true;
     else if (TERSA_UNLIKELY(!tersa_utf8_valid(s, n, &ascii)))
         FAIL(TERSA_ERR_INVALID_UTF8, at, "string is not valid UTF-8");
+    r->pos += n;
     uint32_t index = TERSA_NO_INDEX;
     if (n >= MIN_TABLE_LEN && TERSA_LIKELY(r->st.nstrs < TERSA_MAX_STRINGS)) {
         index = (uint32_t)r->st.nstrs;
@@ -895,6 +889,17 @@ TERSA_INLINE bool read_run(tersa_reader *r, tersa_item *items, size_t max, size_
             slot->has_int = 1;
             item->type = TERSA_INT;
             item->v.i = v;
+        } else if ((uint8_t)(t - TAG_INT_POS) < 3) {
+            /* INT_POS, INT_NEG, INT_DELTA: ids, counts and series of larger integers */
+            r->pos = at + 1;
+            if (!(t == TAG_INT_POS   ? int_pos_item(r, at, slot, item)
+                  : t == TAG_INT_NEG ? int_neg_item(r, at, slot, item)
+                                     : int_delta_item(r, at, slot, item)))
+                return run_failed(f, k, count);
+        } else if ((uint8_t)(t - TAG_DEC0) < N_DEC0) {
+            /* decimals counted in their tag: prices, readings */
+            r->pos = at + 1;
+            if (!dec_item(r, t, at, slot, item)) return run_failed(f, k, count);
         } else if (strings && t < TAG_STR0) {
             r->pos = at + 1;
             if (TERSA_UNLIKELY(t >= r->st.nstrs)) {
