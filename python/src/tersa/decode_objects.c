@@ -52,15 +52,20 @@ TERSA_INLINE PyObject *new_float(double v) {
 TERSA_INLINE PyObject *new_int(int64_t v) {
     if ((uint64_t)v + 5 <= 261) return PyLong_FromLong((long)v); /* the shared small ints */
     uint64_t a = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    Py_ssize_t nd = a >> 60 ? 3 : a >> 30 ? 2 : 1;
-    PyLongObject *o = (PyLongObject *)PyObject_Malloc(offsetof(PyLongObject, ob_digit) + (size_t)nd * sizeof(digit));
+    /* The digit count without branches (integers of mixed sizes would
+     * mispredict them). Room for two digits at least: obmalloc rounds the
+     * one-digit size (28 bytes) up to the same 32, and the second digit is
+     * then stored unconditionally (beyond ob_size, it is never read). */
+    size_t top = (a >> 60) != 0;
+    Py_ssize_t nd = 1 + (Py_ssize_t)((a >> 30) != 0) + (Py_ssize_t)top;
+    PyLongObject *o = (PyLongObject *)PyObject_Malloc(offsetof(PyLongObject, ob_digit) + (2 + top) * sizeof(digit));
     if (TERSA_UNLIKELY(!o)) return PyErr_NoMemory();
     Py_SET_TYPE(o, &PyLong_Type);
     Py_SET_REFCNT(o, 1);
     Py_SET_SIZE(o, v < 0 ? -nd : nd);
     o->ob_digit[0] = (digit)(a & PyLong_MASK);
-    if (nd >= 2) o->ob_digit[1] = (digit)((a >> 30) & PyLong_MASK);
-    if (nd == 3) o->ob_digit[2] = (digit)(a >> 60);
+    o->ob_digit[1] = (digit)((a >> 30) & PyLong_MASK);
+    if (top) o->ob_digit[2] = (digit)(a >> 60);
     return (PyObject *)o;
 }
 #else
