@@ -342,9 +342,10 @@ TERSA_API bool tersa_write_map_end(tersa_writer *w);
 TERSA_API uint32_t tersa_writer_last_shape(const tersa_writer *w);
 
 /**
- * tersa_writer_last_shape if the last tersa_write_map_begin* call defined
- * that shape; TERSA_NO_INDEX if it found the keys already in this buffer's
- * table (or the table was full). A binding that caches shapes by identity
+ * tersa_writer_last_shape if the shaped map opened last (by
+ * tersa_write_map_begin* or a template) defined that shape; TERSA_NO_INDEX
+ * if it referred to a shape already in this buffer's table (found by its
+ * keys, or given to tersa_write_map_shape) or the table was full. A binding that caches shapes by identity
  * can leave out shapes that are not seen again, and store one when the
  * writer finds it.
  */

@@ -30,7 +30,7 @@
  * slots of an older generation read as empty.
  *
  * Optional, for a binding whose writer says whether a map defined its
- * shape (tersa_writer_last_shape_defined): leaving out shapes that are not
+ * shape (tersa_writer_last_defined_shape): leaving out shapes that are not
  * seen again. Storing a shape costs about as much as looking it up, and in
  * a document of many shapes most may occur once. A binding asks
  * tersa_shapes_keep_new before storing a shape the writer just defined, and

@@ -654,6 +654,7 @@ static bool put_shape_ref(tersa_writer *w, size_t id) {
         put_byte(w, (uint8_t)((id - SHAPE16_BASE) >> 8));
     }
     w->last_shape = (uint32_t)id;
+    w->last_defined = false;
     return push_frame(w, FRAME_MAP, w->st.shapes[id].slots, w->st.shapes[id].nkeys, TERSA_KID_MAP, w->st.shapes[id].keys);
 }
 
@@ -769,10 +770,8 @@ TERSA_INLINE bool map_begin_memo(tersa_writer *w, const tersa_key *keys, size_t 
         size_t mask = ix->cap - 1, i = (size_t)h & mask;
         for (uint32_t pos; (pos = ix->positions[i]) != 0; i = (i + 1) & mask) {
             const shape *s = &w->st.shapes[pos - 1];
-            if (ix->hashes[i] == h && s->nkeys == count && shape_keys_equal(s->keys, keys, count)) {
-                w->last_defined = false;
+            if (ix->hashes[i] == h && s->nkeys == count && shape_keys_equal(s->keys, keys, count))
                 return put_shape_ref(w, pos - 1);
-            }
         }
     }
     /* A new shape: define it with its keys. */

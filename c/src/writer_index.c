@@ -175,13 +175,18 @@ TERSA_INLINE size_t move_bucket(const lent_moves *mv, const void *p) {
     return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 32) & mv->mask;
 }
 
+/* The move recorded for bytes lent at p, or the empty bucket where it goes. */
+TERSA_INLINE lent_move *move_of(const lent_moves *mv, const void *p) {
+    size_t i = move_bucket(mv, p);
+    while (mv->m[i].from && mv->m[i].from != p) i = (i + 1) & mv->mask;
+    return &mv->m[i];
+}
+
 /* Where the bytes lent at p now are, or NULL when p is not a moved string's start. */
 TERSA_INLINE const uint8_t *moved_to(const lent_moves *mv, const void *p) {
     if ((uintptr_t)p < mv->lo || (uintptr_t)p > mv->hi) return NULL;
-    for (size_t i = move_bucket(mv, p);; i = (i + 1) & mv->mask) {
-        if (mv->m[i].from == p) return mv->m[i].to;
-        if (!mv->m[i].from) return NULL;
-    }
+    const lent_move *m = move_of(mv, p);
+    return m->from ? m->to : NULL;
 }
 
 TERSA_INLINE void move_register(const lent_moves *mv, tersa_slot *s) {
@@ -199,8 +204,7 @@ static bool copy_lent_entries(tersa_writer *w, lent_moves *mv, size_t from) {
         str_entry *e = &strs[i];
         if (!e->borrowed) continue;
         e->borrowed = false;
-        lent_move *m = &mv->m[move_bucket(mv, e->ptr)];
-        while (m->from && m->from != e->ptr) m = m == &mv->m[mv->mask] ? mv->m : m + 1;
+        lent_move *m = move_of(mv, e->ptr);
         if (m->from && m->len >= e->len) {
             e->ptr = m->to;
             continue;

@@ -610,7 +610,8 @@ static void test_shape_handles(void) {
 }
 
 /* tersa_writer_last_defined_shape: the shape a map defined, none for a map
- * whose keys the writer found in its table. */
+ * whose keys the writer found in its table or that tersa_write_map_shape
+ * opened by its index. */
 static void test_last_defined_shape(void) {
     tersa_key keys[2] = {{"id", 2, false}, {"name", 4, false}}, other[1] = {{"id", 2, false}};
     tersa_writer *w = tersa_writer_new(NULL);
@@ -624,6 +625,10 @@ static void test_last_defined_shape(void) {
           "a shape found in the table is not a defined one");
     ok = tersa_write_int(w, 1) && tersa_write_int(w, 2) && tersa_write_map_end(w) && tersa_write_array_end(w);
     CHECK(ok, "the buffer ends");
+    ok = tersa_writer_start(w, NULL, 0) && tersa_write_array_begin(w, 2) && tersa_write_map_begin(w, keys, 2) &&
+         tersa_write_int(w, 1) && tersa_write_int(w, 2) && tersa_write_map_end(w) && tersa_write_map_shape(w, 0);
+    CHECK(ok && tersa_writer_last_defined_shape(w) == TERSA_NO_INDEX && tersa_writer_last_shape(w) == 0,
+          "a shape opened by its index is not a defined one");
     tersa_writer_free(w);
 }
 
