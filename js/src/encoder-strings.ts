@@ -75,15 +75,17 @@ function prefixCandidate(st: EncoderState, s: string, slot: ESlot): number {
 
 /**
  * Writes a string that is not referenced: the prefix form with the
- * candidate of L bytes (Lc characters, register flag) if strictly smaller,
+ * candidate `cand` (prefixCandidate's result; 0: none) if strictly smaller,
  * else inline. Its UTF-8 bytes are src[b0, b0 + bl) when known (b0 a
  * multiple of 4, srcW the same buffer as words), else src is null. The
  * bytes are written where the form puts them: known bytes after the form is
  * decided, others after a head sized for one byte per character (the
  * length of ASCII text), moved only when the text is longer in UTF-8.
  */
-function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, L: number, Lc: number, flag: number, src: Uint8Array | null, srcW: Uint32Array | null, b0: number, bl: number): void {
+function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, cand: number, src: Uint8Array | null, srcW: Uint32Array | null, b0: number, bl: number): void {
   const p0 = st.pos;
+  const L = cand & 0xff;
+  const flag = cand > 0xffff ? 0x80 : 0;
   if (src !== null) {
     if (L > 0 && prefixHead(bl - L) - L < inlineHead(bl)) {
       putPrefixHead(st, p0, bl - L, flag | L);
@@ -98,6 +100,7 @@ function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, 
   }
   const len = s.length;
   if (L > 0) {
+    const Lc = (cand >> 8) & 0xff;
     const sc = len - Lc;
     const ph = prefixHead(sc);
     st.pos = p0 + ph;
@@ -210,14 +213,11 @@ export function writeString(st: EncoderState, s: string, slot: ESlot): void {
       }
     }
   }
-  const r = prefixCandidate(st, s, slot);
-  const L = r & 0xff;
-  const Lc = (r >> 8) & 0xff;
-  const flag = r > 0xffff ? 0x80 : 0;
+  const cand = prefixCandidate(st, s, slot);
   // written in an earlier buffer too: from now on its bytes are copied, whatever the form
   if (e !== null && e.boff === -1 && e.gen !== -1) keepText(st, e, s);
-  if (e !== null && e.boff >= 0) writeNew(st, s, e, slot, L, Lc, flag, st.arena, st.arenaW, e.boff, e.blen);
-  else writeNew(st, s, e, slot, L, Lc, flag, null, null, 0, 0);
+  if (e !== null && e.boff >= 0) writeNew(st, s, e, slot, cand, st.arena, st.arenaW, e.boff, e.blen);
+  else writeNew(st, s, e, slot, cand, null, null, 0, 0);
 }
 
 /**
@@ -283,10 +283,9 @@ function writeKey(st: EncoderState, sh: EShape, i: number): void {
     }
   }
   if (i > 0) {
-    // both registers hold key i-1
-    writeNew(st, s, e, slot, sh.kpfx![i], 0, 0, bytes, sh.kwords![i], 0, byteLen);
+    // both registers hold key i-1: the candidate is its prefix with it, in bytes (known bytes need no character count)
+    writeNew(st, s, e, slot, sh.kpfx![i], bytes, sh.kwords![i], 0, byteLen);
   } else {
-    const r = prefixCandidate(st, s, slot);
-    writeNew(st, s, e, slot, r & 0xff, (r >> 8) & 0xff, r > 0xffff ? 0x80 : 0, bytes, sh.kwords![i], 0, byteLen);
+    writeNew(st, s, e, slot, prefixCandidate(st, s, slot), bytes, sh.kwords![i], 0, byteLen);
   }
 }
