@@ -29,6 +29,7 @@ export class StrEntry {
 /** A slot (SPEC 4.3): the registers of one position in the data. */
 export class ESlot {
   s: string | null = null; // str register
+  c0 = -1; // the str register's first UTF-16 unit (-1: none or empty), so that most strings rule out a prefix by two integer compares
   ik = 0; // int register: 0 none, 1 a safe integer in i, 2 an int64 beyond it as ih (signed) * 2^32 + il
   i = 0;
   ih = 0;
@@ -43,6 +44,7 @@ export class ESlot {
 
 export function resetSlot(s: ESlot): void {
   s.s = null;
+  s.c0 = -1;
   s.ik = 0;
   s.dk = false;
   s.bin = 0;
@@ -62,6 +64,7 @@ export class EShape {
   kbytes: Uint8Array[] | null = null; // UTF-8 of each key
   kwords: Uint32Array[] | null = null; // ... as padded 32-bit words
   kpfx: Int32Array | null = null; // key i > 0: common prefix bytes with key i-1
+  kc0: Int32Array | null = null; // each key's first UTF-16 unit (-1: empty)
   /** Keys 1.. as written when none is in the table (they then depend only on the key before each), once written so. */
   kblock: Uint8Array | null = null;
   kblockw: Uint32Array | null = null;
@@ -80,12 +83,19 @@ export class EShape {
       this.kbytes = (keys as string[]).map((k) => padded(textEncoder.encode(k)));
       this.kwords = this.kbytes.map((b) => new Uint32Array(b.buffer));
       this.kpfx = new Int32Array(n);
+      this.kc0 = new Int32Array(n);
+      for (let i = 0; i < n; i++) this.kc0[i] = firstUnit(keys[i] as string);
       for (let i = 1; i < n; i++) this.kpfx[i] = commonPrefix(keys[i] as string, keys[i - 1] as string) & 0xff;
     }
   }
 }
 
 const textEncoder = new TextEncoder();
+
+/** The first UTF-16 unit of s, or -1 when s is empty (a str register's c0). */
+export function firstUnit(s: string): number {
+  return s.length > 0 ? s.charCodeAt(0) : -1;
+}
 
 /**
  * A node of an Encoder's shape registry, a tree of key sequences: the keys
@@ -138,6 +148,7 @@ export class EncoderState {
   nstr = 0;
   nshape = 0;
   lastStr: string | null = null;
+  lastC0 = -1; // lastStr's first UTF-16 unit (-1: none or empty)
   lastTs = 0;
   keySlot = new ESlot();
   depth = 0;
@@ -172,6 +183,7 @@ export class EncoderState {
     this.nstr = dictStrings;
     this.nshape = dictShapes;
     this.lastStr = null;
+    this.lastC0 = -1;
     this.lastTs = 0;
     this.depth = 0;
     resetSlot(this.keySlot);

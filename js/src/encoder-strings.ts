@@ -47,42 +47,47 @@ export function addEntry(st: EncoderState, e: StrEntry): void {
   }
 }
 
-/** The string becomes the slot's str register and the last string. */
-function noteString(st: EncoderState, s: string, slot: ESlot): void {
+/** The string (first UTF-16 unit c0, -1 when empty) becomes the slot's str register and the last string. */
+function noteString(st: EncoderState, s: string, c0: number, slot: ESlot): void {
   slot.s = s;
+  slot.c0 = c0;
   st.lastStr = s;
+  st.lastC0 = c0;
 }
 
 /**
- * The longer common prefix of s with the slot's str register and with the
- * last string (the last string only when longer: SPEC 7's tie rule): its
- * length in UTF-8 bytes in the low 8 bits, in characters in the next 8, and
- * 0x10000 for the last string.
+ * The longer common prefix of s (first UTF-16 unit c0) with the slot's str
+ * register and with the last string (the last string only when longer:
+ * SPEC 7's tie rule): its length in UTF-8 bytes in the low 8 bits, in
+ * characters in the next 8, and 0x10000 for the last string. Callers ask
+ * only when c0 is a register's first unit: any other string has no prefix.
  */
-function prefixCandidate(st: EncoderState, s: string, slot: ESlot): number {
-  if (s.length === 0) return 0;
-  const c0 = s.charCodeAt(0);
+function prefixCandidate(st: EncoderState, s: string, c0: number, slot: ESlot): number {
+  if (c0 < 0) return 0;
   const ss = slot.s;
   let r = 0;
-  if (ss !== null && ss.charCodeAt(0) === c0) r = commonPrefix(s, ss);
-  const ls = st.lastStr;
-  if (ls !== null && ls !== ss && ls.charCodeAt(0) === c0) {
-    const r2 = commonPrefix(s, ls);
-    if ((r2 & 0xff) > (r & 0xff)) r = r2 | 0x10000;
+  if (slot.c0 === c0) r = commonPrefix(s, ss!);
+  if (st.lastC0 === c0) {
+    const ls = st.lastStr!;
+    if (ls !== ss) {
+      const r2 = commonPrefix(s, ls);
+      if ((r2 & 0xff) > (r & 0xff)) r = r2 | 0x10000;
+    }
   }
   return r;
 }
 
 /**
- * Writes a string that is not referenced: the prefix form with the
- * candidate `cand` (prefixCandidate's result; 0: none) if strictly smaller,
- * else inline. Its UTF-8 bytes are src[b0, b0 + bl) when known (b0 a
- * multiple of 4, srcW the same buffer as words), else src is null. The
- * bytes are written where the form puts them: known bytes after the form is
- * decided, others after a head sized for one byte per character (the
- * length of ASCII text), moved only when the text is longer in UTF-8.
+ * Writes a string that is not referenced (the caller notes it in the
+ * registers): the prefix form with the candidate `cand` (prefixCandidate's
+ * result; 0: none) if strictly smaller, else inline. Its UTF-8 bytes are
+ * src[b0, b0 + bl) when known (b0 a multiple of 4, srcW the same buffer as
+ * words), else src is null. The bytes are written where the form puts
+ * them: known bytes after the form is decided, others after a head sized
+ * for one byte per character (the length of ASCII text), moved only when
+ * the text is longer in UTF-8.
  */
-function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, cand: number, src: Uint8Array | null, srcW: Uint32Array | null, b0: number, bl: number): void {
+function writeNew(st: EncoderState, s: string, e: StrEntry | null, cand: number, src: Uint8Array | null, srcW: Uint32Array | null, b0: number, bl: number): void {
   const p0 = st.pos;
   const L = cand & 0xff;
   const flag = cand > 0xffff ? 0x80 : 0;
@@ -95,7 +100,6 @@ function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, 
       st.pos += copyBytes(st, src, srcW!, b0, bl, 0);
     }
     if (e !== null) addEntry(st, e);
-    noteString(st, s, slot);
     return;
   }
   const len = s.length;
@@ -112,7 +116,6 @@ function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, 
       putPrefixHead(st, p0, suf, flag | L);
       st.pos = p0 + need + suf;
       if (e !== null) addEntry(st, e);
-      noteString(st, s, slot);
       return;
     }
   }
@@ -124,7 +127,6 @@ function writeNew(st: EncoderState, s: string, e: StrEntry | null, slot: ESlot, 
   putInlineHead(st, p0, byteLen);
   st.pos = p0 + need + byteLen;
   if (e !== null) addEntry(st, e);
-  noteString(st, s, slot);
 }
 
 /** The bytes of an inline string's tag and length, for n bytes of UTF-8. */
@@ -193,13 +195,13 @@ export function writeString(st: EncoderState, s: string, slot: ESlot): void {
   const len = s.length;
   let e: StrEntry | null = null;
   ensure(st, len * 3 + 16);
-  const c0 = len > 0 ? s.charCodeAt(0) : 0;
+  const c0 = len > 0 ? s.charCodeAt(0) : -1;
   if (len >= 2 || c0 >= 0x80) {
     e = st.entries.get(s) ?? newEntry(st, s);
     const idx = tableIndex(st, e);
     if (idx >= 0) {
       writeRef(st, idx);
-      noteString(st, s, slot);
+      noteString(st, s, c0, slot);
       return;
     }
     if (len >= 10 && len <= 35) {
@@ -208,16 +210,17 @@ export function writeString(st: EncoderState, s: string, slot: ESlot): void {
       if (t !== null) {
         writeTsString(st, t);
         addEntry(st, e);
-        noteString(st, s, slot);
+        noteString(st, s, c0, slot);
         return;
       }
     }
   }
-  const cand = prefixCandidate(st, s, slot);
+  const cand = c0 === slot.c0 || c0 === st.lastC0 ? prefixCandidate(st, s, c0, slot) : 0;
   // written in an earlier buffer too: from now on its bytes are copied, whatever the form
   if (e !== null && e.boff === -1 && e.gen !== -1) keepText(st, e, s);
-  if (e !== null && e.boff >= 0) writeNew(st, s, e, slot, cand, st.arena, st.arenaW, e.boff, e.blen);
-  else writeNew(st, s, e, slot, cand, null, null, 0, 0);
+  if (e !== null && e.boff >= 0) writeNew(st, s, e, cand, st.arena, st.arenaW, e.boff, e.blen);
+  else writeNew(st, s, e, cand, null, null, 0, 0);
+  noteString(st, s, c0, slot);
 }
 
 /**
@@ -256,7 +259,7 @@ export function writePlainKeys(st: EncoderState, sh: EShape): void {
       const e = kent[i];
       if (e !== null) addEntry(st, e);
     }
-    noteString(st, sh.keys[n - 1] as string, st.keySlot);
+    noteString(st, sh.keys[n - 1] as string, sh.kc0![n - 1], st.keySlot);
     return;
   }
   const p = st.pos;
@@ -272,20 +275,19 @@ function writeKey(st: EncoderState, sh: EShape, i: number): void {
   const e = sh.kent![i];
   const bytes = sh.kbytes![i];
   const byteLen = bytes.length;
+  const c0 = sh.kc0![i];
   const slot = st.keySlot;
   ensure(st, byteLen + 16);
   if (e !== null) {
     const idx = tableIndex(st, e);
     if (idx >= 0) {
       writeRef(st, idx);
-      noteString(st, s, slot);
+      noteString(st, s, c0, slot);
       return;
     }
   }
-  if (i > 0) {
-    // both registers hold key i-1: the candidate is its prefix with it, in bytes (known bytes need no character count)
-    writeNew(st, s, e, slot, sh.kpfx![i], bytes, sh.kwords![i], 0, byteLen);
-  } else {
-    writeNew(st, s, e, slot, prefixCandidate(st, s, slot), bytes, sh.kwords![i], 0, byteLen);
-  }
+  // key i > 0: both registers hold key i-1, and the candidate is its prefix with it, in bytes (known bytes need no character count)
+  const cand = i > 0 ? sh.kpfx![i] : c0 === slot.c0 || c0 === st.lastC0 ? prefixCandidate(st, s, c0, slot) : 0;
+  writeNew(st, s, e, cand, bytes, sh.kwords![i], 0, byteLen);
+  noteString(st, s, c0, slot);
 }
