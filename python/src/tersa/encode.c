@@ -28,23 +28,24 @@
 
 /* The shape lookup (c/src/shape_lookup.h) finds a dict's keys, by identity,
  * with hints: each key position of an entry has one, the entry (+1) of the
- * dict last seen as the value at that position, tried first next time. The
- * lookup holds a reference to each key it stores (shape_hooks), so that an
- * identity it holds names the same str while stored. */
+ * dict last seen as the value at that position, tried first next time. An
+ * identity it holds must name the same str while stored: the lookup holds
+ * a reference to each key it stores (the hooks below, whose context is the
+ * encoder's keys_lent flag), except in dumps until Python code may run
+ * (keys_lent, see enc_settle): till then nothing can drop a key of the
+ * value being encoded, as for lent strs. */
 #define HINT_ROOT TERSA_SHAPES_HINT_ROOT /* hint_at: the root slot */
 #define HINT_NONE TERSA_SHAPES_HINT_NONE /* hint_at: a scratch slot (uncached parent) */
 
-static void shape_keys_retain(void *ctx, const tersa_ident *keys, size_t n) {
-    (void)ctx;
+static void shape_keys_retain(void *keys_lent, const tersa_ident *keys, size_t n) {
+    if (*(const uint8_t *)keys_lent) return;
     for (size_t i = 0; i < n; i++) Py_INCREF((PyObject *)keys[i]);
 }
 
-static void shape_keys_release(void *ctx, const tersa_ident *keys, size_t n) {
-    (void)ctx;
+static void shape_keys_release(void *keys_lent, const tersa_ident *keys, size_t n) {
+    if (*(const uint8_t *)keys_lent) return;
     for (size_t i = 0; i < n; i++) Py_DECREF((PyObject *)keys[i]);
 }
-
-static const tersa_shape_hooks shape_hooks = {shape_keys_retain, shape_keys_release, NULL};
 
 #include "encode_templates.c"
 
@@ -109,6 +110,7 @@ typedef struct enc_ctx {
     uint8_t large;          /* the last buffer was large (see pool_keep) */
     uint8_t single;         /* dumps: one value per buffer (not a stream's frames, whose shapes carry on) */
     uint8_t tpl_try;        /* no shaped map opened since the shapes were forgotten: the lookup is empty, a template may apply */
+    uint8_t keys_lent;      /* the shape lookup holds its keys without references (dumps until enc_settle) */
     enc_tpls tpl;           /* map-definition templates by key identity (encode_templates.c) */
     PyObject *out;          /* dumps: the bytes object a large output is written into (out_grow), or NULL */
 } enc_ctx;
@@ -130,7 +132,8 @@ static enc_ctx *enc_ctx_new(void) {
     e->empty_shape = TERSA_NO_INDEX;
     e->tpl_try = 1;
     e->max_depth = TERSA_DEFAULT_MAX_DEPTH;
-    tersa_shapes_init(&e->shapes, NULL, &shape_hooks, true);
+    const tersa_shape_hooks hooks = {shape_keys_retain, shape_keys_release, &e->keys_lent};
+    tersa_shapes_init(&e->shapes, NULL, &hooks, true);
     return e;
 }
 
@@ -222,10 +225,23 @@ static void enc_release(enc_ctx *e, size_t bytes_written) {
  * dropping a replacement the encoder owns (a conversion's result, a map's
  * pairs: enc_run's close), enc_settle ends the loans; the writer then copies
  * what it still holds. The end of dumps needs none: the next
- * tersa_writer_start ends them, and a stream's writer never borrows. */
-TERSA_INLINE int enc_settle(enc_ctx *e) {
-    return TERSA_LIKELY(tersa_writer_settle_borrowed(e->w)) ? 0 : enc_writer_fail(e);
+ * tersa_writer_start ends them, and a stream's writer never borrows.
+ * The keys of the shape lookup are lent the same way in dumps (keys_lent):
+ * the lookup takes a reference to each key it holds at the first settle. */
+TERSA_NOINLINE static void enc_keep_keys(enc_ctx *e) {
+    size_t n;
+    const tersa_ident *keys = tersa_shapes_keys(&e->shapes, &n);
+    e->keys_lent = 0;
+    shape_keys_retain(&e->keys_lent, keys, n);
 }
+
+/* Ends the loans (strs and keys): false if the writer failed. */
+TERSA_INLINE bool enc_end_loans(enc_ctx *e) {
+    if (TERSA_UNLIKELY(e->keys_lent)) enc_keep_keys(e);
+    return tersa_writer_settle_borrowed(e->w);
+}
+
+TERSA_INLINE int enc_settle(enc_ctx *e) { return TERSA_LIKELY(enc_end_loans(e)) ? 0 : enc_writer_fail(e); }
 
 /* A str's UTF-8, lent (`lend`: its bytes stay until enc_settle) or copied. */
 TERSA_INLINE int enc_str_lent(enc_ctx *e, PyObject *o, const bool lend) {
@@ -923,7 +939,7 @@ pairs:
 close:
     /* A conversion's result or a map's pairs may hold the last reference to
      * strs lent to the writer. */
-    if (TERSA_UNLIKELY(f->kind >= EF_PAIRS) && TERSA_UNLIKELY(!tersa_writer_settle_borrowed(e->w))) goto fail_close;
+    if (TERSA_UNLIKELY(f->kind >= EF_PAIRS) && TERSA_UNLIKELY(!enc_end_loans(e))) goto fail_close;
     enc_pop(e);
     if (!e->depth) return 0;
     f--; /* the parent (frames move only when one is pushed) */
@@ -986,6 +1002,7 @@ static PyObject *tersa_dumps(PyObject *module, PyObject *const *args, Py_ssize_t
     e->max_depth = max_depth;
     e->default_fn = dflt;
     e->single = 1;
+    e->keys_lent = 1; /* (the lookup is empty: enc_release cleared it) */
     PyObject *result = NULL;
     size_t len = 0;
     Py_XINCREF(kw[2]); /* the dictionary must outlive the encoding */
