@@ -27,7 +27,9 @@ function array(rd: DecoderState, n: number, slot: Slot): unknown {
   let a: unknown[];
   const t0 = rd.src[rd.pos];
   // F32 through DEC_DELTA: binary floats, integers and decimals
-  if (n > 1 && ((t0 >= Tag.INT0 && t0 < Tag.PFX0) || (t0 >= Tag.DEC0 && t0 < Tag.NULL) || (t0 >= Tag.F32 && t0 <= Tag.DEC_DELTA))) {
+  if (n === 2 && t0 === Tag.F64) {
+    a = f64Pair(rd, slot);
+  } else if (n > 1 && ((t0 >= Tag.INT0 && t0 < Tag.PFX0) || (t0 >= Tag.DEC0 && t0 < Tag.NULL) || (t0 >= Tag.F32 && t0 <= Tag.DEC_DELTA))) {
     a = numbers(rd, n, slot);
   } else if (n > 4) {
     // A literal, which costs less than an empty slice (see numbers()): the
@@ -213,6 +215,29 @@ function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] {
     if (n > SCRATCH_KEEP) sc.length = 0;
   }
   return b;
+}
+
+/**
+ * An array of two items whose first is an F64 (coordinates): two finite
+ * F64s are read here, without numbers()' loop and its tests for the other
+ * forms; anything else (NaN, infinities, exactFloats, short input, a
+ * second item of another form) goes to numbers().
+ */
+function f64Pair(rd: DecoderState, slot: Slot): unknown[] {
+  const p = rd.pos;
+  if (p + 18 <= rd.end && rd.src[p + 9] === Tag.F64 && !rd.exactFloats) {
+    if (rd.dvSrc !== rd.src) {
+      rd.dvSrc = rd.src;
+      rd.dv = new DataView(rd.src.buffer, rd.src.byteOffset, rd.src.byteLength);
+    }
+    const x = rd.dv.getFloat64(p + 1, true);
+    const y = rd.dv.getFloat64(p + 10, true);
+    if (x - x === 0 && y - y === 0) {
+      rd.pos = p + 18;
+      return [x, y];
+    }
+  }
+  return numbers(rd, 2, slot);
 }
 
 function genericMap(rd: DecoderState, at: number, slot: Slot): unknown {

@@ -732,6 +732,26 @@ test('arrays of binary floats decode on the array fast path exactly as read() wo
   }
 });
 
+test('pairs whose first item is an F64 (coordinates) decode exactly as read() would', () => {
+  const f64 = [0.1 + 0.2, -1e-300, 5e-324, 1.7976931348623157e308, -0.1 - 0.2];
+  const others = [NaN, Infinity, -Infinity, -0.0, 0.5, 7, 2 ** 40, 1.5e-7, 'x', null, [1.25, 2.5]];
+  const pairs = [];
+  for (const x of [...f64, NaN, Infinity]) for (const y of [...f64, ...others]) pairs.push([x, y]);
+  for (const p of pairs) {
+    const bytes = tersa.encode(p);
+    const back = tersa.decode(bytes);
+    assert.equal(back.length, 2);
+    assert.ok(Object.is(back[0], p[0]) && (typeof p[1] === 'object' ? assert.deepEqual(back[1], p[1]) ?? true : Object.is(back[1], p[1])), `${p} -> ${back}`);
+    // a buffer cut anywhere inside the pair is truncated
+    for (let cut = 4; cut < bytes.length; cut++) assert.throws(() => tersa.decode(bytes.subarray(0, cut)), (e) => e.code === 'truncated' || e.code === 'length_exceeds_input');
+  }
+  // many pairs in one buffer, and exactFloats (read()'s path, Float64 for integral floats)
+  const all = tersa.decode(tersa.encode(pairs));
+  pairs.forEach((p, i) => assert.ok(Object.is(all[i][0], p[0]), `pair ${i}`));
+  const exact = tersa.decode(tersa.encode([0.1 + 0.2, 2 ** 60 + 2 ** 20]), { exactFloats: true });
+  assert.ok(exact[0] === 0.1 + 0.2 && exact[1] instanceof tersa.Float64 && exact[1].value === 2 ** 60 + 2 ** 20);
+});
+
 test('integers of five- to nine-byte varints decode on the array fast path exactly as read() would', () => {
   const T53 = 2 ** 53;
   const wide = [2 ** 28, 2 ** 31, 2 ** 32 - 1, 2 ** 35 + 7, T53 - 25, T53 - 24, T53 - 1, -(2 ** 28) - 9, -(2 ** 40), -(T53 - 1),
