@@ -243,11 +243,34 @@ TERSA_INLINE bool enc_end_loans(enc_ctx *e) {
 
 TERSA_INLINE int enc_settle(enc_ctx *e) { return TERSA_LIKELY(enc_end_loans(e)) ? 0 : enc_writer_fail(e); }
 
+/* PyUnicode_IS_COMPACT_ASCII with the two flags tested at once: one test
+ * and branch per str instead of two. The mask is the state word with only
+ * those two bits set (a constant once compiled). */
+TERSA_INLINE uint32_t str_state_word(const PyASCIIObject *a) {
+    uint32_t w = 0;
+    memcpy(&w, &a->state, sizeof(a->state) < sizeof(w) ? sizeof(a->state) : sizeof(w));
+    return w;
+}
+
+TERSA_INLINE int str_compact_ascii(PyObject *o) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (sizeof(((PyASCIIObject *)0)->state) <= sizeof(uint32_t)) {
+        PyASCIIObject flags;
+        memset(&flags, 0, sizeof(flags));
+        flags.state.compact = 1;
+        flags.state.ascii = 1;
+        uint32_t mask = str_state_word(&flags);
+        return (str_state_word((const PyASCIIObject *)o) & mask) == mask;
+    }
+#endif
+    return PyUnicode_IS_COMPACT_ASCII(o);
+}
+
 /* A str's UTF-8, lent (`lend`: its bytes stay until enc_settle) or copied. */
 TERSA_INLINE int enc_str_lent(enc_ctx *e, PyObject *o, const bool lend) {
     const char *p;
     Py_ssize_t n;
-    if (TERSA_LIKELY(PyUnicode_IS_COMPACT_ASCII(o))) {
+    if (TERSA_LIKELY(str_compact_ascii(o))) {
         p = (const char *)(((PyASCIIObject *)o) + 1);
         n = PyUnicode_GET_LENGTH(o);
     } else {
@@ -659,23 +682,29 @@ TERSA_NOINLINE static int enc_float_list(enc_ctx *e, PyObject *list, Py_ssize_t 
 /* If `list` (n > 0 items, the first a str) holds strs only, write it: 0, or
  * -1 with the error pending; 1 if it holds anything else or a str without
  * UTF-8 (a surrogate: the item-by-item path reports it where it is). */
+TERSA_NOINLINE static const char *str_utf8_other(PyObject *v, size_t *len) {
+    Py_ssize_t n;
+    const char *p = PyUnicode_AsUTF8AndSize(v, &n);
+    if (!p) PyErr_Clear();
+    *len = (size_t)n;
+    return p;
+}
+
 TERSA_NOINLINE static int enc_str_list(enc_ctx *e, PyObject *list, Py_ssize_t n) {
     const char *ptrs[STR_LIST_MAX];
     size_t lens[STR_LIST_MAX];
-    for (Py_ssize_t j = 0; j < n; j++) {
-        PyObject *v = PyList_GET_ITEM(list, j);
+    const char **p = ptrs;
+    size_t *len = lens;
+    /* No Python code runs in the loop: the items stay where they are. */
+    for (PyObject *const *item = ((PyListObject *)list)->ob_item, *const *end = item + n; item < end;
+         item++, p++, len++) {
+        PyObject *v = *item;
         if (Py_TYPE(v) != &PyUnicode_Type) return 1;
-        if (TERSA_LIKELY(PyUnicode_IS_COMPACT_ASCII(v))) {
-            ptrs[j] = (const char *)(((PyASCIIObject *)v) + 1);
-            lens[j] = (size_t)PyUnicode_GET_LENGTH(v);
-        } else {
-            Py_ssize_t len;
-            ptrs[j] = PyUnicode_AsUTF8AndSize(v, &len);
-            if (!ptrs[j]) {
-                PyErr_Clear();
-                return 1;
-            }
-            lens[j] = (size_t)len;
+        if (TERSA_LIKELY(str_compact_ascii(v))) {
+            *p = (const char *)(((PyASCIIObject *)v) + 1);
+            *len = (size_t)PyUnicode_GET_LENGTH(v);
+        } else if (!(*p = str_utf8_other(v, len))) {
+            return 1;
         }
     }
     return TERSA_LIKELY(tersa_write_string_array_borrowed(e->w, ptrs, lens, (size_t)n)) ? 0 : enc_writer_fail(e);
