@@ -227,22 +227,23 @@ TERSA_INLINE size_t common_prefix(const uint8_t *base, size_t base_len, const ui
 
 /* The output position is read once and stored once: a byte store through
  * w->buf may alias w->len, so put_byte reloads it after each byte. */
-TERSA_INLINE void put_ref(tersa_writer *w, size_t i) {
-    uint8_t *o = w->buf + w->len;
+TERSA_INLINE size_t ref_put(uint8_t *o, size_t i) {
     if (i < REF8_BASE) {
         o[0] = (uint8_t)(TAG_REF0 + i);
-        w->len += 1;
-    } else if (i < REF16_BASE) {
+        return 1;
+    }
+    if (i < REF16_BASE) {
         o[0] = TAG_REF8;
         o[1] = (uint8_t)(i - REF8_BASE);
-        w->len += 2;
-    } else {
-        o[0] = TAG_REF16;
-        o[1] = (uint8_t)(i - REF16_BASE);
-        o[2] = (uint8_t)((i - REF16_BASE) >> 8);
-        w->len += 3;
+        return 2;
     }
+    o[0] = TAG_REF16;
+    o[1] = (uint8_t)(i - REF16_BASE);
+    o[2] = (uint8_t)((i - REF16_BASE) >> 8);
+    return 3;
 }
+
+TERSA_INLINE void put_ref(tersa_writer *w, size_t i) { w->len += ref_put(w->buf + w->len, i); }
 
 TERSA_INLINE void put_ts(tersa_writer *w, const ts_parts *t) {
     uint8_t *o = w->buf + w->len, *start = o;
@@ -684,13 +685,15 @@ TERSA_INLINE size_t key_memo_slot(const void *p) {
  * at the same address is taken from the entry it was found at when that entry
  * still holds its bytes: that entry's hash is the key's, and the table holds
  * each string once. Only then is hashing and probing for it saved. */
-TERSA_INLINE uint64_t key_memo_find(const tersa_writer *w, const uint8_t *p, size_t n, uint32_t *pos, int32_t *score) {
+TERSA_INLINE uint64_t key_memo_find(const tersa_writer *w, const uint8_t *p, size_t n, uint32_t *pos, int32_t *score,
+                                    const uint8_t **entry) {
     const key_memo_entry *m = &w->key_memo[key_memo_slot(p)];
     if (m->ptr == p) {
         if (m->pos < w->st.nstrs) {
             const str_entry *e = &w->st.strs[m->pos];
             if (e->len == n && entry_equal(e->ptr, p, n)) {
                 *pos = m->pos;
+                *entry = e->ptr;
                 ++*score;
                 return e->hash;
             }
@@ -718,19 +721,28 @@ TERSA_INLINE void key_memo_note(tersa_writer *w, const uint8_t *p, uint32_t pos)
 
 /* hash_keys of a map's keys; the first MAP_KEY_HASHES keys' own hashes go to
  * kept[] and, for keys the string table takes, their positions (if the memo
- * knows them) to pos[]. */
-TERSA_INLINE uint64_t hash_map_keys(tersa_writer *w, const tersa_key *keys, size_t n, uint64_t *kept, uint32_t *pos) {
+ * knows them) to pos[]. The leading keys the memo knows (*lead of them) are
+ * written as the references a definition writes for them, from `refs` on
+ * (*refs_len bytes: room the caller reserved past the output's end, taken
+ * only if the map defines its shape), their entries' bytes to entry[]. */
+TERSA_INLINE uint64_t hash_map_keys(tersa_writer *w, const tersa_key *keys, size_t n, uint64_t *kept, uint32_t *pos,
+                                    const uint8_t **entry, uint8_t *refs, size_t *refs_len, size_t *lead) {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
     int32_t score = 0;
+    size_t nlead = 0, nref = 0;
     for (size_t i = 0; i < n; i++) {
         const uint8_t *p = (const uint8_t *)keys[i].ptr;
         size_t len = keys[i].len;
         uint64_t kh;
         if (i < MAP_KEY_HASHES) {
             pos[i] = TERSA_NO_INDEX;
-            kh = !keys[i].symbol && len >= MIN_TABLE_LEN ? key_memo_find(w, p, len, &pos[i], &score)
+            kh = !keys[i].symbol && len >= MIN_TABLE_LEN ? key_memo_find(w, p, len, &pos[i], &score, &entry[i])
                                                           : hash_bytes(p, len, w->seed ^ keys[i].symbol);
             kept[i] = kh;
+            if (nlead == i && pos[i] != TERSA_NO_INDEX) {
+                nref += ref_put(refs + nref, pos[i]);
+                nlead++;
+            }
         } else {
             kh = hash_bytes(p, len, w->seed ^ keys[i].symbol);
         }
@@ -738,6 +750,8 @@ TERSA_INLINE uint64_t hash_map_keys(tersa_writer *w, const tersa_key *keys, size
     }
     int32_t credit = w->key_memo_credit + score;
     w->key_memo_credit = credit < KEY_MEMO_CREDIT_MAX ? credit : KEY_MEMO_CREDIT_MAX;
+    *refs_len = nref;
+    *lead = nlead;
     return h;
 }
 
@@ -763,8 +777,17 @@ TERSA_INLINE bool map_begin_memo(tersa_writer *w, const tersa_key *keys, size_t 
     if (!next_slot(w) || !check_depth(w)) return false;
     uint64_t key_hash[MAP_KEY_HASHES];
     uint32_t key_pos[MAP_KEY_HASHES];
-    uint64_t h = memo ? hash_map_keys(w, keys, count, key_hash, key_pos)
-                      : hash_keys_keeping(keys, count, w->seed, key_hash, MAP_KEY_HASHES);
+    const uint8_t *key_entry[MAP_KEY_HASHES];
+    size_t tag_len = 0, lead = 0, lead_len = 0;
+    uint64_t h;
+    if (memo) {
+        tag_len = count < N_MAPDEF0 ? 1 : 1 + varint_size(count - N_MAPDEF0);
+        /* The definition's tag, then the references of its leading keys. */
+        if (!reserve(w, tag_len + 3 * MAP_KEY_HASHES)) return false;
+        h = hash_map_keys(w, keys, count, key_hash, key_pos, key_entry, w->buf + w->len + tag_len, &lead_len, &lead);
+    } else {
+        h = hash_keys_keeping(keys, count, w->seed, key_hash, MAP_KEY_HASHES);
+    }
     const hash_index *ix = &w->shape_index;
     if (ix->cap) {
         size_t mask = ix->cap - 1, i = (size_t)h & mask;
@@ -785,20 +808,35 @@ TERSA_INLINE bool map_begin_memo(tersa_writer *w, const tersa_key *keys, size_t 
             return fail(w, TERSA_ERR_UNREPRESENTABLE, "duplicate map key");
     }
     tersa_key *copy = (tersa_key *)tersa_arena_alloc(&w->st.mem, count ? count * sizeof(tersa_key) : 1);
-    if (!copy || !reserve(w, 10)) return fail(w, TERSA_ERR_NOMEM, "out of memory");
+    /* Room reserved for the leading references is still there: reserve
+     * does not move the output when it has room. */
+    if (!copy || !reserve(w, memo ? tag_len + lead_len : 10)) return fail(w, TERSA_ERR_NOMEM, "out of memory");
     if (count < N_MAPDEF0) {
         put_byte(w, (uint8_t)(TAG_MAPDEF0 + count));
     } else {
         put_byte(w, TAG_MAPDEF_LONG);
-        put_varint(w, count - N_MAPDEF0);
+        if (memo)
+            varint_put(w->buf + w->len, count - N_MAPDEF0); /* exactly: the references follow */
+        else
+            put_varint(w, count - N_MAPDEF0);
     }
+    if (memo) w->len += tag_len - 1 + lead_len;
     /* Keys already in the string table (most of them) are written as
      * references here; only the registers of the last of a run of them are
      * set, since no reference reads them. Every other key, and the registers
      * before it, takes write_str_item_h. */
     const uint8_t *run_ptr = NULL;
     size_t run_len = 0;
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; memo && i < lead; i++) {
+        copy[i].ptr = (const char *)key_entry[i];
+        copy[i].len = keys[i].len;
+        copy[i].symbol = false;
+    }
+    if (memo && lead) {
+        run_ptr = key_entry[lead - 1];
+        run_len = keys[lead - 1].len;
+    }
+    for (size_t i = lead; i < count; i++) {
         size_t n = keys[i].len;
         const uint8_t *kp = (const uint8_t *)keys[i].ptr;
         copy[i].len = n;
