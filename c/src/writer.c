@@ -539,9 +539,7 @@ bool tersa_write_double_array(tersa_writer *w, const double *values, size_t n) {
     if (!slot || !check_depth(w) || !reserve(w, 10)) return false;
     put_array_head(w, n);
     /* The elements of an array are in the array's own slot (SPEC 4.3). */
-    for (size_t i = 0; i < n; i++)
-        if (!write_double_in(w, slot, values[i])) return false;
-    return true;
+    return write_doubles_in(w, slot, values, n);
 }
 
 /* Strings whose index slots tersa_write_string_array requests at once. */

@@ -17,6 +17,21 @@ TERSA_INLINE bool int_difference(int64_t v, int64_t r, int64_t *diff) {
     if (r >= 0 ? v < INT64_MIN + r : v > INT64_MAX + r) return false;
     *diff = v - r;
     return true;
+/* The floats of an array, all in one slot. */
+TERSA_INLINE bool write_doubles_in(tersa_writer *w, tersa_slot *slot, const double *values, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        if (slot_tests_decimals(slot)) {
+            i = write_doubles_tested(w, slot, values, i, n);
+            if (i == SIZE_MAX) return false;
+        } else {
+            if (!reserve(w, 9)) return false;
+            write_double_trusted(w, slot, values[i++]);
+        }
+    }
+    return true;
+}
+
 #endif
 }
 
@@ -117,17 +132,29 @@ bool tersa_write_bigint(tersa_writer *w, bool negative, const uint8_t *mag, size
 }
 
 TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d);
+TERSA_INLINE bool write_doubles_in(tersa_writer *w, tersa_slot *slot, const double *values, size_t n);
+TERSA_NOINLINE_LOCAL bool write_double_tested(tersa_writer *w, tersa_slot *slot, double d);
+TERSA_INLINE void write_double_trusted(tersa_writer *w, tersa_slot *slot, double d);
+
+TERSA_INLINE bool slot_tests_decimals(const tersa_slot *slot) {
+    return slot->bin < BIN_TRUSTED || slot->bin == BIN_RETEST;
+}
 
 /* tersa_write_double's body, inlined into each caller: a binding's
  * link-time optimizer inlines tersa_write_double into its loop only while the
  * library itself does not call it. */
 TERSA_INLINE bool write_double_item(tersa_writer *w, double d) {
     tersa_slot *slot = next_slot(w);
-    if (!slot || !write_double_in(w, slot, d)) return false;
-    if (TERSA_LIKELY(!w->keywatch)) return true;
-    uint64_t bits;
-    memcpy(&bits, &d, 8);
-    return key_word(w, TERSA_KID_FLOAT, bits);
+    if (TERSA_UNLIKELY(w->keywatch)) {
+        uint64_t bits;
+        memcpy(&bits, &d, 8);
+        return slot && write_double_in(w, slot, d) && key_word(w, TERSA_KID_FLOAT, bits);
+    }
+    /* write_double_in, with the tested path as the last call. */
+    if (!slot || !reserve(w, 11)) return false;
+    if (slot_tests_decimals(slot)) return write_double_tested(w, slot, d);
+    write_double_trusted(w, slot, d);
+    return true;
 }
 
 bool tersa_write_double(tersa_writer *w, double d) { return write_double_item(w, d); }
@@ -139,76 +166,153 @@ bool tersa_write_doubles(tersa_writer *w, const double *values, size_t n) {
         return true;
     }
     w->cur_left -= n;
-    tersa_slot *slot = w->cur;
-    for (size_t i = 0; i < n; i++)
-        if (!write_double_in(w, slot, values[i])) return false;
-    return true;
+    return write_doubles_in(w, w->cur, values, n);
 }
 
-TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
-    if (!reserve(w, 11)) return false;
-    unsigned bin = slot->bin;
-    int64_t m;
-    int e = slot->dec_hint;
-    bool hinted = false;
-    if ((bin < BIN_TRUSTED || bin == BIN_RETEST) &&
-        ((hinted = tersa_decimal_at_exponent(d, &e, &m)) || tersa_decimal_of_double(d, &m, &e))) {
-        uint64_t z = zigzag(m);
-        bool in_tag = e >= DEC_EMIN && e <= DEC_EMAX;
-        /* Each size a sum with a constant: a select between the two, added
-         * to varint_size's chain, GCC -O3 evaluates for all nine outcomes of
-         * the chain ahead of time. */
-        size_t abs_size = in_tag ? 1u + varint_size(z) : 2u + varint_size(z);
-        size_t size = abs_size;
-        bool delta = false;
-        uint64_t dz = 0;
-        if (slot->has_dec && slot->dec_e == e) {
-            dz = zigzag(m - slot->dec_m);
-            if (1 + varint_size(dz) < abs_size) {
-                delta = true;
-                size = 1 + varint_size(dz);
-            }
-        }
-        /* Ties favour the decimal forms (SPEC 7: earliest candidate). */
-        if (size <= 5 || (size <= 9 && !tersa_f32_exact(d))) {
-            if (delta) {
-                put_byte(w, TAG_DEC_DELTA);
-                put_varint(w, dz);
-            } else {
-                if (in_tag) {
-                    put_byte(w, (uint8_t)(TAG_DEC0 + (e - DEC_EMIN)));
-                } else {
-                    put_byte(w, TAG_DEC_X);
-                    put_byte(w, (uint8_t)(int8_t)e);
-                }
-                put_varint(w, z);
-            }
-            slot->dec_m = m;
-            slot->dec_e = (int8_t)e;
-            slot->has_dec = 1;
-            slot->bin = 0;
-            /* The hint keeps the most decimals the slot needed: values with
-             * fewer pass through it too. Zero says nothing about them. */
-            if (!hinted && m) slot->dec_hint = (int8_t)e;
-            return true;
-        }
-    }
-    slot->bin = (uint8_t)(bin < BIN_RETEST ? bin + 1 : BIN_TRUSTED);
+/* A binary float (SPEC 7): binary32 when it holds d exactly, else
+ * binary64. The caller reserved 9 bytes. */
+TERSA_INLINE void put_binary_float(tersa_writer *w, double d) {
+    uint8_t *o = w->buf + w->len;
     if (tersa_f32_exact(d)) {
         float f = (float)d;
         uint32_t bits;
         memcpy(&bits, &f, 4);
-        uint8_t *o = w->buf + w->len;
         o[0] = TAG_F32;
         store_le32(o + 1, bits);
         w->len += 5;
     } else {
         uint64_t bits;
         memcpy(&bits, &d, 8);
-        uint8_t *o = w->buf + w->len;
         o[0] = TAG_F64;
         store_le64(o + 1, bits);
         w->len += 9;
+    }
+}
+
+/* A float of a slot that tests for decimals, written in binary: no
+ * decimal form, or a longer one (SPEC 7). Counts towards BIN_TRUSTED. */
+TERSA_NOINLINE_LOCAL bool write_binary_tested(tersa_writer *w, tersa_slot *slot, double d) {
+    unsigned bin = slot->bin;
+    slot->bin = (uint8_t)(bin < BIN_RETEST ? bin + 1 : BIN_TRUSTED);
+    put_binary_float(w, d);
+    return true;
+}
+
+/* A varint of at most 8 bytes (below 2^56) whose size n is known. */
+TERSA_INLINE void put_varint_sized(tersa_writer *w, uint64_t v, unsigned n) {
+    store_le64(w->buf + w->len, varint_word(v, n));
+    w->len += n;
+}
+
+/* A float d of a slot that tests for decimals, whose decimal form m * 10^e
+ * was found (hinted: at the slot's dec_hint): that form if it is the
+ * shortest (SPEC 7), else binary. The caller reserved 11 bytes. |m| < 10^15,
+ * so every varint here takes at most 8 bytes. */
+TERSA_INLINE bool write_decimal_or_binary(tersa_writer *w, tersa_slot *slot, double d, int64_t m, int e,
+                                          bool hinted) {
+    uint64_t z = zigzag(m);
+    unsigned zn = varint_size(z);
+    bool in_tag = e >= DEC_EMIN && e <= DEC_EMAX;
+    unsigned size = zn + 2 - (unsigned)in_tag;
+    uint64_t dz = 0;
+    unsigned dzn = 0;
+    if (slot->has_dec && slot->dec_e == e) {
+        dz = zigzag(m - slot->dec_m);
+        dzn = varint_size(dz);
+        /* Ties favour the absolute form (SPEC 7: earliest candidate). */
+        if (1 + dzn >= size) dzn = 0;
+        else size = 1 + dzn;
+    }
+    /* Ties favour the decimal forms over binary32. */
+    if (size <= 5 || (size <= 9 && !tersa_f32_exact(d))) {
+        if (dzn) {
+            put_byte(w, TAG_DEC_DELTA);
+            put_varint_sized(w, dz, dzn);
+        } else {
+            if (in_tag) {
+                put_byte(w, (uint8_t)(TAG_DEC0 + (e - DEC_EMIN)));
+            } else {
+                put_byte(w, TAG_DEC_X);
+                put_byte(w, (uint8_t)(int8_t)e);
+            }
+            put_varint_sized(w, z, zn);
+        }
+        slot->dec_m = m;
+        slot->dec_e = (int8_t)e;
+        slot->has_dec = 1;
+        slot->bin = 0;
+        /* The hint keeps the most decimals the slot needed: values with
+         * fewer pass through it too. Zero says nothing about them. */
+        if (!hinted && m) slot->dec_hint = (int8_t)e;
+        return true;
+    }
+    return write_binary_tested(w, slot, d);
+}
+
+/* write_double_tested when d has no decimal form at the slot's hint: the
+ * full search. Apart, so that write_double_tested calls nothing but this,
+ * as its last act, and needs no registers saved. */
+TERSA_NOINLINE_LOCAL bool write_double_searched(tersa_writer *w, tersa_slot *slot, double d) {
+    int64_t m;
+    int e;
+    if (tersa_decimal_of_double(d, &m, &e)) return write_decimal_or_binary(w, slot, d, m, e, false);
+    return write_binary_tested(w, slot, d);
+}
+
+/* A float of a slot that tests for decimals (its bin count below
+ * BIN_TRUSTED or at BIN_RETEST). The caller reserved 11 bytes. */
+TERSA_INLINE bool write_double_tested_in(tersa_writer *w, tersa_slot *slot, double d) {
+    int64_t m;
+    int e = slot->dec_hint;
+    if (tersa_decimal_at_exponent(d, &e, &m)) return write_decimal_or_binary(w, slot, d, m, e, true);
+    return write_double_searched(w, slot, d);
+}
+
+/* The decimal path and the binary path of a trusted slot are compiled
+ * apart, in functions of their own, so that each keeps its own registers:
+ * together, the binary path paid for the decimal path's. This one calls
+ * nothing but as its last act, and needs no registers saved. */
+TERSA_NOINLINE_LOCAL bool write_double_tested(tersa_writer *w, tersa_slot *slot, double d) {
+    return write_double_tested_in(w, slot, d);
+}
+
+/* The floats of values[i..n) in a slot that tests for decimals, up to the
+ * first after which it does not: the index after the last written, or
+ * SIZE_MAX if the buffer cannot grow. */
+TERSA_NOINLINE_LOCAL size_t write_doubles_tested(tersa_writer *w, tersa_slot *slot, const double *values, size_t i,
+                                                 size_t n) {
+    do {
+        if (!reserve(w, 11)) return SIZE_MAX;
+        write_double_tested_in(w, slot, values[i++]);
+    } while (i < n && slot_tests_decimals(slot));
+    return i;
+}
+
+/* A trusted slot writes binary floats untested; its count (below
+ * BIN_RETEST here) reaches BIN_RETEST after BIN_RETEST - BIN_TRUSTED of them. */
+TERSA_INLINE void write_double_trusted(tersa_writer *w, tersa_slot *slot, double d) {
+    slot->bin = (uint8_t)(slot->bin + 1);
+    put_binary_float(w, d);
+}
+
+TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
+    if (!reserve(w, 11)) return false;
+    if (slot_tests_decimals(slot)) return write_double_tested(w, slot, d);
+    write_double_trusted(w, slot, d);
+    return true;
+}
+
+/* The floats of an array, all in one slot. */
+TERSA_INLINE bool write_doubles_in(tersa_writer *w, tersa_slot *slot, const double *values, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        if (slot_tests_decimals(slot)) {
+            i = write_doubles_tested(w, slot, values, i, n);
+            if (i == SIZE_MAX) return false;
+        } else {
+            if (!reserve(w, 9)) return false;
+            write_double_trusted(w, slot, values[i++]);
+        }
     }
     return true;
 }
