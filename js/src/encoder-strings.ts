@@ -69,7 +69,11 @@ function prefixCandidate(st: EncoderState, s: string, c0: number, slot: ESlot): 
   if (slot.c0 === c0) r = commonPrefix(s, ss!);
   if (st.lastC0 === c0) {
     const ls = st.lastStr!;
-    if (ls !== ss) {
+    // Both prefixes are prefixes of s, whose UTF-8 length grows with each
+    // character: the last string has more bytes in common only with more
+    // characters, so it must match s at the character where r ends.
+    const k = (r >> 8) & 0xff;
+    if (ls !== ss && (k === 0 || (k < ls.length && k < s.length && ls.charCodeAt(k) === s.charCodeAt(k)))) {
       const r2 = commonPrefix(s, ls);
       if ((r2 & 0xff) > (r & 0xff)) r = r2 | 0x10000;
     }
