@@ -266,6 +266,16 @@ TERSA_INLINE int str_compact_ascii(PyObject *o) {
     return PyUnicode_IS_COMPACT_ASCII(o);
 }
 
+/* The UTF-8 of a str that is not compact ASCII, or NULL (a surrogate; no
+ * exception left set). */
+TERSA_NOINLINE static const char *str_utf8_other(PyObject *v, size_t *len) {
+    Py_ssize_t n = 0;
+    const char *p = PyUnicode_AsUTF8AndSize(v, &n);
+    if (!p) PyErr_Clear();
+    *len = (size_t)n;
+    return p;
+}
+
 /* A str's UTF-8, lent (`lend`: its bytes stay until enc_settle) or copied. */
 TERSA_INLINE int enc_str_lent(enc_ctx *e, PyObject *o, const bool lend) {
     const char *p;
@@ -682,14 +692,6 @@ TERSA_NOINLINE static int enc_float_list(enc_ctx *e, PyObject *list, Py_ssize_t 
 /* If `list` (n > 0 items, the first a str) holds strs only, write it: 0, or
  * -1 with the error pending; 1 if it holds anything else or a str without
  * UTF-8 (a surrogate: the item-by-item path reports it where it is). */
-TERSA_NOINLINE static const char *str_utf8_other(PyObject *v, size_t *len) {
-    Py_ssize_t n;
-    const char *p = PyUnicode_AsUTF8AndSize(v, &n);
-    if (!p) PyErr_Clear();
-    *len = (size_t)n;
-    return p;
-}
-
 TERSA_NOINLINE static int enc_str_list(enc_ctx *e, PyObject *list, Py_ssize_t n) {
     const char *ptrs[STR_LIST_MAX];
     size_t lens[STR_LIST_MAX];

@@ -39,20 +39,19 @@ TERSA_INLINE int enc_map_define(enc_ctx *e, PyObject *const *keys, size_t stride
         PyErr_NoMemory();
         return -2;
     }
+    const PyTypeObject *symbol_type = SymbolType;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *k = keys[stride * (size_t)i];
-        Py_ssize_t len;
-        const char *p = str_utf8(k, &len);
-        if (TERSA_UNLIKELY(!p)) {
-            PyErr_Clear();
+        if (TERSA_LIKELY(str_compact_ascii(k))) {
+            pk[i].ptr = (const char *)(((PyASCIIObject *)k) + 1);
+            pk[i].len = (size_t)PyUnicode_GET_LENGTH(k);
+        } else if (TERSA_UNLIKELY(!(pk[i].ptr = str_utf8_other(k, &pk[i].len)))) {
             if (pk != local) PyMem_Free(pk);
             enc_fail(e, "str is not valid Unicode (it contains a surrogate)");
             enc_path_push(e, k, 0);
             return -2;
         }
-        pk[i].ptr = p;
-        pk[i].len = (size_t)len;
-        pk[i].symbol = Py_TYPE(k) == SymbolType;
+        pk[i].symbol = Py_TYPE(k) == symbol_type;
     }
     bool ok = record ? tersa_write_map_begin_record(e->w, pk, (size_t)n, checked != 0, record)
               : checked ? tersa_write_map_begin(e->w, pk, (size_t)n)
