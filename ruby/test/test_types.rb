@@ -99,9 +99,26 @@ class TestTypes < Minitest::Test
   def test_invalid_strings_in_arrays_are_found_where_they_are
     bad = "\xff".dup.force_encoding("UTF-8")
     { [[1, 2.5, bad]] => "$[0][2]", { "k" => [1, bad] } => '$["k"][1]', [0] * 20 + [bad] => "$[20]",
-      [[1, [2.5, "ok", bad]]] => "$[0][1][2]", { "k" => bad } => '$["k"]', [{ "k" => [nil, bad] }] => '$[0]["k"][1]' }.each do |v, path|
+      [[1, [2.5, "ok", bad]]] => "$[0][1][2]", { "k" => bad } => '$["k"]', [{ "k" => [nil, bad] }] => '$[0]["k"][1]',
+      { "a" => 1, "b" => 2.5, "c" => nil, "d" => bad } => '$["d"]', [{ "a" => 1, "b" => [2, bad] }] => '$[0]["b"][1]',
+      { "a" => :s, "b" => 1, "c" => [1.5, 2.5], "d" => "ok", "e" => bad } => '$["e"]' }.each do |v, path|
       err = assert_raises(Tersa::EncodeError) { Tersa.dump(v) }
       assert_includes err.message, "invalid UTF-8 in String at #{path}"
+    end
+  end
+
+  # A map's scalar values are written in runs that stop at any other value
+  # (a Symbol, a Bignum, a container, a String to convert) and go on after it.
+  def test_map_values_of_every_kind_in_runs
+    latin = "caf\xE9".dup.force_encoding("ISO-8859-1")
+    values = [1, -2, 2.5, 1e300, nil, true, false, "text", "x" * 40, "bin".b, :sym, 2**70, [1, 2], [1.5, 2.5],
+              ["a", "b"], [nil, 1, "c"], Array.new(12) { |i| i }, {}, { "n" => 1 }, [], latin, Time.at(0).utc]
+    r = Random.new(11)
+    200.times do
+      h = Array.new(r.rand(1..20)) { |i| ["k#{i}", values.sample(random: r)] }.to_h
+      back = Tersa.load(Tersa.dump([h, h]))
+      expected = h.transform_values { |v| v.is_a?(String) && v.encoding == Encoding::ISO_8859_1 ? v.encode("UTF-8") : v }
+      assert_equal [expected, expected], back, h.inspect[0, 300]
     end
   end
 

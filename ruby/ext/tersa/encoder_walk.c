@@ -302,15 +302,17 @@ static void run_fail(tersa_rb_encoder *e, uint32_t depth, long *index, long firs
     tersa_rb_enc_fail_writer(e, depth);
 }
 
-#define RUN_FAIL(bad)                                                          \
-    (outer ? run_fail(e, depth, index, first, outer_i, leaf, i, (bad))       \
-           : run_fail(e, depth, index, first, i, Qfalse, 0, (bad)))
+#define RUN_FAIL(bad)                                                                        \
+    (outer ? run_fail(e, depth, index, first, outer_n - outer_left, leaf, n - left, (bad))   \
+           : run_fail(e, depth, index, first, n - left, Qfalse, 0, (bad)))
 #define RUN_CHECK(call)                                                        \
     do {                                                                       \
         if (TERSA_UNLIKELY(!(call))) RUN_FAIL(Qundef);                       \
     } while (0)
 
-/* Write the leading items of v[0..n) that need no call into Ruby: Integers
+/* Write the leading items of v[0], v[step], v[2 * step], ... (n of them;
+ * step 2: a map's values among its {key, value} pairs, so that a run of
+ * scalar values pays one call, not one each) that need no call into Ruby: Integers
  * in a Fixnum, Floats, nil, true, false, UTF-8 (or US-ASCII) and binary
  * Strings, and short Arrays of those (leaf_array), written whole without a
  * frame; returns how many. The writers of floats are inlined here and only
@@ -320,24 +322,29 @@ static void run_fail(tersa_rb_encoder *e, uint32_t depth, long *index, long firs
  * `first` is the index of v[0] in its container, for paths in errors, which
  * set *index. Nothing here allocates or runs Ruby code, so v and a leaf's
  * items stay valid. */
-TERSA_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, long n, long *index, long first,
-                                       uint32_t depth) {
-    const VALUE *outer = NULL; /* inside a leaf Array: the run's items, count and position */
-    long outer_n = 0, outer_i = 0;
+TERSA_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, long n, long step, long *index,
+                                       long first, uint32_t depth) {
+    /* The item at v is number n - left (from 0) of the n: a pointer and a
+     * count down, as cheap per item as an index for step 1. Inside a leaf
+     * Array, the run's item (the Array), count, items left and step. */
+    const VALUE *outer = NULL;
+    long outer_n = 0, outer_left = 0, outer_step = 0;
     VALUE leaf = Qfalse;
-    long i;
-    for (i = 0;; i++) {
-        if (TERSA_UNLIKELY(i >= n)) {
+    long left = n;
+    for (;; v += step, left--) {
+    again:
+        if (TERSA_UNLIKELY(left <= 0)) {
             if (!outer) break;
             RUN_CHECK(tersa_write_array_end(e->w));
             v = outer;
             n = outer_n;
-            i = outer_i;
+            left = outer_left;
+            step = outer_step;
             outer = NULL;
             leaf = Qfalse;
             continue;
         }
-        VALUE x = v[i];
+        VALUE x = *v;
         double d;
         if (FIXNUM_P(x)) {
             RUN_CHECK(tersa_write_int(e->w, FIX2LONG(x)));
@@ -386,12 +393,14 @@ TERSA_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, long n
                 RUN_CHECK(tersa_write_array_begin(e->w, (size_t)RARRAY_LEN(x)));
                 outer = v;
                 outer_n = n;
-                outer_i = i;
+                outer_left = left;
+                outer_step = step;
                 leaf = x;
                 v = RARRAY_CONST_PTR_TRANSIENT(x);
                 n = RARRAY_LEN(x);
-                i = -1;
-                continue;
+                left = n;
+                step = 1;
+                goto again;
             }
             default:
                 goto stop;
@@ -400,7 +409,7 @@ TERSA_NOINLINE static long write_run(tersa_rb_encoder *e, const VALUE *v, long n
         RUN_CHECK(tersa_write_double(e->w, d));
     }
 stop:
-    return i;
+    return n - left;
 }
 
 #undef RUN_FAIL
@@ -459,7 +468,7 @@ static inline bool run_item(VALUE x) {
  * 0; else return its builtin type. */
 static inline int write_scalar(tersa_rb_encoder *e, VALUE obj, uint32_t depth) {
     long index;
-    if (run_item(obj) && write_run(e, &obj, 1, &index, 0, depth)) return 0;
+    if (run_item(obj) && write_run(e, &obj, 1, 1, &index, 0, depth)) return 0;
     return write_other(e, obj, depth);
 }
 
@@ -485,7 +494,7 @@ TERSA_ALWAYS_INLINE static inline long write_array_items(tersa_rb_encoder *e, en
         if (TERSA_UNLIKELY(i >= len)) array_modified(e);
         VALUE x = RARRAY_AREF(ary, i);
         if (run_item(x)) {
-            i += write_run(e, RARRAY_CONST_PTR_TRANSIENT(ary) + i, (len < n ? len : n) - i, &f->index, i, depth);
+            i += write_run(e, RARRAY_CONST_PTR_TRANSIENT(ary) + i, (len < n ? len : n) - i, 1, &f->index, i, depth);
             if (i >= n) break;
             if (TERSA_UNLIKELY(i >= RARRAY_LEN(ary))) array_modified(e);
             x = RARRAY_AREF(ary, i);
@@ -539,7 +548,17 @@ static int write_items(tersa_rb_encoder *e, enc_frame *f, uint32_t depth, VALUE 
                 encode_literal(e, v, depth);
                 continue;
             }
-            if (run_item(v) && write_run(e, &pairs[2 * i + 1], 1, &f->index, i, depth)) continue;
+            if (run_item(v)) {
+                /* This value and the scalar values after it, in one call;
+                 * the value it stops at is none of write_run's. */
+                long k = write_run(e, &pairs[2 * i + 1], n - i, 2, &f->index, i, depth);
+                if (k) {
+                    i += k;
+                    if (i >= n) break;
+                    v = pairs[2 * i + 1];
+                    f->index = i;
+                }
+            }
             if ((type = write_other_or_type(e, v, depth))) {
                 *obj = v;
                 return type;
