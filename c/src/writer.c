@@ -558,12 +558,15 @@ TERSA_INLINE bool write_string_array(tersa_writer *w, const char *const *ptrs, c
     uint64_t hashes[STRING_ARRAY_BLOCK];
     for (size_t start = 0; start < n; start += STRING_ARRAY_BLOCK) {
         size_t end = n - start < STRING_ARRAY_BLOCK ? n : start + STRING_ARRAY_BLOCK;
+        /* Read once per block: the hash of a long string is a call. */
+        const uint64_t *sidx = w->sidx, seed = w->seed;
+        size_t mask = w->sidx_cap - 1;
         for (size_t i = start; i < end; i++) {
             if (lens[i] < MIN_TABLE_LEN) continue;
-            uint64_t h = hash_bytes((const uint8_t *)ptrs[i], lens[i], w->seed);
+            uint64_t h = hash_bytes((const uint8_t *)ptrs[i], lens[i], seed);
             hashes[i - start] = h;
 #if defined(__GNUC__) || defined(__clang__)
-            __builtin_prefetch(&w->sidx[(size_t)h & (w->sidx_cap - 1)]);
+            __builtin_prefetch(&sidx[(size_t)h & mask]);
 #endif
         }
         /* The elements of an array are in the array's own slot (SPEC 4.3). */
