@@ -30,7 +30,13 @@ function array(rd: DecoderState, n: number, slot: Slot): unknown {
   if (n === 2 && t0 === Tag.F64) {
     a = f64Pair(rd, slot);
   } else if (n > 1 && ((t0 >= Tag.INT0 && t0 < Tag.PFX0) || (t0 >= Tag.DEC0 && t0 < Tag.NULL) || (t0 >= Tag.F32 && t0 <= Tag.DEC_DELTA))) {
-    a = numbers(rd, n, slot);
+    const b = numbers(rd, n, slot);
+    if (b !== null) a = b;
+    else {
+      // all numbers, in the scratch: a literal costs less than a slice and keeps them unboxed
+      const sc = rd.nums;
+      a = n === 2 ? [sc[0], sc[1]] : n === 3 ? [sc[0], sc[1], sc[2]] : [sc[0], sc[1], sc[2], sc[3]];
+    }
   } else if (n > 4) {
     // A literal, which costs less than an empty slice (see numbers()): the
     // elements kind its site carries over cannot box strings or containers.
@@ -74,7 +80,7 @@ function array(rd: DecoderState, n: number, slot: Slot): unknown {
  * once most of its objects survive a scavenge, as a large document's do
  * when a scavenge runs while it is read.
  */
-function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] {
+function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] | null {
   const src = rd.src;
   const sc = rd.nums;
   let b: unknown[] | null = null;
@@ -207,9 +213,14 @@ function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] {
     b.push(read(rd, slot));
   }
   if (b === null) {
-    if (n === 2) return [sc[0], sc[1]];
-    if (n === 3) return [sc[0], sc[1], sc[2]];
-    if (n === 4) return [sc[0], sc[1], sc[2], sc[3]];
+    // Two to four numbers: array() makes them. This function's loop gets
+    // code compiled on stack replacement during a long array, which later
+    // calls enter at the loop's back edge; V8 did not discard it when code
+    // after the loop that had no type feedback then (the literals, for
+    // sizes no earlier array had) deoptimized, and every such array
+    // deoptimized again (thousands of times per decode of kinds/mesh
+    // after other documents).
+    if (n <= 4) return null;
     b = sc.slice(0, n);
     // a scratch array grown by a long array gives its memory back
     if (n > SCRATCH_KEEP) sc.length = 0;
@@ -237,7 +248,8 @@ function f64Pair(rd: DecoderState, slot: Slot): unknown[] {
       return [x, y];
     }
   }
-  return numbers(rd, 2, slot);
+  const sc = rd.nums;
+  return numbers(rd, 2, slot) ?? [sc[0], sc[1]];
 }
 
 function genericMap(rd: DecoderState, at: number, slot: Slot): unknown {
