@@ -72,23 +72,6 @@ bool tersa_state_load_dictionary(tersa_state *st, const tersa_dict *dict) {
     return true;
 }
 
-bool tersa_state_add_shape(tersa_state *st, const tersa_key *keys, const uint32_t *key_strings, size_t n, uint64_t hash,
-                           tersa_slot **slots, uint32_t *index) {
-    tersa_slot *s = (tersa_slot *)tersa_arena_alloc(&st->mem, n ? n * sizeof(tersa_slot) : 1);
-    if (!s) return false;
-    if (n) memset(s, 0, n * sizeof(tersa_slot));
-    *slots = s;
-    *index = TERSA_NO_INDEX;
-    if (st->nshapes >= TERSA_MAX_SHAPES) return true; /* a full table gives fresh slots only */
-    if (TERSA_UNLIKELY(st->nshapes >= st->shapes_cap) &&
-        !tersa_grow_array(st->alloc, (void **)&st->shapes, &st->shapes_cap, st->nshapes + 1, sizeof(shape)))
-        return false;
-    shape *sh = &st->shapes[st->nshapes];
-    sh->keys = keys;
-    sh->key_strings = key_strings;
-    sh->slots = s;
-    sh->nkeys = n;
-    sh->hash = hash;
-    *index = (uint32_t)st->nshapes++;
-    return true;
+bool tersa_state_grow_shapes(tersa_state *st) {
+    return tersa_grow_array(st->alloc, (void **)&st->shapes, &st->shapes_cap, st->nshapes + 1, sizeof(shape));
 }

@@ -85,7 +85,26 @@ TERSA_INLINE void tersa_state_note_string(tersa_state *st, tersa_slot *slot, con
  *  and the shape appended to the table unless it is full (*index is its
  *  position, or TERSA_NO_INDEX). `key_strings` (reader) and `hash` (writer)
  *  are kept with the shape. False when out of memory. */
-bool tersa_state_add_shape(tersa_state *st, const tersa_key *keys, const uint32_t *key_strings, size_t n, uint64_t hash,
-                           tersa_slot **slots, uint32_t *index);
+/** Grow the shape table for one more entry; false when out of memory. */
+bool tersa_state_grow_shapes(tersa_state *st);
+
+TERSA_INLINE bool tersa_state_add_shape(tersa_state *st, const tersa_key *keys, const uint32_t *key_strings, size_t n,
+                                       uint64_t hash, tersa_slot **slots, uint32_t *index) {
+    tersa_slot *s = (tersa_slot *)tersa_arena_alloc(&st->mem, n ? n * sizeof(tersa_slot) : 1);
+    if (!s) return false;
+    if (n) memset(s, 0, n * sizeof(tersa_slot));
+    *slots = s;
+    *index = TERSA_NO_INDEX;
+    if (st->nshapes >= TERSA_MAX_SHAPES) return true; /* a full table gives fresh slots only */
+    if (TERSA_UNLIKELY(st->nshapes >= st->shapes_cap) && !tersa_state_grow_shapes(st)) return false;
+    shape *sh = &st->shapes[st->nshapes];
+    sh->keys = keys;
+    sh->key_strings = key_strings;
+    sh->slots = s;
+    sh->nkeys = n;
+    sh->hash = hash;
+    *index = (uint32_t)st->nshapes++;
+    return true;
+}
 
 #endif /* TERSA_STATE_H */
