@@ -17,21 +17,6 @@ TERSA_INLINE bool int_difference(int64_t v, int64_t r, int64_t *diff) {
     if (r >= 0 ? v < INT64_MIN + r : v > INT64_MAX + r) return false;
     *diff = v - r;
     return true;
-/* The floats of an array, all in one slot. */
-TERSA_INLINE bool write_doubles_in(tersa_writer *w, tersa_slot *slot, const double *values, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        if (slot_tests_decimals(slot)) {
-            i = write_doubles_tested(w, slot, values, i, n);
-            if (i == SIZE_MAX) return false;
-        } else {
-            if (!reserve(w, 9)) return false;
-            write_double_trusted(w, slot, values[i++]);
-        }
-    }
-    return true;
-}
-
 #endif
 }
 
