@@ -81,13 +81,13 @@ TERSA_INLINE void tersa_state_note_string(tersa_state *st, tersa_slot *slot, con
     st->has_last = true;
 }
 
+/** Grow the shape table for one more entry; false when out of memory. */
+bool tersa_state_grow_shapes(tersa_state *st);
+
 /** A map of a new shape: fresh (empty) slots for its `n` values in *slots,
  *  and the shape appended to the table unless it is full (*index is its
  *  position, or TERSA_NO_INDEX). `key_strings` (reader) and `hash` (writer)
  *  are kept with the shape. False when out of memory. */
-/** Grow the shape table for one more entry; false when out of memory. */
-bool tersa_state_grow_shapes(tersa_state *st);
-
 TERSA_INLINE bool tersa_state_add_shape(tersa_state *st, const tersa_key *keys, const uint32_t *key_strings, size_t n,
                                        uint64_t hash, tersa_slot **slots, uint32_t *index) {
     tersa_slot *s = (tersa_slot *)tersa_arena_alloc(&st->mem, n ? n * sizeof(tersa_slot) : 1);
