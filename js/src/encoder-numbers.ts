@@ -522,3 +522,106 @@ export function writeNumber(st: EncoderState, v: number, slot: ESlot): void {
   }
   writeFloat(st, v, slot);
 }
+
+/** The varint of w < 2^28 at buf[pos] (capacity ensured); returns the position after it. */
+function putVarint28At(buf: Uint8Array, pos: number, w: number): number {
+  if (w < 0x80) {
+    buf[pos] = (w << 1) | 1;
+    return pos + 1;
+  }
+  if (w < 0x4000) {
+    buf[pos] = (w << 2) | 2;
+    buf[pos + 1] = w >>> 6;
+    return pos + 2;
+  }
+  if (w < 0x200000) {
+    buf[pos] = (w << 3) | 4;
+    buf[pos + 1] = w >>> 5;
+    buf[pos + 2] = w >>> 13;
+    return pos + 3;
+  }
+  buf[pos] = (w << 4) | 8;
+  buf[pos + 1] = w >>> 4;
+  buf[pos + 2] = w >>> 12;
+  buf[pos + 3] = w >>> 20;
+  return pos + 4;
+}
+
+/**
+ * Writes the integers a[i], a[i + 1], ... of one array slot up to the first
+ * element that is not an integer number; returns its index. Integers below 2^26 in
+ * magnitude (after no integer register or one in that range), and integers
+ * within 2^26 of the register beyond 2^28, are decided as writeNumber decides
+ * them, with the output position and the register in locals; the other
+ * integers go through writeNumber.
+ */
+export function writeIntegerRun(st: EncoderState, a: unknown[], i: number, n: number, slot: ESlot): number {
+  let buf = st.buf;
+  let pos = st.pos;
+  let cap = st.cap;
+  let ik = slot.ik;
+  let r = slot.i;
+  for (; i < n; i++) {
+    const v = a[i];
+    if (typeof v !== 'number' || !Number.isInteger(v)) break;
+    if (pos + 5 > cap) {
+      st.pos = pos;
+      grow(st, 5);
+      buf = st.buf;
+      pos = st.pos;
+      cap = st.cap;
+    }
+    if ((v | 0) === v && v < 67108864 && v > -67108864 && (v !== 0 || 1 / v > 0)) {
+      if (v >= -8 && v <= 23) {
+        buf[pos++] = INT_BASE + v;
+        ik = 1;
+        r = v;
+        continue;
+      }
+      const u = v > 0 ? v - 24 : -9 - v;
+      if (ik === 0) {
+        buf[pos++] = v > 0 ? Tag.INT_POS : Tag.INT_NEG;
+        pos = putVarint28At(buf, pos, u);
+        ik = 1;
+        r = v;
+        continue;
+      }
+      if (ik === 1 && r < 67108864 && r > -67108864) {
+        const d = v - r;
+        const z = (d << 1) ^ (d >> 31);
+        if (varintLen28(z) < varintLen28(u)) {
+          buf[pos++] = Tag.INT_DELTA;
+          pos = putVarint28At(buf, pos, z);
+        } else {
+          buf[pos++] = v > 0 ? Tag.INT_POS : Tag.INT_NEG;
+          pos = putVarint28At(buf, pos, u);
+        }
+        r = v;
+        continue;
+      }
+    } else if (ik === 1 && (v >= 268435480 || v <= -268435465) && Number.isSafeInteger(v)) {
+      // as writeInt: the absolute form has 5 or more bytes, a delta within 2^26 at most 4
+      const d = v - r;
+      if (d < 67108864 && d > -67108864) {
+        const di = d | 0;
+        buf[pos++] = Tag.INT_DELTA;
+        pos = putVarint28At(buf, pos, (di << 1) ^ (di >> 31));
+        r = v;
+        continue;
+      }
+    }
+    st.pos = pos;
+    slot.ik = ik;
+    slot.i = r;
+    writeNumber(st, v, slot);
+    buf = st.buf;
+    pos = st.pos;
+    cap = st.cap;
+    ik = slot.ik;
+    r = slot.i;
+  }
+  st.pos = pos;
+  slot.ik = ik;
+  slot.i = r;
+  return i;
+}
