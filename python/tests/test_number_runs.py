@@ -41,3 +41,17 @@ def test_number_runs_match_the_item_by_item_path():
         assert data == tersa.dumps(as_tuples(doc))
         back = tersa.loads(data)
         assert repr(back) == repr(doc)
+
+
+def test_int_runs_at_digit_boundaries():
+    # CPython stores ints in 30-bit digits: zero, one digit and more take
+    # different paths into the run.
+    edges = [0, 1, -1, 2 ** 30 - 1, -(2 ** 30 - 1), 2 ** 30, -(2 ** 30), 2 ** 60 - 1, -(2 ** 60), 2 ** 63 - 1, -(2 ** 63)]
+    rng = random.Random(3)
+    for _ in range(300):
+        run = [rng.choice(edges) for _ in range(rng.randrange(2, 70))]
+        data = tersa.dumps(run)
+        assert data == tersa.dumps(tuple(run))
+        assert tersa.loads(data) == run
+    zero = int("0")  # zero made at run time, not only the cached small int
+    assert tersa.dumps([zero, 5, zero]) == tersa.dumps((0, 5, 0))

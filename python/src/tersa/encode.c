@@ -721,14 +721,15 @@ TERSA_INLINE int int64_of(PyObject *o, int64_t *v) {
 #if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
     Py_ssize_t size = Py_SIZE(o);
     const digit *dg = ((PyLongObject *)o)->ob_digit;
+    /* Zero or one digit (|o| < 2^30: indices, counts) first, without the
+     * switch's jump. */
+    if (TERSA_LIKELY((size_t)(size + 1) <= 2)) {
+        int64_t d = size ? (int64_t)dg[0] : 0;
+        *v = size < 0 ? -d : d;
+        return 1;
+    }
     uint64_t a;
     switch (size < 0 ? -size : size) {
-    case 0:
-        *v = 0;
-        return 1;
-    case 1:
-        a = dg[0];
-        break;
     case 2:
         a = (uint64_t)dg[0] | ((uint64_t)dg[1] << 30);
         break;
