@@ -152,6 +152,13 @@ uint64_t tersa_hash_long(const uint8_t *p, size_t n, uint64_t seed) {
     return hash_mix(a ^ HASH_K2, b ^ h);
 }
 
+#ifdef TERSA_FIXED_SEED
+/* A build for measuring (-DTERSA_FIXED_SEED=<nonzero integer>, off by
+ * default): every process hashes with the same seed, so that instruction
+ * counts repeat from run to run. Such a build gives up the per-process seed's
+ * protection against inputs chosen to collide: never ship it. */
+uint64_t tersa_seed(void) { return hash_mix((uint64_t)(TERSA_FIXED_SEED) ^ HASH_K0, HASH_K1) | 1; }
+#else
 static _Atomic uint64_t seed_value;
 
 static uint64_t seed_entropy(void) {
@@ -174,6 +181,7 @@ uint64_t tersa_seed(void) {
     if (!atomic_compare_exchange_strong(&seed_value, &expected, fresh)) return expected;
     return fresh;
 }
+#endif
 
 /* ==========================================================================
  * UTF-8 validation
