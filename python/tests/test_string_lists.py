@@ -69,3 +69,19 @@ def test_str_subclass_in_a_string_list():
 
     row = ["ab", S("cd"), "ef"]
     assert tersa.dumps(row) == tersa.dumps(tuple(row))
+
+
+class StrSub(str):
+    pass
+
+
+@pytest.mark.parametrize("odd", ["café", "東京", 7, None, StrSub("sub")])
+def test_one_other_item_at_each_position(odd):
+    """The list is read two strs at a time: an item that is not a compact
+    ASCII str, first or second of a pair or the last of an odd count."""
+    for n in range(1, 10):
+        for at in range(n):
+            row = [f"s{i}" for i in range(n)]
+            row[at] = odd
+            assert tersa.dumps(row) == tersa.dumps(tuple(row))
+            assert tersa.loads(tersa.dumps(row)) == row

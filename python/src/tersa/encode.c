@@ -266,6 +266,21 @@ TERSA_INLINE int str_compact_ascii(PyObject *o) {
     return PyUnicode_IS_COMPACT_ASCII(o);
 }
 
+/* Both strs compact ASCII (one test of their flags together). */
+TERSA_INLINE int str_pair_compact_ascii(PyObject *a, PyObject *b) {
+#if defined(__GNUC__) || defined(__clang__)
+    if (sizeof(((PyASCIIObject *)0)->state) <= sizeof(uint32_t)) {
+        PyASCIIObject flags;
+        memset(&flags, 0, sizeof(flags));
+        flags.state.compact = 1;
+        flags.state.ascii = 1;
+        uint32_t mask = str_state_word(&flags);
+        return (str_state_word((const PyASCIIObject *)a) & str_state_word((const PyASCIIObject *)b) & mask) == mask;
+    }
+#endif
+    return PyUnicode_IS_COMPACT_ASCII(a) && PyUnicode_IS_COMPACT_ASCII(b);
+}
+
 /* The UTF-8 of a str that is not compact ASCII, or NULL (a surrogate; no
  * exception left set). */
 TERSA_NOINLINE static const char *str_utf8_other(PyObject *v, size_t *len) {
@@ -695,17 +710,26 @@ TERSA_NOINLINE static int enc_float_list(enc_ctx *e, PyObject *list, Py_ssize_t 
 TERSA_NOINLINE static int enc_str_list(enc_ctx *e, PyObject *list, Py_ssize_t n) {
     const char *ptrs[STR_LIST_MAX];
     size_t lens[STR_LIST_MAX];
-    const char **p = ptrs;
-    size_t *len = lens;
-    /* No Python code runs in the loop: the items stay where they are. */
-    for (PyObject *const *item = ((PyListObject *)list)->ob_item, *const *end = item + n; item < end;
-         item++, p++, len++) {
-        PyObject *v = *item;
+    PyObject *const *items = ((PyListObject *)list)->ob_item;
+    Py_ssize_t j = 0;
+    /* No Python code runs in the loops: the items stay where they are.
+     * Two compact ASCII strs per step, their flags tested at once; from the
+     * first pair that is not, one item at a time. */
+    for (; j + 1 < n; j += 2) {
+        PyObject *a = items[j], *b = items[j + 1];
+        if (Py_TYPE(a) != &PyUnicode_Type || Py_TYPE(b) != &PyUnicode_Type || !str_pair_compact_ascii(a, b)) break;
+        ptrs[j] = (const char *)(((PyASCIIObject *)a) + 1);
+        ptrs[j + 1] = (const char *)(((PyASCIIObject *)b) + 1);
+        lens[j] = (size_t)PyUnicode_GET_LENGTH(a);
+        lens[j + 1] = (size_t)PyUnicode_GET_LENGTH(b);
+    }
+    for (; j < n; j++) {
+        PyObject *v = items[j];
         if (Py_TYPE(v) != &PyUnicode_Type) return 1;
         if (TERSA_LIKELY(str_compact_ascii(v))) {
-            *p = (const char *)(((PyASCIIObject *)v) + 1);
-            *len = (size_t)PyUnicode_GET_LENGTH(v);
-        } else if (!(*p = str_utf8_other(v, len))) {
+            ptrs[j] = (const char *)(((PyASCIIObject *)v) + 1);
+            lens[j] = (size_t)PyUnicode_GET_LENGTH(v);
+        } else if (!(ptrs[j] = str_utf8_other(v, &lens[j]))) {
             return 1;
         }
     }
