@@ -92,6 +92,20 @@ def test_encode_unsupported_type_names_type_and_path():
     assert isinstance(info.value, TypeError)
 
 
+def test_encode_error_state_does_not_outlive_its_call():
+    """The pooled encoder drops a failed call's message, cause and path: the
+    next call, failing or not, starts clean."""
+    for _ in range(3):
+        with pytest.raises(tersa.EncodeError) as info:
+            tersa.dumps({"a": [1, {"b": Unknown()}]})
+        assert info.value.path == '$["a"][1]["b"]'
+        assert tersa.loads(tersa.dumps({"x": [1, "yz"]})) == {"x": [1, "yz"]}
+    with pytest.raises(tersa.EncodeError) as info:
+        tersa.dumps([Unknown()])
+    assert info.value.path == "$[0]"
+    assert str(info.value).endswith("at $[0]")
+
+
 def test_encode_path_for_generic_keys_and_top_level():
     with pytest.raises(tersa.EncodeError) as info:
         tersa.dumps(Unknown())

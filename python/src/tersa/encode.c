@@ -147,13 +147,18 @@ static void enc_shapes_forget(enc_ctx *e) {
     e->tpl_try = 1;
 }
 
-/* Forget the shape cache (between buffers) and any error state. */
-static void enc_ctx_clear(enc_ctx *e) {
-    enc_shapes_forget(e);
+/* Drop a failed encode's message, cause and path. */
+TERSA_NOINLINE static void enc_clear_error(enc_ctx *e) {
     Py_CLEAR(e->err_msg);
     Py_CLEAR(e->err_cause);
     for (size_t i = 0; i < e->path_len; i++) Py_XDECREF(e->path[i].key);
     e->path_len = 0;
+}
+
+/* Forget the shape cache (between buffers) and any error state. */
+TERSA_INLINE void enc_ctx_clear(enc_ctx *e) {
+    enc_shapes_forget(e);
+    if (TERSA_UNLIKELY(e->err_msg || e->err_cause || e->path_len)) enc_clear_error(e);
     e->cycle = 0;
     e->default_fn = NULL;
 }
@@ -197,9 +202,12 @@ static enc_ctx *enc_acquire(void) {
  * served a run of buffers needing a small part of them (tersa_shapes_end_buffer)
  * is dropped for a fresh one. */
 static void enc_release(enc_ctx *e, size_t bytes_written) {
-    bool renew = tersa_shapes_end_buffer(&e->shapes, tersa_shapes_count(&e->shapes));
+    uint32_t used = tersa_shapes_count(&e->shapes);
+    bool renew = tersa_shapes_end_buffer(&e->shapes, used);
     enc_ctx_clear(e);
-    if (g_enc_pool || !pool_keep(&e->large, bytes_written) || tersa_shapes_memsize(&e->shapes) > SHAPES_BYTES_MAX ||
+    /* The lookup's tables grow only while it stores shapes: a buffer that
+     * stored none left them as the last check found them. */
+    if (g_enc_pool || !pool_keep(&e->large, bytes_written) || (used && tersa_shapes_memsize(&e->shapes) > SHAPES_BYTES_MAX) ||
         e->frames_cap > 4096 || e->kv_cap > 65536 || renew) {
         if (!g_enc_tpl_kept.sets) {
             g_enc_tpl_kept = e->tpl;
