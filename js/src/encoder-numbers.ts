@@ -548,30 +548,98 @@ function putVarint28At(buf: Uint8Array, pos: number, w: number): number {
 }
 
 /**
- * Writes the integers a[i], a[i + 1], ... of one array slot up to the first
- * element that is not an integer number; returns its index. Integers below 2^26 in
- * magnitude (after no integer register or one in that range), and integers
- * within 2^26 of the register beyond 2^28, are decided as writeNumber decides
- * them, with the output position and the register in locals; the other
- * integers go through writeNumber.
+ * Writes the numbers a[i], a[i + 1], ... of one array slot up to the first
+ * element that is not a number; returns its index. The common cases are
+ * decided as writeNumber decides them, with the output position and the
+ * int register in locals and without a call per element: integers below
+ * 2^26 in magnitude (after no integer register or one in that range),
+ * integers within 2^26 of the register beyond 2^28, floats in a run of
+ * binary ones, and decimals of the slot's guessed scale with mantissas below
+ * 2^30 whose delta from the dec register (if any) is below 2^27. The other
+ * numbers go through writeNumber.
  */
-export function writeIntegerRun(st: EncoderState, a: unknown[], i: number, n: number, slot: ESlot): number {
+export function writeNumberRun(st: EncoderState, a: unknown[], i: number, n: number, slot: ESlot): number {
   let buf = st.buf;
+  let view = st.view;
   let pos = st.pos;
   let cap = st.cap;
   let ik = slot.ik;
   let r = slot.i;
   for (; i < n; i++) {
     const v = a[i];
-    if (typeof v !== 'number' || !Number.isInteger(v)) break;
-    if (pos + 5 > cap) {
+    if (typeof v !== 'number') break;
+    if (pos + 10 > cap) {
       st.pos = pos;
-      grow(st, 5);
+      grow(st, 10);
       buf = st.buf;
+      view = st.view;
       pos = st.pos;
       cap = st.cap;
     }
-    if ((v | 0) === v && v < 67108864 && v > -67108864 && (v !== 0 || 1 / v > 0)) {
+    if (!Number.isInteger(v)) {
+      const c = slot.bin;
+      if (c >= 4 && c !== 19) {
+        if (v === v) {
+          slot.bin = c + 1;
+          if (Math.fround(v) === v) {
+            buf[pos] = Tag.F32;
+            view.setFloat32(pos + 1, v, true);
+            pos += 5;
+          } else {
+            buf[pos] = Tag.F64;
+            view.setFloat64(pos + 1, v, true);
+            pos += 9;
+          }
+          continue;
+        }
+      } else {
+        const g = slot.dg;
+        if (g > 0) {
+          // writeNumber's decimal of the guessed scale, when its mantissa is below 2^30 and its register (if any) close
+          const p = POW10[g];
+          const rd = Math.round(v * p);
+          if (rd / p === v && rd < 1073741824 && rd > -1073741824) {
+            let m = rd | 0;
+            let e = -g;
+            let q = (m / 10) | 0;
+            while (q * 10 === m && e < 0) {
+              m = q;
+              e++;
+              q = (m / 10) | 0;
+            }
+            if (e < 0) {
+              const z = (m << 1) ^ (m >> 31);
+              let best = (e >= -12 ? 1 : 2) + (z < 0x10000000 ? varintLen28(z) : 5);
+              let w = z;
+              let tag = e >= -12 ? DEC_BASE + e : Tag.DEC_X;
+              let fits = true;
+              if (slot.dk && slot.de === e) {
+                const dd = m - slot.dm;
+                if (dd < 134217728 && dd > -134217728) {
+                  const di = dd | 0;
+                  const dz = (di << 1) ^ (di >> 31);
+                  if (1 + varintLen28(dz) < best) {
+                    best = 1 + varintLen28(dz);
+                    w = dz;
+                    tag = Tag.DEC_DELTA;
+                  }
+                } else fits = false;
+              }
+              if (fits && (best <= 5 || Math.fround(v) !== v)) {
+                buf[pos++] = tag;
+                if (tag === Tag.DEC_X) buf[pos++] = e & 0xff;
+                pos = w < 0x10000000 ? putVarint28At(buf, pos, w) : putVarint35At(buf, pos, w);
+                slot.dk = true;
+                slot.dm = m;
+                slot.de = e;
+                slot.bin = 0;
+                continue;
+              }
+            }
+          }
+        }
+      }
+    } else if ((v | 0) === v && v < 67108864 && v > -67108864 && (v !== 0 || 1 / v > 0)) {
       if (v >= -8 && v <= 23) {
         buf[pos++] = INT_BASE + v;
         ik = 1;
@@ -615,6 +683,7 @@ export function writeIntegerRun(st: EncoderState, a: unknown[], i: number, n: nu
     slot.i = r;
     writeNumber(st, v, slot);
     buf = st.buf;
+    view = st.view;
     pos = st.pos;
     cap = st.cap;
     ik = slot.ik;
@@ -624,4 +693,14 @@ export function writeIntegerRun(st: EncoderState, a: unknown[], i: number, n: nu
   slot.ik = ik;
   slot.i = r;
   return i;
+}
+
+/** The 5-byte varint of 2^28 <= w < 2^32 at buf[pos]; returns the position after it. */
+function putVarint35At(buf: Uint8Array, pos: number, w: number): number {
+  buf[pos] = (w << 5) | 16;
+  buf[pos + 1] = w >>> 3;
+  buf[pos + 2] = w >>> 11;
+  buf[pos + 3] = w >>> 19;
+  buf[pos + 4] = w >>> 27;
+  return pos + 5;
 }

@@ -6,7 +6,7 @@ import { fail } from './encoder-state.js';
 import type { EncoderState, ESlot } from './encoder-state.js';
 import { ensure, writeVarint } from './encoder-output.js';
 import { writeString } from './encoder-strings.js';
-import { writeNumber, writeIntegerRun, writeBigInt, writeFloatObject } from './encoder-numbers.js';
+import { writeNumber, writeNumberRun, writeBigInt, writeFloatObject } from './encoder-numbers.js';
 import { writeDate, writeTimestamp } from './encoder-time.js';
 import { findShape, stepShape, shapeAt, sameKeys, symbolName, writeShapeHeader } from './encoder-shapes.js';
 import { hasHiddenState } from './locate.js';
@@ -28,17 +28,16 @@ export function writeArray(st: EncoderState, a: unknown[], slot: ESlot): void {
   }
   if (st.depth >= RECURSION_DEPTH) return nest(st, new ArrayLevel(a, n, slot), st.depth);
   st.depth++;
-  for (let i = 0; i < n; ) {
-    const x = a[i];
-    if (typeof x === 'number') {
-      if (Number.isInteger(x)) i = writeIntegerRun(st, a, i, n, slot);
+  // runs of numbers are written by one call (too short a run does not pay for its setup)
+  if (n < 8) for (let i = 0; i < n; i++) writeValue(st, a[i], slot);
+  else {
+    for (let i = 0; i < n; ) {
+      const x = a[i];
+      if (typeof x === 'number') i = writeNumberRun(st, a, i, n, slot);
       else {
-        writeNumber(st, x, slot);
+        writeValue(st, x, slot);
         i++;
       }
-    } else {
-      writeValue(st, x, slot);
-      i++;
     }
   }
   st.depth--;

@@ -207,14 +207,21 @@ test('arrays of BigInts crossing the slab end keep every item', () => {
   assert.deepEqual(decode(encode(Array(65530).fill(1n))), Array(65530).fill(1));
 });
 
-test('integers at the edges of the encoder fast paths (int32 runs, deltas, int64/uint64 BigInts): the same bytes as the reference', async (t) => {
+test('numbers at the edges of the encoder fast paths (number runs, int and dec deltas, binary runs, int64/uint64 BigInts): the same bytes as the reference', async (t) => {
   const edges = [];
   for (const b of [0, 8, 23, 24, 2 ** 7, 2 ** 14, 2 ** 21, 2 ** 26, 2 ** 28, 2 ** 28 + 24, 2 ** 31, 2 ** 32, 2 ** 52]) for (const d of [-1, 0, 1]) edges.push(b + d, -b - d);
   edges.push(-0, 0.5, 2 ** 28 + 30, 2 ** 28 + 2 ** 26 + 25, 2 ** 40, 2 ** 40 + 2 ** 26 - 1, 2 ** 40 + 2 ** 26, 1.5, -(2 ** 40), -(2 ** 40) - 2 ** 26 + 1);
   const two = (k) => 2n ** BigInt(k);
   const bigs = [];
   for (const b of [two(53), two(63), two(64) - 2048n, two(64) - 3072n, two(64) - 1024n, two(64)]) for (const d of [-2n, -1n, 0n, 1n]) bigs.push(b + d, -b - d);
+  const floats = [];
+  for (let k = 0; k < 30; k++) floats.push(k / 10 + k / 1000, Math.PI * k, 1.5 + k);
+  for (let k = 0; k < 24; k++) floats.push(Math.E * (k + 1)); // a run of binary floats: the bin count passes 4 and 19
+  floats.push(1073741823 / 1e3, 1073741824 / 1e3, -1073741823 / 1e3, 0.05, (2 ** 27 + 5) / 1e2, 0.05, -(2 ** 27) / 1e2, 0.25);
+  floats.push(NaN, 0.1, Infinity, 0.1, -Infinity, -0, 0.1, 3e-13, 123e-15, 4e-13, 1e21 + 0.5, 0.3, 2 ** -30, 0.7);
   const values = [
+    floats,
+    floats.flatMap((x, i) => [x, edges[i % edges.length]]),
     edges,
     [...edges].reverse(),
     bigs,
