@@ -91,6 +91,36 @@ class TestEncodePaths < Minitest::Test
     end
   end
 
+  # Nested maps' key objects are remembered across buffers with the keys
+  # as the writer takes them (while no GC runs), and a buffer's shape
+  # indices are its own: key sets taking turns in another order per buffer
+  # (so that a shape's index differs from the buffer before), Symbol keys,
+  # a compare_by_identity Hash whose unfrozen key changes between buffers,
+  # and GC (and compaction) between buffers must write what fresh objects write.
+  def test_nested_maps_across_buffers
+    a, b, c, d = %w[alpha b id ts].map { |k| -k }
+    key = +"kk"
+    ident = {}.compare_by_identity
+    ident[key] = 1
+    recs = [{ a => 1, b => "x" }, { c => 7, d => 1.5 }, { sym: 1, a => 2 }, ident, { a => { c => 1, d => "w" }, b => [] }]
+    docs = [[recs[0], recs[1]], [recs[1], recs[0], recs[2]], { "x" => recs[3], "y" => recs[0] }, [recs[4], recs[1]],
+            [recs[2], recs[4], recs[0], recs[3]]]
+    enc = Tersa::Encoder.new
+    ref = Tersa::Encoder.new
+    4.times do |round|
+      docs.each do |doc|
+        assert_equal hex(ref.encode(fresh(doc))), hex(enc.encode(doc)), "round #{round}: #{doc.inspect}"
+        key.replace(key == "kk" ? "zz" : "kk")
+      end
+      key.replace("longer key #{round}")
+      docs.reverse_each { |doc| assert_equal hex(ref.encode(fresh(doc))), hex(enc.encode(doc)), "round #{round}" }
+      if round.odd?
+        GC.start
+        GC.compact if round == 1 && GC.respond_to?(:compact)
+      end
+    end
+  end
+
   # A String key and a Symbol key of the same text share one string-table
   # entry: a remembered definition must not point at the writer's copy.
   def test_string_and_symbol_keys_of_one_text_per_buffer

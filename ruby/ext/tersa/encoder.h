@@ -51,6 +51,14 @@ typedef struct enc_top_keys {
     tersa_mapdef *md; /* or NULL */
 } enc_top_keys;
 
+/* What the shape lookup's entry of the same index stands for. */
+typedef struct enc_shape_rec {
+    uint32_t gen;   /* e->gen when `shape` was the writer's index of these keys */
+    uint32_t shape;
+    uint32_t koff;  /* the keys as tersa_keys at shape_keys + koff, or ENC_NO_KEYS */
+} enc_shape_rec;
+#define ENC_NO_KEYS UINT32_MAX
+
 typedef struct tersa_rb_encoder {
     tersa_writer *w;
     VALUE stack_obj;
@@ -72,13 +80,24 @@ typedef struct tersa_rb_encoder {
     uint8_t *out_str_ptr;    /* its bytes, as the writer's block (compared, never read through here) */
     size_t out_hint;         /* the last such output's length plus slack (0: none yet) */
     bool out_set;            /* the writer uses out_output (buffers only, not streams) */
-    /* A hash's key objects (by identity) -> the writer's shape index, for
-     * one buffer or stream frame (shape indices are per buffer, and a sync
-     * frame starts the shape table again) and only while no GC has run since
-     * it was filled (a collected key's address could be reused, a compaction
-     * may move keys): the lookup does not mark its keys. */
+    /* A nested map's key objects (by identity) -> its record (shape_recs,
+     * by entry index), only while no GC has run since the lookup was filled
+     * (a collected key's address could be reused, a compaction may move
+     * keys): the lookup does not mark its keys. A buffer keeps the lookup
+     * of the one before: a record names its shape for the buffer it was
+     * written in (gen), and the keys of a trusted map (frozen Strings and
+     * Symbols: same identities, same bytes) as tersa_keys, so that a later
+     * buffer defines the shape without reading the keys again. A stream
+     * empties it at every frame (a sync frame starts the shape table again). */
     tersa_shapes shapes;
-    uint32_t gen;            /* counts the drops: declared classes remember their shape for one */
+    struct enc_shape_rec *shape_recs;
+    size_t shape_recs_cap;
+    tersa_key *shape_keys;   /* parallel to the lookup's pool of stored keys */
+    size_t shape_keys_cap;
+    uint32_t shape_peak;     /* the most shapes a buffer used since the writer was made */
+    uint32_t small_runs;     /* buffers in a row that used a small part of that */
+    uint32_t gen;            /* counts buffers, frames and drops: a shape index is valid in one
+                                (records, declared classes) */
     size_t gc_count;
     size_t top_gc;           /* rb_gc_count() when the entries of top were taken */
     enc_top_keys top[ENC_TOP_WAYS];
@@ -102,6 +121,17 @@ static inline void tersa_rb_enc_drop_top(tersa_rb_encoder *e) {
 static inline void tersa_rb_enc_drop_shapes(tersa_rb_encoder *e) {
     tersa_shapes_clear(&e->shapes);
     e->gen++;
+}
+
+/** A new buffer: shape indices of earlier ones are stale; identities stay
+ *  valid unless a GC ran. */
+static inline void tersa_rb_enc_new_buffer(tersa_rb_encoder *e) {
+    e->gen++;
+    size_t gc = rb_gc_count();
+    if (TERSA_UNLIKELY(gc != e->gc_count)) {
+        tersa_shapes_clear(&e->shapes);
+        e->gc_count = gc;
+    }
 }
 
 /* Reset after an error (the encoder stays usable); the raisers reset first. */

@@ -37,6 +37,8 @@ static void enc_free(void *p) {
     tersa_rb_enc_drop_top(e);
     tersa_writer_free(e->w);
     tersa_shapes_free(&e->shapes);
+    xfree(e->shape_recs);
+    xfree(e->shape_keys);
     xfree(e->kbuf);
     xfree(e->frames);
     xfree(e);
@@ -46,7 +48,8 @@ static size_t enc_memsize(const void *p) {
     const tersa_rb_encoder *e = (const tersa_rb_encoder *)p;
     size_t len = 0;
     if (e->w) tersa_writer_data(e->w, &len);
-    return sizeof(*e) + tersa_shapes_memsize(&e->shapes) + e->kbuf_cap * sizeof(tersa_key) +
+    return sizeof(*e) + tersa_shapes_memsize(&e->shapes) + e->shape_recs_cap * sizeof(enc_shape_rec) +
+           e->shape_keys_cap * sizeof(tersa_key) + e->kbuf_cap * sizeof(tersa_key) +
            e->frames_cap * sizeof(enc_frame) + len;
 }
 
@@ -91,8 +94,7 @@ static void begin(tersa_rb_encoder *e, uint32_t flags) {
     tersa_writer_set_sync(e->w, e->sync_frames, e->sync_bytes);
     if (!tersa_writer_start(e->w, dict, flags)) rb_memerror();
     tersa_writer_set_max_depth(e->w, e->max_depth);
-    tersa_rb_enc_drop_shapes(e);
-    e->gc_count = rb_gc_count();
+    tersa_rb_enc_new_buffer(e);
 }
 
 /* rb_str_new makes binary Strings (encoding index 0) on every Ruby this
@@ -108,10 +110,28 @@ static inline VALUE binary_string(const uint8_t *data, size_t len) {
  * keeps the size the busiest buffer needed: after a buffer of thousands of
  * shapes, every small buffer paid for clearing it (16 KB for 1,300 shapes,
  * more than encoding a small record). A writer that has since served a run
- * of buffers using a small part of it (tersa_shapes_end_buffer) is replaced
- * by a fresh one. */
+ * of buffers using a small part of it is replaced by a fresh one, and the
+ * shape lookup's tables go with it (the policy of tersa_shapes_end_buffer,
+ * which would also empty the lookup that buffers share here). */
 static void note_buffer_shapes(tersa_rb_encoder *e) {
-    if (!tersa_shapes_end_buffer(&e->shapes, e->buf_shapes)) return;
+    uint32_t used = e->buf_shapes;
+    if (used > e->shape_peak) e->shape_peak = used;
+    if (e->shape_peak <= 256 || (uint64_t)used * 16 >= e->shape_peak) {
+        e->small_runs = 0;
+        return;
+    }
+    if (++e->small_runs < TERSA_SHAPES_SMALL_RUNS) return;
+    e->shape_peak = used;
+    e->small_runs = 0;
+    tersa_shapes_free(&e->shapes);
+    tersa_shapes_init(&e->shapes, NULL, NULL, false);
+    xfree(e->shape_recs);
+    e->shape_recs = NULL;
+    e->shape_recs_cap = 0;
+    xfree(e->shape_keys);
+    e->shape_keys = NULL;
+    e->shape_keys_cap = 0;
+    e->gen++;
     tersa_writer *fresh = tersa_writer_new(NULL);
     if (!fresh) return; /* keep the old one: slower, not wrong */
     tersa_rb_enc_drop_top(e); /* templates belong to their writer */

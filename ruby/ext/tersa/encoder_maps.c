@@ -103,6 +103,37 @@ static bool textual_keys(tersa_rb_encoder *e, long base, long n, bool *plain, ui
     return true;
 }
 
+/* Store the keys (kbuf) of a map that defined or found `shape` in the
+ * lookup, with its record; `trusted` keys are kept as tersa_keys too. The
+ * records grow first: an entry never lacks one, even if growing raises. */
+static void remember_shape(tersa_rb_encoder *e, uint64_t h, long base, long n, uint32_t shape, bool trusted) {
+    /* The new entry's index is the count now, or 0 if the lookup empties first. */
+    size_t next = tersa_shapes_count(&e->shapes);
+    if (next >= e->shape_recs_cap) {
+        size_t cap = e->shape_recs_cap ? 2 * e->shape_recs_cap : 64;
+        while (cap <= next) cap *= 2;
+        TERSA_RB_REALLOC_N(e->shape_recs, enc_shape_rec, cap);
+        e->shape_recs_cap = cap;
+    }
+    int32_t ent = tersa_shapes_add(&e->shapes, h, (const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n, shape);
+    if (ent < 0) return;
+    enc_shape_rec *rec = &e->shape_recs[ent];
+    rec->gen = e->gen;
+    rec->shape = shape;
+    rec->koff = ENC_NO_KEYS;
+    if (!trusted) return;
+    size_t used;
+    tersa_shapes_keys(&e->shapes, &used);
+    if (used > e->shape_keys_cap) {
+        size_t cap = e->shape_keys_cap ? 2 * e->shape_keys_cap : 256;
+        while (cap < used) cap *= 2;
+        TERSA_RB_REALLOC_N(e->shape_keys, tersa_key, cap);
+        e->shape_keys_cap = cap;
+    }
+    rec->koff = (uint32_t)(used - (size_t)n);
+    memcpy(e->shape_keys + rec->koff, e->kbuf, (size_t)n * sizeof(tersa_key));
+}
+
 /* Copy the pairs of `container` (a Hash, or a Tersa::Map when `hash` is false)
  * onto the value stack; returns how many. */
 TERSA_ALWAYS_INLINE static inline long push_pairs(tersa_rb_encoder *e, VALUE container, bool hash, uint32_t depth) {
@@ -192,8 +223,17 @@ TERSA_ALWAYS_INLINE static inline bool open_map(tersa_rb_encoder *e, VALUE conta
             }
         }
     }
-    if (ent >= 0) {
-        CHECK_W(tersa_write_map_shape(e->w, tersa_shapes_shape(&e->shapes, ent)));
+    enc_shape_rec *rec = ent >= 0 ? &e->shape_recs[ent] : NULL;
+    if (rec && rec->gen == e->gen) {
+        CHECK_W(tersa_write_map_shape(e->w, rec->shape));
+    } else if (rec && rec->koff != ENC_NO_KEYS) {
+        /* Keys of an earlier buffer, trusted then: the same frozen objects. */
+        CHECK_W(tersa_write_map_begin_utf8(e->w, e->shape_keys + rec->koff, (size_t)n));
+        uint32_t shape = tersa_rb_enc_note_shape(e);
+        if (shape != TERSA_NO_INDEX) {
+            rec->gen = e->gen;
+            rec->shape = shape;
+        }
     } else {
         bool plain;
         if (textual_keys(e, base, n, &plain, depth)) {
@@ -217,8 +257,15 @@ TERSA_ALWAYS_INLINE static inline bool open_map(tersa_rb_encoder *e, VALUE conta
                 tersa_mapdef_release(top->md);
                 top->md = md;
             }
-            if (shape != TERSA_NO_INDEX && plain && lookup)
-                tersa_shapes_add(&e->shapes, h, (const tersa_ident *)(e->stack->ptr + base), 2, (size_t)n, shape);
+            if (shape != TERSA_NO_INDEX && plain && lookup) {
+                if (rec) {
+                    /* Stored by an earlier buffer without its keys. */
+                    rec->gen = e->gen;
+                    rec->shape = shape;
+                } else {
+                    remember_shape(e, h, base, n, shape, trusted);
+                }
+            }
         } else {
             CHECK_W(tersa_write_generic_map_begin(e->w, (size_t)n));
             kind = FRAME_GENERIC;
