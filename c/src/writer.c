@@ -633,7 +633,7 @@ bool tersa_write_array_end(tersa_writer *w) { return end_container(w, false); }
 bool tersa_write_map_end(tersa_writer *w) { return end_container(w, true); }
 
 /* A new shape, with its slots, entered in the shape index too. */
-static bool add_shape(tersa_writer *w, const tersa_key *keys, size_t n, uint64_t h, tersa_slot **slots) {
+TERSA_INLINE bool add_shape(tersa_writer *w, const tersa_key *keys, size_t n, uint64_t h, tersa_slot **slots) {
     uint32_t index;
     if (((w->shape_index.used + 1) * 2 > w->shape_index.cap &&
          !tersa_hash_index_grow(w->alloc, &w->shape_index, w->shape_index.used + 1)) ||
