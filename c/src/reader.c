@@ -329,7 +329,8 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
         k.v.str.len = 0;
         k.v.str.index = TERSA_NO_INDEX;
         /* keys are mostly short strings inline or references to the first
-         * entries: read those here rather than through read_string's call */
+         * entries (REF0..) or the next 256 (REF8): read those here rather
+         * than through read_string's call */
         if (kt >= TAG_STR0 && kt < TAG_SHAPE0 && !r->copy_strings) {
             r->pos++;
             if (!short_string_item(r, kt, kat, &r->st.key_slot, &k)) return false;
@@ -338,6 +339,13 @@ static bool read_mapdef(tersa_reader *r, uint8_t t, size_t at, tersa_item *item)
             r->pos++;
             if (TERSA_UNLIKELY(kt >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, kat, "string reference beyond the table");
             ref_item(r, kt, &r->st.key_slot, &k);
+        } else if (kt == TAG_REF8) {
+            plain = false;
+            r->pos++;
+            if (!need(r, 1, kat)) return false;
+            size_t ref = REF8_BASE + r->data[r->pos++];
+            if (TERSA_UNLIKELY(ref >= r->st.nstrs)) FAIL(TERSA_ERR_BAD_REFERENCE, kat, "string reference beyond the table");
+            ref_item(r, ref, &r->st.key_slot, &k);
         } else if (symbol) {
             plain = false;
             r->pos++;

@@ -174,9 +174,72 @@ static void test_random_pool(void) {
     }
 }
 
+/* Map keys that are references past the one-byte tags (REF8): read as the
+ * entries they name, and a REF8 key naming no entry, or cut after its tag,
+ * fails at the key's offset like any other string item. */
+static void test_ref8_keys(void) {
+    enum { NSTRS = 70 };
+    char names[NSTRS][4];
+    tersa_writer *w = tersa_writer_new(NULL);
+    bool ok = tersa_writer_start(w, NULL, 0) && tersa_write_array_begin(w, 2) && tersa_write_array_begin(w, NSTRS);
+    for (int i = 0; i < NSTRS; i++) {
+        snprintf(names[i], sizeof names[i], "s%02d", i);
+        ok = ok && tersa_write_string(w, names[i], 3);
+    }
+    /* An inline key first, so that a copy cut after the last key's tag still
+     * holds two bytes per key (the count check comes before the keys). */
+    tersa_key keys[3] = {{"abcdefghijkl", 12, false}, {names[66], 3, false}, {names[67], 3, false}};
+    ok = ok && tersa_write_array_end(w) && tersa_write_map_begin(w, keys, 3) && tersa_write_int(w, 1) &&
+         tersa_write_int(w, 2) && tersa_write_int(w, 3) && tersa_write_map_end(w) && tersa_write_array_end(w);
+    size_t len = 0;
+    const uint8_t *data = tersa_writer_data(w, &len);
+    size_t at = 0; /* the inline key's bytes */
+    while (ok && at + 12 <= len && memcmp(data + at, "abcdefghijkl", 12) != 0) at++;
+    size_t k2 = at + 14; /* the third key: REF8 3, after REF8 2 */
+    ok = ok && k2 + 2 <= len && data[at + 12] == 0xED && data[at + 13] == 2 && data[k2] == 0xED && data[k2 + 1] == 3;
+    CHECK(ok, "encode: the last two keys are REF8 references");
+    uint8_t *buf = ok ? (uint8_t *)malloc(len) : NULL;
+    uint8_t *cut = ok ? (uint8_t *)malloc(k2 + 1) : NULL;
+    tersa_reader *r = tersa_reader_new(NULL);
+    if (buf && cut && r) {
+        memcpy(buf, data, len);
+        memcpy(cut, data, k2 + 1);
+        tersa_item it;
+        bool read = tersa_reader_start(r, buf, len, NULL, 0, 0);
+        for (int i = 0; read && i < NSTRS + 2; i++) read = tersa_read(r, &it);
+        CHECK(read && tersa_read(r, &it) && it.type == TERSA_MAP && it.v.map.count == 3, "the map");
+        CHECK(it.type == TERSA_MAP && it.v.map.keys[1].len == 3 && memcmp(it.v.map.keys[1].ptr, "s66", 3) == 0 &&
+                  it.v.map.key_strings[1] == 66 && it.v.map.keys[2].len == 3 &&
+                  memcmp(it.v.map.keys[2].ptr, "s67", 3) == 0 && it.v.map.key_strings[2] == 67,
+              "keys s66 and s67 at indices 66 and 67");
+        check_scalar_runs("test_ref8_keys", buf, len, NULL, 0);
+        /* A reference past the table: 64 + 255 > NSTRS + 1 entries. */
+        buf[k2 + 1] = 0xFF;
+        read = tersa_reader_start(r, buf, len, NULL, 0, 0);
+        for (int i = 0; read && i < NSTRS + 2; i++) read = tersa_read(r, &it);
+        CHECK(read && !tersa_read(r, &it) && tersa_reader_error(r)->code == TERSA_ERR_BAD_REFERENCE &&
+                  tersa_reader_error(r)->offset == k2,
+              "bad_reference at %zu, got %s at %zu", k2, tersa_code_name(tersa_reader_error(r)->code),
+              tersa_reader_error(r)->offset);
+        check_scalar_runs("test_ref8_keys bad", buf, len, NULL, 0);
+        read = tersa_reader_start(r, cut, k2 + 1, NULL, 0, 0);
+        for (int i = 0; read && i < NSTRS + 2; i++) read = tersa_read(r, &it);
+        CHECK(read && !tersa_read(r, &it) && tersa_reader_error(r)->code == TERSA_ERR_TRUNCATED &&
+                  tersa_reader_error(r)->offset == k2,
+              "truncated at %zu, got %s at %zu", k2, tersa_code_name(tersa_reader_error(r)->code),
+              tersa_reader_error(r)->offset);
+        check_scalar_runs("test_ref8_keys cut", cut, k2 + 1, NULL, 0);
+    }
+    free(cut);
+    free(buf);
+    tersa_reader_free(r);
+    tersa_writer_free(w);
+}
+
 int main(void) {
     test_pairs();
     test_large_and_nested();
     test_random_pool();
+    test_ref8_keys();
     return test_summary("test_keys");
 }
