@@ -3,7 +3,7 @@
 // the dec register, and binary floats.
 
 import { Float64, Short, Tag, INT64_MIN, UINT64_MAX, HEX_BYTE } from './common.js';
-import { fail } from './decoder-state.js';
+import { fail, srcView } from './decoder-state.js';
 import type { DecoderState, Slot } from './decoder-state.js';
 import { TWO53, POW10, POW2, varint, length, byte, unzigzag } from './decoder-input.js';
 
@@ -276,12 +276,9 @@ export function f64(rd: DecoderState, at: number): number | Float64 {
   if (rd.pos + 8 > rd.end) fail('truncated', at, 'input ends inside an item');
   const p = rd.pos;
   rd.pos += 8;
-  if (rd.dvSrc !== rd.src) {
-    rd.dvSrc = rd.src;
-    rd.dv = new DataView(rd.src.buffer, rd.src.byteOffset, rd.src.byteLength);
-  }
-  const v = rd.dv.getFloat64(p, true);
-  if (v !== v) return nanResult(rd, rd.dv.getBigUint64(p, true));
+  const dv = srcView(rd);
+  const v = dv.getFloat64(p, true);
+  if (v !== v) return nanResult(rd, dv.getBigUint64(p, true));
   return rd.exactFloats ? floatResult(rd, v) : v;
 }
 

@@ -131,6 +131,15 @@ export class DecoderState {
   winEnd = 0;
 }
 
+/** A DataView over rd.src, made once per input buffer (the readers of binary floats and of ASCII runs share it). */
+export function srcView(rd: DecoderState): DataView {
+  if (rd.dvSrc !== rd.src) {
+    rd.dvSrc = rd.src;
+    rd.dv = new DataView(rd.src.buffer, rd.src.byteOffset, rd.src.byteLength);
+  }
+  return rd.dv;
+}
+
 export function fail(code: DecodeErrorCode, at: number, msg?: string): never {
   throw new DecodeError(code, at, msg);
 }

@@ -2,7 +2,7 @@
 // ASCII runs cut from a one-byte string of a window of the input, the rest
 // through Node's native decoder or TextDecoder, with a validating fallback.
 
-import { fail } from './decoder-state.js';
+import { fail, srcView } from './decoder-state.js';
 import type { DecoderState } from './decoder-state.js';
 
 const fromCharCode = String.fromCharCode;
@@ -142,14 +142,11 @@ export function utf8(rd: DecoderState, n: number, at: number): string {
   }
   if (n <= 256) {
     // ASCII check four bytes at a time
-    if (rd.dvSrc !== rd.src) {
-      rd.dvSrc = rd.src;
-      rd.dv = new DataView(rd.src.buffer, rd.src.byteOffset, rd.src.byteLength);
-    }
+    const dv = srcView(rd);
     let o = 0;
     const e4 = p + n - 3;
     let i = p;
-    for (; i < e4; i += 4) o |= rd.dv.getUint32(i, true);
+    for (; i < e4; i += 4) o |= dv.getUint32(i, true);
     for (; i < p + n; i++) o |= rd.src[i];
     if ((o & 0x80808080) === 0) return asciiSlice(rd, p, n);
   }

@@ -2,7 +2,7 @@
 // are read here, shaped maps in decoder-shapes.ts.
 
 import { Ext, Short, Tag, extByType, MAX_EXT_TYPE, EXT_APP_MAX, MAX_STRINGS, SHAPE8_BASE, SHAPE16_BASE, REF8_BASE } from './common.js';
-import { fail, RECURSION_DEPTH } from './decoder-state.js';
+import { fail, srcView, RECURSION_DEPTH } from './decoder-state.js';
 import type { DecoderState, Slot } from './decoder-state.js';
 import { varint, length, byte, TWO53, POW10 } from './decoder-input.js';
 import { utf8 } from './decoder-utf8.js';
@@ -183,11 +183,7 @@ function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] | null {
         continue;
       }
     } else if (t === Tag.F64 && !rd.exactFloats && rd.pos + 9 <= rd.end) {
-      if (rd.dvSrc !== rd.src) {
-        rd.dvSrc = rd.src;
-        rd.dv = new DataView(rd.src.buffer, rd.src.byteOffset, rd.src.byteLength);
-      }
-      const v = rd.dv.getFloat64(rd.pos + 1, true);
+      const v = srcView(rd).getFloat64(rd.pos + 1, true);
       if (v - v === 0) {
         if (b === null) sc[i] = v;
         else b.push(v);
@@ -237,12 +233,9 @@ function numbers(rd: DecoderState, n: number, slot: Slot): unknown[] | null {
 function f64Pair(rd: DecoderState, slot: Slot): unknown[] {
   const p = rd.pos;
   if (p + 18 <= rd.end && rd.src[p + 9] === Tag.F64 && !rd.exactFloats) {
-    if (rd.dvSrc !== rd.src) {
-      rd.dvSrc = rd.src;
-      rd.dv = new DataView(rd.src.buffer, rd.src.byteOffset, rd.src.byteLength);
-    }
-    const x = rd.dv.getFloat64(p + 1, true);
-    const y = rd.dv.getFloat64(p + 10, true);
+    const dv = srcView(rd);
+    const x = dv.getFloat64(p + 1, true);
+    const y = dv.getFloat64(p + 10, true);
     if (x - x === 0 && y - y === 0) {
       rd.pos = p + 18;
       return [x, y];
