@@ -65,6 +65,9 @@ export function asciiSlice(rd: DecoderState, p: number, n: number): string {
   return rd.win.slice(o, o + n);
 }
 
+/** Inputs up to this many bytes test strings for ASCII without a DataView. */
+const SMALL_INPUT = 4096;
+
 /** Decodes n bytes at pos (already bounds-checked) as UTF-8; advances pos. */
 export function utf8(rd: DecoderState, n: number, at: number): string {
   const p = rd.pos;
@@ -141,13 +144,21 @@ export function utf8(rd: DecoderState, n: number, at: number): string {
     return nodeUtf8Slice !== null ? utf8Node(rd, p, n, at) : utf8Short(rd, p, n, at);
   }
   if (n <= 256) {
-    // ASCII check four bytes at a time
-    const dv = srcView(rd);
+    // ASCII check four bytes per step: through the input's DataView in a
+    // large buffer, byte by byte in a small one, where making the DataView
+    // (once per buffer) costs more than the test itself (a message queue's
+    // decoder meets a new buffer per message).
+    const src = rd.src;
     let o = 0;
     const e4 = p + n - 3;
     let i = p;
-    for (; i < e4; i += 4) o |= dv.getUint32(i, true);
-    for (; i < p + n; i++) o |= rd.src[i];
+    if (src.length > SMALL_INPUT) {
+      const dv = srcView(rd);
+      for (; i < e4; i += 4) o |= dv.getUint32(i, true);
+    } else {
+      for (; i < e4; i += 4) o |= src[i] | src[i + 1] | src[i + 2] | src[i + 3];
+    }
+    for (; i < p + n; i++) o |= src[i];
     if ((o & 0x80808080) === 0) return asciiSlice(rd, p, n);
   }
   if (nodeUtf8Slice !== null) return utf8Node(rd, p, n, at);
