@@ -124,16 +124,21 @@ size_t tersa_shapes_memsize(const tersa_shapes *s) {
     return bytes;
 }
 
-bool tersa_shapes_end_buffer(tersa_shapes *s, uint32_t used) {
-    tersa_shapes_clear(s);
+bool tersa_shapes_note_buffer(tersa_shapes *s, uint32_t used) {
     if (used > s->peak) s->peak = used;
     if (s->peak <= 256 || (uint64_t)used * 16 >= s->peak) {
         s->small_runs = 0;
         return false;
     }
     if (++s->small_runs < TERSA_SHAPES_SMALL_RUNS) return false;
-    free_tables(s);
     s->peak = used;
     s->small_runs = 0;
+    return true;
+}
+
+bool tersa_shapes_end_buffer(tersa_shapes *s, uint32_t used) {
+    tersa_shapes_clear(s);
+    if (!tersa_shapes_note_buffer(s, used)) return false;
+    free_tables(s);
     return true;
 }

@@ -289,4 +289,10 @@ size_t tersa_shapes_memsize(const tersa_shapes *s);
 #define TERSA_SHAPES_SMALL_RUNS 32
 bool tersa_shapes_end_buffer(tersa_shapes *s, uint32_t used);
 
+/** The same rule for a binding that keeps its lookup across buffers: notes
+ *  that a buffer used `used` shapes and returns true when the binding should
+ *  replace its writer and free the lookup's tables (tersa_shapes_free, then
+ *  tersa_shapes_init); clears and frees nothing itself. */
+bool tersa_shapes_note_buffer(tersa_shapes *s, uint32_t used);
+
 #endif /* TERSA_SHAPE_LOOKUP_H */

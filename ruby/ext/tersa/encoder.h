@@ -94,8 +94,6 @@ typedef struct tersa_rb_encoder {
     size_t shape_recs_cap;
     tersa_key *shape_keys;   /* parallel to the lookup's pool of stored keys */
     size_t shape_keys_cap;
-    uint32_t shape_peak;     /* the most shapes a buffer used since the writer was made */
-    uint32_t small_runs;     /* buffers in a row that used a small part of that */
     uint32_t gen;            /* counts buffers, frames and drops: a shape index is valid in one
                                 (records, declared classes) */
     size_t gc_count;

@@ -111,18 +111,10 @@ static inline VALUE binary_string(const uint8_t *data, size_t len) {
  * shapes, every small buffer paid for clearing it (16 KB for 1,300 shapes,
  * more than encoding a small record). A writer that has since served a run
  * of buffers using a small part of it is replaced by a fresh one, and the
- * shape lookup's tables go with it (the policy of tersa_shapes_end_buffer,
- * which would also empty the lookup that buffers share here). */
+ * shape lookup's tables go with it (tersa_shapes_note_buffer: the rule of
+ * tersa_shapes_end_buffer, without emptying the lookup buffers share here). */
 static void note_buffer_shapes(tersa_rb_encoder *e) {
-    uint32_t used = e->buf_shapes;
-    if (used > e->shape_peak) e->shape_peak = used;
-    if (e->shape_peak <= 256 || (uint64_t)used * 16 >= e->shape_peak) {
-        e->small_runs = 0;
-        return;
-    }
-    if (++e->small_runs < TERSA_SHAPES_SMALL_RUNS) return;
-    e->shape_peak = used;
-    e->small_runs = 0;
+    if (!tersa_shapes_note_buffer(&e->shapes, e->buf_shapes)) return;
     tersa_shapes_free(&e->shapes);
     tersa_shapes_init(&e->shapes, NULL, NULL, false);
     xfree(e->shape_recs);
