@@ -287,8 +287,65 @@ TERSA_INLINE bool write_double_in(tersa_writer *w, tersa_slot *slot, double d) {
     return true;
 }
 
+/* Floats left in an array from which a trusted slot writes them in one
+ * batch: shorter runs (coordinate pairs and triples) take the inline loop,
+ * which a batch's own loop made slower. */
+enum { TRUSTED_RUN_MIN = 8 };
+
+/* The floats of values[i..n) that a trusted slot writes before its next
+ * test, in one batch: the index after the last written, or SIZE_MAX if the
+ * buffer cannot grow. */
+TERSA_NOINLINE_LOCAL size_t write_doubles_trusted_run(tersa_writer *w, tersa_slot *slot, const double *values,
+                                                      size_t i, size_t n) {
+    size_t run = (size_t)(BIN_RETEST - slot->bin);
+    if (run > n - i) run = n - i;
+    if (!reserve(w, 9 * run)) return SIZE_MAX;
+    slot->bin = (uint8_t)(slot->bin + run);
+    uint8_t *o = w->buf + w->len, *start = o;
+    /* put_binary_float with the output position in a register: a store
+     * through w->buf may alias w->len. */
+    for (size_t end = i + run; i < end; i++) {
+        double d = values[i];
+        if (tersa_f32_exact(d)) {
+            float f = (float)d;
+            uint32_t bits;
+            memcpy(&bits, &f, 4);
+            o[0] = TAG_F32;
+            store_le32(o + 1, bits);
+            o += 5;
+        } else {
+            uint64_t bits;
+            memcpy(&bits, &d, 8);
+            o[0] = TAG_F64;
+            store_le64(o + 1, bits);
+            o += 9;
+        }
+    }
+    w->len += (size_t)(o - start);
+    return i;
+}
+
+/* The floats of an array of TRUSTED_RUN_MIN or more, all in one slot:
+ * apart, so that the short arrays' loop stays as it was. */
+TERSA_NOINLINE_LOCAL bool write_doubles_long(tersa_writer *w, tersa_slot *slot, const double *values, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        if (slot_tests_decimals(slot)) {
+            i = write_doubles_tested(w, slot, values, i, n);
+        } else if (n - i >= TRUSTED_RUN_MIN) {
+            i = write_doubles_trusted_run(w, slot, values, i, n);
+        } else {
+            if (!reserve(w, 9)) return false;
+            write_double_trusted(w, slot, values[i++]);
+        }
+        if (i == SIZE_MAX) return false;
+    }
+    return true;
+}
+
 /* The floats of an array, all in one slot. */
 TERSA_INLINE bool write_doubles_in(tersa_writer *w, tersa_slot *slot, const double *values, size_t n) {
+    if (n >= TRUSTED_RUN_MIN) return write_doubles_long(w, slot, values, n);
     size_t i = 0;
     while (i < n) {
         if (slot_tests_decimals(slot)) {

@@ -1001,6 +1001,37 @@ static void test_double_array(void) {
     size_t len;
     const uint8_t *d = tersa_writer_data(a, &len);
     CHECK(len == 4 && d[3] == 0x80, "an empty array is ARR0 (%zu bytes)", len);
+    /* Binary floats after k decimals, in arrays of every length to 40: the
+     * slot turns trusted, writes runs in one batch from 8 floats left and
+     * retests every BIN_RETEST - BIN_TRUSTED of them. */
+    tersa_writer *b = tersa_writer_new(NULL);
+    test_rng g = {77};
+    size_t batch_differ = 0;
+    for (size_t k = 0; k < 3; k++) {
+        for (size_t n = 0; n <= 40; n++) {
+            double v[43];
+            for (size_t i = 0; i < k; i++) v[i] = (double)(i + 1) / 4;
+            for (size_t i = k; i < k + n; i++)
+                v[i] = (i % 5 == 4) ? (double)(int64_t)rng_below(&g, 1000) / 100.0 /* a decimal: the retest finds it */
+                                    : (double)(rng_next(&g) >> 11) * 0x1p-53 * ((i % 3) ? 1e3 : 1.0 / 3);
+            bool oa = tersa_writer_start(a, NULL, 0) && tersa_write_array_begin(a, 2) &&
+                      tersa_write_double_array(a, v, k + n) && tersa_write_double_array(a, v, k + n) &&
+                      tersa_write_array_end(a);
+            bool ob = tersa_writer_start(b, NULL, 0) && tersa_write_array_begin(b, 2);
+            for (int twice = 0; twice < 2 && ob; twice++) {
+                ob = tersa_write_array_begin(b, k + n);
+                for (size_t i = 0; ob && i < k + n; i++) ob = tersa_write_double(b, v[i]);
+                ob = ob && tersa_write_array_end(b);
+            }
+            ob = ob && tersa_write_array_end(b);
+            size_t la, lb;
+            const uint8_t *da = tersa_writer_data(a, &la), *db = tersa_writer_data(b, &lb);
+            if (!oa || !ob || la != lb || memcmp(da, db, la) != 0) batch_differ++;
+        }
+    }
+    CHECK(batch_differ == 0, "%zu arrays of binary floats differ between tersa_write_double_array and the general calls",
+          batch_differ);
+    tersa_writer_free(b);
     tersa_writer_free(a);
 }
 

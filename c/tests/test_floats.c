@@ -3,7 +3,8 @@
  * tersa_f32_exact's bit test against a round trip through float, and the one-scaling
  * decimal test (tersa_decimal_of_double) against the rule it implements: the
  * shortest digits (Schubfach, checked against Python's repr by the vectors),
- * at most 15 of them, exponent within +-22.
+ * at most 15 of them, exponent within +-22; and the try at a slot's
+ * exponent (tersa_decimal_at_exponent) against the same rule.
  */
 #include "internal.h"
 
@@ -91,6 +92,13 @@ int main(int argc, char **argv) {
         decimals += rok;
         if ((ok != rok || (ok && (m != rm || e != re))) && bad++ < 10)
             printf("tersa_decimal_of_double(%.17g): %d %lld e%d, reference %d %lld e%d\n", d, ok, (long long)m, e, rok,
+                   (long long)rm, re);
+
+        /* The try at a slot's exponent: when it answers, the canonical form. */
+        int he = (int)(rnd() % 45) - 22;
+        int64_t hm = 0;
+        if (tersa_decimal_at_exponent(d, &he, &hm) && (!rok || hm != rm || he != re) && bad++ < 10)
+            printf("tersa_decimal_at_exponent(%.17g): %lld e%d, reference %d %lld e%d\n", d, (long long)hm, he, rok,
                    (long long)rm, re);
     }
     printf("%ld checked (%ld decimal, %ld float-exact), %ld mismatches\n", n, decimals, floats, bad);
