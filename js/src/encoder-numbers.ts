@@ -357,39 +357,13 @@ function varintLen35(w: number): number {
 
 /** The 5-byte varint of 2^28 <= w < 2^32: w * 2^5 + 2^4, in uint32 arithmetic. */
 function putVarint5(st: EncoderState, w: number): void {
-  const buf = st.buf;
-  const pos = st.pos;
-  buf[pos] = (w << 5) | 16;
-  buf[pos + 1] = w >>> 3;
-  buf[pos + 2] = w >>> 11;
-  buf[pos + 3] = w >>> 19;
-  buf[pos + 4] = w >>> 27;
-  st.pos = pos + 5;
+  st.pos = putVarint35At(st.buf, st.pos, w);
 }
 
 /** A varint of w < 2^28 by its length, without writeVarint's call and general path (larger values: writeVarint). */
 function putVarint28(st: EncoderState, w: number): void {
-  const buf = st.buf;
-  const pos = st.pos;
-  if (w < 0x80) {
-    buf[pos] = (w << 1) | 1;
-    st.pos = pos + 1;
-  } else if (w < 0x4000) {
-    buf[pos] = (w << 2) | 2;
-    buf[pos + 1] = w >>> 6;
-    st.pos = pos + 2;
-  } else if (w < 0x200000) {
-    buf[pos] = (w << 3) | 4;
-    buf[pos + 1] = w >>> 5;
-    buf[pos + 2] = w >>> 13;
-    st.pos = pos + 3;
-  } else if (w < 0x10000000) {
-    buf[pos] = (w << 4) | 8;
-    buf[pos + 1] = w >>> 4;
-    buf[pos + 2] = w >>> 12;
-    buf[pos + 3] = w >>> 20;
-    st.pos = pos + 4;
-  } else writeVarint(st, w);
+  if (w < 0x10000000) st.pos = putVarint28At(st.buf, st.pos, w);
+  else writeVarint(st, w);
 }
 
 /**
