@@ -260,32 +260,37 @@ TERSA_INLINE uint32_t str_state_word(const PyASCIIObject *a) {
     return w;
 }
 
-TERSA_INLINE int str_compact_ascii(PyObject *o) {
+/* The masked tests need the state to fit the word and a compiler that
+ * folds the mask to a constant; otherwise CPython's macro. */
 #if defined(__GNUC__) || defined(__clang__)
-    if (sizeof(((PyASCIIObject *)0)->state) <= sizeof(uint32_t)) {
-        PyASCIIObject flags;
-        memset(&flags, 0, sizeof(flags));
-        flags.state.compact = 1;
-        flags.state.ascii = 1;
-        uint32_t mask = str_state_word(&flags);
+#define STR_STATE_IN_WORD (sizeof(((PyASCIIObject *)0)->state) <= sizeof(uint32_t))
+#else
+#define STR_STATE_IN_WORD 0
+#endif
+
+/* The state word with only the compact and ascii bits set. */
+TERSA_INLINE uint32_t str_compact_ascii_mask(void) {
+    PyASCIIObject flags;
+    memset(&flags, 0, sizeof(flags));
+    flags.state.compact = 1;
+    flags.state.ascii = 1;
+    return str_state_word(&flags);
+}
+
+TERSA_INLINE int str_compact_ascii(PyObject *o) {
+    if (STR_STATE_IN_WORD) {
+        uint32_t mask = str_compact_ascii_mask();
         return (str_state_word((const PyASCIIObject *)o) & mask) == mask;
     }
-#endif
     return PyUnicode_IS_COMPACT_ASCII(o);
 }
 
 /* Both strs compact ASCII (one test of their flags together). */
 TERSA_INLINE int str_pair_compact_ascii(PyObject *a, PyObject *b) {
-#if defined(__GNUC__) || defined(__clang__)
-    if (sizeof(((PyASCIIObject *)0)->state) <= sizeof(uint32_t)) {
-        PyASCIIObject flags;
-        memset(&flags, 0, sizeof(flags));
-        flags.state.compact = 1;
-        flags.state.ascii = 1;
-        uint32_t mask = str_state_word(&flags);
+    if (STR_STATE_IN_WORD) {
+        uint32_t mask = str_compact_ascii_mask();
         return (str_state_word((const PyASCIIObject *)a) & str_state_word((const PyASCIIObject *)b) & mask) == mask;
     }
-#endif
     return PyUnicode_IS_COMPACT_ASCII(a) && PyUnicode_IS_COMPACT_ASCII(b);
 }
 
